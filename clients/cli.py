@@ -1,0 +1,52 @@
+"""The `domino` command line: run scenarios, start services, run benchmarks."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from clients.conformance.runner import main as run
+
+    return run(args)
+
+
+def _serve(args: argparse.Namespace, rest: list[str]) -> int:
+    if args.what == "engine":
+        from engine_service.server import main as serve_engine
+
+        return serve_engine(rest)
+    if args.what == "gateway":
+        from api_gateway.server import main as serve_gateway
+
+        return serve_gateway(rest)
+    from clients.serve_all import main as serve_all
+
+    return serve_all(rest)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="domino", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    conf = sub.add_parser("conformance", help="run scenario files against the library or a service")
+    conf.add_argument("paths", nargs="+", help="scenario files or folders")
+    where = conf.add_mutually_exclusive_group()
+    where.add_argument("--grpc", metavar="HOST:PORT", help="run through the gRPC engine")
+    where.add_argument("--rest", metavar="URL", help="run through the REST gateway")
+    conf.add_argument("-q", "--quiet", action="store_true", help="print only failures and the total")
+
+    serve = sub.add_parser("serve", help="start a service (flags after it go to the service)")
+    serve.add_argument("what", choices=["engine", "gateway", "all"])
+
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "conformance":
+        if rest:
+            parser.error("unrecognized arguments: " + " ".join(rest))
+        return _conformance(args)
+    return _serve(args, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
