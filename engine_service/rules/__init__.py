@@ -1,0 +1,25 @@
+"""The pure rules core: tiles, layouts, deals, rounds, ledgers and the variants' presets.
+
+No I/O, nothing global, randomness only from a caller's seed. Everything the
+services offer is here as plain Python::
+
+    from engine_service.rules import Match
+    match, events = Match.new("kozel", 4, seed=42)
+    match.apply(match.legal_actions()[0])
+"""
+from .errors import IllegalActionError, MalformedError, MisdealError, RulesError
+from .match import Match
+from .registry import PRESETS, variants
+from .tiles import parse_tile, tile_name
+
+__all__ = [
+    "IllegalActionError",
+    "MalformedError",
+    "Match",
+    "MisdealError",
+    "PRESETS",
+    "RulesError",
+    "parse_tile",
+    "tile_name",
+    "variants",
+]

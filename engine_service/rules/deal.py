@@ -1,0 +1,121 @@
+"""Seeded shuffles and deals (RULES.md C "Deal", "Boneyard").
+
+The shuffle is our own SplitMix64 generator driving Fisher-Yates, so a seed
+gives the same deal on every machine and every Python version, forever (the
+standard library makes no such promise for `random.shuffle`).
+
+>>> shuffled(7, 42) == shuffled(7, 42)
+True
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .errors import MalformedError
+from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, mask_of, parse_hand, parse_tile
+
+_MASK64 = (1 << 64) - 1
+MAX_SEED = _MASK64
+
+
+class SplitMix64:
+    """A tiny, well-known 64-bit generator (Steele, Lea, Flood 2014)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK64
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """Uniform in [0, n) by rejection (no modulo bias)."""
+        limit = _MASK64 - (_MASK64 + 1) % n
+        while True:
+            x = self.next()
+            if x <= limit:
+                return x % n
+
+
+def derive_seed(seed: int, *parts: int) -> int:
+    """A sub-seed for round `parts` of a match, independent of the others."""
+    rng = SplitMix64(seed)
+    for p in parts:
+        rng.state ^= (p * 0xD1B54A32D192ED03) & _MASK64
+        rng.next()
+    return rng.next()
+
+
+def shuffled(count: int, seed: int) -> list[int]:
+    """The numbers 0..count-1 in the order fixed by `seed` (Fisher-Yates)."""
+    order = list(range(count))
+    rng = SplitMix64(seed)
+    for i in range(count - 1, 0, -1):
+        j = rng.below(i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def random_deal(players: int, hand_size: int, seed: int) -> tuple[list[int], list[int]]:
+    """Hands (bit sets) and the boneyard in draw order, from a seed."""
+    tiles = shuffled(TILE_COUNT, seed)
+    hands = [mask_of(tiles[i * hand_size:(i + 1) * hand_size]) for i in range(players)]
+    return hands, tiles[players * hand_size:]
+
+
+def deal_with_redeals(
+    players: int, hand_size: int, seed: int, misdeal: Callable[[list[int]], bool], tries: int = 1000
+) -> tuple[list[int], list[int], int]:
+    """A random deal that is not a misdeal: redealt deterministically from the same seed.
+
+    Returns hands, boneyard and how many redeals it took.
+    """
+    for attempt in range(tries):
+        hands, boneyard = random_deal(players, hand_size, derive_seed(seed, attempt))
+        if not misdeal(hands):
+            return hands, boneyard, attempt
+    raise RuntimeError("no valid deal found")  # pragma: no cover - probability ~0
+
+
+def explicit_deal(
+    players: int, hand_size: int, hands_in: object, boneyard_in: object | None, exact: bool
+) -> tuple[list[int], list[int]]:
+    """Validate an explicit deal: hands seat 0 first, boneyard in draw order.
+
+    `exact`: every hand must hold `hand_size` tiles (a deal at the start of a round).
+    An omitted boneyard is the remaining tiles in ascending order.
+    """
+    if not isinstance(hands_in, (list, tuple)) or len(hands_in) != players:
+        raise MalformedError(f"deal.hands must list {players} hands, seat 0 first")
+    hands: list[int] = []
+    seen = 0
+    for seat, items in enumerate(hands_in):
+        hand = parse_hand(items, f"deal.hands[{seat}]")
+        if exact and len(items) != hand_size:
+            raise MalformedError(f"deal.hands[{seat}] holds {len(items)} tiles, the variant deals {hand_size}")
+        if hand & seen:
+            dup = next(bits(hand & seen))
+            raise MalformedError(f"deal: {NAMES[dup]} is dealt twice")
+        seen |= hand
+        hands.append(hand)
+    if boneyard_in is None:
+        boneyard = list(bits(ALL_TILES & ~seen))
+    else:
+        if not isinstance(boneyard_in, (list, tuple)):
+            raise MalformedError("deal.boneyard must be a list of tiles")
+        boneyard = []
+        for item in boneyard_in:
+            t = parse_tile(item)
+            if seen >> t & 1:
+                raise MalformedError(f"deal: {NAMES[t]} is dealt twice (boneyard)")
+            seen |= 1 << t
+            boneyard.append(t)
+        if seen != ALL_TILES:
+            missing = ", ".join(NAMES[t] for t in bits(ALL_TILES & ~seen))
+            raise MalformedError(f"deal: tiles missing from hands and boneyard: {missing}")
+    return hands, boneyard

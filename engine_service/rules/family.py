@@ -1,0 +1,168 @@
+"""What every matching-game family shares, and the hooks where they differ (RULES.md C).
+
+A family (K, O, B, TF, A3, A5, BL) is a subclass of `Family` built from a
+preset's resolved options and the player count. The round engine reads its
+flags (draws, closing arms, voluntary pass ...) and calls its hooks for the
+lead, the in-play score and the scoring of a finished round; adding a variant
+is a new module plus a registry entry.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .errors import MalformedError
+from .layout import LINE, Layout
+from .options import OptionSpec, OptionValue
+from .tiles import ALL_TILES, DOUBLE_MASK, DOUBLE_OF, NUMBER_MASK, PIPS, bits, tile_id
+
+if TYPE_CHECKING:
+    from .match import Match
+    from .round import Event, Round
+
+#: Descending order of non-doubles used by first-lead rules: 5-6, 4-6, ..., 0-6, 4-5, ...
+NON_DOUBLES_DESCENDING: tuple[int, ...] = tuple(
+    tile_id(a, b) for b in range(6, -1, -1) for a in range(b - 1, -1, -1)
+)
+
+
+def round_half_up_div(n: int, d: int) -> int:
+    """round(n / d) with halves rounded up, in integers (exact for negative n too)."""
+    return (2 * n + d) // (2 * d)
+
+
+def hand_size_for(option: OptionValue, players: int) -> int:
+    """RULES.md option `hand_size`."""
+    if option == "seven":
+        return 7
+    if option == "five":
+        return 5
+    if option == "by-players":
+        return 7 if players == 2 else 5
+    if option == "five-six-seven":
+        return {2: 7, 3: 6, 4: 5}[players]
+    raise MalformedError(f"option hand_size: unknown value {option!r}")  # pragma: no cover
+
+
+def misdeal_rule(option: OptionValue, hands: list[int]) -> bool:
+    """RULES.md option `misdeal`: does any hand force a redeal?"""
+    if option == "none":
+        return False
+    for hand in hands:
+        if (hand & DOUBLE_MASK).bit_count() >= 5:
+            return True
+        if option == "five-doubles-or-six-of-a-number":
+            for v in range(7):
+                if (hand & NUMBER_MASK[v]).bit_count() >= 6:
+                    return True
+    return False
+
+
+def holder_of_first(order: tuple[int, ...], hands: list[int]) -> tuple[int, int]:
+    """The seat holding the first tile of `order` that anyone holds, and that tile as a mask."""
+    for tile in order:
+        for seat, hand in enumerate(hands):
+            if hand >> tile & 1:
+                return seat, 1 << tile
+    raise MalformedError("no seat holds a tile to lead")
+
+
+class Family:
+    """Base of the matching-game families; subclasses set flags and override hooks."""
+
+    code: ClassVar[str] = "?"
+    specs: ClassVar[dict[str, OptionSpec]] = {}
+
+    # Flags the round engine reads.
+    draws = True                 # the boneyard is drawn from
+    closing = False              # O: a double may close its arm
+    multi_doubles = False        # several doubles in one move
+    voluntary_pass = False       # B
+    draw_when_able = False       # TF option
+    fish_without_double = False  # K, O option
+    counts = False               # TF, A3, A5: in-play scoring from the open-end count
+    teams = False
+    many_out = False             # B: several seats may go out in one round
+
+    def __init__(self, options: dict[str, OptionValue], players: int) -> None:
+        self.options = options
+        self.players = players
+        self.hand_size = hand_size_for(options.get("hand_size", "seven"), players)
+        self.reserve = 0
+        self.shape = LINE
+
+    # ------------------------------------------------------------ dealing
+
+    @property
+    def sides(self) -> int:
+        """Seats, or teams when playing in teams: the length of the ledger's lists."""
+        return 2 if self.teams else self.players
+
+    def side_of(self, seat: int) -> int:
+        return seat % 2 if self.teams else seat
+
+    def validate(self, players: int) -> None:
+        """Refuse option combinations the family cannot play (e.g. teams with 3 players)."""
+        if self.teams and players != 4:
+            raise MalformedError("option teams: teams need exactly 4 players")
+
+    def is_misdeal(self, hands: list[int]) -> bool:
+        return misdeal_rule(self.options.get("misdeal", "none"), hands)
+
+    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+        """(leader, mask of tiles it may lead) for a new round."""
+        return 0, ALL_TILES
+
+    def lead_given(self, match: "Match", hands: list[int], leader: int) -> tuple[int, int]:
+        """The lead when a deal names its leader: only lot-based families take it."""
+        return self.lead(match, hands)
+
+    def lead_mask(self, match: "Match", hands: list[int], leader: int) -> int:
+        """The tiles `leader` may lead with, for a stored round not yet led (decoding)."""
+        seat, mask = self.lead(match, hands)
+        if seat != leader:
+            raise MalformedError(f"round.leader is {leader}, but the rules give the lead to seat {seat}")
+        return mask
+
+    def new_layout(self) -> Layout:
+        return Layout(self.shape)
+
+    # ------------------------------------------------------------ playing
+
+    def combo_allowed(self, chosen: list[Any], layout: Layout) -> bool:
+        """Whether these (tile, arm, flag) doubles may be played together."""
+        return False
+
+    def in_play_points(self, count: int) -> int:
+        return 0
+
+    def round_ends_when_out(self, rnd: "Round", seat: int) -> bool:
+        return True
+
+    def round_ends_after_turn(self, rnd: "Round", seat: int) -> bool:
+        return False
+
+    def passes_end_round(self, rnd: "Round") -> bool:
+        return False
+
+    # ------------------------------------------------------------ scoring
+
+    def hand_points(self, hand: int) -> int:
+        """C "Hand points": the sum of pips left in a hand."""
+        return sum(PIPS[t] for t in bits(hand))
+
+    def ending_name(self, how: str, layout: Layout | None) -> str:
+        """Name a finished round's ending: "out", or the family's word for blocked."""
+        return "out" if how == "out" else "blocked"
+
+    def finish_round(
+        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        layout: Layout | None,
+    ) -> list["Event"]:
+        """Score a finished round into the match ledger; returns the events."""
+        raise NotImplementedError
+
+    def timeout(self, match: "Match", seat: int) -> list["Event"]:
+        raise MalformedError(f"variant {match.variant} has no timeout rule")
+
+
+__all__ = ["Family", "DOUBLE_OF", "NON_DOUBLES_DESCENDING", "round_half_up_div", "holder_of_first"]

@@ -1,0 +1,172 @@
+"""Kozel, the goat (RULES.md K): presets `kozel` (seed 001) and `kozel-classic` (seed 003).
+
+Line layout, must play or draw, a fish when blocked (or, with
+`fish_without_double`, when both ends show a number whose six non-doubles are
+all out). Hand points go through the remembered/written opening rule; a seat
+reaching the target is the goat. The fish can be scored on everyone or on one
+(`max_takes_all`, with ties feeding the eggs pot).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import options as opt
+from .family import (
+    NON_DOUBLES_DESCENDING, Family, holder_of_first, round_half_up_div,
+)
+from .layout import Layout
+from .ledger import single_highest
+from .options import OptionValue
+from .tiles import ALL_TILES, DOUBLE_MASK, DOUBLE_OF, bits, PIPS
+
+if TYPE_CHECKING:
+    from .match import Match
+    from .round import Event
+
+ZERO_ZERO = DOUBLE_OF[0]
+
+#: K first lead: 1-1, 2-2 ... 6-6, then 0-0; else the descending non-doubles.
+ONE_ONE_UP = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + NON_DOUBLES_DESCENDING
+#: K classic: the highest double first.
+HIGHEST_DOUBLE = tuple(DOUBLE_OF[v] for v in (6, 5, 4, 3, 2, 1, 0)) + NON_DOUBLES_DESCENDING
+
+
+class Kozel(Family):
+    code = "K"
+    specs = {s.name: s for s in (
+        opt.HAND_SIZE,
+        opt.lead_option("one-one-up", "highest-double"),
+        opt.MISDEAL,
+        opt.DOUBLE_PAIR,
+        opt.ZERO_DOUBLE,
+        opt.FISH_WITHOUT_DOUBLE,
+        opt.fish_scoring_option("each", "max_takes_all"),
+        opt.OPEN_THRESHOLD,
+        opt.TARGET,
+    )}
+
+    def __init__(self, options: dict[str, OptionValue], players: int) -> None:
+        super().__init__(options, players)
+        self.multi_doubles = bool(options["double_pair"])
+        self.fish_without_double = bool(options["fish_without_double"])
+        self.draws = True
+
+    # ------------------------------------------------------------ dealing and playing
+
+    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+        if match.next_leader is not None and match.ledger.history:
+            return match.next_leader, ALL_TILES
+        order = ONE_ONE_UP if self.options["lead"] == "one-one-up" else HIGHEST_DOUBLE
+        return holder_of_first(order, hands)
+
+    def combo_allowed(self, chosen: list[Any], layout: Layout) -> bool:
+        """K classic: exactly two doubles, one on each end of the line."""
+        return len(chosen) == 2 and {c[1] for c in chosen} == {1, 3}
+
+    # ------------------------------------------------------------ scoring
+
+    def hand_points(self, hand: int) -> int:
+        zero_rule = self.options["zero_double"]
+        points = sum(PIPS[t] for t in bits(hand))
+        if hand >> ZERO_ZERO & 1:
+            if zero_rule == "twenty-five":
+                points += 25
+            elif zero_rule == "lone-ten" and hand == 1 << ZERO_ZERO:
+                points += 10
+        return points
+
+    def ending_name(self, how: str, layout: Layout | None) -> str:
+        return "out" if how == "out" else "fish"
+
+    def finish_round(
+        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        layout: Layout | None,
+    ) -> list["Event"]:
+        ledger = match.ledger
+        threshold = int(self.options["open_threshold"])
+        ending = self.ending_name(how, layout)
+        points = [self.hand_points(h) for h in hands]
+        gains = points.copy()
+        cleared: set[int] = set()
+        if ending == "fish" and self.options["fish_scoring"] == "max_takes_all":
+            total = sum(points)
+            top = single_highest(points)
+            gains = [0] * len(points)
+            if top is None:
+                ledger.pot += total
+                scoring: list[int] = []
+            else:
+                gains[top] = total + ledger.pot
+                ledger.pot = 0
+                scoring = [top]
+                cleared = {s for s in range(len(points)) if s != top}
+        else:
+            scoring = list(range(len(points)))
+            top = single_highest(points)
+            if ledger.pot and top is not None:
+                gains[top] += ledger.pot
+                ledger.pot = 0
+        winner = out[0] if ending == "out" and out else None
+        for seat in scoring:
+            if seat == winner:
+                if not ledger.opened(seat):
+                    ledger.forget(seat)
+                continue
+            ledger.score_with_opening(seat, gains[seat], threshold)
+        for seat in cleared:
+            if not ledger.opened(seat):
+                ledger.forget(seat)
+        leader = winner if winner is not None else last_placer
+        events: list[Event] = []
+        match.next_leader = leader
+        record = match.record_round(ending, winner, last_placer, points, out)
+        events.append({"type": "round_ended", "record": record})
+        if leader is not None:
+            events.append({"type": "next_leader", "seat": leader})
+        target = int(self.options["target"])
+        losers = [s for s, w in enumerate(ledger.written) if w >= target]
+        if losers:
+            events.extend(match.end_match(losers, [], self._rating(match, losers)))
+        return events
+
+    def _rating(self, match: "Match", losers: list[int]) -> list[int]:
+        """K rating: non-losers gain max(1, round((target - 1 - score) / 10))."""
+        ceiling = int(self.options["target"]) - 1
+        return [
+            0 if s in losers else max(1, round_half_up_div(ceiling - w, 10))
+            for s, w in enumerate(match.ledger.written)
+        ]
+
+    def timeout(self, match: "Match", seat: int) -> list["Event"]:
+        """K rating after a timeout: the seat gains 0, others max(1, round((its score - own) / 10))."""
+        written = match.ledger.written
+        rating = [
+            0 if s == seat else max(1, round_half_up_div(written[seat] - w, 10))
+            for s, w in enumerate(written)
+        ]
+        match.timed_out = seat
+        return match.end_match([seat], [], rating)
+
+
+PRESETS = {
+    "kozel": dict(
+        description="Kozel (goat), the Russian yard classic as played online (RULES.md K, seed 001)",
+        players=(2, 4),
+        defaults={
+            "hand_size": "seven", "lead": "one-one-up", "misdeal": "five-doubles-or-six-of-a-number",
+            "double_pair": False, "zero_double": "lone-ten", "fish_without_double": True,
+            "fish_scoring": "each", "open_threshold": 13, "target": 101,
+        },
+    ),
+    "kozel-classic": dict(
+        description="Kozel as in the classic rules: 5 tiles for 3-4 players, two doubles at once, 0-0 counts 25 (RULES.md K, seed 003)",
+        players=(2, 4),
+        defaults={
+            "hand_size": "by-players", "lead": "highest-double", "misdeal": "none",
+            "double_pair": True, "zero_double": "twenty-five", "fish_without_double": False,
+            "fish_scoring": "each", "open_threshold": 13, "target": 101,
+        },
+    ),
+}
+
+__all__ = ["Kozel", "PRESETS", "DOUBLE_MASK"]

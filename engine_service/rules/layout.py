@@ -1,0 +1,238 @@
+"""Tiles on the table: arms, open ends and the open-end count (RULES.md C, O, TF).
+
+One `Layout` serves every matching game. Its shape is one of:
+- LINE: arms W and E (K, B, BL, and the counting games without a spinner);
+- CROSS: a double lead opens N, E, S, W all showing its number (O); a
+  non-double lead gives a line;
+- SPINNER: the first double played opens four sides (TF, A3, A5), or with
+  `all_spinners` every double does, the k-th opening Nk/Sk.
+
+State is a handful of small lists indexed by arm, so attaching a tile, finding
+the playable tiles and computing the count are a few table lookups.
+"""
+from __future__ import annotations
+
+from typing import Final
+
+from .errors import IllegalActionError, MalformedError
+from .notation import ARM_COUNT, ARM_NAMES, CENTER, E, N, S, W, Placement, spinner_sides
+from .tiles import HIGH, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER
+
+LINE, CROSS, SPINNER = 0, 1, 2
+SHAPES: Final = {"line": LINE, "cross": CROSS, "spinner": SPINNER}
+
+# How an arm's tip counts toward the open-end count T.
+TIP_PLAIN = 0   # the end's value
+TIP_DOUBLE = 1  # a crosswise double: both halves
+TIP_ZERO = 2    # nothing (a spinner's W/E side, or a side that has no tile yet under until-both-sides)
+TIP_SIDE = 3    # an empty spinner side: the spinner's number (or 0 when spinner_counts is off)
+
+
+class Layout:
+    """The table of one round: placements in play order plus per-arm ends."""
+
+    __slots__ = (
+        "shape", "all_spinners", "until_both", "spinner_counts",
+        "placements", "end", "tip", "length", "on_table", "spinners", "pending", "centre_tip",
+    )
+
+    def __init__(
+        self,
+        shape: int = LINE,
+        all_spinners: bool = False,
+        until_both: bool = False,
+        spinner_counts: bool = True,
+    ) -> None:
+        self.shape = shape
+        self.all_spinners = all_spinners
+        self.until_both = until_both
+        self.spinner_counts = spinner_counts
+        self.placements: list[Placement] = []
+        self.end: list[int] = [-1] * ARM_COUNT       # open end value, -1: not open
+        self.tip: list[int] = [TIP_PLAIN] * ARM_COUNT
+        self.length: list[int] = [0] * ARM_COUNT      # tiles on each arm
+        self.on_table = 0                             # bit set of tiles on the table
+        self.spinners = 0                             # spinners played so far
+        # until-both-sides spinners whose sides are not open yet:
+        # (host arm or CENTER, value, k, host length when laid)
+        self.pending: list[tuple[int, int, int, int]] = []
+        # How the lead double counts once it lies at the tip of an empty W/E side (-1: n/a).
+        self.centre_tip = -1
+
+    # ------------------------------------------------------------ queries
+
+    def open_arms(self) -> list[int]:
+        return [a for a in range(ARM_COUNT) if self.end[a] >= 0]
+
+    def ends(self) -> dict[str, int]:
+        """Open arms and the numbers they show (closed and unopened arms absent)."""
+        return {ARM_NAMES[a]: v for a, v in enumerate(self.end) if v >= 0}
+
+    def playable_mask(self) -> int:
+        """Tiles that fit at least one open end."""
+        m = 0
+        for v in self.end:
+            if v >= 0:
+                m |= NUMBER_MASK[v]
+        return m
+
+    def count(self) -> int:
+        """The open-end count T of RULES.md TF."""
+        if not self.placements:
+            return 0
+        total = 0
+        end, tip = self.end, self.tip
+        for a in range(ARM_COUNT):
+            v = end[a]
+            if v < 0:
+                continue
+            k = tip[a]
+            if k == TIP_PLAIN:
+                total += v
+            elif k == TIP_DOUBLE:
+                total += 2 * v
+            elif k == TIP_SIDE and self.spinner_counts:
+                total += v
+        return total
+
+    def copy(self) -> "Layout":
+        new = Layout.__new__(Layout)
+        new.shape = self.shape
+        new.all_spinners = self.all_spinners
+        new.until_both = self.until_both
+        new.spinner_counts = self.spinner_counts
+        new.placements = self.placements.copy()
+        new.end = self.end.copy()
+        new.tip = self.tip.copy()
+        new.length = self.length.copy()
+        new.on_table = self.on_table
+        new.spinners = self.spinners
+        new.pending = self.pending.copy()
+        new.centre_tip = self.centre_tip
+        return new
+
+    # ------------------------------------------------------------ changes
+
+    def _is_spinner(self, tile: int) -> bool:
+        return self.shape == SPINNER and IS_DOUBLE[tile] and (self.all_spinners or self.spinners == 0)
+
+    def _spinner_tip(self) -> int:
+        """How a spinner lying at an arm's tip counts until a tile lies beyond it."""
+        if self.until_both and self.spinner_counts:
+            return TIP_DOUBLE
+        return TIP_ZERO
+
+    def lead(self, tile: int, flipped: bool = False) -> None:
+        """Lay the round's first tile: `a` facing W, `b` facing E (high first if `flipped`)."""
+        if self.placements:
+            raise IllegalActionError("the round has already been led")
+        a, b = (HIGH[tile], LOW[tile]) if flipped else (LOW[tile], HIGH[tile])
+        self.placements.append((tile, CENTER, flipped))
+        self.on_table |= 1 << tile
+        self.end[W], self.end[E] = a, b
+        if not IS_DOUBLE[tile]:
+            return
+        if self.shape == CROSS:
+            self.end[N] = self.end[S] = a
+            return
+        if self._is_spinner(tile):
+            self.spinners += 1
+            if self.until_both:
+                self.tip[W], self.tip[E] = self._spinner_tip(), TIP_ZERO
+                self.centre_tip = self._spinner_tip()
+                self.pending.append((CENTER, a, self.spinners, 0))
+            else:
+                self.tip[W] = self.tip[E] = TIP_ZERO
+                n, s = spinner_sides(self.spinners)
+                self.end[n] = self.end[s] = a
+                self.tip[n] = self.tip[s] = TIP_SIDE
+            return
+        # A plain double lead counts its pips once while neither side carries a tile.
+        self.tip[W], self.tip[E] = TIP_DOUBLE, TIP_ZERO
+        self.centre_tip = TIP_DOUBLE
+
+    def fits(self, tile: int, arm: int) -> bool:
+        v = self.end[arm] if 0 <= arm < ARM_COUNT else -1
+        return v >= 0 and OTHER[tile][v] >= 0
+
+    def attach(self, tile: int, arm: int, closes: bool = False) -> None:
+        """Attach `tile` to the open end of `arm` (IllegalActionError if it does not fit)."""
+        if not self.placements:
+            raise IllegalActionError("the round has not been led yet: play a bare tile first")
+        v = self.end[arm] if 0 <= arm < ARM_COUNT else -1
+        if v < 0:
+            raise IllegalActionError(f"arm {ARM_NAMES[arm]} is not open")
+        far = OTHER[tile][v]
+        if far < 0:
+            raise IllegalActionError(f"{NAMES[tile]} does not fit arm {ARM_NAMES[arm]} showing {v}")
+        if closes and not IS_DOUBLE[tile]:
+            raise IllegalActionError(f"only a double closes an arm, not {NAMES[tile]}")
+        self.placements.append((tile, arm, closes))
+        self.on_table |= 1 << tile
+        if self.length[arm] == 0 and (arm == W or arm == E) and self.centre_tip >= 0:
+            # The lead double now lies crosswise at the tip of the still empty other side.
+            other = E if arm == W else W
+            if self.length[other] == 0:
+                self.tip[other] = self.centre_tip
+            self.centre_tip = -1
+        self.length[arm] += 1
+        self.end[arm] = -1 if closes else far
+        if self._is_spinner(tile):
+            self.spinners += 1
+            if self.until_both:
+                self.tip[arm] = self._spinner_tip()
+                self.pending.append((arm, far, self.spinners, self.length[arm]))
+            else:
+                self.tip[arm] = TIP_ZERO
+                n, s = spinner_sides(self.spinners)
+                self.end[n] = self.end[s] = far
+                self.tip[n] = self.tip[s] = TIP_SIDE
+        else:
+            self.tip[arm] = TIP_DOUBLE if IS_DOUBLE[tile] else TIP_PLAIN
+        if self.pending:
+            self._open_pending()
+
+    def _open_pending(self) -> None:
+        """until-both-sides: open a spinner's sides once tiles lie against both its W and E."""
+        still: list[tuple[int, int, int, int]] = []
+        for host, value, k, length in self.pending:
+            if host == CENTER:
+                ready = self.length[W] > 0 and self.length[E] > 0
+            else:
+                ready = self.length[host] > length
+            if ready:
+                n, s = spinner_sides(k)
+                self.end[n] = self.end[s] = value
+                self.tip[n] = self.tip[s] = TIP_ZERO
+            else:
+                still.append((host, value, k, length))
+        self.pending = still
+
+    # ------------------------------------------------------------ serialization
+
+    @classmethod
+    def rebuild(
+        cls,
+        placements: list[Placement],
+        shape: int,
+        all_spinners: bool = False,
+        until_both: bool = False,
+        spinner_counts: bool = True,
+    ) -> "Layout":
+        """Replay placements in order; MalformedError if they are not a possible layout."""
+        layout = cls(shape, all_spinners, until_both, spinner_counts)
+        for i, (tile, arm, flag) in enumerate(placements):
+            if layout.on_table >> tile & 1:
+                raise MalformedError(f"layout holds {NAMES[tile]} twice")
+            try:
+                if i == 0:
+                    if arm != CENTER:
+                        raise MalformedError("the layout's first entry must be the lead (a bare tile)")
+                    layout.lead(tile, flag)
+                else:
+                    if arm == CENTER:
+                        raise MalformedError(f"layout entry {i} is a second lead")
+                    layout.attach(tile, arm, flag)
+            except IllegalActionError as exc:
+                raise MalformedError(f"impossible layout at entry {i}: {exc}") from None
+        return layout

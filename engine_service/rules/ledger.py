@@ -1,0 +1,65 @@
+"""The match ledger: written and remembered points, the eggs pot, running scores, the score table.
+
+Shared by the families that keep it (RULES.md K and O: written/remembered/pot;
+TF, A3, A5, B: running scores). The ledger has one entry per side: a seat, or
+a team when playing in teams.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Ledger:
+    written: list[int]
+    remembered: list[int]
+    pot: int = 0
+    scores: list[int] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, sides: int) -> "Ledger":
+        return cls([0] * sides, [0] * sides, 0, [0] * sides, [])
+
+    def copy(self) -> "Ledger":
+        return Ledger(self.written.copy(), self.remembered.copy(), self.pot, self.scores.copy(),
+                      [dict(r) for r in self.history])
+
+    def opened(self, side: int) -> bool:
+        """A side has opened its score once anything is written for it."""
+        return self.written[side] > 0
+
+    def score_with_opening(self, side: int, points: int, threshold: int) -> None:
+        """K/O opening rule: below the threshold a closed side remembers; at it, it opens.
+
+        An opened side writes every round at once. Opening writes the round's
+        points plus everything remembered.
+        """
+        if self.opened(side):
+            self.written[side] += points
+        elif points >= threshold:
+            self.written[side] += points + self.remembered[side]
+            self.remembered[side] = 0
+        else:
+            self.remembered[side] += points
+
+    def forget(self, side: int) -> None:
+        """The side loses its remembered points (went out before opening, or K fish on one)."""
+        self.remembered[side] = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "written": self.written.copy(),
+            "remembered": self.remembered.copy(),
+            "pot": self.pot,
+            "scores": self.scores.copy(),
+            "history": [dict(r) for r in self.history],
+        }
+
+
+def single_highest(points: list[int]) -> int | None:
+    """The side with strictly the most points, or None on a tie."""
+    best = max(points)
+    leaders = [i for i, p in enumerate(points) if p == best]
+    return leaders[0] if len(leaders) == 1 else None

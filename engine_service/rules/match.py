@@ -1,0 +1,550 @@
+"""A match: the public face of the rules library.
+
+State in, state out: `Match.from_dict` decodes and validates a state,
+`to_dict` encodes it, and between them `apply`, `settle`, `start_round` and
+`timeout` change it in place (python-chess style: `copy()` when you need the
+old one). A refused call raises `MalformedError` or `IllegalActionError` and
+leaves the match exactly as it was.
+
+>>> match, _ = Match.new("kozel", 4, seed=7)
+>>> action = match.legal_actions()[0]
+>>> _ = match.apply(action)
+>>> Match.from_dict(match.to_dict()).to_dict() == match.to_dict()
+True
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
+from .errors import IllegalActionError, MalformedError, MisdealError
+from .family import Family
+from .ledger import Ledger
+from .notation import parse_placement, format_placement
+from .options import OptionValue
+from .registry import Preset, make_family
+from .round import Event, Round
+from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand
+
+ENDINGS = ("out", "fish", "blocked", "sortir")
+
+
+class Match:
+    """A match of one preset: ledger, current round, and the match outcome."""
+
+    __slots__ = (
+        "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
+        "next_leader", "match_over", "losers", "winners", "rating", "timed_out",
+    )
+
+    def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
+                 players: int, seed: int | None) -> None:
+        self.preset = preset
+        self.family = family
+        self.overrides = overrides
+        self.players = players
+        self.seed = seed
+        self.round_number = 0
+        self.ledger = Ledger.empty(family.sides)
+        self.round: Round | None = None
+        self.next_leader: int | None = None
+        self.match_over = False
+        self.losers: list[int] = []
+        self.winners: list[int] = []
+        self.rating: list[int] = []
+        self.timed_out: int | None = None
+
+    # ------------------------------------------------------------ creation
+
+    @classmethod
+    def new(
+        cls,
+        variant: str,
+        players: int,
+        options: dict[str, Any] | None = None,
+        seed: int | None = None,
+        deal: dict[str, Any] | None = None,
+        setup: dict[str, Any] | None = None,
+        no_deal: bool = False,
+    ) -> tuple["Match", list[Event]]:
+        """A new match; deals the first round from `deal`, else from `seed`, unless `no_deal`."""
+        p, family, effective = make_family(variant, players, options)
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED):
+            raise MalformedError(f"seed must be an integer in 0..2^64-1, not {seed!r}")
+        if seed is None and deal is None and not no_deal:
+            seed = secrets.randbits(63)
+        match = cls(p, family, effective, players, seed)
+        if setup is not None:
+            match._setup(setup)
+        if no_deal:
+            return match, []
+        return match, match.start_round(deal)
+
+    def _setup(self, setup: object) -> None:
+        if not isinstance(setup, dict):
+            raise MalformedError("setup must be an object")
+        unknown = set(setup) - {"written", "remembered", "pot", "scores"}
+        if unknown:
+            raise MalformedError(f"setup: unknown keys {sorted(unknown)}")
+        sides = self.family.sides
+        for key in ("written", "remembered", "scores"):
+            if key in setup:
+                setattr(self.ledger, key, _int_list(setup[key], sides, f"setup.{key}"))
+        if "pot" in setup:
+            self.ledger.pot = _nonneg(setup["pot"], "setup.pot")
+
+    def start_round(self, deal: dict[str, Any] | None = None) -> list[Event]:
+        """Deal the next round: explicitly, or from the match seed."""
+        if self.match_over:
+            raise IllegalActionError("the match is over")
+        if self.round is not None and not self.round.over:
+            raise IllegalActionError("the current round is still being played")
+        family = self.family
+        redeals = 0
+        leader_hint: int | None = None
+        if deal is not None:
+            if not isinstance(deal, dict):
+                raise MalformedError("deal must be an object with hands (and boneyard, leader)")
+            unknown = set(deal) - {"hands", "boneyard", "leader"}
+            if unknown:
+                raise MalformedError(f"deal: unknown keys {sorted(unknown)}")
+            hands, boneyard = explicit_deal(
+                self.players, family.hand_size, deal.get("hands"), deal.get("boneyard"), exact=True)
+            if family.is_misdeal(hands):
+                raise MisdealError("misdeal: the deal must be dealt again")
+            if deal.get("leader") is not None:
+                leader_hint = _seat(deal["leader"], self.players, "deal.leader")
+        else:
+            if self.seed is None:
+                raise IllegalActionError("this match has no seed: give the deal explicitly")
+            hands, boneyard, redeals = deal_with_redeals(
+                self.players, family.hand_size, derive_seed(self.seed, self.round_number + 1),
+                family.is_misdeal)
+        leader, lead_mask = family.lead(self, hands) if leader_hint is None else \
+            family.lead_given(self, hands, leader_hint)
+        self.round = Round(family, hands, boneyard, leader, lead_mask)
+        self.round_number += 1
+        return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
+                 "redealt": redeals > 0}]
+
+    # ------------------------------------------------------------ play
+
+    @property
+    def variant(self) -> str:
+        return self.preset.name
+
+    @property
+    def to_move(self) -> int:
+        return self.round.to_move if self.round is not None else 0
+
+    def legal_actions(self) -> list[str]:
+        """The legal action strings of the seat to move (empty when nothing can be played)."""
+        if self.match_over or self.round is None:
+            return []
+        return self.round.legal_actions()
+
+    def apply(self, action: str, seat: int | None = None) -> list[Event]:
+        """Apply one action of the seat to move; returns what happened."""
+        rnd = self._playing_round()
+        if seat is not None and seat != rnd.to_move:
+            raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
+        events: list[Event] = []
+        if rnd.apply(action, events):
+            events.extend(self._finish(rnd))
+        return events
+
+    def _playing_round(self) -> Round:
+        if self.match_over:
+            raise IllegalActionError("the match is over")
+        if self.round is None:
+            raise IllegalActionError("no round has been dealt")
+        if self.round.over:
+            raise IllegalActionError("the round is over: deal the next one")
+        return self.round
+
+    def _finish(self, rnd: Round) -> list[Event]:
+        events = self.family.finish_round(
+            self, rnd.ending or "blocked", rnd.hands, rnd.out, rnd.last_placer, rnd.layout)
+        record = self.ledger.history[-1]
+        rnd.ending = record["ending"]
+        rnd.winner = record["winner"]
+        rnd.round_points = list(record["round_points"])
+        rnd.places = list(record["places"]) or None
+        return events
+
+    def settle(self, ending: str, hands: list[list[str]], last_placer: int | None = None) -> list[Event]:
+        """Score a round played at a physical table from the hands left."""
+        if self.match_over:
+            raise IllegalActionError("the match is over")
+        if self.round is not None and not self.round.over:
+            raise IllegalActionError("a round is being played here: finish it instead of settling")
+        if ending not in ("out", "blocked"):
+            raise MalformedError(f"settle: ending must be 'out' or 'blocked', not {ending!r}")
+        if not isinstance(hands, (list, tuple)) or len(hands) != self.players:
+            raise MalformedError(f"settle: hands must list {self.players} hands, seat 0 first")
+        seen = 0
+        masks: list[int] = []
+        for seat, items in enumerate(hands):
+            m = parse_hand(items, f"settle.hands[{seat}]")
+            if m & seen:
+                raise MalformedError(f"settle: {NAMES[next(bits(m & seen))]} is in two hands")
+            seen |= m
+            masks.append(m)
+        out = [s for s, m in enumerate(masks) if m == 0]
+        if ending == "out" and not out:
+            raise MalformedError("settle: ending 'out' needs a seat with an empty hand")
+        if ending == "out" and len(out) > 1 and not self.family.many_out:
+            raise MalformedError("settle: only one seat can go out in this variant")
+        if ending == "blocked" and out:
+            raise MalformedError("settle: ending 'blocked' but a seat has an empty hand")
+        if last_placer is not None:
+            last_placer = _seat(last_placer, self.players, "settle.last_placer")
+        self.round = None
+        self.round_number += 1
+        return self.family.finish_round(self, ending, masks, out, last_placer, None)
+
+    def timeout(self, seat: int) -> list[Event]:
+        """Seat `seat` timed out: the match ends by the variant's timeout rule."""
+        if self.match_over:
+            raise IllegalActionError("the match is over")
+        seat = _seat(seat, self.players, "seat")
+        return self.family.timeout(self, seat)
+
+    # ------------------------------------------------------------ used by families
+
+    def record_round(self, ending: str, winner: int | None, last_placer: int | None,
+                     round_points: list[int], out: list[int],
+                     places: list[int] | None = None) -> dict[str, Any]:
+        """Append the finished round to the score table (C "Score table") and return it."""
+        ledger = self.ledger
+        record = {
+            "number": self.round_number,
+            "ending": ending,
+            "winner": winner,
+            "last_placer": last_placer,
+            "round_points": list(round_points),
+            "written": ledger.written.copy(),
+            "remembered": ledger.remembered.copy(),
+            "pot": ledger.pot,
+            "scores": ledger.scores.copy(),
+            "places": list(places or []),
+            "out": list(out),
+        }
+        ledger.history.append(record)
+        return record
+
+    def end_match(self, losers: list[int], winners: list[int], rating: list[int]) -> list[Event]:
+        self.match_over = True
+        self.losers = sorted(losers)
+        self.winners = sorted(winners)
+        self.rating = list(rating)
+        return [{"type": "match_ended", "losers": self.losers, "winners": self.winners,
+                 "rating": self.rating}]
+
+    # ------------------------------------------------------------ views and copies
+
+    def copy(self) -> "Match":
+        new = Match.__new__(Match)
+        new.preset = self.preset
+        new.family = self.family
+        new.overrides = self.overrides
+        new.players = self.players
+        new.seed = self.seed
+        new.round_number = self.round_number
+        new.ledger = self.ledger.copy()
+        new.round = self.round.copy() if self.round is not None else None
+        new.next_leader = self.next_leader
+        new.match_over = self.match_over
+        new.losers = self.losers.copy()
+        new.winners = self.winners.copy()
+        new.rating = self.rating.copy()
+        new.timed_out = self.timed_out
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical JSON state (the REST transparent form; mirrors proto MatchState)."""
+        return {
+            "variant": self.preset.name,
+            "players": self.players,
+            "options": {k: v for k, v in self.overrides.items()},
+            "seed": self.seed,
+            "round_number": self.round_number,
+            "ledger": self.ledger.to_dict(),
+            "round": None if self.round is None else _round_to_dict(self.round),
+            "next_leader": self.next_leader,
+            "match_over": self.match_over,
+            "losers": self.losers.copy(),
+            "winners": self.winners.copy(),
+            "rating": self.rating.copy(),
+            "timed_out": self.timed_out,
+        }
+
+    def view(self, seat: int) -> dict[str, Any]:
+        """What `seat` may see: its own hand, the others' sizes, never the boneyard order."""
+        seat = _seat(seat, self.players, "seat")
+        rnd = self.round
+        view: dict[str, Any] = {
+            "variant": self.preset.name,
+            "players": self.players,
+            "options": dict(self.overrides),
+            "seat": seat,
+            "round_number": self.round_number,
+            "ledger": self.ledger.to_dict(),
+            "dealt": rnd is not None,
+            "hand": [],
+            "hand_sizes": [],
+            "boneyard_size": 0,
+            "layout": [],
+            "ends": {},
+            "count": 0,
+            "to_move": 0,
+            "round_over": False,
+            "ending": None,
+            "winner": None,
+            "round_points": [],
+            "revealed_hands": [],
+            "match_over": self.match_over,
+            "losers": self.losers.copy(),
+            "rating": self.rating.copy(),
+            "legal": [],
+            "last_score": 0,
+        }
+        if rnd is not None:
+            view.update({
+                "hand": names(rnd.hands[seat]),
+                "hand_sizes": [h.bit_count() for h in rnd.hands],
+                "boneyard_size": len(rnd.boneyard),
+                "layout": [format_placement(p) for p in rnd.layout.placements],
+                "ends": rnd.layout.ends(),
+                "count": rnd.layout.count(),
+                "to_move": rnd.to_move,
+                "round_over": rnd.over,
+                "ending": rnd.ending,
+                "winner": rnd.winner,
+                "round_points": list(rnd.round_points or []),
+                "revealed_hands": [names(h) for h in rnd.hands] if rnd.over else [],
+                "last_score": rnd.last_score,
+                "legal": self.legal_actions() if rnd.to_move == seat else [],
+            })
+        return view
+
+    @classmethod
+    def from_dict(cls, data: object) -> "Match":
+        """Decode and validate a state; MalformedError names the first thing wrong."""
+        if not isinstance(data, dict):
+            raise MalformedError("state must be an object")
+        p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options") or {})
+        players = int(data["players"])
+        seed = data.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED):
+            raise MalformedError("state.seed must be an integer in 0..2^64-1 or null")
+        match = cls(p, family, effective, players, seed)
+        match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
+        match.ledger = _ledger_from_dict(data.get("ledger") or {}, family.sides)
+        nl = data.get("next_leader")
+        match.next_leader = None if nl is None else _seat(nl, players, "state.next_leader")
+        match.match_over = _bool(data.get("match_over", False), "state.match_over")
+        match.losers = _seat_list(data.get("losers") or [], family.sides, "state.losers")
+        match.winners = _seat_list(data.get("winners") or [], family.sides, "state.winners")
+        rating = data.get("rating") or []
+        match.rating = _int_list(rating, players, "state.rating") if rating else []
+        to = data.get("timed_out")
+        match.timed_out = None if to is None else _seat(to, players, "state.timed_out")
+        rnd = data.get("round")
+        if rnd is not None:
+            match.round = _round_from_dict(match, rnd)
+        return match
+
+
+# ---------------------------------------------------------------- encoding helpers
+
+def _round_to_dict(rnd: Round) -> dict[str, Any]:
+    return {
+        "leader": rnd.leader,
+        "hands": [names(h) for h in rnd.hands],
+        "boneyard": [NAMES[t] for t in reversed(rnd.boneyard)],
+        "reserve": rnd.reserve,
+        "layout": [format_placement(p) for p in rnd.layout.placements],
+        "to_move": rnd.to_move,
+        "passes": rnd.passes,
+        "out": rnd.out.copy(),
+        "last_placer": rnd.last_placer,
+        "last_score": rnd.last_score,
+        "over": rnd.over,
+        "ending": rnd.ending,
+        "winner": rnd.winner,
+        "round_points": None if rnd.round_points is None else rnd.round_points.copy(),
+        "places": None if rnd.places is None else rnd.places.copy(),
+        "ends": rnd.layout.ends(),
+        "count": rnd.layout.count(),
+    }
+
+
+def _round_from_dict(match: Match, data: object) -> Round:
+    if not isinstance(data, dict):
+        raise MalformedError("state.round must be an object or null")
+    family = match.family
+    players = match.players
+    hands_in = data.get("hands")
+    if not isinstance(hands_in, list) or len(hands_in) != players:
+        raise MalformedError(f"state.round.hands must list {players} hands")
+    hands: list[int] = []
+    seen = 0
+    for seat, items in enumerate(hands_in):
+        m = parse_hand(items, f"state.round.hands[{seat}]")
+        if m & seen:
+            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
+        seen |= m
+        hands.append(m)
+    boneyard_in = data.get("boneyard") or []
+    if not isinstance(boneyard_in, list):
+        raise MalformedError("state.round.boneyard must be a list of tiles")
+    boneyard = []
+    for item in boneyard_in:
+        from .tiles import parse_tile
+        t = parse_tile(item)
+        if seen >> t & 1:
+            raise MalformedError(f"state: {NAMES[t]} appears twice")
+        seen |= 1 << t
+        boneyard.append(t)
+    layout_in = data.get("layout") or []
+    if not isinstance(layout_in, list):
+        raise MalformedError("state.round.layout must be a list of placements")
+    placements = [parse_placement(item, i == 0) for i, item in enumerate(layout_in)]
+    layout = family.new_layout()
+    layout = type(layout).rebuild(placements, layout.shape, layout.all_spinners, layout.until_both,
+                                  layout.spinner_counts)
+    if layout.on_table & seen:
+        raise MalformedError(f"state: {NAMES[next(bits(layout.on_table & seen))]} is both on the table and elsewhere")
+    seen |= layout.on_table
+    if seen != ALL_TILES:
+        missing = ", ".join(NAMES[t] for t in bits(ALL_TILES & ~seen))
+        raise MalformedError(f"state: tiles missing (every one of the {TILE_COUNT} must be somewhere): {missing}")
+    leader = _seat(data.get("leader", 0), players, "state.round.leader")
+    over = _bool(data.get("over", False), "state.round.over")
+    lead_mask = ALL_TILES
+    if not placements and not over:
+        lead_mask = family.lead_mask(match, hands, leader)
+    rnd = Round(family, hands, boneyard, leader, lead_mask)
+    rnd.layout = layout
+    reserve = _nonneg(data.get("reserve", 0), "state.round.reserve")
+    if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:
+        raise MalformedError(f"state.round.reserve is {reserve}, the variant keeps {family.reserve}")
+    rnd.reserve = min(reserve, len(boneyard))
+    rnd.to_move = _seat(data.get("to_move", leader), players, "state.round.to_move")
+    rnd.passes = _nonneg(data.get("passes", 0), "state.round.passes")
+    rnd.out = _seat_list(data.get("out") or [], players, "state.round.out")
+    for s in rnd.out:
+        if hands[s]:
+            raise MalformedError(f"state.round.out names seat {s}, whose hand is not empty")
+    lp = data.get("last_placer")
+    rnd.last_placer = None if lp is None else _seat(lp, players, "state.round.last_placer")
+    rnd.last_score = _int(data.get("last_score", 0), "state.round.last_score")
+    rnd.over = over
+    ending = data.get("ending")
+    if ending is not None and ending not in ENDINGS:
+        raise MalformedError(f"state.round.ending must be one of {', '.join(ENDINGS)} or null")
+    if over != (ending is not None):
+        raise MalformedError("state.round: over and ending disagree")
+    rnd.ending = ending
+    w = data.get("winner")
+    rnd.winner = None if w is None else _seat(w, max(players, family.sides), "state.round.winner")
+    rp = data.get("round_points")
+    rnd.round_points = None if rp is None else _int_list(rp, players, "state.round.round_points")
+    pl = data.get("places")
+    rnd.places = None if pl is None else _int_list(pl, players, "state.round.places")
+    if not over and placements and rnd.hands[rnd.to_move] == 0 and rnd.to_move not in rnd.out:
+        raise MalformedError("state.round: the seat to move has no tiles")
+    return rnd
+
+
+def _ledger_from_dict(data: object, sides: int) -> Ledger:
+    if not isinstance(data, dict):
+        raise MalformedError("state.ledger must be an object")
+    ledger = Ledger.empty(sides)
+    for key in ("written", "remembered", "scores"):
+        if data.get(key):
+            setattr(ledger, key, _int_list(data[key], sides, f"state.ledger.{key}"))
+    ledger.pot = _nonneg(data.get("pot", 0), "state.ledger.pot")
+    history = data.get("history") or []
+    if not isinstance(history, list):
+        raise MalformedError("state.ledger.history must be a list")
+    for i, record in enumerate(history):
+        if not isinstance(record, dict):
+            raise MalformedError(f"state.ledger.history[{i}] must be an object")
+        ledger.history.append(_record_from_dict(record, i))
+    return ledger
+
+
+def _record_from_dict(r: dict[str, Any], i: int) -> dict[str, Any]:
+    where = f"state.ledger.history[{i}]"
+    ending = r.get("ending")
+    if ending not in ENDINGS:
+        raise MalformedError(f"{where}.ending must be one of {', '.join(ENDINGS)}")
+    def ints(key: str) -> list[int]:
+        v = r.get(key) or []
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise MalformedError(f"{where}.{key} must be a list of integers")
+        return list(v)
+    def opt_int(key: str) -> int | None:
+        v = r.get(key)
+        if v is None:
+            return None
+        return _int(v, f"{where}.{key}")
+    return {
+        "number": _nonneg(r.get("number", i + 1), f"{where}.number"),
+        "ending": ending,
+        "winner": opt_int("winner"),
+        "last_placer": opt_int("last_placer"),
+        "round_points": ints("round_points"),
+        "written": ints("written"),
+        "remembered": ints("remembered"),
+        "pot": _int(r.get("pot", 0), f"{where}.pot"),
+        "scores": ints("scores"),
+        "places": ints("places"),
+        "out": ints("out"),
+    }
+
+
+def _int(v: object, what: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise MalformedError(f"{what} must be an integer, not {v!r}")
+    if abs(v) > 10**9:
+        raise MalformedError(f"{what} is out of range")
+    return v
+
+
+def _nonneg(v: object, what: str) -> int:
+    v = _int(v, what)
+    if v < 0:
+        raise MalformedError(f"{what} must not be negative")
+    return v
+
+
+def _bool(v: object, what: str) -> bool:
+    if not isinstance(v, bool):
+        raise MalformedError(f"{what} must be true or false")
+    return v
+
+
+def _seat(v: object, players: int, what: str) -> int:
+    v = _int(v, what)
+    if not 0 <= v < players:
+        raise MalformedError(f"{what} must be a seat 0..{players - 1}, not {v}")
+    return v
+
+
+def _seat_list(v: object, n: int, what: str) -> list[int]:
+    if not isinstance(v, list):
+        raise MalformedError(f"{what} must be a list")
+    result = [_seat(x, n, what) for x in v]
+    if len(set(result)) != len(result):
+        raise MalformedError(f"{what} names a seat twice")
+    return result
+
+
+def _int_list(v: object, n: int, what: str) -> list[int]:
+    if not isinstance(v, list) or len(v) != n:
+        raise MalformedError(f"{what} must list {n} integers")
+    return [_int(x, what) for x in v]

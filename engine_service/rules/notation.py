@@ -1,0 +1,138 @@
+"""Arms and action strings of conformance/FORMAT.md, parsed once and cached.
+
+An action string names what the seat to move does:
+``3-6`` (lead), ``3-6@E`` (attach to arm E), ``4-4@E!`` (a double closing its
+arm, O), ``2-2@E+5-5@W`` (several doubles in one move), ``draw``, ``pass``.
+
+Parsed, an action is a `Move`: ``(kind, placements)`` where a placement is
+``(tile, arm, flag)``; for a lead the arm is `CENTER` and the flag says the high
+number faces W ("6-3"); otherwise the flag says the double closes its arm.
+Parsing is a dict lookup for every single-tile action, so the hot path never
+splits strings.
+
+>>> parse_action("6-3@E")
+(1, ((21, 1, False),))
+>>> format_action(parse_action("5-5@W+2-2@E"))
+'2-2@E+5-5@W'
+"""
+from __future__ import annotations
+
+from typing import Final
+
+from .errors import MalformedError
+from .tiles import HIGH, IS_DOUBLE, LOW, NAMES, TILE_COUNT
+
+# Arms: N E S W, then the sides of the 2nd..7th spinner (A5 all-doubles).
+ARM_NAMES: Final[tuple[str, ...]] = ("N", "E", "S", "W") + tuple(
+    f"{side}{k}" for k in range(2, 8) for side in ("N", "S")
+)
+ARM_COUNT: Final = len(ARM_NAMES)
+N, E, S, W = 0, 1, 2, 3
+CENTER: Final = -1
+ARM_INDEX: Final[dict[str, int]] = {name: i for i, name in enumerate(ARM_NAMES)}
+
+
+def spinner_sides(k: int) -> tuple[int, int]:
+    """The arms opened by the k-th spinner (1-based): N/S, then N2/S2, ..."""
+    if k == 1:
+        return N, S
+    return 4 + 2 * (k - 2), 5 + 2 * (k - 2)
+
+
+# Move kinds.
+LEAD, PLAY, DRAW, PASS = 0, 1, 2, 3
+
+Placement = tuple[int, int, bool]
+Move = tuple[int, tuple[Placement, ...]]
+
+DRAW_MOVE: Final[Move] = (DRAW, ())
+PASS_MOVE: Final[Move] = (PASS, ())
+
+#: PLAY_TEXT[tile][arm] and CLOSE_TEXT[tile][arm]: canonical single-tile action strings.
+PLAY_TEXT: Final[tuple[tuple[str, ...], ...]] = tuple(
+    tuple(f"{NAMES[t]}@{arm}" for arm in ARM_NAMES) for t in range(TILE_COUNT)
+)
+CLOSE_TEXT: Final[tuple[tuple[str, ...], ...]] = tuple(
+    tuple(f"{NAMES[t]}@{arm}!" for arm in ARM_NAMES) for t in range(TILE_COUNT)
+)
+#: LEAD_TEXT[tile]: the canonical lead (low number facing W).
+LEAD_TEXT: Final[tuple[str, ...]] = NAMES
+
+_CACHE: dict[str, Move] = {"draw": DRAW_MOVE, "pass": PASS_MOVE}
+
+
+def _fill_cache() -> None:
+    for t in range(TILE_COUNT):
+        a, b = LOW[t], HIGH[t]
+        spellings = {f"{a}-{b}": False, f"{b}-{a}": a != b}
+        for text, flipped in spellings.items():
+            _CACHE[text] = (LEAD, ((t, CENTER, flipped),))
+            for arm, arm_name in enumerate(ARM_NAMES):
+                _CACHE[f"{text}@{arm_name}"] = (PLAY, ((t, arm, False),))
+                if IS_DOUBLE[t]:
+                    _CACHE[f"{text}@{arm_name}!"] = (PLAY, ((t, arm, True),))
+
+
+_fill_cache()
+
+
+def parse_action(text: object) -> Move:
+    """Parse an action string; MalformedError when it is not one."""
+    if not isinstance(text, str):
+        raise MalformedError(f"an action must be a string, not {type(text).__name__}")
+    move = _CACHE.get(text)
+    if move is not None:
+        return move
+    stripped = text.strip()
+    if stripped != text:
+        return parse_action(stripped)
+    if "+" in text:
+        parts: list[Placement] = []
+        for piece in text.split("+"):
+            sub = _CACHE.get(piece)
+            if sub is None or sub[0] != PLAY:
+                raise MalformedError(f"not an action: {text!r} (bad part {piece!r})")
+            parts.append(sub[1][0])
+        tiles = {p[0] for p in parts}
+        arms = {p[1] for p in parts}
+        if len(tiles) != len(parts) or len(arms) != len(parts):
+            raise MalformedError(f"not an action: {text!r} (a tile or an arm is named twice)")
+        if not all(IS_DOUBLE[p[0]] for p in parts):
+            raise MalformedError(f"not an action: {text!r} (only doubles are played together)")
+        return (PLAY, tuple(sorted(parts, key=lambda p: p[1])))
+    raise MalformedError(
+        f"not an action: {text!r} (expected e.g. '3-6', '3-6@E', '4-4@E!', '2-2@E+5-5@W', 'draw', 'pass')"
+    )
+
+
+def format_placement(p: Placement) -> str:
+    tile, arm, flag = p
+    if arm == CENTER:
+        return f"{HIGH[tile]}-{LOW[tile]}" if flag else NAMES[tile]
+    return CLOSE_TEXT[tile][arm] if flag else PLAY_TEXT[tile][arm]
+
+
+def format_action(move: Move) -> str:
+    """The canonical string of a move (placements in ascending arm order)."""
+    kind, placements = move
+    if kind == DRAW:
+        return "draw"
+    if kind == PASS:
+        return "pass"
+    if kind == LEAD:
+        tile = placements[0][0]
+        return NAMES[tile]
+    return "+".join(format_placement(p) for p in sorted(placements, key=lambda p: p[1]))
+
+
+def parse_placement(text: object, first: bool) -> Placement:
+    """A placement of a serialized layout: the lead (`first`) or a tile on an arm."""
+    move = parse_action(text)
+    kind, placements = move
+    if first and kind == LEAD:
+        return placements[0]
+    if not first and kind == PLAY and len(placements) == 1:
+        return placements[0]
+    raise MalformedError(
+        f"bad layout entry {text!r}: " + ("the first is a bare tile" if first else "expected 'a-b@ARM'")
+    )

@@ -1,0 +1,102 @@
+"""The presets the engine serves: name, family, players, options with defaults (RULES.md).
+
+A preset is a family plus default option values. Adding a variant is a new
+family module and an entry in `_FAMILIES`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from . import kozel
+from .errors import MalformedError
+from .family import Family
+from .options import OptionSpec, OptionValue, resolve
+
+_FAMILIES: tuple[tuple[type[Family], dict[str, dict[str, Any]]], ...] = (
+    (kozel.Kozel, kozel.PRESETS),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    name: str
+    family: type[Family]
+    description: str
+    min_players: int
+    max_players: int
+    defaults: dict[str, OptionValue]
+
+    @property
+    def specs(self) -> dict[str, OptionSpec]:
+        return self.family.specs
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "family": self.family.code,
+            "description": self.description,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "options": [spec.describe(self.defaults[name]) for name, spec in self.specs.items()],
+        }
+
+
+def _build() -> dict[str, Preset]:
+    presets: dict[str, Preset] = {}
+    for family, entries in _FAMILIES:
+        for name, entry in entries.items():
+            lo, hi = entry["players"]
+            defaults = entry["defaults"]
+            assert set(defaults) == set(family.specs), name
+            presets[name] = Preset(name, family, entry["description"], lo, hi, dict(defaults))
+    return presets
+
+
+PRESETS: dict[str, Preset] = _build()
+
+
+def preset(name: object) -> Preset:
+    if not isinstance(name, str) or name not in PRESETS:
+        known = ", ".join(PRESETS)
+        raise MalformedError(f"unknown variant {name!r} (known: {known})")
+    return PRESETS[name]
+
+
+def variants() -> list[dict[str, Any]]:
+    """Every preset with its options, allowed values, defaults and player counts."""
+    return [p.describe() for p in PRESETS.values()]
+
+
+def check_players(p: Preset, players: object) -> int:
+    if not isinstance(players, int) or isinstance(players, bool):
+        raise MalformedError(f"players must be an integer, not {players!r}")
+    if not p.min_players <= players <= p.max_players:
+        raise MalformedError(
+            f"{p.name} is played by {p.min_players}-{p.max_players} players, not {players}"
+        )
+    return players
+
+
+@lru_cache(maxsize=512)
+def _family_cached(name: str, players: int, frozen: tuple[tuple[str, OptionValue], ...]) -> Family:
+    p = PRESETS[name]
+    resolved = dict(p.defaults)
+    resolved.update(frozen)
+    return p.family(resolved, players)
+
+
+def make_family(
+    name: object, players: object, overrides: object
+) -> tuple[Preset, Family, dict[str, OptionValue]]:
+    """Validate variant, players and options; returns the preset, its family and the effective overrides.
+
+    Families are immutable once built and cached, so decoding a state costs a dict lookup.
+    """
+    p = preset(name)
+    n = check_players(p, players)
+    _resolved, effective = resolve(p.specs, p.defaults, overrides)
+    family = _family_cached(p.name, n, tuple(sorted(effective.items())))
+    family.validate(n)
+    return p, family, effective

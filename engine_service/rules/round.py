@@ -1,0 +1,334 @@
+"""One round of a matching game: whose turn, what is legal, what an action does (RULES.md C).
+
+`Round` is the hot path. Hands are bit sets, the boneyard is a list with the
+next tile last, legal actions are built from precomputed strings, and an action
+is validated completely before anything changes, so a refused action leaves the
+round exactly as it was. Scoring a finished round belongs to the family
+(`Family.finish_round`), not here.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import IllegalActionError
+from .layout import Layout
+from .notation import (
+    ARM_NAMES, CENTER, CLOSE_TEXT, DRAW, LEAD, LEAD_TEXT, PASS, PLAY, PLAY_TEXT,
+    E, W, Move, parse_action,
+)
+from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, NAMES, NUMBER_MASK, bits
+
+if TYPE_CHECKING:
+    from .family import Family
+
+Event = dict[str, Any]
+
+
+class Round:
+    """The state of a round and its transitions."""
+
+    __slots__ = (
+        "family", "players", "hands", "boneyard", "reserve", "layout", "leader", "to_move",
+        "passes", "out", "last_placer", "last_score", "over", "ending", "winner",
+        "round_points", "places", "lead_mask",
+    )
+
+    def __init__(
+        self,
+        family: "Family",
+        hands: list[int],
+        boneyard_draw_order: list[int],
+        leader: int,
+        lead_mask: int,
+    ) -> None:
+        self.family = family
+        self.players = len(hands)
+        self.hands = hands
+        self.boneyard = boneyard_draw_order[::-1]  # next tile to draw is last
+        self.reserve = min(family.reserve, len(boneyard_draw_order))
+        self.layout = family.new_layout()
+        self.leader = leader
+        self.to_move = leader
+        self.lead_mask = lead_mask
+        self.passes = 0
+        self.out: list[int] = []
+        self.last_placer: int | None = None
+        self.last_score = 0
+        self.over = False
+        self.ending: str | None = None
+        self.winner: int | None = None
+        self.round_points: list[int] | None = None
+        self.places: list[int] | None = None
+
+    def copy(self) -> "Round":
+        new = Round.__new__(Round)
+        new.family = self.family
+        new.players = self.players
+        new.hands = self.hands.copy()
+        new.boneyard = self.boneyard.copy()
+        new.reserve = self.reserve
+        new.layout = self.layout.copy()
+        new.leader = self.leader
+        new.to_move = self.to_move
+        new.lead_mask = self.lead_mask
+        new.passes = self.passes
+        new.out = self.out.copy()
+        new.last_placer = self.last_placer
+        new.last_score = self.last_score
+        new.over = self.over
+        new.ending = self.ending
+        new.winner = self.winner
+        new.round_points = None if self.round_points is None else self.round_points.copy()
+        new.places = None if self.places is None else self.places.copy()
+        return new
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def drawable(self) -> int:
+        """Tiles that may still be drawn (the reserve never is)."""
+        if not self.family.draws:
+            return 0
+        return len(self.boneyard) - self.reserve
+
+    def playable(self, seat: int) -> int:
+        """The tiles of `seat` that fit an open end now (any tile before the lead)."""
+        if not self.layout.placements:
+            return self.hands[seat] & self.lead_mask
+        return self.hands[seat] & self.layout.playable_mask()
+
+    def legal_actions(self) -> list[str]:
+        """Every legal action string of the seat to move, canonical spelling."""
+        if self.over:
+            return []
+        seat = self.to_move
+        hand = self.hands[seat]
+        layout = self.layout
+        fam = self.family
+        if not layout.placements:
+            return [LEAD_TEXT[t] for t in bits(hand & self.lead_mask)]
+        actions: list[str] = []
+        end = layout.end
+        closing = fam.closing
+        for arm in range(len(end)):
+            v = end[arm]
+            if v < 0:
+                continue
+            m = hand & NUMBER_MASK[v]
+            while m:
+                low = m & -m
+                t = low.bit_length() - 1
+                m ^= low
+                actions.append(PLAY_TEXT[t][arm])
+                if closing and IS_DOUBLE[t]:
+                    actions.append(CLOSE_TEXT[t][arm])
+        if fam.multi_doubles and hand & DOUBLE_MASK:
+            actions.extend(self._double_combos(hand))
+        if actions:
+            if fam.draw_when_able and self.drawable > 0:
+                actions.append("draw")
+            if fam.voluntary_pass:
+                actions.append("pass")
+            return actions
+        if self.drawable > 0:
+            return ["draw"]
+        return ["pass"]
+
+    def _double_combos(self, hand: int) -> list[str]:
+        """Moves of two or more doubles at once, each on a different matching arm (O, K classic)."""
+        fam = self.family
+        end = self.layout.end
+        options: list[list[tuple[int, int]]] = []  # per double in hand: the arms it may go on
+        for t in bits(hand & DOUBLE_MASK):
+            arms = [a for a in range(len(end)) if end[a] == NAMES_VALUE[t]]
+            if arms:
+                options.append([(t, a) for a in arms])
+        if len(options) < 2:
+            return []
+        results: list[str] = []
+        flags = (False, True) if fam.closing else (False,)
+
+        def extend(i: int, chosen: list[tuple[int, int, bool]], used: int) -> None:
+            if i == len(options):
+                if len(chosen) >= 2 and fam.combo_allowed(chosen, self.layout):
+                    parts = sorted(chosen, key=lambda p: p[1])
+                    results.append("+".join(
+                        (CLOSE_TEXT if f else PLAY_TEXT)[t][a] for t, a, f in parts))
+                return
+            extend(i + 1, chosen, used)
+            for t, a in options[i]:
+                if used >> a & 1:
+                    continue
+                for f in flags:
+                    chosen.append((t, a, f))
+                    extend(i + 1, chosen, used | 1 << a)
+                    chosen.pop()
+
+        extend(0, [], 0)
+        return results
+
+    def is_blocked(self) -> bool:
+        """Nobody can play and nothing can be drawn (C "Blocked")."""
+        if not self.layout.placements or self.drawable > 0:
+            return False
+        mask = self.layout.playable_mask()
+        out = self.out
+        for seat, hand in enumerate(self.hands):
+            if hand & mask and seat not in out:
+                return False
+        return True
+
+    # ------------------------------------------------------------ transitions
+
+    def validate(self, move: Move, text: str) -> None:
+        """Raise IllegalActionError unless `move` is legal for the seat to move."""
+        if self.over:
+            raise IllegalActionError("the round is over")
+        kind, placements = move
+        seat = self.to_move
+        hand = self.hands[seat]
+        fam = self.family
+        layout = self.layout
+        if kind == LEAD:
+            if layout.placements:
+                raise IllegalActionError(f"{text!r}: the round is already led; name an arm, e.g. '{text}@E'")
+            tile = placements[0][0]
+            if not hand >> tile & 1:
+                raise IllegalActionError(f"{text!r}: seat {seat} does not hold {NAMES[tile]}")
+            if not self.lead_mask >> tile & 1:
+                must = ", ".join(NAMES[t] for t in bits(self.lead_mask & hand))
+                raise IllegalActionError(f"{text!r}: this round must be led with {must}")
+            return
+        if kind == PLAY:
+            if not layout.placements:
+                raise IllegalActionError(f"{text!r}: the round has not been led; play a bare tile")
+            tiles = 0
+            for tile, arm, closes in placements:
+                if not hand >> tile & 1:
+                    raise IllegalActionError(f"{text!r}: seat {seat} does not hold {NAMES[tile]}")
+                if not layout.fits(tile, arm):
+                    shown = layout.end[arm]
+                    why = "is not open" if shown < 0 else f"shows {shown}"
+                    raise IllegalActionError(f"{text!r}: {NAMES[tile]} does not fit arm {ARM_NAMES[arm]}, which {why}")
+                if closes and not fam.closing:
+                    raise IllegalActionError(f"{text!r}: arms cannot be closed in this variant")
+                tiles |= 1 << tile
+            if len(placements) > 1:
+                if not fam.multi_doubles:
+                    raise IllegalActionError(f"{text!r}: one tile per move in this variant")
+                if not fam.combo_allowed(list(placements), layout):
+                    raise IllegalActionError(f"{text!r}: these doubles cannot be played together")
+            return
+        if kind == DRAW:
+            if self.drawable <= 0:
+                raise IllegalActionError("nothing can be drawn")
+            if self.playable(seat) and not fam.draw_when_able:
+                raise IllegalActionError(f"seat {seat} holds a playable tile and must play it")
+            return
+        if kind == PASS:
+            if fam.voluntary_pass:
+                return
+            if self.playable(seat):
+                raise IllegalActionError(f"seat {seat} holds a playable tile and must play it")
+            if self.drawable > 0:
+                raise IllegalActionError(f"seat {seat} cannot play and must draw")
+            return
+        raise IllegalActionError(f"{text!r}: unknown action")  # pragma: no cover
+
+    def apply(self, text: str, events: list[Event]) -> bool:
+        """Validate and apply one action; returns True when the round ended with it."""
+        move = parse_action(text)
+        self.validate(move, text)
+        kind, placements = move
+        seat = self.to_move
+        fam = self.family
+        if kind == DRAW:
+            tile = self.boneyard.pop()
+            self.hands[seat] |= 1 << tile
+            events.append({"type": "drew", "seat": seat, "tile": NAMES[tile]})
+            self.last_score = 0
+            if self.is_blocked():
+                self._end("blocked")
+                return True
+            return False
+        if kind == PASS:
+            self.passes += 1
+            self.last_score = 0
+            events.append({"type": "passed", "seat": seat})
+            if fam.passes_end_round(self):
+                self._end("blocked")
+                return True
+            self._advance()
+            if self.is_blocked():
+                self._end("blocked")
+                return True
+            return False
+        layout = self.layout
+        for tile, arm, flag in placements:
+            self.hands[seat] &= ~(1 << tile)
+            if arm == CENTER:
+                layout.lead(tile, flag)
+            else:
+                layout.attach(tile, arm, flag)
+        self.passes = 0
+        self.last_placer = seat
+        events.append({"type": "played", "seat": seat, "action": _canonical(text, move)})
+        points = fam.in_play_points(layout.count()) if fam.counts else 0
+        self.last_score = points
+        if points:
+            events.append({"type": "points_scored", "seat": seat, "points": points, "count": layout.count()})
+        if self.hands[seat] == 0:
+            self.out.append(seat)
+            if fam.round_ends_when_out(self, seat):
+                self._end("out")
+                return True
+        if fam.fish_without_double and self._exhausted_number():
+            self._end("fish-exhausted")
+            return True
+        if fam.round_ends_after_turn(self, seat):
+            self._end("out" if self.out else "blocked")
+            return True
+        self._advance()
+        if self.is_blocked():
+            self._end("blocked")
+            return True
+        return False
+
+    def _advance(self) -> None:
+        n = self.players
+        seat = (self.to_move + 1) % n
+        while seat in self.out and len(self.out) < n:
+            seat = (seat + 1) % n
+        self.to_move = seat
+
+    def _exhausted_number(self) -> bool:
+        """Every open end shows v and all six non-double v tiles are on the table (K, O)."""
+        shown = {v for v in self.layout.end if v >= 0}
+        if len(shown) != 1:
+            return False
+        v = shown.pop()
+        six = NUMBER_MASK[v] & ~(1 << DOUBLE_OF[v])
+        return self.layout.on_table & six == six
+
+    def _end(self, how: str) -> None:
+        """Mark the round over; the family names the ending and scores it."""
+        self.over = True
+        self.ending = how
+
+
+NAMES_VALUE: tuple[int, ...] = tuple(int(NAMES[t][0]) for t in range(28))
+
+
+def _canonical(text: str, move: Move) -> str:
+    from .notation import format_action
+
+    if move[0] == LEAD:
+        tile, _arm, flipped = move[1][0]
+        return NAMES[tile] if not flipped else text
+    if len(move[1]) == 1:
+        tile, arm, closes = move[1][0]
+        return (CLOSE_TEXT if closes else PLAY_TEXT)[tile][arm]
+    return format_action(move)
+
+
+__all__ = ["Round", "E", "W"]
