@@ -135,6 +135,10 @@ class Family:
     def in_play_points(self, count: int) -> int:
         return 0
 
+    def after_play(self, match: "Match", seat: int, points: int) -> int:
+        """Credit points scored in play; returns the points actually taken."""
+        return 0
+
     def round_ends_when_out(self, rnd: "Round", seat: int) -> bool:
         return True
 

@@ -150,6 +150,7 @@ class Kozel(Family):
 
 PRESETS = {
     "kozel": dict(
+        family=Kozel,
         description="Kozel (goat), the Russian yard classic as played online (RULES.md K, seed 001)",
         players=(2, 4),
         defaults={
@@ -159,6 +160,7 @@ PRESETS = {
         },
     ),
     "kozel-classic": dict(
+        family=Kozel,
         description="Kozel as in the classic rules: 5 tiles for 3-4 players, two doubles at once, 0-0 counts 25 (RULES.md K, seed 003)",
         players=(2, 4),
         defaults={

@@ -150,9 +150,19 @@ class Match:
         if seat is not None and seat != rnd.to_move:
             raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
         events: list[Event] = []
-        if rnd.apply(action, events):
+        ended = rnd.apply(action, events)
+        if rnd.last_score:
+            self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"))
+        if ended:
             events.extend(self._finish(rnd))
         return events
+
+    def _credit_in_play(self, rnd: Round, event: Event) -> None:
+        """Points scored in play go to the ledger (the family may refuse some: exact target)."""
+        taken = self.family.after_play(self, event["seat"], event["points"])
+        if taken != event["points"]:
+            event["points"] = taken
+            rnd.last_score = taken
 
     def _playing_round(self) -> Round:
         if self.match_over:

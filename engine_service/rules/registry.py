@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from . import kozel
+from . import counting, kozel
 from .errors import MalformedError
 from .family import Family
 from .options import OptionSpec, OptionValue, resolve
 
-_FAMILIES: tuple[tuple[type[Family], dict[str, dict[str, Any]]], ...] = (
-    (kozel.Kozel, kozel.PRESETS),
+#: Every family module's presets, in the order variants are listed.
+_MODULES: tuple[dict[str, dict[str, Any]], ...] = (
+    kozel.PRESETS,
+    counting.PRESETS,
 )
 
 
@@ -45,8 +47,9 @@ class Preset:
 
 def _build() -> dict[str, Preset]:
     presets: dict[str, Preset] = {}
-    for family, entries in _FAMILIES:
+    for entries in _MODULES:
         for name, entry in entries.items():
+            family = entry["family"]
             lo, hi = entry["players"]
             defaults = entry["defaults"]
             assert set(defaults) == set(family.specs), name
