@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from . import counting, kozel
+from . import block, bykovo, counting, kozel, osel
 from .errors import MalformedError
 from .family import Family
 from .options import OptionSpec, OptionValue, resolve
@@ -17,7 +17,10 @@ from .options import OptionSpec, OptionValue, resolve
 #: Every family module's presets, in the order variants are listed.
 _MODULES: tuple[dict[str, dict[str, Any]], ...] = (
     kozel.PRESETS,
+    osel.PRESETS,
+    bykovo.PRESETS,
     counting.PRESETS,
+    block.PRESETS,
 )
 
 

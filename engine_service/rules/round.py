@@ -255,12 +255,12 @@ class Round:
             self.passes += 1
             self.last_score = 0
             events.append({"type": "passed", "seat": seat})
-            if fam.passes_end_round(self):
-                self._end("blocked")
+            if fam.passes_end_round(self) or fam.round_ends_after_turn(self, seat):
+                self._end("out" if self.out else "blocked")
                 return True
             self._advance()
             if self.is_blocked():
-                self._end("blocked")
+                self._end("out" if self.out else "blocked")
                 return True
             return False
         layout = self.layout
@@ -290,7 +290,7 @@ class Round:
             return True
         self._advance()
         if self.is_blocked():
-            self._end("blocked")
+            self._end("out" if self.out else "blocked")
             return True
         return False
 
