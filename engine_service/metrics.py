@@ -1,0 +1,176 @@
+"""What the engine tells operators: Prometheus metrics and one JSON log line per call.
+
+Call metrics use the names of go-grpc-prometheus so stock dashboards work:
+
+- ``grpc_server_handled_total{grpc_service, grpc_method, grpc_code}``: calls by method and status.
+- ``grpc_server_handling_seconds{grpc_service, grpc_method}``: latency histogram.
+- ``domino_engine_in_flight_calls``: calls being served now.
+
+Domain counters (``variant`` is a preset name, or ``other`` for names the
+engine does not know, so hostile input cannot grow the label set):
+
+- ``domino_engine_actions_applied_total{variant, kind}``: kind play, draw or pass.
+- ``domino_engine_illegal_actions_total{variant}``: actions refused as illegal.
+- ``domino_engine_rounds_finished_total{variant, ending}``: ending out, fish, blocked, sortir.
+- ``domino_engine_matches_finished_total{variant}``.
+
+Calls refused by grpcio before they reach a handler (RESOURCE_EXHAUSTED for an
+oversized message, UNIMPLEMENTED for an unknown method) are not counted here.
+Streaming calls (health Watch, reflection) are passed through unmeasured.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+import grpc
+from prometheus_client import Counter, Gauge, Histogram
+
+from engine_service.rules import variants
+
+CALLS = Counter(
+    "grpc_server_handled_total", "gRPC calls completed, by method and status code.",
+    ["grpc_service", "grpc_method", "grpc_code"],
+)
+LATENCY = Histogram(
+    "grpc_server_handling_seconds", "Time to serve a gRPC call, in seconds.",
+    ["grpc_service", "grpc_method"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+IN_FLIGHT = Gauge("domino_engine_in_flight_calls", "gRPC calls being served now.")
+ACTIONS = Counter(
+    "domino_engine_actions_applied_total", "Actions applied, by variant and kind (play, draw, pass).",
+    ["variant", "kind"],
+)
+ILLEGAL = Counter(
+    "domino_engine_illegal_actions_total", "Actions refused as illegal, by variant.", ["variant"],
+)
+ROUNDS = Counter(
+    "domino_engine_rounds_finished_total", "Rounds finished (played out or settled), by variant and ending.",
+    ["variant", "ending"],
+)
+MATCHES = Counter(
+    "domino_engine_matches_finished_total", "Matches finished, by variant.", ["variant"],
+)
+
+_KNOWN_VARIANTS: frozenset[str] = frozenset(v["name"] for v in variants())
+_ENDINGS = frozenset({"out", "fish", "blocked", "sortir"})
+
+call_log = logging.getLogger("engine_service.calls")
+
+
+def variant_label(variant: str) -> str:
+    """A bounded label value: the preset name, or "other"."""
+    return variant if variant in _KNOWN_VARIANTS else "other"
+
+
+def action_kind(action: str) -> str:
+    return action if action in ("draw", "pass") else "play"
+
+
+def record_actions(variant: str, actions: Iterable[str]) -> None:
+    """Count actions that were applied."""
+    label = variant_label(variant)
+    for action in actions:
+        ACTIONS.labels(label, action_kind(action)).inc()
+
+
+def record_illegal(variant: str) -> None:
+    ILLEGAL.labels(variant_label(variant)).inc()
+
+
+def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:
+    """Count the rounds and matches that these events finished."""
+    label = variant_label(variant)
+    for event in events:
+        kind = event.get("type")
+        if kind == "round_ended":
+            ending = event["record"].get("ending")
+            ROUNDS.labels(label, ending if ending in _ENDINGS else "other").inc()
+        elif kind == "match_ended":
+            MATCHES.labels(label).inc()
+
+
+# ---------------------------------------------------------------- per-call observation
+
+Behavior = Callable[[Any, grpc.ServicerContext], Any]
+
+
+def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: bool) -> Behavior:
+    def observed(request: Any, context: grpc.ServicerContext) -> Any:
+        start = time.perf_counter()
+        IN_FLIGHT.inc()
+        failed = False
+        try:
+            return behavior(request, context)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            elapsed = time.perf_counter() - start
+            IN_FLIGHT.dec()
+            status = context.code()
+            code = status.name if status is not None else ("UNKNOWN" if failed else "OK")
+            CALLS.labels(service, name, code).inc()
+            LATENCY.labels(service, name).observe(elapsed)
+            if log_calls and call_log.isEnabledFor(logging.INFO):
+                call_log.info("call", extra={"fields": {
+                    "method": full, "code": code, "duration_ms": round(elapsed * 1000, 3),
+                    "peer": context.peer(),
+                }})
+
+    return observed
+
+
+class ObservingInterceptor(grpc.ServerInterceptor):
+    """Counts, times and logs every unary call; the outermost interceptor."""
+
+    def __init__(self, log_calls: bool = True) -> None:
+        self._log_calls = log_calls
+        self._cache: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        method: str = handler_call_details.method
+        cached = self._cache.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        service, _, name = method.lstrip("/").rpartition("/")
+        wrapped = grpc.unary_unary_rpc_method_handler(
+            _observe(service, name, method, handler.unary_unary, self._log_calls),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+        self._cache[method] = (handler, wrapped)
+        return wrapped
+
+
+# ---------------------------------------------------------------- structured logs
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg, any `extra={"fields": {...}}`, exc."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update(fields)
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)

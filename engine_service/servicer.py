@@ -1,0 +1,136 @@
+"""The `domino.v1.Engine` servicer: decode -> rules -> encode, nothing else.
+
+Every call carries the whole match state, so the servicer keeps nothing
+between calls and any replica answers any call. There is no rules logic and
+no status handling here: refusals are the rules' exceptions, which
+`engine_service.status` turns into status codes in one place. The only
+exception is `Replay`, whose refusal is part of its answer.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from domino.v1 import engine_pb2 as pb
+from domino.v1 import engine_pb2_grpc as pb_grpc
+from engine_service import codec, metrics
+from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError, variants
+
+Event = dict[str, Any]
+
+
+class EncodingError(RuntimeError):
+    """The rules produced something the codec cannot encode: a bug, answered INTERNAL."""
+
+
+def _load(request: Any) -> Match:
+    """The match a request carries in its `state` field."""
+    if not request.HasField("state"):
+        raise MalformedError("state: required (pass back the state of the previous answer)")
+    return Match.from_dict(codec.state_from_proto(request.state))
+
+
+def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
+    try:
+        return pb.MatchResponse(
+            state=codec.state_to_proto(match.to_dict()), events=codec.events_to_proto(events))
+    except MalformedError as exc:  # our output, not the caller's input
+        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+
+
+class EngineServicer(pb_grpc.EngineServicer):
+    """Stateless: one instance serves every call on every thread."""
+
+    def __init__(self) -> None:
+        self._variants = codec.variants_to_proto(variants())
+
+    def ListVariants(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
+        return self._variants
+
+    def NewMatch(self, request: pb.NewMatchRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
+        has_deal = request.HasField("deal")
+        if has_deal and request.no_deal:
+            raise MalformedError("deal and no_deal: give one or the other")
+        match, events = Match.new(
+            request.variant,
+            request.players,
+            options=codec.options_from_proto(request.variant, request.options),
+            seed=request.seed if request.HasField("seed") else None,
+            deal=codec.deal_from_proto(request.deal) if has_deal else None,
+            setup=codec.setup_from_proto(request),
+            no_deal=request.no_deal,
+        )
+        return _answer(match, events)
+
+    def StartRound(self, request: pb.StartRoundRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
+        match = _load(request)
+        deal = codec.deal_from_proto(request.deal) if request.HasField("deal") else None
+        return _answer(match, match.start_round(deal))
+
+    def LegalActions(self, request: pb.StateRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
+        match = _load(request)
+        return pb.LegalActionsResponse(seat=match.to_move, actions=match.legal_actions())
+
+    def Apply(self, request: pb.ApplyRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
+        match = _load(request)
+        try:
+            events = match.apply(request.action, request.seat if request.HasField("seat") else None)
+        except IllegalActionError:
+            metrics.record_illegal(match.variant)
+            raise
+        metrics.record_actions(match.variant, (request.action,))
+        metrics.record_events(match.variant, events)
+        return _answer(match, events)
+
+    def Replay(self, request: pb.ReplayRequest, context: grpc.ServicerContext) -> pb.ReplayResponse:
+        match = _load(request)
+        events: list[Event] = []
+        refused: RulesError | None = None
+        applied = 0
+        for action in request.actions:
+            try:
+                events.extend(match.apply(action))
+            except RulesError as exc:  # the match is left as it was before this action
+                refused = exc
+                break
+            applied += 1
+        metrics.record_actions(match.variant, request.actions[:applied])
+        metrics.record_events(match.variant, events)
+        answer = _answer(match, events)
+        response = pb.ReplayResponse(
+            state=answer.state, events=answer.events, applied=applied, ok=refused is None,
+            failed_index=-1 if refused is None else applied)
+        if refused is not None:
+            response.reason = str(refused)
+            if isinstance(refused, IllegalActionError):
+                response.error_kind = "illegal"
+                metrics.record_illegal(match.variant)
+            else:
+                response.error_kind = "malformed"
+        return response
+
+    def Settle(self, request: pb.SettleRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
+        match = _load(request)
+        ending = codec.ending_from_proto(request.ending, "ending")
+        if ending not in ("out", "blocked"):
+            raise MalformedError(f"ending: ENDING_OUT or ENDING_BLOCKED, not {pb.Ending.Name(request.ending)}")
+        events = match.settle(
+            ending, codec.hands_from_proto(request.hands, "hands"),
+            request.last_placer if request.HasField("last_placer") else None)
+        metrics.record_events(match.variant, events)
+        return _answer(match, events)
+
+    def View(self, request: pb.ViewRequest, context: grpc.ServicerContext) -> pb.SeatView:
+        match = _load(request)
+        view = match.view(request.seat)
+        try:
+            return codec.view_to_proto(view)
+        except MalformedError as exc:
+            raise EncodingError(f"cannot encode the view: {exc}") from exc
+
+    def Timeout(self, request: pb.TimeoutRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
+        match = _load(request)
+        events = match.timeout(request.seat)
+        metrics.record_events(match.variant, events)
+        return _answer(match, events)

@@ -1,0 +1,107 @@
+"""The one place where exceptions become gRPC status codes.
+
+`StatusInterceptor` wraps every unary method of `domino.v1.Engine`: it parses
+the request itself (so undecodable bytes are INVALID_ARGUMENT, not grpcio's
+generic INTERNAL) and turns whatever the handler raises into a status:
+
+=====================================  ==========================================
+raised                                 status (details)
+=====================================  ==========================================
+`MalformedError`, protobuf DecodeError INVALID_ARGUMENT (the rules' message, naming the field)
+`MisdealError`                         FAILED_PRECONDITION ("misdeal: ...")
+`IllegalActionError`                   FAILED_PRECONDITION (the rules' message)
+anything else                          INTERNAL ("internal error"; logged with its traceback)
+=====================================  ==========================================
+
+Clients map back the same way (`clients/engine_client.py`). Details are cut to
+`MAX_DETAILS` characters: a message may quote hostile input, and gRPC carries
+it in a header that clients limit (8 KiB by default).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from engine_service.rules import IllegalActionError, MalformedError, MisdealError, RulesError
+
+log = logging.getLogger("engine_service.status")
+
+ENGINE_PREFIX = "/domino.v1.Engine/"
+MAX_DETAILS = 500
+MISDEAL_PREFIX = "misdeal:"
+INTERNAL_DETAILS = "internal error"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_DETAILS else text[: MAX_DETAILS - 3] + "..."
+
+
+def status_for(exc: BaseException) -> tuple[grpc.StatusCode, str]:
+    """The status code and details for an exception raised while serving a call."""
+    if isinstance(exc, MisdealError):
+        text = str(exc)
+        if not text.startswith(MISDEAL_PREFIX):
+            text = f"{MISDEAL_PREFIX} {text}"
+        return grpc.StatusCode.FAILED_PRECONDITION, _clip(text)
+    if isinstance(exc, IllegalActionError):
+        return grpc.StatusCode.FAILED_PRECONDITION, _clip(str(exc) or "illegal in this state")
+    if isinstance(exc, (MalformedError, RulesError)):
+        return grpc.StatusCode.INVALID_ARGUMENT, _clip(str(exc) or "malformed request")
+    if isinstance(exc, DecodeError):
+        return grpc.StatusCode.INVALID_ARGUMENT, "request is not a valid protobuf message of its type"
+    return grpc.StatusCode.INTERNAL, INTERNAL_DETAILS
+
+
+Behavior = Callable[[Any, grpc.ServicerContext], Any]
+
+
+def _guard(method: str, behavior: Behavior, deserialize: Callable[[bytes], Any] | None) -> Behavior:
+    """`behavior` with its request parsed inside, and every exception turned into a status."""
+
+    def guarded(raw: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            request = deserialize(raw) if deserialize is not None else raw
+            return behavior(request, context)
+        except Exception as exc:
+            already = context.code()
+            if already is not None and already != grpc.StatusCode.OK:
+                raise  # the handler aborted with a status of its own
+            code, details = status_for(exc)
+            if code == grpc.StatusCode.INTERNAL:
+                log.exception("unexpected error in %s", method)
+            context.abort(code, details)
+
+    return guarded
+
+
+class StatusInterceptor(grpc.ServerInterceptor):
+    """Maps exceptions to statuses for the Engine's unary methods (health and reflection untouched)."""
+
+    def __init__(self, prefix: str = ENGINE_PREFIX) -> None:
+        self._prefix = prefix
+        # method -> (the handler we wrapped, its wrapped version): wrap once, not per call.
+        self._cache: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        method: str = handler_call_details.method
+        if handler is None or handler.unary_unary is None or not method.startswith(self._prefix):
+            return handler
+        cached = self._cache.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = grpc.unary_unary_rpc_method_handler(
+            _guard(method, handler.unary_unary, handler.request_deserializer),
+            request_deserializer=None,
+            response_serializer=handler.response_serializer,
+        )
+        self._cache[method] = (handler, wrapped)
+        return wrapped
