@@ -34,6 +34,7 @@ class Layout:
     __slots__ = (
         "shape", "all_spinners", "until_both", "spinner_counts",
         "placements", "end", "tip", "length", "on_table", "spinners", "pending", "centre_tip",
+        "arms", "fit_mask",
     )
 
     def __init__(
@@ -58,23 +59,31 @@ class Layout:
         self.pending: list[tuple[int, int, int, int]] = []
         # How the lead double counts once it lies at the tip of an empty W/E side (-1: n/a).
         self.centre_tip = -1
+        self.arms: list[int] = []   # open arms, ascending (N, E, S, W, N2, S2, ...)
+        self.fit_mask = 0           # tiles that fit at least one open end
 
     # ------------------------------------------------------------ queries
 
     def open_arms(self) -> list[int]:
-        return [a for a in range(ARM_COUNT) if self.end[a] >= 0]
+        return self.arms.copy()
 
     def ends(self) -> dict[str, int]:
         """Open arms and the numbers they show (closed and unopened arms absent)."""
-        return {ARM_NAMES[a]: v for a, v in enumerate(self.end) if v >= 0}
+        end = self.end
+        return {ARM_NAMES[a]: end[a] for a in self.arms}
 
     def playable_mask(self) -> int:
         """Tiles that fit at least one open end."""
+        return self.fit_mask
+
+    def _refresh(self) -> None:
+        """Recompute the open arms and the fitting tiles after ends opened or closed."""
+        end = self.end
+        self.arms = [a for a in range(ARM_COUNT) if end[a] >= 0]
         m = 0
-        for v in self.end:
-            if v >= 0:
-                m |= NUMBER_MASK[v]
-        return m
+        for a in self.arms:
+            m |= NUMBER_MASK[end[a]]
+        self.fit_mask = m
 
     def count(self) -> int:
         """The open-end count T of RULES.md TF."""
@@ -82,10 +91,8 @@ class Layout:
             return 0
         total = 0
         end, tip = self.end, self.tip
-        for a in range(ARM_COUNT):
+        for a in self.arms:
             v = end[a]
-            if v < 0:
-                continue
             k = tip[a]
             if k == TIP_PLAIN:
                 total += v
@@ -109,6 +116,8 @@ class Layout:
         new.spinners = self.spinners
         new.pending = self.pending.copy()
         new.centre_tip = self.centre_tip
+        new.arms = self.arms.copy()
+        new.fit_mask = self.fit_mask
         return new
 
     # ------------------------------------------------------------ changes
@@ -123,6 +132,10 @@ class Layout:
         return TIP_ZERO
 
     def lead(self, tile: int, flipped: bool = False) -> None:
+        self._lead(tile, flipped)
+        self._refresh()
+
+    def _lead(self, tile: int, flipped: bool = False) -> None:
         """Lay the round's first tile: `a` facing W, `b` facing E (high first if `flipped`)."""
         if self.placements:
             raise IllegalActionError("the round has already been led")
@@ -176,7 +189,8 @@ class Layout:
                 self.tip[other] = self.centre_tip
             self.centre_tip = -1
         self.length[arm] += 1
-        self.end[arm] = -1 if closes else far
+        end = self.end
+        end[arm] = -1 if closes else far
         if self._is_spinner(tile):
             self.spinners += 1
             if self.until_both:
@@ -189,8 +203,14 @@ class Layout:
                 self.tip[n] = self.tip[s] = TIP_SIDE
         else:
             self.tip[arm] = TIP_DOUBLE if IS_DOUBLE[tile] else TIP_PLAIN
+            if not closes and not self.pending and len(self.arms) == 2:
+                # The common case, a line: no arm opened or closed, two ends to rescan.
+                a0, a1 = self.arms
+                self.fit_mask = NUMBER_MASK[end[a0]] | NUMBER_MASK[end[a1]]
+                return
         if self.pending:
             self._open_pending()
+        self._refresh()
 
     def _open_pending(self) -> None:
         """until-both-sides: open a spinner's sides once tiles lie against both its W and E."""

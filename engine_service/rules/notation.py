@@ -75,6 +75,10 @@ def _fill_cache() -> None:
 
 _fill_cache()
 
+#: The canonical spelling of every single-tile action ("6-3@E" -> "3-6@E"); a lead keeps its
+#: orientation ("6-3" stays "6-3": it says which number faces W).
+CANONICAL: Final[dict[str, str]] = {}
+
 
 def parse_action(text: object) -> Move:
     """Parse an action string; MalformedError when it is not one."""
@@ -105,6 +109,14 @@ def parse_action(text: object) -> Move:
     )
 
 
+def _fill_canonical() -> None:
+    for text, (kind, placements) in _CACHE.items():
+        if kind == LEAD:
+            CANONICAL[text] = format_placement(placements[0])
+        else:
+            CANONICAL[text] = format_action((kind, placements))
+
+
 def format_placement(p: Placement) -> str:
     tile, arm, flag = p
     if arm == CENTER:
@@ -123,6 +135,9 @@ def format_action(move: Move) -> str:
         tile = placements[0][0]
         return NAMES[tile]
     return "+".join(format_placement(p) for p in sorted(placements, key=lambda p: p[1]))
+
+
+_fill_canonical()
 
 
 def parse_placement(text: object, first: bool) -> Placement:

@@ -14,7 +14,7 @@ from .errors import IllegalActionError
 from .layout import Layout
 from .notation import (
     ARM_NAMES, CENTER, CLOSE_TEXT, DRAW, LEAD, LEAD_TEXT, PASS, PLAY, PLAY_TEXT,
-    E, W, Move, parse_action,
+    CANONICAL, E, W, Move, format_action, parse_action,
 )
 from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, NAMES, NUMBER_MASK, bits
 
@@ -110,11 +110,8 @@ class Round:
         actions: list[str] = []
         end = layout.end
         closing = fam.closing
-        for arm in range(len(end)):
-            v = end[arm]
-            if v < 0:
-                continue
-            m = hand & NUMBER_MASK[v]
+        for arm in layout.arms:
+            m = hand & NUMBER_MASK[end[arm]]
             while m:
                 low = m & -m
                 t = low.bit_length() - 1
@@ -171,8 +168,13 @@ class Round:
         """Nobody can play and nothing can be drawn (C "Blocked")."""
         if not self.layout.placements or self.drawable > 0:
             return False
-        mask = self.layout.playable_mask()
+        mask = self.layout.fit_mask
         out = self.out
+        if not out:
+            held = 0
+            for hand in self.hands:
+                held |= hand
+            return not held & mask
         for seat, hand in enumerate(self.hands):
             if hand & mask and seat not in out:
                 return False
@@ -303,10 +305,15 @@ class Round:
 
     def _exhausted_number(self) -> bool:
         """Every open end shows v and all six non-double v tiles are on the table (K, O)."""
-        shown = {v for v in self.layout.end if v >= 0}
-        if len(shown) != 1:
+        layout = self.layout
+        end = layout.end
+        arms = layout.arms
+        if not arms:
             return False
-        v = shown.pop()
+        v = end[arms[0]]
+        for a in arms:
+            if end[a] != v:
+                return False
         six = NUMBER_MASK[v] & ~(1 << DOUBLE_OF[v])
         return self.layout.on_table & six == six
 
@@ -320,15 +327,8 @@ NAMES_VALUE: tuple[int, ...] = tuple(int(NAMES[t][0]) for t in range(28))
 
 
 def _canonical(text: str, move: Move) -> str:
-    from .notation import format_action
-
-    if move[0] == LEAD:
-        tile, _arm, flipped = move[1][0]
-        return NAMES[tile] if not flipped else text
-    if len(move[1]) == 1:
-        tile, arm, closes = move[1][0]
-        return (CLOSE_TEXT if closes else PLAY_TEXT)[tile][arm]
-    return format_action(move)
+    """The canonical spelling of an applied action (a flipped lead keeps its orientation)."""
+    return CANONICAL.get(text) or format_action(move)
 
 
 __all__ = ["Round", "E", "W"]
