@@ -11,6 +11,7 @@ from .errors import IllegalActionError, MalformedError, MisdealError, RulesError
 from .match import Match
 from .registry import PRESETS, variants
 from .tiles import parse_tile, tile_name
+from .tournament import Tournament
 
 __all__ = [
     "IllegalActionError",
@@ -19,6 +20,7 @@ __all__ = [
     "MisdealError",
     "PRESETS",
     "RulesError",
+    "Tournament",
     "parse_tile",
     "tile_name",
     "variants",
