@@ -191,7 +191,7 @@ class Layout:
         self.length[arm] += 1
         end = self.end
         end[arm] = -1 if closes else far
-        if self._is_spinner(tile):
+        if self.shape == SPINNER and IS_DOUBLE[tile] and (self.all_spinners or self.spinners == 0):
             self.spinners += 1
             if self.until_both:
                 self.tip[arm] = self._spinner_tip()

@@ -146,9 +146,11 @@ class Match:
 
     def apply(self, action: str, seat: int | None = None) -> list[Event]:
         """Apply one action of the seat to move; returns what happened."""
-        rnd = self._playing_round()
-        if seat is not None and seat != rnd.to_move:
-            raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
+        rnd = self.round
+        if (rnd is None or rnd.over or self.match_over or type(action) is not str
+                or (seat is not None and seat != rnd.to_move)):
+            self._refuse(action, seat)
+        assert rnd is not None
         events: list[Event] = []
         ended = rnd.apply(action, events)
         if rnd.last_score:
@@ -156,6 +158,14 @@ class Match:
         if ended:
             events.extend(self._finish(rnd))
         return events
+
+    def _refuse(self, action: object, seat: int | None) -> None:
+        """Raise the precise reason why `action` cannot even be tried now."""
+        if not isinstance(action, str):
+            raise MalformedError(f"an action must be a string, not {type(action).__name__}")
+        rnd = self._playing_round()
+        if seat is not None and seat != rnd.to_move:
+            raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
 
     def _credit_in_play(self, rnd: Round, event: Event) -> None:
         """Points scored in play go to the ledger (the family may refuse some: exact target)."""

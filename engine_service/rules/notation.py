@@ -59,6 +59,8 @@ CLOSE_TEXT: Final[tuple[tuple[str, ...], ...]] = tuple(
 LEAD_TEXT: Final[tuple[str, ...]] = NAMES
 
 _CACHE: dict[str, Move] = {"draw": DRAW_MOVE, "pass": PASS_MOVE}
+#: Every single-tile action string (both spellings), draw and pass, parsed: a dict lookup.
+MOVES: Final[dict[str, Move]] = _CACHE
 
 
 def _fill_cache() -> None:

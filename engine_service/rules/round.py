@@ -14,9 +14,9 @@ from .errors import IllegalActionError
 from .layout import Layout
 from .notation import (
     ARM_NAMES, CENTER, CLOSE_TEXT, DRAW, LEAD, LEAD_TEXT, PASS, PLAY, PLAY_TEXT,
-    CANONICAL, E, W, Move, format_action, parse_action,
+    CANONICAL, MOVES, E, W, Move, format_action, parse_action,
 )
-from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, NAMES, NUMBER_MASK, bits
+from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, NAMES, NUMBER_MASK, OTHER, bits
 
 if TYPE_CHECKING:
     from .family import Family
@@ -30,7 +30,7 @@ class Round:
     __slots__ = (
         "family", "players", "hands", "boneyard", "reserve", "layout", "leader", "to_move",
         "passes", "out", "last_placer", "last_score", "over", "ending", "winner",
-        "round_points", "places", "lead_mask",
+        "round_points", "places", "lead_mask", "held",
     )
 
     def __init__(
@@ -44,6 +44,9 @@ class Round:
         self.family = family
         self.players = len(hands)
         self.hands = hands
+        self.held = 0                               # union of all hands
+        for hand in hands:
+            self.held |= hand
         self.boneyard = boneyard_draw_order[::-1]  # next tile to draw is last
         self.reserve = min(family.reserve, len(boneyard_draw_order))
         self.layout = family.new_layout()
@@ -65,6 +68,7 @@ class Round:
         new.family = self.family
         new.players = self.players
         new.hands = self.hands.copy()
+        new.held = self.held
         new.boneyard = self.boneyard.copy()
         new.reserve = self.reserve
         new.layout = self.layout.copy()
@@ -168,17 +172,7 @@ class Round:
         """Nobody can play and nothing can be drawn (C "Blocked")."""
         if not self.layout.placements or self.drawable > 0:
             return False
-        mask = self.layout.fit_mask
-        out = self.out
-        if not out:
-            held = 0
-            for hand in self.hands:
-                held |= hand
-            return not held & mask
-        for seat, hand in enumerate(self.hands):
-            if hand & mask and seat not in out:
-                return False
-        return True
+        return not self.held & self.layout.fit_mask
 
     # ------------------------------------------------------------ transitions
 
@@ -239,14 +233,24 @@ class Round:
 
     def apply(self, text: str, events: list[Event]) -> bool:
         """Validate and apply one action; returns True when the round ended with it."""
-        move = parse_action(text)
-        self.validate(move, text)
+        move = MOVES.get(text) or parse_action(text)
         kind, placements = move
         seat = self.to_move
+        if kind == PLAY and len(placements) == 1 and not self.over:
+            # The common case, checked inline: one tile that the seat holds and that fits.
+            tile, arm, closes = placements[0]
+            layout = self.layout
+            v = layout.end[arm]
+            if not (self.hands[seat] >> tile & 1 and v >= 0 and OTHER[tile][v] >= 0 and not closes
+                    and layout.placements):
+                self.validate(move, text)
+        else:
+            self.validate(move, text)
         fam = self.family
         if kind == DRAW:
             tile = self.boneyard.pop()
             self.hands[seat] |= 1 << tile
+            self.held |= 1 << tile
             events.append({"type": "drew", "seat": seat, "tile": NAMES[tile]})
             self.last_score = 0
             if self.is_blocked():
@@ -266,32 +270,42 @@ class Round:
                 return True
             return False
         layout = self.layout
+        hand = self.hands[seat]
         for tile, arm, flag in placements:
-            self.hands[seat] &= ~(1 << tile)
+            hand &= ~(1 << tile)
             if arm == CENTER:
                 layout.lead(tile, flag)
             else:
                 layout.attach(tile, arm, flag)
+        self.hands[seat] = hand
+        self.held &= ~layout.on_table
         self.passes = 0
         self.last_placer = seat
-        events.append({"type": "played", "seat": seat, "action": _canonical(text, move)})
-        points = fam.in_play_points(layout.count()) if fam.counts else 0
-        self.last_score = points
-        if points:
-            events.append({"type": "points_scored", "seat": seat, "points": points, "count": layout.count()})
-        if self.hands[seat] == 0:
+        events.append({"type": "played", "seat": seat, "action": CANONICAL.get(text) or format_action(move)})
+        if fam.counts:
+            count = layout.count()
+            points = fam.in_play_points(count)
+            self.last_score = points
+            if points:
+                events.append({"type": "points_scored", "seat": seat, "points": points, "count": count})
+        if hand == 0:
             self.out.append(seat)
             if fam.round_ends_when_out(self, seat):
                 self._end("out")
                 return True
-        if fam.fish_without_double and self._exhausted_number():
+        arms = layout.arms
+        if (fam.fish_without_double and arms and layout.end[arms[0]] == layout.end[arms[-1]]
+                and self._exhausted_number()):
             self._end("fish-exhausted")
             return True
-        if fam.round_ends_after_turn(self, seat):
-            self._end("out" if self.out else "blocked")
-            return True
-        self._advance()
-        if self.is_blocked():
+        if fam.many_out:
+            if fam.round_ends_after_turn(self, seat):
+                self._end("out" if self.out else "blocked")
+                return True
+            self._advance()
+        else:
+            self.to_move = seat + 1 if seat + 1 < self.players else 0
+        if (not fam.draws or len(self.boneyard) <= self.reserve) and not self.held & layout.fit_mask:
             self._end("out" if self.out else "blocked")
             return True
         return False
@@ -324,11 +338,6 @@ class Round:
 
 
 NAMES_VALUE: tuple[int, ...] = tuple(int(NAMES[t][0]) for t in range(28))
-
-
-def _canonical(text: str, move: Move) -> str:
-    """The canonical spelling of an applied action (a flipped lead keeps its orientation)."""
-    return CANONICAL.get(text) or format_action(move)
 
 
 __all__ = ["Round", "E", "W"]
