@@ -8,7 +8,7 @@ A block match is that one hand.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import options as opt
 from .family import Family
@@ -51,7 +51,7 @@ class Block(Family):
         return events
 
 
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "block": dict(
         family=Block,
         description="Block: 7 tiles each, no drawing, pass when unable; one hand (RULES.md BL, OpenSpiel's block dominoes)",

@@ -13,7 +13,7 @@ else a sortir.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import options as opt
 from .errors import MalformedError
@@ -120,7 +120,7 @@ class Bykovo(Family):
         return events
 
 
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "bykovo": dict(
         family=Bykovo,
         description="Bykovo house rules: 4 seats, 0-0 leads, voluntary pass, fish or sortir; first to 100 is out (RULES.md B)",

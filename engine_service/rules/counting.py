@@ -12,7 +12,7 @@ target are not taken, in play or at the end of a hand.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import options as opt
 from .deal import derive_seed, SplitMix64
@@ -187,9 +187,9 @@ class AllThrees(Counting):
 
     code = "A3"
     multiples = (3,)
-    specs = {name: spec for name, spec in Counting.specs.items()
-             if name not in ("teams", "lead", "boneyard_reserve", "draw_when_able", "exact_target")}
-    specs["lead"] = opt.lead_option("lot")
+    specs = {**{name: spec for name, spec in Counting.specs.items()
+                if name not in ("teams", "lead", "boneyard_reserve", "draw_when_able", "exact_target")},
+             "lead": opt.lead_option("lot")}
 
     def hand_bonus(self, own: int, others: int) -> int:
         return round_to_nearest(others - own, 3) // 3
@@ -200,9 +200,9 @@ class AllFives(Counting):
 
     code = "A5"
     multiples = (5,)
-    specs = {name: spec for name, spec in Counting.specs.items()
-             if name not in ("boneyard_reserve", "draw_when_able", "lead")}
-    specs["lead"] = opt.lead_option("lot")
+    specs = {**{name: spec for name, spec in Counting.specs.items()
+                if name not in ("boneyard_reserve", "draw_when_able", "lead")},
+             "lead": opt.lead_option("lot")}
 
     def hand_bonus(self, own: int, others: int) -> int:
         return round_to_nearest(others - own, 5) // 5
@@ -210,7 +210,7 @@ class AllFives(Counting):
 
 _COMMON = {"spinner_ends": "open-sides", "spinner_counts": True, "scoring": "total", "exact_target": False}
 
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "threes-fives": dict(
         family=Counting,
         description="Threes and Fives (Sterling): multiples of 3 and 5 score in play, game to 251 (RULES.md TF)",

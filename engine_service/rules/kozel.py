@@ -148,7 +148,7 @@ class Kozel(Family):
         return match.end_match([seat], [], rating)
 
 
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "kozel": dict(
         family=Kozel,
         description="Kozel (goat), the Russian yard classic as played online (RULES.md K, seed 001)",

@@ -110,7 +110,7 @@ class Osel(Family):
         return events
 
 
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "osel": dict(
         family=Osel,
         description="Osel (donkey): a cross from a double lead, doubles close arms, first to 101 loses (RULES.md O)",
