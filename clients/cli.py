@@ -40,7 +40,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="start a service (flags after it go to the service)")
     serve.add_argument("what", choices=["engine", "gateway", "all"])
 
+    sub.add_parser("crosscheck", help="play seeded block games against OpenSpiel and compare (flags go to it)",
+                   add_help=False)
+
     args, rest = parser.parse_known_args(argv)
+    if args.command == "crosscheck":
+        from clients.crosscheck import main as crosscheck
+
+        return crosscheck(rest)
     if args.command == "conformance":
         if rest:
             parser.error("unrecognized arguments: " + " ".join(rest))
