@@ -25,13 +25,13 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Self
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
 from engine_service import codec
 from engine_service.rules import IllegalActionError, MalformedError, MisdealError
 
@@ -90,8 +90,8 @@ def service_config(max_attempts: int = 4, initial_backoff: float = 0.1, max_back
 
 
 def _raise(err: grpc.RpcError) -> NoReturn:
-    code: grpc.StatusCode = err.code()  # type: ignore[attr-defined]
-    details: str = err.details() or ""  # type: ignore[attr-defined]
+    code: grpc.StatusCode = err.code()
+    details: str = err.details() or ""
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         raise MalformedError(details) from None
     if code == grpc.StatusCode.FAILED_PRECONDITION:
@@ -142,7 +142,7 @@ class EngineClient:
             self._stub = None
             self._health = None
 
-    def __enter__(self) -> "EngineClient":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -166,7 +166,8 @@ class EngineClient:
         self.stub  # noqa: B018 - creates this process's channel and health stub
         assert self._health is not None
         try:
-            reply = self._health.Check(health_pb2.HealthCheckRequest(service=service), timeout=self._timeout)
+            check = self._health.Check  # type: ignore[attr-defined]  # set in the stub's __init__
+            reply = check(health_pb2.HealthCheckRequest(service=service), timeout=self._timeout)
         except grpc.RpcError as err:
             _raise(err)
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
@@ -187,10 +188,10 @@ class EngineClient:
         """A new match, its first round dealt from `deal` or `seed` (a random seed if neither) unless `no_deal`."""
 
         def build() -> pb.NewMatchRequest:
-            request = pb.NewMatchRequest(variant=variant, players=players, no_deal=no_deal,
-                                         options=codec.options_to_proto(options))
+            request = pb.NewMatchRequest(variant=variant, players=codec.uint32(players, "players"),
+                                         no_deal=no_deal, options=codec.options_to_proto(options))
             if seed is not None:
-                request.seed = seed
+                request.seed = codec.uint64(seed, "seed")
             if deal is not None:
                 request.deal.CopyFrom(codec.deal_to_proto(deal))
             codec.setup_to_proto(setup, request)
@@ -220,7 +221,7 @@ class EngineClient:
         def build() -> pb.ApplyRequest:
             request = pb.ApplyRequest(state=codec.state_to_proto(state), action=action)
             if seat is not None:
-                request.seat = seat
+                request.seat = codec.uint32(seat, "seat")
             return request
 
         return self._answer(self._call("Apply", build))
@@ -241,17 +242,19 @@ class EngineClient:
                                        ending=codec.ending_to_proto(ending, "ending"),
                                        hands=codec.hands_to_proto(list(hands), "hands"))
             if last_placer is not None:
-                request.last_placer = last_placer
+                request.last_placer = codec.uint32(last_placer, "last_placer")
             return request
 
         return self._answer(self._call("Settle", build))
 
     def view(self, state: Json, seat: int) -> Json:
         """What `seat` may see."""
-        reply = self._call("View", lambda: pb.ViewRequest(state=codec.state_to_proto(state), seat=seat))
+        reply = self._call("View", lambda: pb.ViewRequest(state=codec.state_to_proto(state),
+                                                          seat=codec.uint32(seat, "seat")))
         return codec.view_from_proto(reply)
 
     def timeout(self, state: Json, seat: int) -> Answer:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""
         return self._answer(self._call(
-            "Timeout", lambda: pb.TimeoutRequest(state=codec.state_to_proto(state), seat=seat)))
+            "Timeout", lambda: pb.TimeoutRequest(state=codec.state_to_proto(state),
+                                                 seat=codec.uint32(seat, "seat"))))

@@ -19,35 +19,51 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
-from typing import Any, TypeVar
+from functools import cache
+from typing import Any, cast
 
 from domino.v1 import engine_pb2 as pb
+
 from engine_service.rules.errors import MalformedError
 from engine_service.rules.notation import ARM_NAMES
 from engine_service.rules.tiles import NAME_TO_ID, NAMES, TILE_COUNT
 
 __all__ = [
-    "ENDINGS", "deal_from_proto", "deal_to_proto", "events_from_proto", "events_to_proto",
-    "ending_from_proto", "ending_to_proto", "hands_from_proto", "hands_to_proto",
-    "options_from_proto", "options_to_proto", "setup_from_proto", "setup_to_proto",
-    "state_from_proto", "state_to_proto", "variants_from_proto", "variants_to_proto",
-    "view_from_proto", "view_to_proto",
+    "ENDINGS",
+    "deal_from_proto",
+    "deal_to_proto",
+    "ending_from_proto",
+    "ending_to_proto",
+    "events_from_proto",
+    "events_to_proto",
+    "hands_from_proto",
+    "hands_to_proto",
+    "options_from_proto",
+    "options_to_proto",
+    "setup_from_proto",
+    "setup_to_proto",
+    "state_from_proto",
+    "state_to_proto",
+    "uint32",
+    "uint64",
+    "variants_from_proto",
+    "variants_to_proto",
+    "view_from_proto",
+    "view_to_proto",
 ]
 
 Json = dict[str, Any]
-M = TypeVar("M")
 
 _UINT32 = (0, 2**32 - 1)
 _INT32 = (-(2**31), 2**31 - 1)
 _UINT64 = (0, 2**64 - 1)
 
-# Arms: proto enum value i + 1 is ARM_NAMES[i] (ARM_N = 1, ARM_E = 2, ... ARM_S7 = 16).
-_ARM_VALUE: dict[str, int] = {name: i + 1 for i, name in enumerate(ARM_NAMES)}
+# Arms: the rules' arm "E" is the proto's ARM_E (a KeyError at import if the two ever diverge).
+_ARM_VALUE: dict[str, pb.Arm] = {name: cast(pb.Arm, pb.Arm.Value(f"ARM_{name}")) for name in ARM_NAMES}
 _ARM_NAME: dict[int, str] = {v: k for k, v in _ARM_VALUE.items()}
 
 #: Round endings: JSON string <-> proto enum (None <-> ENDING_NONE).
-ENDINGS: dict[str, int] = {
+ENDINGS: dict[str, pb.Ending] = {
     "out": pb.ENDING_OUT, "fish": pb.ENDING_FISH, "blocked": pb.ENDING_BLOCKED,
     "sortir": pb.ENDING_SORTIR,
 }
@@ -72,6 +88,16 @@ def _int(value: object, where: str, bounds: tuple[int, int]) -> int:
 
 def _uint(value: object, where: str) -> int:
     return _int(value, where, _UINT32)
+
+
+def uint32(value: object, where: str) -> int:
+    """A request's uint32 scalar (players, seat ...), checked before protobuf sees it."""
+    return _int(value, where, _UINT32)
+
+
+def uint64(value: object, where: str) -> int:
+    """A request's uint64 scalar (the seed)."""
+    return _int(value, where, _UINT64)
 
 
 def _sint(value: object, where: str) -> int:
@@ -204,7 +230,7 @@ def hands_from_proto(hands: Iterable[pb.Hand], where: str) -> list[list[str]]:
     return [_tiles_from_ids(h.tiles, f"{where}[{i}].tiles") for i, h in enumerate(hands)]
 
 
-def ending_to_proto(ending: object, where: str) -> int:
+def ending_to_proto(ending: object, where: str) -> pb.Ending:
     """ "out" -> ENDING_OUT; None -> ENDING_NONE."""
     if ending is None:
         return pb.ENDING_NONE
@@ -241,7 +267,7 @@ def options_to_proto(options: object, where: str = "options") -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _option_types(variant: str) -> dict[str, str]:
     """Option name -> "bool" / "int" / "enum" for a preset ({} for an unknown preset)."""
     from engine_service.rules import variants  # late: the registry is only needed here

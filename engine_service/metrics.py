@@ -24,8 +24,8 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TypeAlias
 
 import grpc
 from prometheus_client import Counter, Gauge, Histogram
@@ -98,6 +98,7 @@ def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------- per-call observation
 
 Behavior = Callable[[Any, grpc.ServicerContext], Any]
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic only in the stubs
 
 
 def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: bool) -> Behavior:
@@ -113,7 +114,7 @@ def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: 
         finally:
             elapsed = time.perf_counter() - start
             IN_FLIGHT.dec()
-            status = context.code()
+            status = context.code()  # type: ignore[attr-defined]  # grpcio >= 1.38, not in the stubs
             code = status.name if status is not None else ("UNKNOWN" if failed else "OK")
             CALLS.labels(service, name, code).inc()
             LATENCY.labels(service, name).observe(elapsed)
@@ -131,13 +132,13 @@ class ObservingInterceptor(grpc.ServerInterceptor):
 
     def __init__(self, log_calls: bool = True) -> None:
         self._log_calls = log_calls
-        self._cache: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._cache: dict[str, tuple[Handler, Handler]] = {}
 
     def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Handler | None],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
+    ) -> Handler | None:
         handler = continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
@@ -146,7 +147,7 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         if cached is not None and cached[0] is handler:
             return cached[1]
         service, _, name = method.lstrip("/").rpartition("/")
-        wrapped = grpc.unary_unary_rpc_method_handler(
+        wrapped: Handler = grpc.unary_unary_rpc_method_handler(
             _observe(service, name, method, handler.unary_unary, self._log_calls),
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
@@ -163,7 +164,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),

@@ -29,11 +29,11 @@ from types import FrameType
 from typing import Any
 
 import grpc
+from domino.v1 import engine_pb2, engine_pb2_grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
-from domino.v1 import engine_pb2, engine_pb2_grpc
 from engine_service import config as config_module
 from engine_service.config import Config
 from engine_service.metrics import JsonFormatter, ObservingInterceptor

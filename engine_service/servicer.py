@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
-
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
+
 from engine_service import codec, metrics
 from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError, variants
 

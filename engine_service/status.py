@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -57,6 +57,7 @@ def status_for(exc: BaseException) -> tuple[grpc.StatusCode, str]:
 
 
 Behavior = Callable[[Any, grpc.ServicerContext], Any]
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic only in the stubs
 
 
 def _guard(method: str, behavior: Behavior, deserialize: Callable[[bytes], Any] | None) -> Behavior:
@@ -67,7 +68,7 @@ def _guard(method: str, behavior: Behavior, deserialize: Callable[[bytes], Any] 
             request = deserialize(raw) if deserialize is not None else raw
             return behavior(request, context)
         except Exception as exc:
-            already = context.code()
+            already = context.code()  # type: ignore[attr-defined]  # grpcio >= 1.38, not in the stubs
             if already is not None and already != grpc.StatusCode.OK:
                 raise  # the handler aborted with a status of its own
             code, details = status_for(exc)
@@ -84,13 +85,13 @@ class StatusInterceptor(grpc.ServerInterceptor):
     def __init__(self, prefix: str = ENGINE_PREFIX) -> None:
         self._prefix = prefix
         # method -> (the handler we wrapped, its wrapped version): wrap once, not per call.
-        self._cache: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._cache: dict[str, tuple[Handler, Handler]] = {}
 
     def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Handler | None],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
+    ) -> Handler | None:
         handler = continuation(handler_call_details)
         method: str = handler_call_details.method
         if handler is None or handler.unary_unary is None or not method.startswith(self._prefix):
@@ -98,7 +99,7 @@ class StatusInterceptor(grpc.ServerInterceptor):
         cached = self._cache.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        wrapped = grpc.unary_unary_rpc_method_handler(
+        wrapped: Handler = grpc.unary_unary_rpc_method_handler(
             _guard(method, handler.unary_unary, handler.request_deserializer),
             request_deserializer=None,
             response_serializer=handler.response_serializer,

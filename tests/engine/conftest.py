@@ -22,9 +22,9 @@ from typing import IO, Any
 
 import grpc
 import pytest
+from domino.v1 import engine_pb2_grpc
 
 from clients.engine_client import EngineClient
-from domino.v1 import engine_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 20.0
@@ -72,7 +72,8 @@ def start_engine(*args: str, env: dict[str, str] | None = None,
     full_env.update(env or {})
     argv = (command or [sys.executable, "-m", "engine_service"]) + [
         "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0", "--grace", "2", *args]
-    log_file = tempfile.NamedTemporaryFile("w+", prefix="engine-", suffix=".log", delete=True)
+    # closed by EngineProcess.stop (or below when the start fails)
+    log_file = tempfile.NamedTemporaryFile("w+", prefix="engine-", suffix=".log")  # noqa: SIM115
     proc = subprocess.Popen(argv, cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=log_file,
                             text=True)
     assert proc.stdout is not None
@@ -82,7 +83,9 @@ def start_engine(*args: str, env: dict[str, str] | None = None,
         proc.kill()
         proc.wait()
         log_file.seek(0)
-        raise RuntimeError(f"engine did not start: {log_file.read()[-2000:]}")
+        logs = log_file.read()[-2000:]
+        log_file.close()
+        raise RuntimeError(f"engine did not start: {logs}")
     bound = json.loads(line)
     return EngineProcess(proc, bound["grpc"], bound["metrics"], log_file)
 

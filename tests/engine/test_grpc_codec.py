@@ -5,8 +5,8 @@ import random
 from typing import Any
 
 import pytest
-
 from domino.v1 import engine_pb2 as pb
+
 from engine_service import codec
 from engine_service.rules import MalformedError, Match, variants
 

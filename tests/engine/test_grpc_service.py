@@ -7,9 +7,9 @@ from typing import Any
 
 import grpc
 import pytest
-
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
+
 from engine_service import codec
 from engine_service.rules import MalformedError, Match, variants
 from engine_service.rules.tiles import NAMES

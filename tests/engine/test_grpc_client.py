@@ -1,0 +1,165 @@
+"""clients.engine_client: the typed client against the real engine, and its retry and deadline policy."""
+from __future__ import annotations
+
+import json
+import random
+import socket
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+import pytest
+from domino.v1 import engine_pb2 as pb
+
+from clients.engine_client import EngineClient, EngineError, service_config
+from engine_service.rules import IllegalActionError, MalformedError, Match, MisdealError, variants
+
+pytestmark = pytest.mark.service
+
+
+def test_a_whole_match_through_the_client_equals_the_library(client: EngineClient) -> None:
+    rng = random.Random(3)
+    answer = client.new_match("kozel", 3, seed=3)
+    match, events = Match.new("kozel", 3, seed=3)
+    assert (answer.state, answer.events) == (match.to_dict(), events)
+    state = answer.state
+    calls = 0
+    while not match.match_over and calls < 600:
+        calls += 1
+        if match.round is None or match.round.over:
+            answer, events = client.start_round(state), match.start_round()
+        else:
+            seat, actions = client.legal_actions(state)
+            assert (seat, actions) == (match.to_move, match.legal_actions())
+            action = rng.choice(actions)
+            answer, events = client.apply(state, action, seat), match.apply(action, seat)
+        assert (answer.state, answer.events) == (match.to_dict(), events)
+        state = answer.state
+    assert match.match_over and state["losers"]
+    assert client.view(state, 0) == match.view(0)
+
+
+def test_client_replay_settle_timeout_and_variants(client: EngineClient) -> None:
+    assert client.list_variants() == variants()
+    start = client.new_match("kozel", 2, seed=1).state
+    _, actions = client.legal_actions(start)
+    result = client.replay(start, [actions[0], "bogus"])
+    assert (result.ok, result.applied, result.failed_index, result.error_kind) == (False, 1, 1, "malformed")
+    settled = client.settle(client.new_match("kozel", 2, no_deal=True).state, "blocked",
+                            [["6-6"], ["0-1"]], last_placer=0)
+    assert settled.state["ledger"]["history"][0]["ending"] == "fish"
+    ended = client.timeout(client.new_match("kozel", 3, setup={"written": [30, 32, 13]}, no_deal=True).state, 1)
+    assert ended.state["match_over"] and ended.state["rating"] == [1, 0, 2]
+    assert client.health() == "SERVING"
+
+
+def test_refusals_come_back_as_the_rules_exceptions(client: EngineClient) -> None:
+    state = client.new_match("kozel", 4, seed=42).state
+    with pytest.raises(MalformedError, match="not an action"):
+        client.apply(state, "1-1@X")
+    with pytest.raises(IllegalActionError, match="does not hold") as info:
+        client.apply(state, "6-6")
+    assert not isinstance(info.value, MisdealError)
+    five_doubles = {"hands": [
+        ["0-0", "1-1", "2-2", "3-3", "4-4", "0-1", "0-2"], ["0-3", "0-4", "0-5", "0-6", "1-2", "1-3", "1-4"],
+        ["1-5", "1-6", "2-3", "2-4", "2-5", "2-6", "3-4"], ["3-5", "3-6", "4-5", "4-6", "5-5", "5-6", "6-6"]]}
+    with pytest.raises(MisdealError, match="^misdeal:"):
+        client.new_match("kozel", 4, deal=five_doubles)
+    # arguments protobuf cannot carry are malformed before anything is sent
+    with pytest.raises(MalformedError, match="seed"):
+        client.new_match("kozel", 4, seed=-1)
+    with pytest.raises(MalformedError, match=r"state\.round\.hands\[0\]\[0\]"):
+        client.legal_actions({**state, "round": {**state["round"], "hands": [["x"]]}})
+    with pytest.raises(EngineError) as big:
+        client.apply(state, "x" * 300_000)
+    assert big.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_service_config_retries_only_unavailable() -> None:
+    config = json.loads(service_config(max_attempts=5))
+    policy = config["methodConfig"][0]["retryPolicy"]
+    assert config["methodConfig"][0]["name"] == [{"service": "domino.v1.Engine"}]
+    assert policy["retryableStatusCodes"] == ["UNAVAILABLE"] and policy["maxAttempts"] == 5
+
+
+# ---------------------------------------------------------------- retry and deadline, against a scripted server
+
+
+class Scripted:
+    """A real gRPC server whose ListVariants answers from a script of status codes (then OK)."""
+
+    def __init__(self, script: list[grpc.StatusCode], delay: float = 0.0) -> None:
+        self.script = list(script)
+        self.delay = delay
+        self.attempts = 0
+        handler = grpc.unary_unary_rpc_method_handler(
+            self._list, request_deserializer=pb.ListVariantsRequest.FromString,
+            response_serializer=pb.ListVariantsResponse.SerializeToString)
+        self.server = grpc.server(futures.ThreadPoolExecutor(2), options=[("grpc.so_reuseport", 0)])
+        self.server.add_generic_rpc_handlers(
+            [grpc.method_handlers_generic_handler("domino.v1.Engine", {"ListVariants": handler})])
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+
+    def _list(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
+        self.attempts += 1
+        time.sleep(self.delay)
+        if self.script:
+            context.abort(self.script.pop(0), "scripted")
+        return pb.ListVariantsResponse(variants=[pb.Variant(name="kozel", family="K")])
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., Scripted]]:
+    made: list[Scripted] = []
+
+    def make(*args: Any, **kwargs: Any) -> Scripted:
+        made.append(Scripted(*args, **kwargs))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.server.stop(0)
+
+
+def test_unavailable_is_retried_until_it_answers(scripted: Callable[..., Scripted]) -> None:
+    server = scripted([grpc.StatusCode.UNAVAILABLE] * 2)
+    with EngineClient(f"127.0.0.1:{server.port}", timeout=5) as c:
+        assert [v["name"] for v in c.list_variants()] == ["kozel"]
+    assert server.attempts == 3
+
+
+def test_retries_stop_at_max_attempts(scripted: Callable[..., Scripted]) -> None:
+    server = scripted([grpc.StatusCode.UNAVAILABLE] * 10)
+    with EngineClient(f"127.0.0.1:{server.port}", timeout=5, max_attempts=3) as c, \
+            pytest.raises(EngineError) as info:
+        c.list_variants()
+    assert info.value.code == grpc.StatusCode.UNAVAILABLE and server.attempts == 3
+
+
+def test_other_statuses_are_not_retried(scripted: Callable[..., Scripted]) -> None:
+    server = scripted([grpc.StatusCode.INTERNAL])
+    with EngineClient(f"127.0.0.1:{server.port}", timeout=5) as c, pytest.raises(EngineError) as info:
+        c.list_variants()
+    assert info.value.code == grpc.StatusCode.INTERNAL and server.attempts == 1
+
+
+def test_every_call_has_a_deadline(scripted: Callable[..., Scripted]) -> None:
+    server = scripted([], delay=1.0)
+    with EngineClient(f"127.0.0.1:{server.port}", timeout=0.2) as c:
+        started = time.monotonic()
+        with pytest.raises(EngineError) as info:
+            c.list_variants()
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.monotonic() - started < 0.9
+
+
+def test_no_server_is_an_engine_error() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with EngineClient(f"127.0.0.1:{port}", timeout=2, max_attempts=2) as c, pytest.raises(EngineError) as info:
+        c.list_variants()
+    assert info.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)

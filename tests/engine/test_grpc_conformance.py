@@ -1,0 +1,49 @@
+"""The conformance scenarios through the gRPC engine give the same verdicts as through the library."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clients.conformance.grpc_surface import GrpcSurface
+from clients.conformance.library_surface import LibrarySurface
+from clients.conformance.runner import find_scenarios, run_scenario
+from clients.conformance.surface import SurfaceError
+
+pytestmark = pytest.mark.service
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLIC = REPO.parent / "shared" / "conformance" / "public"
+SCENARIO_DIRS = [d for d in (PUBLIC, REPO / "tests" / "scenarios") if d.is_dir()]
+
+
+def test_public_scenarios_pass_through_grpc(engine: Any) -> None:
+    if not PUBLIC.is_dir():
+        pytest.skip(f"no public scenarios at {PUBLIC}")
+    surface = GrpcSurface(engine.address)
+    try:
+        outcomes = [run_scenario(p, surface) for p in find_scenarios([str(PUBLIC)])]
+    finally:
+        surface.close()
+    assert outcomes
+    assert [o.failures for o in outcomes if not o.passed] == []
+
+
+def test_every_scenario_has_the_same_verdict_on_grpc_and_library(engine: Any) -> None:
+    paths = find_scenarios([str(d) for d in SCENARIO_DIRS])
+    if not paths:
+        pytest.skip("no scenarios")
+    grpc_surface, library = GrpcSurface(engine.address), LibrarySurface()
+    try:
+        for path in paths:
+            assert run_scenario(path, grpc_surface).failures == run_scenario(path, library).failures, path
+    finally:
+        grpc_surface.close()
+
+
+def test_a_dead_engine_is_a_surface_error() -> None:
+    surface = GrpcSurface("127.0.0.1:1", timeout=1)
+    with pytest.raises(SurfaceError, match="gRPC engine"):
+        surface.new_match("kozel", 4, {}, None, None)
+    surface.close()
