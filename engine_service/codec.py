@@ -128,8 +128,14 @@ def _obj(value: object, where: str) -> Mapping[str, Any]:
     return value
 
 
-def _ints(value: object, where: str, item: Callable[[object, str], int]) -> list[int]:
-    return [item(v, f"{where}[{i}]") for i, v in enumerate(_seq(value, where))]
+def _ints(value: object, where: str, bounds: tuple[int, int]) -> list[int]:
+    """A list of integers within `bounds`; the path of an item is only built when it is wrong."""
+    seq = _seq(value, where)
+    lo, hi = bounds
+    for i, v in enumerate(seq):
+        if type(v) is not int or not lo <= v <= hi:
+            _int(v, f"{where}[{i}]", bounds)  # raises, naming the item (or accepts an int subclass)
+    return list(seq)
 
 
 def _opt(d: Mapping[str, Any], key: str) -> Any:
@@ -156,11 +162,29 @@ def tile_from_id(t: int, where: str) -> str:
 
 
 def _tiles_to_ids(names: object, where: str) -> list[int]:
-    return [tile_to_id(n, f"{where}[{i}]") for i, n in enumerate(_seq(names, where))]
+    seq = _seq(names, where)
+    try:
+        return [NAME_TO_ID[n] for n in seq]
+    except (KeyError, TypeError):  # slow path, to name the bad item
+        return [tile_to_id(n, f"{where}[{i}]") for i, n in enumerate(seq)]
 
 
 def _tiles_from_ids(ids: Iterable[int], where: str) -> list[str]:
-    return [tile_from_id(t, f"{where}[{i}]") for i, t in enumerate(ids)]
+    ids = list(ids)
+    if ids and max(ids) >= TILE_COUNT:  # slow path, to name the bad item
+        return [tile_from_id(t, f"{where}[{i}]") for i, t in enumerate(ids)]
+    return [NAMES[t] for t in ids]
+
+
+# Canonical placement strings after the lead ("3-6@E", "4-4@E!") <-> (tile, arm, closes): the hot
+# path is a dict lookup; anything else (the other spelling "6-3@E", errors) takes the slow path.
+_PLACED: dict[str, tuple[int, pb.Arm, bool]] = {}
+for _t, _name in enumerate(NAMES):
+    for _arm_name, _arm in _ARM_VALUE.items():
+        _PLACED[f"{_name}@{_arm_name}"] = (_t, _arm, False)
+        if _name[0] == _name[2]:
+            _PLACED[f"{_name}@{_arm_name}!"] = (_t, _arm, True)
+_PLACED_TEXT: dict[tuple[int, int, bool], str] = {v: k for k, v in _PLACED.items()}
 
 
 def placement_to_proto(text: object, where: str, first: bool) -> pb.Placement:
@@ -193,11 +217,22 @@ def placement_from_proto(p: pb.Placement, where: str, first: bool) -> str:
 
 
 def _layout_to_proto(layout: object, where: str) -> list[pb.Placement]:
-    return [placement_to_proto(p, f"{where}[{i}]", i == 0) for i, p in enumerate(_seq(layout, where))]
+    out = []
+    for i, text in enumerate(_seq(layout, where)):
+        placed = _PLACED.get(text) if i and isinstance(text, str) else None
+        if placed is not None:
+            out.append(pb.Placement(tile=placed[0], arm=placed[1], closes=placed[2]))
+        else:
+            out.append(placement_to_proto(text, f"{where}[{i}]", i == 0))
+    return out
 
 
 def _layout_from_proto(layout: Iterable[pb.Placement], where: str) -> list[str]:
-    return [placement_from_proto(p, f"{where}[{i}]", i == 0) for i, p in enumerate(layout)]
+    out = []
+    for i, p in enumerate(layout):
+        text = _PLACED_TEXT.get((p.tile, p.arm, p.closes)) if i and not p.flipped else None
+        out.append(text if text is not None else placement_from_proto(p, f"{where}[{i}]", i == 0))
+    return out
 
 
 def _ends_to_proto(ends: object, where: str) -> list[pb.OpenEnd]:
@@ -312,10 +347,10 @@ def _record_to_proto(r: object, where: str) -> pb.RoundRecord:
         msg.winner = _sint(r["winner"], f"{where}.winner")
     if _opt(r, "last_placer") is not None:
         msg.last_placer = _uint(r["last_placer"], f"{where}.last_placer")
-    for key, item in (("round_points", _sint), ("written", _sint), ("remembered", _sint),
-                      ("scores", _sint), ("places", _uint), ("out", _uint)):
+    for key, bounds in (("round_points", _INT32), ("written", _INT32), ("remembered", _INT32),
+                        ("scores", _INT32), ("places", _UINT32), ("out", _UINT32)):
         if _opt(r, key) is not None:
-            getattr(msg, key).extend(_ints(r[key], f"{where}.{key}", item))
+            getattr(msg, key).extend(_ints(r[key], f"{where}.{key}", bounds))
     return msg
 
 
@@ -340,7 +375,7 @@ def _ledger_to_proto(d: object, where: str) -> pb.Ledger:
     msg = pb.Ledger(pot=_sint(d.get("pot", 0), f"{where}.pot"))
     for key in ("written", "remembered", "scores"):
         msg_field = getattr(msg, key)
-        msg_field.extend(_ints(d.get(key) or [], f"{where}.{key}", _sint))
+        msg_field.extend(_ints(d.get(key) or [], f"{where}.{key}", _INT32))
     msg.history.extend(
         _record_to_proto(r, f"{where}.history[{i}]")
         for i, r in enumerate(_seq(d.get("history") or [], f"{where}.history"))
@@ -373,15 +408,15 @@ def _round_to_proto(d: object, where: str) -> pb.Round:
     msg.hands.extend(hands_to_proto(d.get("hands", []), f"{where}.hands"))
     msg.boneyard.extend(_tiles_to_ids(d.get("boneyard", []), f"{where}.boneyard"))
     msg.layout.extend(_layout_to_proto(d.get("layout", []), f"{where}.layout"))
-    msg.out.extend(_ints(d.get("out") or [], f"{where}.out", _uint))
+    msg.out.extend(_ints(d.get("out") or [], f"{where}.out", _UINT32))
     if _opt(d, "last_placer") is not None:
         msg.last_placer = _uint(d["last_placer"], f"{where}.last_placer")
     if _opt(d, "winner") is not None:
         msg.winner = _sint(d["winner"], f"{where}.winner")
     if _opt(d, "round_points") is not None:
-        msg.round_points.extend(_ints(d["round_points"], f"{where}.round_points", _sint))
+        msg.round_points.extend(_ints(d["round_points"], f"{where}.round_points", _INT32))
     if _opt(d, "places") is not None:
-        msg.places.extend(_ints(d["places"], f"{where}.places", _uint))
+        msg.places.extend(_ints(d["places"], f"{where}.places", _UINT32))
     msg.ends.extend(_ends_to_proto(d.get("ends") or {}, f"{where}.ends"))
     return msg
 
@@ -427,9 +462,9 @@ def state_to_proto(d: object, where: str = "state") -> pb.MatchState:
         msg.next_leader = _uint(d["next_leader"], f"{where}.next_leader")
     if _opt(d, "timed_out") is not None:
         msg.timed_out = _uint(d["timed_out"], f"{where}.timed_out")
-    msg.losers.extend(_ints(d.get("losers") or [], f"{where}.losers", _uint))
-    msg.winners.extend(_ints(d.get("winners") or [], f"{where}.winners", _uint))
-    msg.rating.extend(_ints(d.get("rating") or [], f"{where}.rating", _sint))
+    msg.losers.extend(_ints(d.get("losers") or [], f"{where}.losers", _UINT32))
+    msg.winners.extend(_ints(d.get("winners") or [], f"{where}.winners", _UINT32))
+    msg.rating.extend(_ints(d.get("rating") or [], f"{where}.rating", _INT32))
     return msg
 
 
@@ -487,7 +522,7 @@ def setup_to_proto(setup: object, request: pb.NewMatchRequest, where: str = "set
         raise _bad(where, f"unknown keys {sorted(unknown)} (expected written, remembered, pot, scores)")
     for key in ("written", "remembered", "scores"):
         if _opt(setup, key) is not None:
-            getattr(request, key).extend(_ints(setup[key], f"{where}.{key}", _sint))
+            getattr(request, key).extend(_ints(setup[key], f"{where}.{key}", _INT32))
     request.pot = _sint(setup.get("pot", 0), f"{where}.pot")
 
 
@@ -526,9 +561,9 @@ def _event_to_proto(e: object, where: str) -> pb.Event:
         msg.round_ended.record.CopyFrom(_record_to_proto(e["record"], f"{where}.record"))
     elif kind == "match_ended":
         m = msg.match_ended
-        m.losers.extend(_ints(e.get("losers") or [], f"{where}.losers", _uint))
-        m.winners.extend(_ints(e.get("winners") or [], f"{where}.winners", _uint))
-        m.rating.extend(_ints(e.get("rating") or [], f"{where}.rating", _sint))
+        m.losers.extend(_ints(e.get("losers") or [], f"{where}.losers", _UINT32))
+        m.winners.extend(_ints(e.get("winners") or [], f"{where}.winners", _UINT32))
+        m.rating.extend(_ints(e.get("rating") or [], f"{where}.rating", _INT32))
     elif kind == "next_leader":
         msg.next_leader.seat = _uint(e["seat"], f"{where}.seat")
     elif kind == "round_dealt":
@@ -596,15 +631,15 @@ def view_to_proto(d: object, where: str = "view") -> pb.SeatView:
     msg.options.update(options_to_proto(d.get("options"), f"{where}.options"))
     msg.ledger.CopyFrom(_ledger_to_proto(d.get("ledger") or {}, f"{where}.ledger"))
     msg.hand.tiles.extend(_tiles_to_ids(d.get("hand") or [], f"{where}.hand"))
-    msg.hand_sizes.extend(_ints(d.get("hand_sizes") or [], f"{where}.hand_sizes", _uint))
+    msg.hand_sizes.extend(_ints(d.get("hand_sizes") or [], f"{where}.hand_sizes", _UINT32))
     msg.layout.extend(_layout_to_proto(d.get("layout") or [], f"{where}.layout"))
     msg.ends.extend(_ends_to_proto(d.get("ends") or {}, f"{where}.ends"))
     if _opt(d, "winner") is not None:
         msg.winner = _sint(d["winner"], f"{where}.winner")
-    msg.round_points.extend(_ints(d.get("round_points") or [], f"{where}.round_points", _sint))
+    msg.round_points.extend(_ints(d.get("round_points") or [], f"{where}.round_points", _INT32))
     msg.revealed_hands.extend(hands_to_proto(d.get("revealed_hands") or [], f"{where}.revealed_hands"))
-    msg.losers.extend(_ints(d.get("losers") or [], f"{where}.losers", _uint))
-    msg.rating.extend(_ints(d.get("rating") or [], f"{where}.rating", _sint))
+    msg.losers.extend(_ints(d.get("losers") or [], f"{where}.losers", _UINT32))
+    msg.rating.extend(_ints(d.get("rating") or [], f"{where}.rating", _INT32))
     msg.legal.extend(_str(a, f"{where}.legal[{i}]") for i, a in enumerate(_seq(d.get("legal") or [], f"{where}.legal")))
     return msg
 
