@@ -176,3 +176,9 @@ def test_malformed_events_and_views_name_the_field() -> None:
         codec.view_to_proto({"hand": ["x"]})
     with pytest.raises(MalformedError, match=r"deal\.leader"):
         codec.deal_to_proto({"hands": [], "leader": -2})
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    assert doctest.testmod(codec).failed == 0
