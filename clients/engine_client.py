@@ -34,6 +34,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engine_service import codec
 from engine_service.rules import IllegalActionError, MalformedError, MisdealError
+from engine_service.status import MISDEAL_PREFIX
 
 __all__ = ["Answer", "EngineClient", "EngineError", "ReplayResult", "service_config"]
 
@@ -95,7 +96,7 @@ def _raise(err: grpc.RpcError) -> NoReturn:
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         raise MalformedError(details) from None
     if code == grpc.StatusCode.FAILED_PRECONDITION:
-        if details.startswith("misdeal:"):
+        if details.startswith(MISDEAL_PREFIX):
             raise MisdealError(details) from None
         raise IllegalActionError(details) from None
     raise EngineError(code, details) from None

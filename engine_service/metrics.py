@@ -23,14 +23,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from typing import Any
 
 import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
+from engine_service.codec import ENDINGS
 from engine_service.rules import variants
+from engine_service.status import Behavior, Handler, UnaryInterceptor
 
 CALLS = Counter(
     "grpc_server_handled_total", "gRPC calls completed, by method and status code.",
@@ -58,7 +60,6 @@ MATCHES = Counter(
 )
 
 _KNOWN_VARIANTS: frozenset[str] = frozenset(v["name"] for v in variants())
-_ENDINGS = frozenset({"out", "fish", "blocked", "sortir"})
 
 call_log = logging.getLogger("engine_service.calls")
 
@@ -90,15 +91,12 @@ def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:
         kind = event.get("type")
         if kind == "round_ended":
             ending = event["record"].get("ending")
-            ROUNDS.labels(label, ending if ending in _ENDINGS else "other").inc()
+            ROUNDS.labels(label, ending if ending in ENDINGS else "other").inc()
         elif kind == "match_ended":
             MATCHES.labels(label).inc()
 
 
 # ---------------------------------------------------------------- per-call observation
-
-Behavior = Callable[[Any, grpc.ServicerContext], Any]
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic only in the stubs
 
 
 def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: bool) -> Behavior:
@@ -127,32 +125,20 @@ def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: 
     return observed
 
 
-class ObservingInterceptor(grpc.ServerInterceptor):
+class ObservingInterceptor(UnaryInterceptor):
     """Counts, times and logs every unary call; the outermost interceptor."""
 
     def __init__(self, log_calls: bool = True) -> None:
+        super().__init__()
         self._log_calls = log_calls
-        self._cache: dict[str, tuple[Handler, Handler]] = {}
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Handler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
-        handler = continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        method: str = handler_call_details.method
-        cached = self._cache.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
+    def wrap(self, method: str, handler: Handler, behavior: Behavior) -> Handler:
         service, _, name = method.lstrip("/").rpartition("/")
         wrapped: Handler = grpc.unary_unary_rpc_method_handler(
-            _observe(service, name, method, handler.unary_unary, self._log_calls),
+            _observe(service, name, method, behavior, self._log_calls),
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
-        self._cache[method] = (handler, wrapped)
         return wrapped
 
 

@@ -79,13 +79,23 @@ def _guard(method: str, behavior: Behavior, deserialize: Callable[[bytes], Any] 
     return guarded
 
 
-class StatusInterceptor(grpc.ServerInterceptor):
-    """Maps exceptions to statuses for the Engine's unary methods (health and reflection untouched)."""
+class UnaryInterceptor(grpc.ServerInterceptor):
+    """Base of the engine's interceptors: wraps each unary method's handler once, not per call.
 
-    def __init__(self, prefix: str = ENGINE_PREFIX) -> None:
-        self._prefix = prefix
-        # method -> (the handler we wrapped, its wrapped version): wrap once, not per call.
+    A subclass says which methods it `applies_to` and how to `wrap` a handler
+    (given its unary `behavior`); streaming methods (health Watch, reflection)
+    always pass through.
+    """
+
+    def __init__(self) -> None:
+        # method -> (the handler we wrapped, its wrapped version)
         self._cache: dict[str, tuple[Handler, Handler]] = {}
+
+    def applies_to(self, method: str) -> bool:
+        return True
+
+    def wrap(self, method: str, handler: Handler, behavior: Behavior) -> Handler:
+        raise NotImplementedError
 
     def intercept_service(
         self,
@@ -94,15 +104,31 @@ class StatusInterceptor(grpc.ServerInterceptor):
     ) -> Handler | None:
         handler = continuation(handler_call_details)
         method: str = handler_call_details.method
-        if handler is None or handler.unary_unary is None or not method.startswith(self._prefix):
+        if handler is None or handler.unary_unary is None or not self.applies_to(method):
             return handler
+        behavior: Behavior = handler.unary_unary
         cached = self._cache.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
+        wrapped = self.wrap(method, handler, behavior)
+        self._cache[method] = (handler, wrapped)
+        return wrapped
+
+
+class StatusInterceptor(UnaryInterceptor):
+    """Maps exceptions to statuses for the Engine's unary methods (health and reflection untouched)."""
+
+    def __init__(self, prefix: str = ENGINE_PREFIX) -> None:
+        super().__init__()
+        self._prefix = prefix
+
+    def applies_to(self, method: str) -> bool:
+        return method.startswith(self._prefix)
+
+    def wrap(self, method: str, handler: Handler, behavior: Behavior) -> Handler:
         wrapped: Handler = grpc.unary_unary_rpc_method_handler(
-            _guard(method, handler.unary_unary, handler.request_deserializer),
+            _guard(method, behavior, handler.request_deserializer),
             request_deserializer=None,
             response_serializer=handler.response_serializer,
         )
-        self._cache[method] = (handler, wrapped)
         return wrapped
