@@ -158,3 +158,27 @@ def test_bad_flags_exit_with_status_2() -> None:
     proc = subprocess.run([sys.executable, "-m", "engine_service", "--workers", "0"],
                           capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 2 and "--workers" in proc.stderr
+
+
+def test_calls_in_flight_at_sigterm_are_finished_not_cut_off(engine_factory: Callable[..., Any]) -> None:
+    """One worker, a burst of calls queued behind it, SIGTERM: accepted calls finish within the grace."""
+    server = engine_factory("--workers", "1", "--grace", "5")
+    with grpc.insecure_channel(server.address) as ch:
+        stub = engine_pb2_grpc.EngineStub(ch)
+        state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, seed=1), timeout=5).state
+        burst = [stub.LegalActions.future(pb.StateRequest(state=state), timeout=10) for _ in range(600)]
+        server.signal(signal.SIGTERM)
+        codes = []
+        for call in burst:
+            try:
+                call.result()
+                codes.append("OK")
+            except grpc.RpcError as err:
+                codes.append(err.code().name)
+    assert server.proc.wait(10) == 0
+    assert set(codes) <= {"OK", "UNAVAILABLE"}, sorted(set(codes))
+    logs = [line["msg"] for line in server.logs()]
+    draining = logs.index("health NOT_SERVING; draining")
+    finished_while_draining = logs[draining:].count("call")
+    assert finished_while_draining > 0, "the burst ended before the signal: nothing was in flight"
+    assert codes.count("OK") == logs.count("call") - 1  # every accepted call answered (minus NewMatch)
