@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Install the Debian tools that tests/deploy needs, once; safe to run again (it only
+# installs what is missing). Run as root (CI is), before `make test`:
+#   bash scripts/ci-system-deps.sh
+#
+#   prometheus   Prometheus 2.42 and promtool: rule checks, rule unit tests, and the
+#                live scrape of the running engine and gateway (tests/deploy)
+#   podman       podman build --isolation=chroot of docker/Dockerfile.* (buildah, crun come with it)
+#   debootstrap  the local Debian base image those builds start FROM (docker/base-image.sh)
+#
+# kubectl (for `kubectl kustomize`) is not in Debian's archive: it ships on this kind
+# of machine's image; the k8s tests say so and skip when it is missing.
+# Without root (a developer's laptop) it prints what is missing and exits 0: the
+# tests that need a tool skip and name it.
+set -euo pipefail
+
+need=()
+command -v promtool    >/dev/null 2>&1 || need+=(prometheus)
+command -v prometheus  >/dev/null 2>&1 || need+=(prometheus)
+command -v podman      >/dev/null 2>&1 || need+=(podman)
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+# de-duplicate
+mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
+
+if [ "${#need[@]}" -eq 0 ]; then
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap already installed"
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "ci-system-deps: missing ${need[*]} and not root: install them with apt-get, or the tests that need them skip"
+    exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+start=$(date +%s)
+echo "ci-system-deps: apt-get install ${need[*]}"
+apt-get -o DPkg::Lock::Timeout=300 update -qq
+# prometheus without its recommends (node-exporter and friends are not needed);
+# podman and debootstrap with theirs (buildah, fuse-overlayfs, the archive keyring, gpgv).
+for pkg in "${need[@]}"; do
+    case "$pkg" in
+        prometheus) apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null ;;
+        *) apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$pkg" >/dev/null ;;
+    esac
+done
+# Debian's prometheus package may start its daemon where an init system runs; the
+# tests start their own on loopback, so stop the packaged one if it started.
+if command -v service >/dev/null 2>&1 && [ -x /etc/init.d/prometheus ]; then
+    service prometheus stop >/dev/null 2>&1 || true
+fi
+echo "ci-system-deps: done in $(( $(date +%s) - start ))s"
