@@ -1,0 +1,96 @@
+"""`domino bench`: speed as a measured property, rerunnable by anyone.
+
+    domino bench engine [--seconds S | --games N] [--repeats R] [--compiled auto|yes|no] [--json]
+    domino bench service [--seconds S] [--json]
+    domino bench report          # docs/performance.md and its plot from bench/results/*.json
+
+Every figure is taken on the machine at hand, in one run against its
+comparison, and reported as a ratio: the machines are shared and noisy, so an
+absolute number from another run means little. Results are printed (as one
+JSON object with ``--json``) and saved to ``bench/results/<kind>.json`` unless
+``--no-save`` (``--tiny`` runs a token workload for the test suite and saves
+nothing unless ``--save`` names a file).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from clients.bench.compiled import ROOT
+
+RESULTS = ROOT / "bench" / "results"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="domino bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--json", action="store_true", help="print the results as one JSON object")
+        q.add_argument("--tiny", action="store_true", help="a token workload (for the test suite)")
+        q.add_argument("--save", type=Path, help="where to keep the results JSON "
+                       "(default bench/results/<kind>.json; nothing with --tiny)")
+        q.add_argument("--no-save", action="store_true", help="keep no results file")
+
+    e = sub.add_parser("engine", help="rules core: random rounds per second against the peers")
+    common(e)
+    e.add_argument("--seconds", type=float, default=1.0, help="length of one slice (default 1.0)")
+    e.add_argument("--games", type=int, help="play this many games per slice instead of --seconds")
+    e.add_argument("--repeats", type=int, default=7, help="interleaved repetitions (default 7)")
+    e.add_argument("--compiled", choices=["auto", "yes", "no"], default="auto",
+                   help="also measure build/compiled (mypyc): auto = when current")
+    e.add_argument("--group", action="append", help="only these groups (kozel-4, block-2, ...)")
+
+    s = sub.add_parser("service", help="engine and gateway as real processes under load")
+    common(s)
+    s.add_argument("--seconds", type=float, default=10.0, help="length of one load run (default 10)")
+    s.add_argument("--require-tools", action="store_true",
+                   help="fail instead of skipping when h2load or wrk is missing")
+
+    sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.what == "report":
+        from clients.bench.report import write_report
+
+        for path in write_report():
+            print(f"wrote {path}")
+        return 0
+    if args.what == "engine":
+        from clients.bench import engine
+
+        if args.tiny:
+            result = engine.run(seconds=0.05, repeats=1, games=None, compiled=args.compiled,
+                                stateless_games=2, stateless_repeat=1, groups=args.group)
+        else:
+            result = engine.run(seconds=args.seconds, repeats=args.repeats, games=args.games,
+                                compiled=args.compiled, groups=args.group)
+        text = engine.format_text(result)
+        save = engine.save
+    else:
+        from clients.bench import service
+
+        result = service.run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools)
+        text = service.format_text(result)
+        save = service.save
+    result["command"] = "domino bench " + " ".join(argv)
+    target = args.save or (None if args.tiny or args.no_save else RESULTS / f"{args.what}.json")
+    if target is not None and not args.no_save:
+        save(result, target)
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        print(text)
+        if target is not None and not args.no_save:
+            print(f"results kept in {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,29 @@
+"""Where the mypyc-compiled copy of the rules lives, and whether it matches the sources."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPILED = ROOT / "build" / "compiled"
+
+
+def source_hash(root: Path = ROOT) -> str:
+    """sha256 over the rules package's .py files (names and contents), in name order."""
+    h = hashlib.sha256()
+    for path in sorted((root / "engine_service" / "rules").glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def status(root: Path = ROOT) -> tuple[bool, str]:
+    """(usable, why): the compiled copy exists and was built from the current sources."""
+    out = root / "build" / "compiled"
+    stamp = out / "SOURCE_HASH"
+    if not stamp.exists() or not list((out / "engine_service" / "rules").glob("*.so")):
+        return False, "no compiled copy: run bench/build_compiled.sh"
+    built, now = stamp.read_text().strip(), source_hash(root)
+    if built != now:
+        return False, f"compiled copy is stale (built from {built}, sources are {now}): rerun bench/build_compiled.sh"
+    return True, f"build/compiled (source {now})"
