@@ -1,17 +1,459 @@
-"""`domino bench service`: engine and gateway as real processes under load (being written)."""
+"""`domino bench service`: the engine and the gateway as real processes under load.
+
+Processes: the engine (`python -m engine_service`, its default settings, free
+ports) and the gateway (`domino serve gateway`, default workers and threads),
+started here and stopped at the end. The load comes from a separate process:
+`h2load` (Debian `nghttp2-client`) for gRPC over HTTP/2, `wrk` for HTTP at
+saturation; both are single-threaded here (``-t 1``), so on the 2-core machine
+the load takes at most one core.
+
+Paths:
+- ``grpc_health``: gRPC `grpc.health.v1.Health/Check`, the floor of the stack;
+- ``grpc_apply``: gRPC `domino.v1.Engine/Apply` on a mid-round 4-player Kozel state;
+- ``rest_readyz``: REST ``GET /readyz`` (gateway -> engine health);
+- ``rest_apply_transparent``: REST apply with the JSON state;
+- ``rest_apply_sealed``: REST apply with a sealed state token.
+
+For each path: throughput at saturation (median of ``--repeats`` runs, the
+paths compared interleaved, each pair's ratio taken from runs back to back), then
+latency percentiles at half of that throughput (``h2load --rps``, HTTP/1.1 with
+``--h1`` for REST; percentiles from h2load's per-request log). Scale-out: REST
+apply (sealed) against a gateway over one engine and one over two (the
+gateway's client-side round-robin), interleaved at the same load.
+"""
 from __future__ import annotations
 
+import base64
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clients.bench.compiled import ROOT
 
-def run(seconds: float = 10.0, tiny: bool = False, require_tools: bool = False) -> dict[str, Any]:
-    raise SystemExit("bench service: not implemented yet")
+Json = dict[str, Any]
+
+GRPC_HEADERS = ("content-type: application/grpc", "te: trailers")
+TARGETS = {
+    "grpc_apply/grpc_health": 0.70,
+    "rest_apply_sealed/rest_readyz": 0.70,
+    "rest_p99_ms_at_half_load": 10.0,
+    "kozel4_mid_round_proto_bytes": 200,
+}
 
 
-def format_text(result: dict[str, Any]) -> str:  # pragma: no cover
-    return ""
-
-
-def save(result: dict[str, Any], path: Path) -> None:  # pragma: no cover
+class BenchError(RuntimeError):
     pass
+
+
+# ---------------------------------------------------------------- processes
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[str]
+    address: str
+    log: Path
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+
+def _start(name: str, argv: list[str], env: dict[str, str], workdir: Path, key: str) -> Proc:
+    """Start a server that prints one JSON line with its address on stdout; wait for it."""
+    log = workdir / f"{name}.log"
+    popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
+                             env=env, cwd=str(ROOT))
+    assert popen.stdout is not None
+    line = popen.stdout.readline()
+    if not line:
+        popen.wait(timeout=10)
+        raise BenchError(f"{name} did not start: {log.read_text()[-2000:]}")
+    info = json.loads(line)
+    address = info.get(key) or next(v for v in info.values() if isinstance(v, str))
+    return Proc(name, popen, address, log)
+
+
+def start_engine(workdir: Path, index: int = 0) -> Proc:
+    argv = [sys.executable, "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
+    return _start(f"engine{index}", argv, dict(os.environ), workdir, "grpc")
+
+
+def start_gateway(workdir: Path, engines: list[Proc], key: bytes, index: int = 0) -> Proc:
+    env = dict(os.environ)
+    target = engines[0].address if len(engines) == 1 else "ipv4:" + ",".join(e.address for e in engines)
+    env.update({
+        "GATEWAY_PORT": "0",
+        "GATEWAY_ENGINE": target,
+        "STATE_TOKEN_KEYS": "bench:" + base64.urlsafe_b64encode(key).decode(),
+    })
+    argv = [sys.executable, "-m", "clients.cli", "serve", "gateway"]
+    proc = _start(f"gateway{index}", argv, env, workdir, "http")
+    _wait_ready(proc)
+    return proc
+
+
+def _wait_ready(gw: Proc, timeout: float = 20.0) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://{gw.address}/readyz", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError as exc:
+            last = str(exc)
+        time.sleep(0.2)
+    raise BenchError(f"gateway at {gw.address} never became ready: {last}")
+
+
+# ---------------------------------------------------------------- requests
+
+
+def mid_round_kozel(seed: int = 2024) -> Any:
+    """A mid-round 4-player Kozel match (half of a random round played) and the next action."""
+    import random
+
+    from engine_service.rules import Match
+
+    rng = random.Random(seed)
+    probe, _ = Match.new("kozel", 4, seed=seed)
+    moves = 0
+    actions = probe.legal_actions()
+    while actions:
+        probe.apply(rng.choice(actions))
+        moves += 1
+        actions = probe.legal_actions()
+    rng = random.Random(seed)
+    match, _ = Match.new("kozel", 4, seed=seed)
+    for _ in range(moves // 2):
+        match.apply(rng.choice(match.legal_actions()))
+    return match, match.legal_actions()[0]
+
+
+def grpc_frame(message: bytes) -> bytes:
+    return b"\0" + len(message).to_bytes(4, "big") + message
+
+
+def grpc_bodies() -> dict[str, tuple[str, bytes]]:
+    """path name -> (gRPC method path, serialized request message)."""
+    from domino.v1 import engine_pb2 as pb
+    from grpc_health.v1 import health_pb2
+
+    from engine_service import codec
+
+    match, action = mid_round_kozel()
+    apply = pb.ApplyRequest(state=codec.state_to_proto(match.to_dict()), action=action)
+    return {
+        "grpc_health": ("/grpc.health.v1.Health/Check", health_pb2.HealthCheckRequest().SerializeToString()),
+        "grpc_apply": ("/domino.v1.Engine/Apply", apply.SerializeToString()),
+    }
+
+
+def check_grpc(address: str, method: str, body: bytes) -> int:
+    """Call once with a real client (h2load cannot see grpc-status); returns the answer's size."""
+    import grpc
+
+    with grpc.insecure_channel(address) as channel:
+        call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+        answer: bytes = call(body, timeout=10)
+    return len(answer)
+
+
+# ---------------------------------------------------------------- load tools
+
+
+def tools() -> dict[str, str | None]:
+    return {"h2load": shutil.which("h2load"), "wrk": shutil.which("wrk")}
+
+
+def _run(argv: list[str], timeout: float) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"{argv[0]} failed ({done.returncode}): {done.stderr[-1500:]}{done.stdout[-1500:]}")
+    return done.stdout
+
+
+def _h2load_argv(url: str, seconds: float, clients: int, streams: int, body: Path | None,
+                 headers: tuple[str, ...], h1: bool, rps: float | None, log: Path | None) -> list[str]:
+    argv = ["h2load", "-t", "1", "-c", str(clients), "-m", str(streams),
+            "-D", f"{max(seconds, 0.1):g}", "--warm-up-time", "1" if seconds >= 2 else "0.2"]
+    if h1:
+        argv.append("--h1")
+    if body is not None:
+        argv += ["-d", str(body)]
+    for h in headers:
+        argv += ["-H", h]
+    if rps is not None:
+        argv += ["--rps", f"{rps:.3f}"]
+    if log is not None:
+        argv += ["--log-file", str(log)]
+    return argv + [url]
+
+
+def _parse_h2load(out: str) -> Json:
+    m = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", out)
+    r = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                  r"(\d+) errored, (\d+) timeout", out)
+    s = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
+    if not (m and r and s):
+        raise BenchError(f"cannot read h2load's output:\n{out[-2000:]}")
+    failed = int(r.group(5)) + int(r.group(6)) + int(r.group(7)) + int(s.group(3)) + int(s.group(4))
+    return {"req_per_s": float(m.group(3)), "requests": int(r.group(1)), "failed": failed}
+
+
+def h2load_saturate(url: str, seconds: float, body: Path | None = None, headers: tuple[str, ...] = (),
+                    h1: bool = False, clients: int = 4, streams: int = 10) -> Json:
+    out = _run(_h2load_argv(url, seconds, clients, streams, body, headers, h1, None, None), seconds + 60)
+    res = _parse_h2load(out)
+    res["tool"] = f"h2load -c {clients} -m {streams}" + (" --h1" if h1 else "")
+    return res
+
+
+def wrk_saturate(url: str, seconds: float, workdir: Path, body: Path | None = None,
+                 headers: tuple[str, ...] = (), connections: int = 16) -> Json:
+    script = workdir / "wrk.lua"
+    lines = []
+    if body is not None:
+        lines += ['wrk.method = "POST"', f'local f = io.open("{body}", "rb")', "wrk.body = f:read(\"*a\")",
+                  "f:close()"]
+    for h in headers:
+        k, _, v = h.partition(":")
+        lines.append(f'wrk.headers["{k.strip()}"] = "{v.strip()}"')
+    script.write_text("\n".join(lines) + "\n")
+    argv = ["wrk", "-t", "1", "-c", str(connections), "-d", f"{max(1, round(seconds))}s", "-s", str(script), url]
+    out = _run(argv, seconds + 60)
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    total = re.search(r"(\d+) requests in", out)
+    if not m or not total:
+        raise BenchError(f"cannot read wrk's output:\n{out[-2000:]}")
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    failed = (int(bad.group(1)) if bad else 0) + (sum(int(g) for g in errors.groups()) if errors else 0)
+    return {"req_per_s": float(m.group(1)), "requests": int(total.group(1)), "failed": failed,
+            "tool": f"wrk -c {connections}"}
+
+
+def percentile(sorted_xs: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_xs:
+        return float("nan")
+    k = max(0, min(len(sorted_xs) - 1, math.ceil(q / 100 * len(sorted_xs)) - 1))
+    return sorted_xs[k]
+
+
+def h2load_latency(url: str, seconds: float, rate: float, workdir: Path, body: Path | None = None,
+                   headers: tuple[str, ...] = (), h1: bool = False, clients: int = 4) -> Json:
+    """Latency percentiles at a fixed request rate (h2load --rps per client, per-request log)."""
+    log = workdir / "h2load-latency.log"
+    log.unlink(missing_ok=True)
+    # One stream per connection: with more, h2load fires each tick's requests as one burst.
+    argv = _h2load_argv(url, seconds, clients, 1, body, headers, h1, max(rate / clients, 0.1), log)
+    out = _run(argv, seconds + 60)
+    res = _parse_h2load(out)
+    lat = sorted(int(line.split("\t")[2]) / 1000.0 for line in log.read_text().splitlines() if line.strip())
+    res.update({
+        "target_rate": rate,
+        "p50_ms": percentile(lat, 50), "p90_ms": percentile(lat, 90), "p99_ms": percentile(lat, 99),
+        "max_ms": lat[-1] if lat else float("nan"), "samples": len(lat),
+        "tool": f"h2load -c {clients} --rps {rate / clients:.1f}" + (" --h1" if h1 else ""),
+    })
+    return res
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Path_:
+    name: str
+    url: str
+    body: Path | None
+    headers: tuple[str, ...]
+    grpc: bool
+
+
+def _median(xs: list[float]) -> float:
+    return float(statistics.median(xs)) if xs else float("nan")
+
+
+def _saturate(p: Path_, seconds: float, workdir: Path) -> Json:
+    if p.grpc:
+        return h2load_saturate(p.url, seconds, p.body, p.headers)
+    return wrk_saturate(p.url, seconds, workdir, p.body, p.headers)
+
+
+def _interleaved(paths: list[Path_], seconds: float, repeats: int, workdir: Path, log: Any) -> dict[str, list[Json]]:
+    runs: dict[str, list[Json]] = {p.name: [] for p in paths}
+    for rep in range(repeats):
+        k = rep % len(paths)
+        for p in paths[k:] + paths[:k]:
+            res = _saturate(p, seconds, workdir)
+            if res["failed"]:
+                raise BenchError(f"{p.name}: {res['failed']} failed requests at saturation")
+            runs[p.name].append(res)
+            print(f"bench service: {p.name} {res['req_per_s']:,.0f} req/s", file=log, flush=True)
+    return runs
+
+
+def _ratio(runs: dict[str, list[Json]], a: str, b: str) -> Json:
+    rs = [x["req_per_s"] / y["req_per_s"] for x, y in zip(runs[a], runs[b])]
+    return {"median": _median(rs), "min": min(rs), "max": max(rs), "n": len(rs)}
+
+
+def _gateway_available() -> str | None:
+    try:
+        import api_gateway.server  # noqa: F401
+    except ImportError as exc:
+        return f"the REST gateway cannot be imported ({exc})"
+    return None
+
+
+def rest_routes() -> dict[str, str]:
+    """The gateway's apply routes (where they live in the gateway's URL scheme)."""
+    return {"apply": "/v1/matches/apply", "readyz": "/readyz"}
+
+
+def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, repeats: int = 3,
+        log: Any = sys.stderr) -> Json:
+    found = tools()
+    missing = [name for name, path in found.items() if path is None]
+    result: Json = {"kind": "service", "tools": found, "targets": TARGETS, "paths": {}, "ratios": {},
+                    "latency": {}, "skipped": {}}
+    if missing:
+        why = (f"{' and '.join(missing)} not installed (Debian packages: "
+               + ", ".join({"h2load": "nghttp2-client", "wrk": "wrk"}[m] for m in missing) + ")")
+        if require_tools or not tiny:
+            raise SystemExit(f"bench service: {why}")
+        result["skipped"]["all"] = why
+        return result
+    if tiny:
+        seconds, repeats = 0.5, 1
+    started = time.time()
+    procs: list[Proc] = []
+    with tempfile.TemporaryDirectory(prefix="domino-bench-") as tmp:
+        workdir = Path(tmp)
+        try:
+            engine = start_engine(workdir)
+            procs.append(engine)
+            bodies = grpc_bodies()
+            grpc_paths = []
+            for name, (method, message) in bodies.items():
+                answer = check_grpc(engine.address, method, message)
+                body = workdir / f"{name}.bin"
+                body.write_bytes(grpc_frame(message))
+                grpc_paths.append(Path_(name, f"http://{engine.address}{method}", body, GRPC_HEADERS, True))
+                result["paths"][name] = {"request_bytes": len(message), "answer_bytes": answer}
+            runs = _interleaved(grpc_paths, seconds, repeats, workdir, log)
+            result["ratios"]["grpc_apply/grpc_health"] = _ratio(runs, "grpc_apply", "grpc_health")
+
+            rest_paths: list[Path_] = []
+            why_no_rest = _gateway_available()
+            if why_no_rest is None:
+                rest_paths = _rest_setup(workdir, engine, procs, result)
+                rest_runs = _interleaved(rest_paths, seconds, repeats, workdir, log)
+                runs.update(rest_runs)
+                result["ratios"]["rest_apply_sealed/rest_readyz"] = _ratio(
+                    runs, "rest_apply_sealed", "rest_readyz")
+                result["ratios"]["rest_apply_transparent/rest_readyz"] = _ratio(
+                    runs, "rest_apply_transparent", "rest_readyz")
+            else:
+                result["skipped"]["rest"] = why_no_rest
+
+            for p in grpc_paths + rest_paths:
+                entry = result["paths"].setdefault(p.name, {})
+                entry["saturation_req_per_s"] = _median([r["req_per_s"] for r in runs[p.name]])
+                entry["saturation_runs"] = [round(r["req_per_s"], 1) for r in runs[p.name]]
+                entry["tool"] = runs[p.name][0]["tool"]
+                half = entry["saturation_req_per_s"] / 2
+                lat = h2load_latency(p.url, seconds, half, workdir, p.body, p.headers, h1=not p.grpc)
+                if lat["failed"]:
+                    raise BenchError(f"{p.name}: {lat['failed']} failed requests at half load")
+                result["latency"][p.name] = lat
+                print(f"bench service: {p.name} at {half:,.0f} req/s: p50 {lat['p50_ms']:.2f} ms, "
+                      f"p99 {lat['p99_ms']:.2f} ms", file=log, flush=True)
+
+            if rest_paths:
+                result["scale_out"] = _scale_out(workdir, procs, seconds, repeats, log)
+        finally:
+            for p in reversed(procs):
+                p.stop()
+    result["settings"] = {"seconds": seconds, "repeats": repeats, "tiny": tiny, "cpus": os.cpu_count(),
+                          "loadavg_before": list(os.getloadavg()),
+                          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                          "wall_seconds": round(time.time() - started, 1)}
+    result["checks"] = _checks(result)
+    return result
+
+
+def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json) -> list[Path_]:
+    raise BenchError("REST paths: waiting for the gateway's routes")
+
+
+def _scale_out(workdir: Path, procs: list[Proc], seconds: float, repeats: int, log: Any) -> Json:
+    raise BenchError("scale-out: waiting for the gateway")
+
+
+def _checks(result: Json) -> Json:
+    checks: Json = {}
+    r = result["ratios"].get("grpc_apply/grpc_health")
+    if r:
+        checks["grpc_apply_vs_health"] = {"value": r["median"], "target": TARGETS["grpc_apply/grpc_health"],
+                                          "met": r["median"] >= TARGETS["grpc_apply/grpc_health"]}
+    r = result["ratios"].get("rest_apply_sealed/rest_readyz")
+    if r:
+        checks["rest_apply_sealed_vs_readyz"] = {
+            "value": r["median"], "target": TARGETS["rest_apply_sealed/rest_readyz"],
+            "met": r["median"] >= TARGETS["rest_apply_sealed/rest_readyz"]}
+    rest = [v["p99_ms"] for k, v in result["latency"].items() if k.startswith("rest_")]
+    if rest:
+        checks["rest_p99_at_half_load_ms"] = {"value": max(rest), "target": TARGETS["rest_p99_ms_at_half_load"],
+                                              "met": max(rest) < TARGETS["rest_p99_ms_at_half_load"]}
+    return checks
+
+
+def format_text(r: Json) -> str:
+    if "all" in r["skipped"]:
+        return f"bench service: skipped: {r['skipped']['all']}"
+    lines = [f"{'path':<24} {'req/s (sat.)':>12} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8}  at req/s"]
+    for name, p in r["paths"].items():
+        lat = r["latency"].get(name, {})
+        lines.append(f"{name:<24} {p.get('saturation_req_per_s', float('nan')):>12,.0f} "
+                     f"{lat.get('p50_ms', float('nan')):>8.2f} {lat.get('p90_ms', float('nan')):>8.2f} "
+                     f"{lat.get('p99_ms', float('nan')):>8.2f}  {lat.get('req_per_s', float('nan')):,.0f}")
+    for key, ratio in r["ratios"].items():
+        lines.append(f"{key}: {ratio['median']:.2f} (min {ratio['min']:.2f}, max {ratio['max']:.2f})")
+    if "scale_out" in r:
+        s = r["scale_out"]
+        lines.append(f"scale-out, two engines / one: {s['ratio']['median']:.2f}")
+    for name, c in r.get("checks", {}).items():
+        lines.append(f"check {name}: {c['value']:.2f} vs {c['target']} -> {'met' if c['met'] else 'NOT met'}")
+    for name, why in r["skipped"].items():
+        lines.append(f"skipped {name}: {why}")
+    return "\n".join(lines)
+
+
+def save(result: Json, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
