@@ -1,0 +1,165 @@
+"""The Flask application factory: the /v1 API, its OpenAPI document and docs, health, metrics.
+
+`create_app()` reads its settings from the environment (`api_gateway.config`)
+and is called once in each gunicorn worker, after the fork; the engine channel
+is created on the first call in that worker.
+
+Routes besides /v1:
+
+- ``/openapi.json``: the OpenAPI 3 document, generated from the marshmallow schemas.
+- ``/docs``: Swagger UI, its assets served from the swagger-ui-bundle package
+  (no CDN: these machines and many clusters have no internet).
+- ``/healthz``: the process answers (liveness). ``/readyz``: the engine's health
+  service says SERVING (readiness), else 503.
+- ``/metrics``: Prometheus text exposition (every worker's, see `api_gateway.metrics`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from http import HTTPStatus
+from typing import Any
+
+import flask
+import swagger_ui_bundle  # type: ignore[import-untyped]
+from flask import Flask, Response, g, request
+from flask_smorest import Api  # type: ignore[import-untyped]
+from flask_smorest.utils import prepare_response  # type: ignore[import-untyped]
+
+from api_gateway import metrics, problems
+from api_gateway.config import GatewayConfig, from_env
+from api_gateway.engine import Engine
+from api_gateway.matches import Matches
+from api_gateway.routes import matches_blp, problems_blp, variants_blp
+from api_gateway.schemas import ProblemSchema
+from api_gateway.tokens import KeyRing
+
+log = logging.getLogger("api_gateway")
+
+DOCS_ASSETS = "/docs/assets/"
+API_DESCRIPTION = """\
+The domino rules engine over JSON. The server keeps nothing between calls:
+every call carries its match, either **transparent** (`state`: the whole state
+as JSON, for trusted backends and pass-and-play) or **sealed** (`token` +
+`seat_key`: an encrypted state and the key of the seat acting, which sees only
+its own view). Actions use the notation of conformance/FORMAT.md (`3-6`,
+`3-6@E`, `4-4@E!`, `2-2@E+5-5@W`, `draw`, `pass`). Errors are RFC 9457
+`application/problem+json`; their `type` is documented at `/v1/problems/<name>`.
+"""
+
+
+class GatewayApi(Api):  # type: ignore[misc]  # flask-smorest is untyped (Any base)
+    """flask-smorest's Api with RFC 9457 errors instead of its own JSON error body."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_error_handlers(self) -> None:
+        problems.register(self._app)
+
+    def handle_http_exception(self, error: Exception) -> Response:
+        return problems.handle(error)
+
+    def _register_responses(self) -> None:
+        """Document every default error response as application/problem+json."""
+        for status in HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if not (100 <= status < 200) and status not in (204, 304):
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, problems.MEDIA_TYPE)
+            self.spec.components.response(status.name, response, lazy=True)
+        response = {"description": "Default error response (RFC 9457 problem)", "schema": self.ERROR_SCHEMA}
+        prepare_response(response, self.spec, problems.MEDIA_TYPE)
+        self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
+
+
+def _key_ring(cfg: GatewayConfig) -> KeyRing | None:
+    if cfg.token_keys:
+        return KeyRing.parse(cfg.token_keys)
+    if cfg.dev_token_key:
+        return KeyRing.development()
+    log.info("sealed mode disabled: STATE_TOKEN_KEYS is not set")
+    return None
+
+
+def _route_label() -> str:
+    rule = request.url_rule
+    return rule.rule if rule is not None else metrics.UNMATCHED
+
+
+def _instrument(app: Flask) -> None:
+    @app.before_request
+    def start() -> None:
+        g.started = time.perf_counter()
+        metrics.IN_FLIGHT.inc()
+        g.in_flight = True
+        if (request.method == "POST" and request.routing_exception is None
+                and not request.is_json):
+            raise problems.Problem(415, "Unsupported Media Type",
+                                   "send the body as JSON with Content-Type: application/json")
+
+    @app.after_request
+    def observe(response: Response) -> Response:
+        started = g.get("started")
+        if started is not None:
+            metrics.observe_request(_route_label(), request.method, response.status_code,
+                                    time.perf_counter() - started)
+        return response
+
+    @app.teardown_request
+    def done(exc: BaseException | None) -> None:
+        if g.pop("in_flight", False):
+            metrics.IN_FLIGHT.dec()
+
+
+def _operations(app: Flask, engine: Engine) -> None:
+    def healthz() -> Response:
+        return flask.jsonify(status="ok")
+
+    def readyz() -> Response:
+        ready, status = engine.ready()
+        if not ready:
+            problem = problems.Problem.of("engine-unavailable", f"engine health: {status}")
+            problem.headers["Retry-After"] = str(app.config["RETRY_AFTER"])
+            return problem.response()
+        return flask.jsonify(status="ready", engine=status)
+
+    def metrics_view() -> Response:
+        body, content_type = metrics.exposition()
+        return Response(body, content_type=content_type)
+
+    def docs_asset(filename: str) -> Response:
+        response = flask.send_from_directory(str(swagger_ui_bundle.swagger_ui_path), filename, max_age=3600)
+        return response
+
+    app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
+    app.add_url_rule("/readyz", "readyz", readyz, methods=["GET"])
+    app.add_url_rule("/metrics", "metrics", metrics_view, methods=["GET"])
+    app.add_url_rule(DOCS_ASSETS + "<path:filename>", "docs_asset", docs_asset, methods=["GET"])
+
+
+def create_app(config: GatewayConfig | None = None) -> Flask:
+    """A gateway app: settings from `config`, else from the environment."""
+    cfg = config if config is not None else from_env()
+    app = Flask("api_gateway")
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the state's field order
+    app.config.update(
+        API_TITLE="Domino rules engine",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="/docs",
+        OPENAPI_SWAGGER_UI_URL=DOCS_ASSETS,
+        API_SPEC_OPTIONS={"info": {"description": API_DESCRIPTION}},
+        MAX_CONTENT_LENGTH=cfg.max_body_bytes,
+        RETRY_AFTER=cfg.retry_after,
+        GATEWAY_CONFIG=cfg,
+    )
+    engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts)
+    app.extensions["domino_matches"] = Matches(engine, _key_ring(cfg))
+    api = GatewayApi(app)
+    for blueprint in (variants_blp, matches_blp, problems_blp):
+        api.register_blueprint(blueprint)
+    _instrument(app)
+    _operations(app, engine)
+    return app

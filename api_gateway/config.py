@@ -1,0 +1,118 @@
+"""Gateway settings: command-line flags over environment variables over defaults.
+
+The same settings reach every gunicorn worker through the environment:
+`api_gateway.server` turns flags into variables before gunicorn starts, and each
+worker's app factory calls `from_env()`. The variable names are the container
+way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
+
+| variable | default | meaning |
+|---|---|---|
+| GATEWAY_HOST | 127.0.0.1 | address to bind |
+| GATEWAY_PORT | 8080 | HTTP port (0: a free one, printed on stdout) |
+| GATEWAY_ENGINE | 127.0.0.1:50051 | gRPC target of the engine (`dns:///name:port`, `ipv4:a:p,b:q`) |
+| GATEWAY_ENGINE_TIMEOUT | 5 | deadline of every engine call, in seconds (retries included) |
+| GATEWAY_ENGINE_ATTEMPTS | 4 | attempts per engine call when it answers UNAVAILABLE |
+| GATEWAY_WORKERS | 2 | gunicorn worker processes |
+| GATEWAY_THREADS | 4 | threads per worker (gthread) |
+| GATEWAY_MAX_BODY_BYTES | 262144 | largest request body; more is 413 |
+| GATEWAY_RETRY_AFTER | 1 | seconds a 503 asks the client to wait |
+| STATE_TOKEN_KEYS | (none) | sealed-mode keys, `kid:base64key,...`, newest first |
+| GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
+| LOG_LEVEL | INFO | |
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DEFAULT_PORT = 8080
+DEFAULT_ENGINE = "127.0.0.1:50051"
+DEFAULT_MAX_BODY_BYTES = 256 * 1024
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class ConfigError(ValueError):
+    """A setting has a value the gateway cannot use (names the variable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """Validated settings of one gateway process (every worker reads the same)."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    engine_target: str = DEFAULT_ENGINE
+    engine_timeout: float = 5.0
+    engine_attempts: int = 4
+    workers: int = 2
+    threads: int = 4
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    retry_after: int = 1
+    token_keys: str = ""
+    dev_token_key: bool = False
+    log_level: str = "INFO"
+
+
+def _bool(name: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name}={text!r}: expected true or false")
+
+
+def _int(name: str, text: str, low: int, high: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r}: expected an integer") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name}={value}: outside {low}..{high}")
+    return value
+
+
+def _seconds(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r}: expected seconds") from None
+    if not 0 < value <= 600:
+        raise ConfigError(f"{name}={value}: outside (0, 600] seconds")
+    return value
+
+
+def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
+    """Settings from the environment (unset or empty variables take the defaults)."""
+    environ = os.environ if env is None else env
+    d = GatewayConfig()
+
+    def get(name: str) -> str | None:
+        text = environ.get(name, "")
+        return text if text.strip() else None
+
+    def pick_int(name: str, default: int, low: int, high: int) -> int:
+        text = get(name)
+        return default if text is None else _int(name, text, low, high)
+
+    level = (get("LOG_LEVEL") or d.log_level).strip().upper()
+    if level not in _LEVELS:
+        raise ConfigError(f"LOG_LEVEL={level!r}: expected one of {', '.join(_LEVELS)}")
+    timeout_text = get("GATEWAY_ENGINE_TIMEOUT")
+    dev_text = get("GATEWAY_DEV_TOKEN_KEY")
+    return GatewayConfig(
+        host=get("GATEWAY_HOST") or d.host,
+        port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
+        engine_target=get("GATEWAY_ENGINE") or d.engine_target,
+        engine_timeout=d.engine_timeout if timeout_text is None
+        else _seconds("GATEWAY_ENGINE_TIMEOUT", timeout_text),
+        engine_attempts=pick_int("GATEWAY_ENGINE_ATTEMPTS", d.engine_attempts, 1, 5),
+        workers=pick_int("GATEWAY_WORKERS", d.workers, 1, 64),
+        threads=pick_int("GATEWAY_THREADS", d.threads, 1, 64),
+        max_body_bytes=pick_int("GATEWAY_MAX_BODY_BYTES", d.max_body_bytes, 1024, 16 * 1024 * 1024),
+        retry_after=pick_int("GATEWAY_RETRY_AFTER", d.retry_after, 0, 3600),
+        token_keys=environ.get("STATE_TOKEN_KEYS", "").strip(),
+        dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
+        log_level=level,
+    )

@@ -1,0 +1,107 @@
+"""Prometheus metrics of the gateway, right under several gunicorn workers.
+
+- ``domino_gateway_http_requests_total{route, method, status}``: answered requests.
+- ``domino_gateway_http_request_duration_seconds{route, method}``: latency histogram.
+- ``domino_gateway_http_requests_in_flight``: requests being served now (all workers).
+- ``domino_gateway_engine_call_duration_seconds{method}``: engine (gRPC) call latency,
+  retries included, whatever the outcome.
+- ``domino_gateway_engine_call_errors_total{method, code}``: engine calls that did not
+  answer OK, by gRPC status name.
+
+`route` is the URL rule (``/v1/variants/<name>``), or ``<unmatched>`` for a
+path no rule matches, so hostile URLs cannot grow the label set; `method` is
+one of the standard HTTP methods or ``other``.
+
+Under gunicorn every worker is its own process, so each would report only its
+own counts. With ``PROMETHEUS_MULTIPROC_DIR`` set (`api_gateway.server` and the
+gunicorn config set it before any worker starts), prometheus-client keeps the
+values in memory-mapped files there and `exposition()` sums every worker's
+files; the gunicorn config marks a dead worker's files so live gauges drop it.
+The variable must be set before `prometheus_client` is first imported.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+#: Set by the gunicorn master to its own start time, so every worker reports the same value.
+START_TIME_ENV = "GATEWAY_MASTER_START_TIME"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED = "<unmatched>"
+
+REQUESTS = Counter(
+    "domino_gateway_http_requests_total", "HTTP requests answered, by route, method and status.",
+    ["route", "method", "status"],
+)
+LATENCY = Histogram(
+    "domino_gateway_http_request_duration_seconds", "Time to answer an HTTP request, in seconds.",
+    ["route", "method"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+IN_FLIGHT = Gauge(
+    "domino_gateway_http_requests_in_flight", "HTTP requests being answered now.",
+    multiprocess_mode="livesum",
+)
+ENGINE_LATENCY = Histogram(
+    "domino_gateway_engine_call_duration_seconds",
+    "Time of an engine gRPC call as the gateway sees it (retries included), in seconds.",
+    ["method"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+)
+ENGINE_ERRORS = Counter(
+    "domino_gateway_engine_call_errors_total", "Engine gRPC calls not answered OK, by method and status.",
+    ["method", "code"],
+)
+
+
+def multiprocess_dir() -> str | None:
+    """The shared metrics directory, when the gateway runs with several processes."""
+    return os.environ.get(MULTIPROC_ENV) or None
+
+
+if multiprocess_dir() is not None:
+    # The process collector does not work across processes; report the gunicorn master's
+    # start time instead (the restart alerts' process_start_time_seconds). Not registered in
+    # the default registry, whose process collector owns the name in a single process.
+    _START = Gauge("process_start_time_seconds", "Start time of the gateway's master process (unix seconds).",
+                   registry=None, multiprocess_mode="max")
+    _START.set(float(os.environ.get(START_TIME_ENV) or time.time()))
+
+
+def method_label(method: str) -> str:
+    return method if method in METHODS else "other"
+
+
+def observe_request(route: str, method: str, status: int, seconds: float) -> None:
+    """Count one answered request."""
+    label = method_label(method)
+    REQUESTS.labels(route, label, str(status)).inc()
+    LATENCY.labels(route, label).observe(seconds)
+
+
+def observe_engine_call(method: str, code: str, seconds: float) -> None:
+    """Record one engine call (code "OK" or a gRPC status name)."""
+    ENGINE_LATENCY.labels(method).observe(seconds)
+    if code != "OK":
+        ENGINE_ERRORS.labels(method, code).inc()
+
+
+def exposition() -> tuple[bytes, str]:
+    """The text exposition of every worker's metrics (or this process's), and its content type."""
+    if multiprocess_dir() is not None:
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

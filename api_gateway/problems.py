@@ -1,0 +1,233 @@
+"""RFC 9457 problem details: every error the gateway answers, mapped from exceptions in one place.
+
+Each problem type the gateway defines has a stable name; its `type` member is
+the relative URI ``/v1/problems/<name>``, and that URI serves the type's
+description. Plain HTTP errors (404, 405, 413, 415) use ``about:blank`` with the
+status phrase as the title, as RFC 9457 asks.
+
+==================================  ======  ======================  ==========================
+raised                              status  type                    extra members
+==================================  ======  ======================  ==========================
+schema validation (marshmallow)     422     validation-error        field, errors
+body is not JSON                    400     malformed-json
+codec / engine INVALID_ARGUMENT     400     malformed               field, action
+engine FAILED_PRECONDITION          409     illegal-action          action
+  ... details "misdeal: ..."        409     misdeal
+unknown variant                     404     unknown-variant         field
+token cannot be opened              400     invalid-token           field
+wrong seat key                      403     wrong-seat-key          field
+not allowed to a sealed caller      403     sealed-forbidden        field
+sealed mode not configured          501     sealed-mode-disabled
+engine UNAVAILABLE (after retries)  503     engine-unavailable      Retry-After header
+engine DEADLINE_EXCEEDED            504     engine-timeout
+other engine status                 502     engine-error
+anything else                       500     internal-error
+==================================  ======  ======================  ==========================
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, Response, current_app, json, request
+from werkzeug.exceptions import HTTPException
+
+from api_gateway.engine import (
+    EngineDeadline,
+    EngineFailed,
+    EngineIllegal,
+    EngineMalformed,
+    EngineMisdeal,
+    EngineProblem,
+    EngineUnavailable,
+)
+from api_gateway.tokens import SeatKeyError, TokenError
+from engine_service.rules.errors import MalformedError
+
+log = logging.getLogger("api_gateway.problems")
+
+MEDIA_TYPE = "application/problem+json"
+TYPE_PREFIX = "/v1/problems/"
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemType:
+    name: str
+    status: int
+    title: str
+    description: str
+
+
+PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
+    ProblemType("validation-error", 422, "The request does not match its schema",
+                "A field is missing, unknown, of the wrong type or out of range. `errors` lists the "
+                "messages by field; `field` names the first."),
+    ProblemType("malformed-json", 400, "The request body is not JSON",
+                "Send a JSON object with Content-Type: application/json."),
+    ProblemType("malformed", 400, "The engine cannot understand the request",
+                "Bad notation, an unknown variant or option, or a state that is not consistent. "
+                "`field` names the offending field when the engine names one; `action` echoes the action."),
+    ProblemType("illegal-action", 409, "Not allowed in this state",
+                "Well formed, but the rules forbid it now: not this seat's turn, a tile it does not hold, "
+                "a tile that does not fit, the round or the match is over. The state is unchanged."),
+    ProblemType("misdeal", 409, "The deal is a misdeal",
+                "The variant's misdeal rule refuses this explicit deal: deal again."),
+    ProblemType("unknown-variant", 404, "No such variant", "GET /v1/variants lists the variants."),
+    ProblemType("invalid-token", 400, "The state token cannot be opened",
+                "The token was altered or truncated, was not issued by this service, or was sealed with a "
+                "key that has been retired. Nothing was done."),
+    ProblemType("wrong-seat-key", 403, "The seat key does not belong to this match",
+                "Use the key handed out for your seat when the match was created."),
+    ProblemType("sealed-forbidden", 403, "Not allowed to this caller in sealed mode",
+                "A seat acts only for itself and sees only its own view; some calls (settling from "
+                "declared hands, explicit deals) are for transparent mode only."),
+    ProblemType("sealed-mode-disabled", 501, "Sealed mode is not configured",
+                "The operator has not configured STATE_TOKEN_KEYS."),
+    ProblemType("engine-unavailable", 503, "The rules engine is unavailable",
+                "No engine answered (after retries). Try again after Retry-After seconds."),
+    ProblemType("engine-timeout", 504, "The rules engine did not answer in time",
+                "The engine call exceeded the gateway's deadline."),
+    ProblemType("engine-error", 502, "The rules engine failed",
+                "The engine answered with an unexpected error."),
+    ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
+)}
+
+
+class SealedForbidden(PermissionError):
+    """A sealed-mode caller asked for something its key does not allow (names the field)."""
+
+    def __init__(self, detail: str, field_name: str | None = None) -> None:
+        super().__init__(detail)
+        self.field = field_name
+
+
+class UnknownVariant(LookupError):
+    """GET /v1/variants/<name> for a name the engine does not list."""
+
+
+class SealedModeDisabled(RuntimeError):
+    """Sealed mode was asked for, but no keys are configured."""
+
+
+@dataclass
+class Problem(Exception):
+    """A problem response about to be sent."""
+
+    status: int
+    title: str
+    detail: str | None = None
+    type: str = "about:blank"
+    extensions: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, detail: str | None = None, **extensions: Any) -> Problem:
+        t = PROBLEM_TYPES[name]
+        return cls(t.status, t.title, detail, TYPE_PREFIX + name,
+                   {k: v for k, v in extensions.items() if v is not None})
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"type": self.type, "title": self.title, "status": self.status}
+        if self.detail:
+            body["detail"] = self.detail
+        body["instance"] = request.path
+        body.update(self.extensions)
+        return body
+
+    def response(self) -> Response:
+        resp = current_app.response_class(json.dumps(self.body()), status=self.status, mimetype=MEDIA_TYPE)
+        for name, value in self.headers.items():
+            resp.headers[name] = value
+        return resp
+
+
+def _first_field(messages: Any, prefix: str = "") -> str | None:
+    """The dotted path of the first validation message (``state.round.hands.0.1``)."""
+    if isinstance(messages, Mapping):
+        for key, value in messages.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key == "_schema":
+                path = prefix or None  # type: ignore[assignment]
+            return _first_field(value, path or "") or path or None
+    return prefix or None
+
+
+def _action() -> str | None:
+    body = request.get_json(silent=True)
+    if isinstance(body, dict) and isinstance(body.get("action"), str):
+        return str(body["action"])[:200]
+    return None
+
+
+def from_http(error: HTTPException) -> Problem:
+    """A werkzeug/webargs HTTP error as a problem (422s carry the marshmallow messages)."""
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    if status == 422 and "messages" in data:
+        messages = data["messages"]
+        # webargs nests the messages under the location ("json")
+        if isinstance(messages, Mapping) and set(messages) <= {"json", "query", "view_args", "headers"}:
+            messages = next(iter(messages.values()), messages)
+        return Problem.of("validation-error", "the request body does not match its schema",
+                          field=_first_field(messages), errors=messages)
+    if status == 400 and isinstance(getattr(error, "exc", None), ValueError):
+        # webargs: the body is not JSON (JSONDecodeError) or not UTF-8 (UnicodeDecodeError)
+        return Problem.of("malformed-json", f"the body is not JSON: {error.exc}")  # type: ignore[attr-defined]
+    phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else error.name
+    problem = Problem(status, phrase, error.description)
+    if status == 405:
+        allow = dict(error.get_headers()).get("Allow")
+        if allow:
+            problem.headers["Allow"] = allow
+    return problem
+
+
+def from_exception(exc: BaseException) -> Problem:
+    """The one mapping from what the gateway raises to what the client sees."""
+    if isinstance(exc, Problem):
+        return exc
+    if isinstance(exc, HTTPException):
+        return from_http(exc)
+    if isinstance(exc, EngineMisdeal):
+        return Problem.of("misdeal", exc.details, action=_action())
+    if isinstance(exc, EngineIllegal):
+        return Problem.of("illegal-action", exc.details, action=_action())
+    if isinstance(exc, EngineMalformed):
+        return Problem.of("malformed", exc.details, field=exc.field, action=_action())
+    if isinstance(exc, MalformedError):  # the codec refused the JSON before any engine call
+        detail = str(exc)
+        return Problem.of("malformed", detail, field=EngineProblem(detail).field)
+    if isinstance(exc, EngineUnavailable):
+        problem = Problem.of("engine-unavailable", f"engine {exc.method}: {exc.details}")
+        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
+        return problem
+    if isinstance(exc, EngineDeadline):
+        return Problem.of("engine-timeout", f"engine {exc.method}: no answer within the deadline")
+    if isinstance(exc, EngineFailed):
+        log.error("engine %s failed: %s %s", exc.method, exc.code, exc.details)
+        return Problem.of("engine-error", f"engine {exc.method} answered {exc.code}")
+    if isinstance(exc, TokenError):
+        return Problem.of("invalid-token", str(exc), field="token")
+    if isinstance(exc, SeatKeyError):
+        return Problem.of("wrong-seat-key", str(exc), field="seat_key")
+    if isinstance(exc, SealedForbidden):
+        return Problem.of("sealed-forbidden", str(exc), field=exc.field)
+    if isinstance(exc, UnknownVariant):
+        return Problem.of("unknown-variant", f"no variant named {exc.args[0]!r}", field="name")
+    if isinstance(exc, SealedModeDisabled):
+        return Problem.of("sealed-mode-disabled", str(exc) or None)
+    log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
+    return Problem.of("internal-error")
+
+
+def handle(exc: Exception) -> Response:
+    return from_exception(exc).response()
+
+
+def register(app: Flask) -> None:
+    """Every exception becomes a problem response (flask-smorest's own JSON errors included)."""
+    app.register_error_handler(Exception, handle)
+    app.register_error_handler(HTTPException, handle)

@@ -1,0 +1,199 @@
+# mypy: allow-untyped-decorators
+"""The /v1 resources: flask-smorest views that validate, call `Matches`, and serialize.
+
+Every call that needs the match is a POST whose body carries it (the state in
+transparent mode, the token and a seat key in sealed mode): the server keeps
+nothing, and a token in a URL would end up in access logs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from flask import current_app
+from flask.views import MethodView
+from flask_smorest import Blueprint  # type: ignore[import-untyped]
+
+from api_gateway import problems
+from api_gateway.matches import Matches
+from api_gateway.schemas import (
+    ApplySchema,
+    CarrierSchema,
+    LegalAnswerSchema,
+    MatchAnswerSchema,
+    NewMatchSchema,
+    NextRoundSchema,
+    ProblemSchema,
+    ReplayAnswerSchema,
+    ReplaySchema,
+    SeatArgumentSchema,
+    SettleSchema,
+    VariantListSchema,
+    VariantSchema,
+    ViewAnswerSchema,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+Json = dict[str, Any]
+
+variants_blp = Blueprint("variants", __name__, url_prefix="/v1/variants",
+                         description="The variants (presets) the engine plays, with their options.")
+matches_blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
+                        description="Create a match and play it. Transparent mode: send `state`, get the new "
+                                    "`state`. Sealed mode: send `token` and your `seat_key`, get a new `token` "
+                                    "and your own `view`.")
+problems_blp = Blueprint("problems", __name__, url_prefix="/v1/problems",
+                         description="What each problem `type` of an error answer means.")
+
+_DESCRIPTIONS = {
+    400: "Malformed: bad notation, unknown variant or option, inconsistent state, bad token",
+    403: "Sealed mode: the key does not allow this",
+    404: "Not found",
+    409: "Illegal in this state (or a misdeal); nothing changed",
+    413: "Request body too large",
+    415: "Send Content-Type: application/json",
+    422: "The body does not match the schema",
+    501: "Sealed mode is not configured",
+    502: "The engine failed",
+    503: "The engine is unavailable (see Retry-After)",
+    504: "The engine did not answer in time",
+}
+
+_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before trying again",
+                                "schema": {"type": "integer"}}}
+
+
+def _problems(blp: Blueprint, *codes: int) -> Callable[[F], F]:
+    """Document the problem answers of an operation."""
+
+    def decorate(func: F) -> F:
+        for code in codes:
+            headers = _RETRY_AFTER if code == 503 else None
+            func = blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
+                                    description=_DESCRIPTIONS[code], headers=headers)(func)
+        return func
+
+    return decorate
+
+
+def matches() -> Matches:
+    found: Matches = current_app.extensions["domino_matches"]
+    return found
+
+
+_ENGINE = (502, 503, 504)
+_CARRIED = (400, 403, 409, 413, 415, 422, 501, *_ENGINE)
+
+
+@variants_blp.route("")
+class VariantList(MethodView):
+    @variants_blp.response(200, VariantListSchema)
+    @_problems(variants_blp, *_ENGINE)
+    def get(self) -> Json:
+        """List the variants, their player counts and options (type, allowed values, default)."""
+        return {"variants": matches().variants()}
+
+
+@variants_blp.route("/<string:name>")
+class VariantOne(MethodView):
+    @variants_blp.response(200, VariantSchema)
+    @_problems(variants_blp, 404, *_ENGINE)
+    def get(self, name: str) -> Json:
+        """One variant by its preset name."""
+        return matches().variant(name)
+
+
+@matches_blp.route("")
+class NewMatch(MethodView):
+    @matches_blp.arguments(NewMatchSchema)
+    @matches_blp.response(201, MatchAnswerSchema)
+    @_problems(matches_blp, 400, 409, 413, 415, 422, 501, *_ENGINE)
+    def post(self, body: Json) -> Json:
+        """Start a match: deals the first round from `seed` (or a random one) or `deal`, unless `no_deal`.
+
+        `mode: "sealed"` answers a token, one key per seat and a host key instead of the state.
+        """
+        return matches().new_match(body)
+
+
+@matches_blp.route("/legal")
+class Legal(MethodView):
+    @matches_blp.arguments(CarrierSchema)
+    @matches_blp.response(200, LegalAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """The seat to move and its legal actions (sealed: the actions only when you are that seat)."""
+        return matches().legal(body)
+
+
+@matches_blp.route("/apply")
+class Apply(MethodView):
+    @matches_blp.arguments(ApplySchema)
+    @matches_blp.response(200, MatchAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """Apply one action of the seat to move (sealed: your seat, and only on your turn)."""
+        return matches().apply(body)
+
+
+@matches_blp.route("/replay")
+class Replay(MethodView):
+    @matches_blp.arguments(ReplaySchema)
+    @matches_blp.response(200, ReplayAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """Apply actions in order, stopping at the first refused one (a refusal is part of the answer)."""
+        return matches().replay(body)
+
+
+@matches_blp.route("/settle")
+class Settle(MethodView):
+    @matches_blp.arguments(SettleSchema)
+    @matches_blp.response(200, MatchAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """Score a round played with physical tiles from the hands left (transparent mode only)."""
+        return matches().settle(body)
+
+
+@matches_blp.route("/next-round")
+class NextRound(MethodView):
+    @matches_blp.arguments(NextRoundSchema)
+    @matches_blp.response(200, MatchAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """Deal the next round once the current one is over: from the match seed, or `deal` (transparent)."""
+        return matches().next_round(body)
+
+
+@matches_blp.route("/timeout")
+class Timeout(MethodView):
+    @matches_blp.arguments(SeatArgumentSchema)
+    @matches_blp.response(200, MatchAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """A seat timed out: the match ends by the variant's rule (sealed: your own seat, or any with the host key)."""
+        return matches().timeout(body)
+
+
+@matches_blp.route("/view")
+class View(MethodView):
+    @matches_blp.arguments(SeatArgumentSchema)
+    @matches_blp.response(200, ViewAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Json:
+        """What one seat may see (sealed: your own view; the host key gets the public part)."""
+        return matches().view(body)
+
+
+@problems_blp.route("/<string:name>")
+class ProblemTypeDoc(MethodView):
+    @problems_blp.response(200)
+    @_problems(problems_blp, 404)
+    def get(self, name: str) -> Json:
+        """The meaning of one problem type (the `type` member of error answers)."""
+        t = problems.PROBLEM_TYPES.get(name)
+        if t is None:
+            raise problems.Problem(404, "Not Found", f"no problem type named {name!r}")
+        return {"type": problems.TYPE_PREFIX + t.name, "title": t.title, "status": t.status,
+                "description": t.description}

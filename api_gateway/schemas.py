@@ -1,0 +1,410 @@
+"""marshmallow schemas of every request and answer: validation and the OpenAPI document.
+
+They describe the JSON of conformance/FORMAT.md and of the rules' canonical
+state (`Match.to_dict()`), field for field, and check shapes only (types,
+ranges, notation patterns, unknown keys): whether a state is consistent or an
+action legal is the engine's answer, never the gateway's. Loading leaves the
+data as it was (no coercion: ``"3"`` is not 3, ``1`` is not ``true``), so what
+reaches `engine_service.codec` is exactly what the client sent.
+
+The state schemas must name exactly the keys `codec.state_from_proto` writes
+(tests/gateway check it), or a state would lose keys on its way back.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+TILE_PATTERN = r"^[0-6]-[0-6]$"
+ENDINGS = ["out", "fish", "blocked", "sortir"]
+MAX_ACTIONS = 1000
+MAX_TEXT = 200
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+INT32 = (-(2**31), 2**31 - 1)
+
+
+class StrictInteger(fields.Integer):
+    """An integer and nothing else: true is not 1, 3.0 is not 3, "3" is not 3."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
+
+
+class StrictBoolean(fields.Boolean):
+    """true or false only (not 1, "yes" or "true")."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+class OptionValue(fields.Field[Any]):
+    """An option value: boolean, integer or enum name, as the variant declares it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {})["oneOf"] = [
+            {"type": "boolean"}, {"type": "integer"}, {"type": "string", "maxLength": MAX_TEXT}]
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, (bool, int)) or (isinstance(value, str) and len(value) <= MAX_TEXT):
+            return value
+        raise ValidationError("expected a boolean, an integer or a string")
+
+
+def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
+    return StrictInteger(validate=validate.Range(0, UINT32_MAX), metadata={"description": description},
+                         **kwargs)
+
+
+def _count(description: str, **kwargs: Any) -> StrictInteger:
+    return StrictInteger(validate=validate.Range(0, UINT32_MAX), metadata={"description": description},
+                         **kwargs)
+
+
+def _points(description: str, **kwargs: Any) -> StrictInteger:
+    return StrictInteger(validate=validate.Range(*INT32), metadata={"description": description}, **kwargs)
+
+
+def _tile(**kwargs: Any) -> fields.String:
+    return fields.String(validate=validate.Regexp(TILE_PATTERN, error="not a tile: expected 'a-b', 0..6"),
+                         metadata={"description": "a tile 'a-b'", "example": "3-6"}, **kwargs)
+
+
+def _tiles(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(_tile(), validate=validate.Length(max=28), metadata={"description": description},
+                       **kwargs)
+
+
+def _hands(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(fields.List(_tile(), validate=validate.Length(max=28)),
+                       validate=validate.Length(max=16), metadata={"description": description}, **kwargs)
+
+
+def _ints(description: str, bounds: tuple[int, int] = INT32, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(StrictInteger(validate=validate.Range(*bounds)), validate=validate.Length(max=64),
+                       metadata={"description": description}, **kwargs)
+
+
+def _ending(description: str = "how the round ended", **kwargs: Any) -> fields.String:
+    return fields.String(validate=validate.OneOf(ENDINGS), metadata={"description": description}, **kwargs)
+
+
+def _action(**kwargs: Any) -> fields.String:
+    return fields.String(
+        validate=validate.Length(1, MAX_TEXT),
+        metadata={"description": "an action in FORMAT.md notation: '3-6', '3-6@E', '4-4@E!', "
+                                 "'2-2@E+5-5@W', 'draw', 'pass'", "example": "1-1"},
+        **kwargs)
+
+
+class StrictSchema(Schema):
+    """Unknown keys are refused (422 naming them), not silently dropped."""
+
+    class Meta:
+        unknown = RAISE
+
+
+# ---------------------------------------------------------------- state (Match.to_dict)
+
+
+class RoundRecordSchema(StrictSchema):
+    """One finished round of the score table."""
+
+    number = _count("1-based round number")
+    ending = _ending(allow_none=True)
+    winner = _points("seat (or team) that won the round; null for none", allow_none=True)
+    last_placer = _seat("the fisherman, when known", allow_none=True)
+    round_points = _ints("per seat, hand points as the variant counts them")
+    written = _ints("K/O: written totals after the round")
+    remembered = _ints("K/O: remembered points after the round")
+    pot = _points("K/O: eggs pot after the round")
+    scores = _ints("TF/A3/A5/B: running scores after the round")
+    places = _ints("B: places of the round", (0, UINT32_MAX))
+    out = _ints("seats that went out, in order", (0, UINT32_MAX))
+
+
+class LedgerSchema(StrictSchema):
+    """Match-wide bookkeeping."""
+
+    written = _ints("K/O: written points per seat (or team)")
+    remembered = _ints("K/O: remembered points per seat (or team)")
+    pot = _points("K/O: eggs waiting for the next single highest seat")
+    scores = _ints("TF/A3/A5/B: running score per seat (or team)")
+    history = fields.List(fields.Nested(RoundRecordSchema), validate=validate.Length(max=10000),
+                          metadata={"description": "every finished round, oldest first"})
+
+
+class RoundSchema(StrictSchema):
+    """The round being played, or the last one once it is over."""
+
+    leader = _seat("seat that led this round")
+    hands = _hands("per seat, its tiles")
+    boneyard = _tiles("undrawn tiles in draw order (next first)")
+    reserve = _count("the last `reserve` boneyard tiles are never drawn")
+    layout = fields.List(fields.String(validate=validate.Length(1, MAX_TEXT)), validate=validate.Length(max=28),
+                         metadata={"description": "placements in play order: the lead 'a-b' (a faces W), "
+                                                  "then 'a-b@ARM' or 'a-b@ARM!'"})
+    to_move = _seat("seat whose turn it is")
+    passes = _count("consecutive passes so far")
+    out = _ints("seats that emptied their hand, in order", (0, UINT32_MAX))
+    last_placer = _seat("seat that placed the last tile", allow_none=True)
+    last_score = _points("points the last action scored in play (TF, A3, A5)")
+    over = StrictBoolean()
+    ending = _ending(allow_none=True)
+    winner = _points("seat (or team) that won; null for none", allow_none=True)
+    round_points = _ints("set once over", allow_none=True)
+    places = _ints("B, set once over", (0, UINT32_MAX), allow_none=True)
+    ends = fields.Dict(keys=fields.String(validate=validate.Length(1, 4)),
+                       values=StrictInteger(validate=validate.Range(0, 6)),
+                       metadata={"description": "derived (ignored on input): open arms and their numbers"})
+    count = _points("derived (ignored on input): the open-end count T")
+
+
+class MatchStateSchema(StrictSchema):
+    """The whole match (transparent mode): pass it back as it came."""
+
+    variant = fields.String(required=True, validate=validate.Length(1, MAX_TEXT),
+                            metadata={"example": "kozel"})
+    players = StrictInteger(required=True, validate=validate.Range(0, UINT32_MAX))
+    options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
+                          metadata={"description": "options that differ from the preset's defaults"})
+    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX),
+                         metadata={"description": "seed of random deals; null when deals are explicit"})
+    round_number = _count("rounds dealt so far")
+    ledger = fields.Nested(LedgerSchema)
+    round = fields.Nested(RoundSchema, allow_none=True, metadata={"description": "null before the first deal"})
+    next_leader = _seat("who leads the next round, when the rules say", allow_none=True)
+    match_over = StrictBoolean()
+    losers = _ints("seats (or teams) that lost the match", (0, UINT32_MAX))
+    winners = _ints("seats (or teams) that won the match", (0, UINT32_MAX))
+    rating = _ints("K: rating gained per seat at the end of the match")
+    timed_out = _seat("seat whose timeout ended the match", allow_none=True)
+
+
+class SeatViewSchema(Schema):
+    """What one seat may see: its own hand, the others' sizes, never the boneyard order."""
+
+    variant = fields.String()
+    players = fields.Integer()
+    options = fields.Dict(keys=fields.String(), values=OptionValue())
+    seat = fields.Integer(metadata={"description": "the viewer (null for the host's public view)"},
+                          allow_none=True)
+    round_number = fields.Integer()
+    ledger = fields.Nested(LedgerSchema)
+    dealt = fields.Boolean(metadata={"description": "false before the first deal"})
+    hand = fields.List(fields.String(), metadata={"description": "the viewer's own tiles"})
+    hand_sizes = fields.List(fields.Integer(), metadata={"description": "every seat's tile count"})
+    boneyard_size = fields.Integer(metadata={"description": "drawable tiles left"})
+    layout = fields.List(fields.String())
+    ends = fields.Dict(keys=fields.String(), values=fields.Integer())
+    count = fields.Integer()
+    to_move = fields.Integer()
+    round_over = fields.Boolean()
+    ending = fields.String(allow_none=True)
+    winner = fields.Integer(allow_none=True)
+    round_points = fields.List(fields.Integer(), metadata={"description": "set once the round is over"})
+    revealed_hands = fields.List(fields.List(fields.String()),
+                                 metadata={"description": "every hand, only once the round is over"})
+    match_over = fields.Boolean()
+    losers = fields.List(fields.Integer())
+    rating = fields.List(fields.Integer())
+    legal = fields.List(fields.String(), metadata={"description": "the viewer's legal actions when it is to move"})
+    last_score = fields.Integer()
+
+
+class EventSchema(Schema):
+    """Something that happened during a call; which other fields are set depends on `type`."""
+
+    type = fields.String(required=True, metadata={"enum": [
+        "played", "drew", "passed", "points_scored", "round_ended", "match_ended", "next_leader",
+        "round_dealt"]})
+    seat = fields.Integer()
+    action = fields.String(metadata={"description": "played: canonical spelling"})
+    tile = fields.String(allow_none=True,
+                         metadata={"description": "drew: the tile, or null in sealed mode when another seat drew"})
+    points = fields.Integer(metadata={"description": "points_scored"})
+    count = fields.Integer(metadata={"description": "points_scored: the open-end count that scored"})
+    record = fields.Nested(RoundRecordSchema, metadata={"description": "round_ended: the new score table row"})
+    losers = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    rating = fields.List(fields.Integer())
+    number = fields.Integer(metadata={"description": "round_dealt: 1-based round number"})
+    leader = fields.Integer(metadata={"description": "round_dealt: the seat that leads"})
+    redealt = fields.Boolean(metadata={"description": "round_dealt: a random misdeal was dealt again"})
+
+
+# ---------------------------------------------------------------- variants
+
+
+class OptionSpecSchema(Schema):
+    name = fields.String()
+    type = fields.String(metadata={"enum": ["bool", "int", "enum"]})
+    allowed = fields.List(fields.String(), metadata={"description": "enum values (empty for bool and int)"})
+    default = OptionValue(metadata={"description": "the preset's default"})
+    description = fields.String()
+
+
+class VariantSchema(Schema):
+    name = fields.String(metadata={"example": "kozel"})
+    family = fields.String(metadata={"description": "rules family (RULES.md section)", "example": "K"})
+    description = fields.String()
+    min_players = fields.Integer()
+    max_players = fields.Integer()
+    options = fields.List(fields.Nested(OptionSpecSchema))
+
+
+class VariantListSchema(Schema):
+    variants = fields.List(fields.Nested(VariantSchema))
+
+
+# ---------------------------------------------------------------- requests
+
+
+class DealSchema(StrictSchema):
+    """An explicit deal (FORMAT.md `deal` step)."""
+
+    hands = _hands("hands, seat 0 first", required=True)
+    boneyard = _tiles("draw order, first drawn first; omitted: the remaining tiles ascending")
+    leader = _seat("only where the rules decide the lead by lot")
+
+
+class SetupSchema(StrictSchema):
+    """Match state before the first round (FORMAT.md `setup` step), per seat or team."""
+
+    written = _ints("K/O written points")
+    remembered = _ints("K/O remembered points")
+    pot = _points("K/O eggs pot")
+    scores = _ints("running scores")
+
+
+MODES = ["transparent", "sealed"]
+
+
+class NewMatchSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.Length(1, MAX_TEXT), metadata={"example": "kozel"})
+    players = StrictInteger(required=True, validate=validate.Range(0, UINT32_MAX), metadata={"example": 4})
+    options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
+                          metadata={"description": "overrides of the preset's defaults"})
+    seed = StrictInteger(validate=validate.Range(0, UINT64_MAX), metadata={
+        "description": "deal from this seed; omitted: a random one (in sealed mode, omit it: "
+                       "whoever knows the seed knows every deal)"})
+    deal = fields.Nested(DealSchema, metadata={"description": "or an explicit first deal"})
+    setup = fields.Nested(SetupSchema)
+    no_deal = StrictBoolean(metadata={"description": "create the match without dealing (to settle rounds only)"})
+    mode = fields.String(validate=validate.OneOf(MODES), metadata={
+        "description": "transparent (default): the answer carries the state; sealed: an opaque token and "
+                       "one key per seat"})
+
+    @validates_schema
+    def _one_source(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "seed" in data and "deal" in data:
+            raise ValidationError("give seed or deal, not both", "deal")
+        if data.get("no_deal") and ("deal" in data or "seed" in data):
+            raise ValidationError("no_deal: no seed and no deal with it", "no_deal")
+
+
+class CarrierSchema(StrictSchema):
+    """How a request carries the match: `state` (transparent) or `token` + `seat_key` (sealed)."""
+
+    state = fields.Nested(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
+    token = fields.String(validate=validate.Length(1, 65536),
+                          metadata={"description": "sealed mode: the token of the last answer"})
+    seat_key = fields.String(validate=validate.Length(1, 128),
+                             metadata={"description": "sealed mode: this seat's key (or the host key)"})
+
+    @validates_schema
+    def _one_carrier(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if ("state" in data) == ("token" in data):
+            raise ValidationError("give either state (transparent) or token and seat_key (sealed)", "state")
+        if "token" in data and "seat_key" not in data:
+            raise ValidationError("a token needs the seat_key of the seat acting", "seat_key")
+        if "state" in data and "seat_key" in data:
+            raise ValidationError("seat_key belongs to sealed mode (with token)", "seat_key")
+
+
+class ApplySchema(CarrierSchema):
+    action = _action(required=True)
+    seat = _seat("if given, must be the seat to move (sealed: the key's seat)")
+
+
+class ReplaySchema(CarrierSchema):
+    actions = fields.List(_action(), required=True, validate=validate.Length(max=MAX_ACTIONS),
+                          metadata={"description": "applied in order, each by the seat to move then"})
+
+
+class SettleSchema(CarrierSchema):
+    ending = fields.String(required=True, validate=validate.OneOf(["out", "blocked"]))
+    hands = _hands("the hands left, seat 0 first", required=True)
+    last_placer = _seat("the fisherman, when known")
+
+
+class NextRoundSchema(CarrierSchema):
+    deal = fields.Nested(DealSchema, metadata={
+        "description": "transparent mode only: an explicit deal; omitted: dealt from the match seed"})
+
+
+class SeatArgumentSchema(CarrierSchema):
+    seat = _seat("the seat (sealed: defaults to the key's seat)")
+
+
+# ---------------------------------------------------------------- answers
+
+
+class MatchAnswerSchema(Schema):
+    """A changed match: the state (transparent) or a new token and the caller's view (sealed)."""
+
+    state = fields.Nested(MatchStateSchema, metadata={"description": "transparent: the new state"})
+    token = fields.String(metadata={"description": "sealed: the new token (pass it on the next call)"})
+    match_id = fields.String(metadata={"description": "sealed: the match's id (hex)"})
+    seq = fields.Integer(metadata={"description": "sealed: state version, +1 per change"})
+    view = fields.Nested(SeatViewSchema, metadata={"description": "sealed: what the caller may see"})
+    seat_keys = fields.List(fields.String(), metadata={
+        "description": "sealed, new match only: one key per seat; give each seat only its own"})
+    host_key = fields.String(metadata={
+        "description": "sealed, new match only: the host's key (public view, timeouts, next round)"})
+    events = fields.List(fields.Nested(EventSchema), metadata={"description": "what this call did, in order"})
+
+
+class ReplayAnswerSchema(MatchAnswerSchema):
+    applied = fields.Integer(metadata={"description": "how many actions applied"})
+    ok = fields.Boolean(metadata={"description": "every action applied"})
+    failed_index = fields.Integer(metadata={"description": "index of the refused action, -1 when ok"})
+    reason = fields.String(metadata={"description": "why it was refused"})
+    error_kind = fields.String(metadata={"description": "malformed or illegal ('' when ok)"})
+
+
+class LegalAnswerSchema(Schema):
+    seat = fields.Integer(metadata={"description": "the seat to move"})
+    actions = fields.List(fields.String(), metadata={
+        "description": "its legal actions (sealed: only when the caller is that seat)"})
+
+
+class ViewAnswerSchema(SeatViewSchema):
+    """A seat's view (transparent: any seat; sealed: the caller's)."""
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details (application/problem+json)."""
+
+    type = fields.String(metadata={"description": "problem type: /v1/problems/<name> or about:blank"})
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    instance = fields.String(metadata={"description": "the request path"})
+    field = fields.String(metadata={"description": "the offending field, when one is to blame"})
+    action = fields.String(metadata={"description": "the offending action, when one is to blame"})
+    errors = fields.Dict(metadata={"description": "422: validation messages by field"})
+
+
+class StatusSchema(Schema):
+    status = fields.String()
+    engine = fields.String()

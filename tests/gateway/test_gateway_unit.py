@@ -1,0 +1,313 @@
+"""Gateway pieces that need no engine: schemas vs the codec, settings, problem mapping, OpenAPI, HTTP errors.
+
+The app here is built in-process (Flask's test client) with an engine target
+nothing listens on: only requests refused before any engine call are sent.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+from domino.v1 import engine_pb2 as pb
+from flask import Flask
+from flask.testing import FlaskClient
+
+from api_gateway import config, problems
+from api_gateway.app import create_app
+from api_gateway.config import ConfigError, GatewayConfig
+from api_gateway.engine import (
+    EngineDeadline,
+    EngineFailed,
+    EngineIllegal,
+    EngineMalformed,
+    EngineMisdeal,
+    EngineUnavailable,
+    problem_for_status,
+)
+from api_gateway.matches import _typed_default, redact_events
+from api_gateway.schemas import (
+    LedgerSchema,
+    MatchStateSchema,
+    NewMatchSchema,
+    RoundRecordSchema,
+    RoundSchema,
+    SeatViewSchema,
+)
+from api_gateway.server import prepare
+from api_gateway.tokens import KeyRing, KeyRingError, SeatKeyError, TokenError
+from engine_service import codec
+from engine_service.rules import Match
+from engine_service.rules.errors import MalformedError
+
+
+def _played_state() -> dict[str, Any]:
+    match, _ = Match.new("kozel", 4, seed=42)
+    for _ in range(6):
+        match.apply(match.legal_actions()[0])
+    return match.to_dict()
+
+
+# ---------------------------------------------------------------- schemas mirror the codec
+
+
+def test_state_schemas_name_exactly_the_keys_the_codec_writes() -> None:
+    state = codec.state_from_proto(codec.state_to_proto(_played_state()))
+    assert set(MatchStateSchema().fields) == set(state)
+    assert set(RoundSchema().fields) == set(state["round"])
+    assert set(LedgerSchema().fields) == set(state["ledger"])
+    record = codec.state_from_proto(pb.MatchState(ledger=pb.Ledger(history=[pb.RoundRecord()])))
+    assert set(RoundRecordSchema().fields) == set(record["ledger"]["history"][0])
+
+
+def test_view_schema_names_exactly_the_keys_the_codec_writes() -> None:
+    view = codec.view_from_proto(pb.SeatView(variant="kozel", players=4))
+    assert set(SeatViewSchema().fields) == set(view)
+
+
+def test_a_real_state_loads_and_dumps_unchanged() -> None:
+    state = codec.state_from_proto(codec.state_to_proto(_played_state()))
+    assert MatchStateSchema().load(state) == state
+    assert MatchStateSchema().dump(state) == state
+
+
+@pytest.mark.parametrize(("patch", "field"), [
+    ({"players": True}, "players"),            # true is not 1
+    ({"players": "4"}, "players"),             # no coercion
+    ({"players": 4.0}, "players"),
+    ({"seed": -1}, "seed"),
+    ({"surprise": 1}, "surprise"),             # unknown keys are refused
+    ({"match_over": 1}, "match_over"),
+    ({"options": {"x": [1]}}, "options"),
+    ({"round": {"hands": [["7-7"]]}}, "round"),
+])
+def test_state_schema_refuses_without_coercing(patch: dict[str, Any], field: str) -> None:
+    from marshmallow import ValidationError
+
+    state = {**_played_state(), **patch}
+    with pytest.raises(ValidationError) as caught:
+        MatchStateSchema().load(state)
+    assert field in caught.value.messages  # type: ignore[operator]
+
+
+def test_new_match_schema_refuses_seed_with_deal() -> None:
+    from marshmallow import ValidationError
+
+    with pytest.raises(ValidationError):
+        NewMatchSchema().load({"variant": "kozel", "players": 4, "seed": 1, "deal": {"hands": []}})
+
+
+# ---------------------------------------------------------------- settings
+
+
+def test_settings_from_the_environment() -> None:
+    cfg = config.from_env({"GATEWAY_PORT": "0", "GATEWAY_ENGINE": "ipv4:127.0.0.1:1,127.0.0.1:2",
+                           "GATEWAY_ENGINE_TIMEOUT": "0.5", "GATEWAY_WORKERS": "3", "LOG_LEVEL": "debug",
+                           "GATEWAY_HOST": " "})
+    assert (cfg.port, cfg.engine_target, cfg.engine_timeout, cfg.workers, cfg.log_level, cfg.host) == (
+        0, "ipv4:127.0.0.1:1,127.0.0.1:2", 0.5, 3, "DEBUG", "127.0.0.1")
+    assert config.from_env({}) == GatewayConfig()
+
+
+@pytest.mark.parametrize("env", [{"GATEWAY_PORT": "70000"}, {"GATEWAY_PORT": "x"}, {"GATEWAY_ENGINE_TIMEOUT": "0"},
+                                 {"GATEWAY_ENGINE_ATTEMPTS": "9"}, {"GATEWAY_DEV_TOKEN_KEY": "maybe"},
+                                 {"LOG_LEVEL": "loud"}, {"GATEWAY_MAX_BODY_BYTES": "10"}])
+def test_bad_settings_name_their_variable(env: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match=next(iter(env))):
+        config.from_env(env)
+
+
+def test_flags_become_the_environment_the_workers_read() -> None:
+    environ: dict[str, str] = {}
+    cfg, dev = prepare(["--port", "0", "--engine", "h:1", "--workers", "3", "--dev-token-key"], environ)
+    assert (cfg.port, cfg.engine_target, cfg.workers, dev) == (0, "h:1", 3, False)
+    assert environ["GATEWAY_ENGINE"] == "h:1"
+    KeyRing.parse(environ["STATE_TOKEN_KEYS"])  # one key made for the run, shared by every worker
+    with pytest.raises(KeyRingError):
+        prepare([], {"STATE_TOKEN_KEYS": "k:short"})
+    with pytest.raises(ConfigError):
+        prepare(["--port", "-1"], {})
+
+
+# ---------------------------------------------------------------- engine statuses and problems
+
+
+@pytest.mark.parametrize(("code", "details", "kind"), [
+    (grpc.StatusCode.INVALID_ARGUMENT, "x", EngineMalformed),
+    (grpc.StatusCode.FAILED_PRECONDITION, "x", EngineIllegal),
+    (grpc.StatusCode.FAILED_PRECONDITION, "misdeal: deal again", EngineMisdeal),
+    (grpc.StatusCode.UNAVAILABLE, "x", EngineUnavailable),
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, "x", EngineUnavailable),
+    (grpc.StatusCode.DEADLINE_EXCEEDED, "x", EngineDeadline),
+    (grpc.StatusCode.INTERNAL, "x", EngineFailed),
+    (grpc.StatusCode.UNIMPLEMENTED, "x", EngineFailed),
+])
+def test_grpc_statuses_become_typed_exceptions(code: grpc.StatusCode, details: str, kind: type) -> None:
+    exc = problem_for_status(code, details, "Apply")
+    assert type(exc) is kind and exc.details == details and exc.method == "Apply"
+
+
+def test_engine_details_name_their_field() -> None:
+    assert EngineMalformed("state.round.hands[2].tiles[0]: tile id 31").field == "state.round.hands[2].tiles[0]"
+    assert EngineMalformed("'6-6@W': seat 0 does not hold 6-6").field is None
+    assert EngineMalformed("no field here").field is None
+
+
+@pytest.fixture(scope="module")
+def app() -> Flask:
+    return create_app(GatewayConfig(engine_target="127.0.0.1:9", engine_timeout=0.5,
+                                    token_keys=KeyRing.generate("k1"), max_body_bytes=4096, retry_after=7))
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.mark.parametrize(("exc", "status", "name"), [
+    (EngineMalformed("state.players: bad"), 400, "malformed"),
+    (MalformedError("deal.hands[0]: not a tile"), 400, "malformed"),
+    (EngineIllegal("no"), 409, "illegal-action"),
+    (EngineMisdeal("misdeal: again"), 409, "misdeal"),
+    (EngineUnavailable("down", "Apply"), 503, "engine-unavailable"),
+    (EngineDeadline("slow", "Apply"), 504, "engine-timeout"),
+    (EngineFailed("boom", "Apply", "INTERNAL"), 502, "engine-error"),
+    (TokenError("token: truncated"), 400, "invalid-token"),
+    (SeatKeyError("seat_key: no"), 403, "wrong-seat-key"),
+    (problems.SealedForbidden("no", "deal"), 403, "sealed-forbidden"),
+    (problems.UnknownVariant("x"), 404, "unknown-variant"),
+    (problems.SealedModeDisabled("off"), 501, "sealed-mode-disabled"),
+    (RuntimeError("bug"), 500, "internal-error"),
+])
+def test_every_exception_maps_to_its_problem(app: Flask, exc: Exception, status: int, name: str) -> None:
+    with app.test_request_context("/v1/matches/apply", method="POST", json={"action": "1-1"}):
+        response = problems.handle(exc)
+    body = response.get_json(force=True)
+    assert response.status_code == status == body["status"]
+    assert response.mimetype == "application/problem+json"
+    assert body["type"] == f"/v1/problems/{name}"
+    assert body["title"] == problems.PROBLEM_TYPES[name].title
+    assert body["instance"] == "/v1/matches/apply"
+    if status == 503:
+        assert response.headers["Retry-After"] == "7"
+    if status == 500:
+        assert "bug" not in response.get_data(as_text=True)  # no internals leak
+    if name in ("illegal-action", "misdeal", "malformed") and isinstance(exc, (EngineIllegal, EngineMalformed)):
+        assert body["action"] == "1-1"
+
+
+def test_the_codec_field_is_reported(app: Flask) -> None:
+    with app.test_request_context("/v1/matches/apply", method="POST"):
+        body = problems.handle(MalformedError("state.round.hands[2].tiles[0]: tile id 31")).get_json(force=True)
+    assert body["field"] == "state.round.hands[2].tiles[0]"
+
+
+# ---------------------------------------------------------------- HTTP errors answered before the engine
+
+
+def test_unknown_path_is_a_problem(client: FlaskClient) -> None:
+    r = client.get("/v1/nothing")
+    assert r.status_code == 404 and r.mimetype == "application/problem+json"
+    assert r.get_json()["type"] == "about:blank" and r.get_json()["title"] == "Not Found"
+
+
+def test_wrong_method_carries_allow(client: FlaskClient) -> None:
+    r = client.delete("/v1/matches/apply")
+    assert r.status_code == 405 and r.mimetype == "application/problem+json"
+    assert set(r.headers["Allow"].replace(" ", "").split(",")) == {"POST", "OPTIONS"}
+
+
+def test_oversized_body_is_413(client: FlaskClient) -> None:
+    r = client.post("/v1/matches/apply", data=b'{"state": "' + b"x" * 5000 + b'"}', content_type="application/json")
+    assert r.status_code == 413 and r.mimetype == "application/problem+json"
+
+
+def test_non_json_body_is_415(client: FlaskClient) -> None:
+    r = client.post("/v1/matches/apply", data="action=1-1", content_type="application/x-www-form-urlencoded")
+    assert r.status_code == 415 and r.mimetype == "application/problem+json"
+
+
+def test_broken_json_is_400(client: FlaskClient) -> None:
+    r = client.post("/v1/matches/apply", data=b'{"action": ', content_type="application/json")
+    assert r.status_code == 400 and r.get_json()["type"] == "/v1/problems/malformed-json"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"action": "1-1"}, "state"),                                          # neither state nor token
+    ({"state": {"variant": "kozel", "players": 4}, "token": "t", "seat_key": "k", "action": "1-1"}, "state"),
+    ({"token": "t", "action": "1-1"}, "seat_key"),
+    ({"state": {"variant": "kozel", "players": 4}}, "action"),             # required
+    ({"state": {"variant": "kozel", "players": 4}, "action": "1-1", "extra": 1}, "extra"),
+    ({"state": {"variant": "kozel", "players": "4"}, "action": "1-1"}, "state.players"),
+    ({"state": {"variant": "kozel", "players": 4, "round": {"hands": [["9-9"]]}}, "action": "1-1"},
+     "state.round.hands.0.0"),
+    ([1, 2], None),
+])
+def test_schema_errors_are_422_naming_the_field(client: FlaskClient, body: Any, field: str | None) -> None:
+    r = client.post("/v1/matches/apply", json=body)
+    problem = r.get_json()
+    assert r.status_code == 422, problem
+    assert problem["type"] == "/v1/problems/validation-error" and problem["errors"]
+    assert problem.get("field") == field
+
+
+def test_sealed_mode_off_is_501() -> None:
+    app = create_app(GatewayConfig(engine_target="127.0.0.1:9", engine_timeout=0.5))
+    r = app.test_client().post("/v1/matches", json={"variant": "kozel", "players": 4, "mode": "sealed"})
+    assert r.status_code == 501 and r.get_json()["type"] == "/v1/problems/sealed-mode-disabled"
+
+
+def test_problem_types_are_documented(client: FlaskClient) -> None:
+    for name, t in problems.PROBLEM_TYPES.items():
+        r = client.get(f"/v1/problems/{name}")
+        assert r.status_code == 200 and r.get_json()["status"] == t.status
+    assert client.get("/v1/problems/nonsense").status_code == 404
+
+
+# ---------------------------------------------------------------- OpenAPI and docs
+
+
+def test_openapi_document_covers_every_route_and_answers_problems(client: FlaskClient) -> None:
+    doc = client.get("/openapi.json").get_json()
+    assert doc["openapi"].startswith("3.")
+    assert set(doc["paths"]) >= {
+        "/v1/variants", "/v1/variants/{name}", "/v1/matches", "/v1/matches/legal", "/v1/matches/apply",
+        "/v1/matches/replay", "/v1/matches/settle", "/v1/matches/next-round", "/v1/matches/timeout",
+        "/v1/matches/view"}
+    apply = doc["paths"]["/v1/matches/apply"]["post"]
+    assert "application/json" in apply["requestBody"]["content"]
+    assert "application/problem+json" in apply["responses"]["409"]["content"]
+    schemas = doc["components"]["schemas"]
+    assert {"MatchState", "Round", "Ledger", "SeatView", "Event", "Problem"} <= set(schemas)
+    nullable_round = schemas["MatchState"]["properties"]["round"]["anyOf"]
+    assert {"$ref": "#/components/schemas/Round"} in nullable_round
+    assert "Retry-After" in apply["responses"]["503"]["headers"]
+    assert schemas["MatchState"]["additionalProperties"] is False  # unknown keys are refused
+
+
+def test_swagger_ui_is_served_from_the_package_not_a_cdn(client: FlaskClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "/docs/assets/swagger-ui-bundle.js" in html and "/openapi.json" in html
+    assert "https://" not in html and "http://" not in html
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "swagger-ui-standalone-preset.js"):
+        r = client.get(f"/docs/assets/{asset}")
+        assert r.status_code == 200 and len(r.data) > 1000
+    assert client.get("/docs/assets/../../app.py").status_code == 404
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def test_sealed_events_hide_other_seats_draws() -> None:
+    events = [{"type": "drew", "seat": 1, "tile": "3-4"}, {"type": "drew", "seat": 2, "tile": "5-5"},
+              {"type": "played", "seat": 2, "action": "5-5@E"}]
+    assert redact_events(events, 1) == [events[0], {"type": "drew", "seat": 2, "tile": None}, events[2]]
+    assert [e.get("tile") for e in redact_events(events, None)] == [None, None, None]
+
+
+def test_option_defaults_are_typed() -> None:
+    assert _typed_default({"type": "bool", "default": "false"})["default"] is False
+    assert _typed_default({"type": "int", "default": "-5"})["default"] == -5
+    assert _typed_default({"type": "enum", "default": "seven"})["default"] == "seven"
