@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import base64
+import os
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from api_gateway.tokens import (
     KeyRing,
@@ -186,12 +188,8 @@ def test_an_envelope_of_another_version_is_refused() -> None:
     keys = ring("k1")
     sealed = Sealed(b"m" * 16, b"s" * 32, 0, STATE)
     token = keys.seal(sealed)
-    # Re-seal the same bytes with version 2 by hand: authentic, but not a format this gateway reads.
-    import os
-
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    aead: AESGCM = keys._keys["k1"]  # noqa: SLF001 - white-box: build a future envelope
+    # Seal a version-2 envelope by hand (white box): authentic, but not a format this gateway reads.
+    aead: AESGCM = keys._keys["k1"]
     nonce = os.urandom(12)
     envelope = b"\x02" + b"m" * 16 + b"s" * 32 + (0).to_bytes(8, "big") + STATE
     body = base64.urlsafe_b64encode(nonce + aead.encrypt(nonce, envelope, b"domino-state-token:v1:k1"))
