@@ -5,9 +5,9 @@ of a hand the winner (the seat that went out, else the lowest hand) scores a
 hand bonus from the others' pips. Scores run per side (seat, or team with
 `teams`) up to a target.
 
-*Decision* (RULES.md is silent): the match is decided at the end of a hand:
-once any side has reached the target then, the highest score wins (a tie at the
-top is shared). With `exact_target`, points that would take a side past the
+*Decision* (RULES.md says "game to 251", "won at exactly 61"): the first side
+to reach the target wins at once, in play (the hand is then abandoned) or with
+the hand bonus. With `exact_target`, points that would take a side past the
 target are not taken, in play or at the end of a hand.
 """
 from __future__ import annotations
@@ -154,6 +154,7 @@ class Counting(Family):
         return lowest[0]
 
     def _check_match(self, match: "Match") -> list["Event"]:
+        """The side that has reached the target wins (scores only ever cross one side at a time)."""
         scores = match.ledger.scores
         if max(scores) < self.target:
             return []
@@ -162,9 +163,11 @@ class Counting(Family):
         losers = [s for s in range(len(scores)) if s not in winners]
         return match.end_match(losers, winners, [])
 
-    def after_play(self, match: "Match", seat: int, points: int) -> int:
-        """Credit in-play points to the seat's side; returns what was taken."""
-        return self.credit(match, self.side_of(seat), points)
+    def after_play(self, match: "Match", seat: int, points: int, events: list["Event"]) -> int:
+        """Credit in-play points to the seat's side; reaching the target ends the match at once."""
+        taken = self.credit(match, self.side_of(seat), points)
+        events.extend(self._check_match(match))
+        return taken
 
 
 class FivesAndThrees(Counting):
@@ -188,7 +191,7 @@ class AllThrees(Counting):
     code = "A3"
     multiples = (3,)
     specs = {**{name: spec for name, spec in Counting.specs.items()
-                if name not in ("teams", "lead", "boneyard_reserve", "draw_when_able", "exact_target")},
+                if name not in ("teams", "lead", "boneyard_reserve", "draw_when_able")},
              "lead": opt.lead_option("lot")}
 
     def hand_bonus(self, own: int, others: int) -> int:
@@ -232,7 +235,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         description="All Threes: multiples of 3 score in play, the lightest hand wins a bonus, game to 150 (RULES.md A3)",
         players=(2, 4),
         defaults={"hand_size": "five", "lead": "lot", "spinner": "first-double", "target": 150,
-                  **{k: v for k, v in _COMMON.items() if k != "exact_target"}},
+                  **_COMMON},
     ),
     "all-fives": dict(
         family=AllFives,

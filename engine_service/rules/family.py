@@ -135,8 +135,8 @@ class Family:
     def in_play_points(self, count: int) -> int:
         return 0
 
-    def after_play(self, match: "Match", seat: int, points: int) -> int:
-        """Credit points scored in play; returns the points actually taken."""
+    def after_play(self, match: "Match", seat: int, points: int, events: list["Event"]) -> int:
+        """Credit points scored in play; returns the points actually taken (may end the match)."""
         return 0
 
     def round_ends_when_out(self, rnd: "Round", seat: int) -> bool:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from .round import Event
 
 ZERO_ZERO = DOUBLE_OF[0]
+#: K rating: max(1, round((100 - score) / 10)) for every seat that did not lose (seed 001).
+RATING_BASE = 100
 
 #: K first lead: 1-1, 2-2 ... 6-6, then 0-0; else the descending non-doubles.
 ONE_ONE_UP = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + NON_DOUBLES_DESCENDING
@@ -130,10 +132,10 @@ class Kozel(Family):
         return events
 
     def _rating(self, match: "Match", losers: list[int]) -> list[int]:
-        """K rating: non-losers gain max(1, round((target - 1 - score) / 10))."""
-        ceiling = int(self.options["target"]) - 1
+        """K rating: non-losers gain max(1, round((100 - score) / 10)), as the source writes it
+        (whatever the target)."""
         return [
-            0 if s in losers else max(1, round_half_up_div(ceiling - w, 10))
+            0 if s in losers else max(1, round_half_up_div(RATING_BASE - w, 10))
             for s, w in enumerate(match.ledger.written)
         ]
 

@@ -154,8 +154,8 @@ class Match:
         events: list[Event] = []
         ended = rnd.apply(action, events)
         if rnd.last_score:
-            self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"))
-        if ended:
+            self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
+        if ended and not self.match_over:
             events.extend(self._finish(rnd))
         return events
 
@@ -167,12 +167,14 @@ class Match:
         if seat is not None and seat != rnd.to_move:
             raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
 
-    def _credit_in_play(self, rnd: Round, event: Event) -> None:
+    def _credit_in_play(self, rnd: Round, event: Event, events: list[Event]) -> None:
         """Points scored in play go to the ledger (the family may refuse some: exact target)."""
-        taken = self.family.after_play(self, event["seat"], event["points"])
+        ended: list[Event] = []
+        taken = self.family.after_play(self, event["seat"], event["points"], ended)
         if taken != event["points"]:
             event["points"] = taken
             rnd.last_score = taken
+        events.extend(ended)
 
     def _playing_round(self) -> Round:
         if self.match_over:
@@ -453,6 +455,8 @@ def _round_from_dict(match: Match, data: object) -> Round:
         raise MalformedError(f"state.round.reserve is {reserve}, the variant keeps {family.reserve}")
     rnd.reserve = min(reserve, len(boneyard))
     rnd.to_move = _seat(data.get("to_move", leader), players, "state.round.to_move")
+    if not placements and rnd.to_move != leader:
+        raise MalformedError("state.round: before the lead, the seat to move must be the leader")
     rnd.passes = _nonneg(data.get("passes", 0), "state.round.passes")
     rnd.out = _seat_list(data.get("out") or [], players, "state.round.out")
     for s in rnd.out:

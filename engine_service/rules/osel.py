@@ -92,9 +92,12 @@ class Osel(Family):
                 gains[top] = side_points[top]
             else:  # all_to_loser
                 gains[top] = sum(side_points)
-        top = single_highest(side_points)
-        if ledger.pot and top is not None and top in gains:
-            gains[top] += ledger.pot
+        # Eggs go to the side with the single highest points among those scoring this round
+        # (seed 000: "to whoever loses in the next round").
+        scorers = sorted(gains)
+        top = single_highest([side_points[s] for s in scorers]) if scorers else None
+        if ledger.pot and top is not None:
+            gains[scorers[top]] += ledger.pot
             ledger.pot = 0
         if winner is not None and not ledger.opened(winner):
             ledger.forget(winner)

@@ -215,6 +215,9 @@ class Round:
                 if not fam.combo_allowed(list(placements), layout):
                     raise IllegalActionError(f"{text!r}: these doubles cannot be played together")
             return
+        if kind in (DRAW, PASS) and not layout.placements:
+            must = ", ".join(NAMES[t] for t in bits(self.lead_mask & hand))
+            raise IllegalActionError(f"{text!r}: the round must first be led, with {must}")
         if kind == DRAW:
             if self.drawable <= 0:
                 raise IllegalActionError("nothing can be drawn")
