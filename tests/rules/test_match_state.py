@@ -192,10 +192,8 @@ def test_a_round_not_led_whose_leader_breaks_the_lead_rule_is_malformed() -> Non
         Match.from_dict(state)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: from_dict accepts a round not yet led whose to_move is not its leader; the seat to "
-    "move then has no legal action at all (legal_actions() == [], no draw, no pass): a dead state"))
 def test_a_round_not_led_must_be_moved_by_its_leader() -> None:
+    # Otherwise the seat to move would have no legal action at all: a dead state.
     match, _ = Match.new("kozel", 4, deal={"hands": HANDS})
     state = match.to_dict()
     state["round"]["to_move"] = 3
@@ -299,3 +297,46 @@ def test_bad_settle_is_malformed_and_changes_nothing(ending: str, hands: Any) ->
     with pytest.raises(MalformedError):
         match.settle(ending, hands)
     assert match.to_dict() == before
+
+
+# ---------------------------------------------------------------- hostile states the decoder accepts
+
+def _empty_a_hand_mid_round(state: dict[str, Any]) -> None:
+    hands = state["round"]["hands"]
+    hands[2] += hands[3]
+    hands[3] = []
+
+
+@pytest.mark.parametrize("name,change", [
+    pytest.param("history record with a seat out of range", _set("ledger.history", [
+        {"number": 1, "ending": "out", "winner": 9, "last_placer": None, "round_points": [0, 1, 2, 3],
+         "written": [0, 0, 0, 0], "remembered": [0, 1, 2, 3], "pot": 0, "scores": [0, 0, 0, 0],
+         "places": [], "out": [9]}]),
+        marks=pytest.mark.xfail(strict=True, reason=(
+            "BUG: from_dict does not check the seats named in ledger.history records "
+            "(winner 9, out [9] in a 4-player match are accepted)"))),
+    pytest.param("history record lists of the wrong length", _set("ledger.history", [
+        {"number": 1, "ending": "out", "winner": 0, "last_placer": None, "round_points": [0, 1, 2],
+         "written": [0, 0], "remembered": [0, 1, 2, 3, 4], "pot": 0, "scores": [], "places": [],
+         "out": [0]}]),
+        marks=pytest.mark.xfail(strict=True, reason=(
+            "BUG: from_dict does not check the lengths of ledger.history records' lists "
+            "(round_points of 3, written of 2, remembered of 5 for 4 seats are accepted)"))),
+    pytest.param("negative written points", _set("ledger.written", [-50, 0, 0, 0]),
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "BUG: from_dict accepts negative written points (K points are never "
+                     "negative; a negative pot is refused)"))),
+    pytest.param("negative remembered points", _set("ledger.remembered", [0, -5, 0, 0]),
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "BUG: from_dict accepts negative remembered points"))),
+    pytest.param("a seat with an empty hand while the round is played", _empty_a_hand_mid_round,
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "BUG: from_dict accepts a Kozel round in play in which a seat has emptied its "
+                     "hand without the round being over (K: the round ends when a seat goes out); "
+                     "play then goes on"))),
+])
+def test_impossible_states_are_malformed(name: str, change: Callable[[dict[str, Any]], None]) -> None:
+    state = _mid_round()
+    change(state)
+    with pytest.raises(MalformedError):
+        Match.from_dict(state)
