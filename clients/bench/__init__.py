@@ -46,7 +46,9 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("service", help="engine and gateway as real processes under load")
     common(s)
-    s.add_argument("--seconds", type=float, default=10.0, help="length of one load run (default 10)")
+    s.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
+    s.add_argument("--repeats", type=int, default=3, help="interleaved saturation runs per path (default 3)")
+    s.add_argument("--grpc-only", action="store_true", help="only the engine's gRPC paths (no gateway)")
     s.add_argument("--require-tools", action="store_true",
                    help="fail instead of skipping when h2load or wrk is missing")
 
@@ -76,7 +78,8 @@ def main(argv: list[str]) -> int:
     else:
         from clients.bench import service
 
-        result = service.run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools)
+        result = service.run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools,
+                             repeats=args.repeats, grpc_only=args.grpc_only)
         text = service.format_text(result)
         save = service.save
     result["command"] = "domino bench " + " ".join(argv)

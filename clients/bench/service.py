@@ -334,7 +334,7 @@ def rest_routes() -> dict[str, str]:
 
 
 def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, repeats: int = 3,
-        log: Any = sys.stderr) -> Json:
+        grpc_only: bool = False, log: Any = sys.stderr) -> Json:
     found = tools()
     missing = [name for name, path in found.items() if path is None]
     result: Json = {"kind": "service", "tools": found, "targets": TARGETS, "paths": {}, "ratios": {},
@@ -367,7 +367,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
             result["ratios"]["grpc_apply/grpc_health"] = _ratio(runs, "grpc_apply", "grpc_health")
 
             rest_paths: list[Path_] = []
-            why_no_rest = _gateway_available()
+            why_no_rest = "--grpc-only" if grpc_only else _gateway_available()
             if why_no_rest is None:
                 rest_paths = _rest_setup(workdir, engine, procs, result)
                 rest_runs = _interleaved(rest_paths, seconds, repeats, workdir, log)

@@ -1,0 +1,49 @@
+"""Run the engine's Apply handler (or the stateless pieces) N times in process: for callgrind.
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null python -P bench/handler_cost.py apply 2000
+
+Instruction counts do not depend on what else the machine is doing: the
+difference between N=2000 and N=0, divided by 2000, is the cost of one call
+(bench/instructions.sh does exactly that, for any two trees).
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main() -> int:
+    what, n = sys.argv[1], int(sys.argv[2])
+    from domino.v1 import engine_pb2 as pb
+
+    from clients.bench.service import mid_round_kozel
+    from engine_service import codec
+    from engine_service.rules import Match
+    from engine_service.servicer import EngineServicer
+
+    match, action = mid_round_kozel()
+    body = pb.ApplyRequest(state=codec.state_to_proto(match.to_dict()), action=action).SerializeToString()
+    svc = EngineServicer()
+    state = pb.MatchState.FromString(pb.ApplyRequest.FromString(body).state.SerializeToString())
+    if what == "apply":
+        for _ in range(n):
+            svc.Apply(pb.ApplyRequest.FromString(body), None).SerializeToString()  # type: ignore[arg-type]
+    elif what == "decode":
+        for _ in range(n):
+            Match.from_dict(codec.state_from_proto(state))
+    elif what == "game":
+        import random
+
+        rng = random.Random(1)
+        for _ in range(n):
+            m, _ = Match.new("kozel", 4, seed=rng.getrandbits(63))
+            actions = m.legal_actions()
+            while actions:
+                m.apply(rng.choice(actions))
+                actions = m.legal_actions()
+    else:
+        raise SystemExit(f"unknown {what!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
