@@ -28,13 +28,14 @@ def _load(request: Any) -> Match:
     """The match a request carries in its `state` field."""
     if not request.HasField("state"):
         raise MalformedError("state: required (pass back the state of the previous answer)")
-    return Match.from_dict(codec.state_from_proto(request.state))
+    match: Match = codec.match_from_proto(request.state)  # = Match.from_dict(codec.state_from_proto(...))
+    return match
 
 
 def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
     try:
         return pb.MatchResponse(
-            state=codec.state_to_proto(match.to_dict()), events=codec.events_to_proto(events))
+            state=codec.match_to_proto(match), events=codec.events_to_proto(events))
     except MalformedError as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 

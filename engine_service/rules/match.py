@@ -21,11 +21,11 @@ from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .family import Family
 from .ledger import Ledger
-from .notation import parse_placement, format_placement
+from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
 from .registry import Preset, make_family
 from .round import Event, Round
-from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand
+from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
 
 ENDINGS = ("out", "fish", "blocked", "sortir")
 
@@ -354,6 +354,30 @@ class Match:
     @classmethod
     def from_dict(cls, data: object) -> "Match":
         """Decode and validate a state; MalformedError names the first thing wrong."""
+        return cls._decode(data, None)
+
+    @classmethod
+    def from_tiles(cls, data: object, hands: list[int], boneyard: list[int],
+                   placements: list[Placement]) -> "Match":
+        """`from_dict` for a codec that carries tiles as ids (the gRPC one): no tile strings.
+
+        `data` is a state as `from_dict` reads it, except that the round's
+        "hands", "boneyard" and "layout" are ignored: they are given as bit sets
+        (seat 0 first), tile ids in draw order and ``(tile, arm, flag)``
+        placements (`notation.Placement`, the lead's arm `CENTER`). Everything is
+        validated as `from_dict` does; the first message may differ when a state
+        is wrong in several ways.
+        """
+        for t in boneyard:
+            if not 0 <= t < TILE_COUNT:
+                raise MalformedError(f"state.round.boneyard: tile id {t} is not a tile")
+        for i, (t, _arm, _flag) in enumerate(placements):
+            if not 0 <= t < TILE_COUNT:
+                raise MalformedError(f"state.round.layout[{i}]: tile id {t} is not a tile")
+        return cls._decode(data, (hands, boneyard, placements))
+
+    @classmethod
+    def _decode(cls, data: object, tiles: "_Tiles | None") -> "Match":
         if not isinstance(data, dict):
             raise MalformedError("state must be an object")
         p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options") or {})
@@ -375,7 +399,7 @@ class Match:
         match.timed_out = None if to is None else _seat(to, players, "state.timed_out")
         rnd = data.get("round")
         if rnd is not None:
-            match.round = _round_from_dict(match, rnd)
+            match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
         return match
 
 
@@ -406,7 +430,6 @@ def _round_to_dict(rnd: Round) -> dict[str, Any]:
 def _round_from_dict(match: Match, data: object) -> Round:
     if not isinstance(data, dict):
         raise MalformedError("state.round must be an object or null")
-    family = match.family
     players = match.players
     hands_in = data.get("hands")
     if not isinstance(hands_in, list) or len(hands_in) != players:
@@ -424,7 +447,6 @@ def _round_from_dict(match: Match, data: object) -> Round:
         raise MalformedError("state.round.boneyard must be a list of tiles")
     boneyard = []
     for item in boneyard_in:
-        from .tiles import parse_tile
         t = parse_tile(item)
         if seen >> t & 1:
             raise MalformedError(f"state: {NAMES[t]} appears twice")
@@ -434,6 +456,43 @@ def _round_from_dict(match: Match, data: object) -> Round:
     if not isinstance(layout_in, list):
         raise MalformedError("state.round.layout must be a list of placements")
     placements = [parse_placement(item, i == 0) for i, item in enumerate(layout_in)]
+    return _round_from_parts(match, data, hands, seen, boneyard, placements)
+
+
+_Tiles = tuple[list[int], list[int], list[Placement]]
+
+
+def _round_from_tiles(match: Match, data: object, tiles: _Tiles) -> Round:
+    """`_round_from_dict` with the tiles given as bit sets and ids (see `Match.from_tiles`)."""
+    if not isinstance(data, dict):
+        raise MalformedError("state.round must be an object or null")
+    hands_in, boneyard_in, placements = tiles
+    players = match.players
+    if len(hands_in) != players:
+        raise MalformedError(f"state.round.hands must list {players} hands")
+    hands: list[int] = []
+    seen = 0
+    for m in hands_in:
+        if m & seen:
+            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
+        if not 0 <= m <= ALL_TILES:
+            raise MalformedError("state.round.hands: not a set of tiles")
+        seen |= m
+        hands.append(m)
+    boneyard: list[int] = []
+    for t in boneyard_in:
+        if seen >> t & 1:
+            raise MalformedError(f"state: {NAMES[t]} appears twice")
+        seen |= 1 << t
+        boneyard.append(t)
+    return _round_from_parts(match, data, hands, seen, boneyard, list(placements))
+
+
+def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen: int,
+                      boneyard: list[int], placements: list[Placement]) -> Round:
+    """The rest of a round's decoding, once its tiles are read: layout, consistency, scalars."""
+    family = match.family
+    players = match.players
     layout = family.new_layout()
     layout = type(layout).rebuild(placements, layout.shape, layout.all_spinners, layout.until_both,
                                   layout.spinner_counts)
