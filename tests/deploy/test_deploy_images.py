@@ -274,3 +274,41 @@ def test_engine_image_starts_answers_and_reports_healthy(images: dict[str, Image
     assert _stop(proc, log) == 0, _tail(log.read_text())
     assert '"stopped"' in log.read_text()
     assert image.health(tmp_path, **env).returncode == 1
+
+
+def test_gateway_image_serves_the_api_against_the_engine_image(images: dict[str, Image], tmp_path: Path) -> None:
+    engine, gateway = images["engine"], images["gateway"]
+    engine_port, gateway_port = free_port(), free_port()
+    engine_env = {"ENGINE_HOST": "127.0.0.1", "ENGINE_PORT": str(engine_port), "ENGINE_METRICS_PORT": "off"}
+    gateway_env = {"GATEWAY_HOST": "127.0.0.1", "GATEWAY_PORT": str(gateway_port), "GATEWAY_WORKERS": "2",
+                   "GATEWAY_ENGINE": f"127.0.0.1:{engine_port}",
+                   "STATE_TOKEN_KEYS": "k1:8vqif28BflUK815iBARrWUfbf2xP836S0ob3WV13xbw="}
+    assert gateway.health(tmp_path, **gateway_env).returncode == 1   # nothing listens yet
+
+    engine_log, gateway_log = tmp_path / "engine.log", tmp_path / "gateway.log"
+    engine_proc = engine.start(tmp_path, engine_log, **engine_env)
+    _addresses(engine_log, engine_proc)
+    gateway_proc = gateway.start(tmp_path, gateway_log, **gateway_env)
+    bound = _addresses(gateway_log, gateway_proc)
+    assert bound == {"http": f"127.0.0.1:{gateway_port}"}, bound
+
+    health = gateway.health(tmp_path, **gateway_env)
+    assert health.returncode == 0, health.stdout + health.stderr
+    base = f"http://127.0.0.1:{gateway_port}"
+    with urllib.request.urlopen(f"{base}/readyz", timeout=10) as reply:
+        assert json.loads(reply.read())["status"] == "ready"
+    request = urllib.request.Request(f"{base}/v1/matches", method="POST",
+                                     data=json.dumps({"variant": "kozel", "players": 4, "mode": "sealed"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        assert reply.status == 201
+        answer = json.loads(reply.read())
+    assert answer["token"].startswith("v1.k1.") and len(answer["seat_keys"]) == 4 and "state" not in answer
+    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    assert 'domino_gateway_http_requests_total{method="POST",route="/v1/matches",status="201"}' in text
+
+    # both stop gracefully on SIGTERM (gunicorn drains its workers)
+    assert _stop(gateway_proc, gateway_log) == 0, _tail(gateway_log.read_text())
+    assert _stop(engine_proc, engine_log) == 0, _tail(engine_log.read_text())
+    assert gateway.health(tmp_path, **gateway_env).returncode == 1
