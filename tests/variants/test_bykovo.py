@@ -12,18 +12,17 @@ HANDS = [["0-0", "1-1", "1-2", "1-3", "1-4", "1-5", "1-6"],
          ["0-5", "0-6", "4-5", "4-6", "5-5", "5-6", "6-6"]]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: the leader may pass before laying 0-0 (RULES.md B 'The holder of 0-0 leads it'; seed 000 "
-    "1.5 'Первый ход ... делает игрок, имеющий на руках кость 0-0, выкладывая ее на стол'); the "
-    "engine accepts 'pass' though legal_actions() is ['0-0'], and the next seat is left with none"))
 def test_bykovo_leader_cannot_pass_before_laying_zero_zero() -> None:
+    """RULES.md B: the holder of 0-0 leads it (seed 000 1.5: "Первый ход ... делает игрок, имеющий
+    на руках кость 0-0, выкладывая ее на стол"): the voluntary pass starts after the lead."""
     match, _ = Match.new("bykovo", 4, deal={"hands": HANDS})
     assert match.legal_actions() == ["0-0"]
-    try:
+    before = match.to_dict()
+    with pytest.raises(IllegalActionError):
         match.apply("pass")
-    except IllegalActionError:
-        return
-    raise AssertionError(f"pass accepted at the lead; seat {match.to_move} now has {match.legal_actions()}")
+    assert match.to_dict() == before
+    match.apply("0-0")
+    assert "pass" in match.legal_actions()
 
 
 def test_bykovo_random_deals_are_never_misdeals() -> None:

@@ -9,18 +9,19 @@ HANDS = [["5-5", "1-1", "0-2", "0-3", "0-4", "2-2", "2-4"],
          ["1-5", "3-5", "0-6", "2-6", "3-6", "4-6", "6-6"]]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: with draw_when_able the leader's 'draw' before the first tile is accepted by apply() but "
-    "not listed by legal_actions(); the two must agree (RULES.md TF option draw_when_able)"))
 def test_draw_when_able_lead_offers_what_it_accepts() -> None:
+    """The lead is a play of a tile: neither draw nor pass before it, even with draw_when_able."""
     match, _ = Match.new("threes-fives", 2, options={"draw_when_able": True},
                          deal={"hands": HANDS, "leader": 0})
     legal = match.legal_actions()
-    try:
-        match.apply("draw")
-    except IllegalActionError:
-        return
-    assert "draw" in legal, f"'draw' was applied at the lead but legal_actions() is {legal}"
+    assert "draw" not in legal and "pass" not in legal
+    before = match.to_dict()
+    for action in ("draw", "pass"):
+        with pytest.raises(IllegalActionError):
+            match.apply(action)
+        assert match.to_dict() == before
+    match.apply("5-5")
+    assert "draw" in match.legal_actions()          # after the lead, draw_when_able applies
 
 
 def test_lot_lead_is_reproducible_and_varies_with_the_seed() -> None:
@@ -55,3 +56,20 @@ def test_view_shows_count_and_last_score() -> None:
     view = match.view(1)
     assert view["count"] == 10 and view["last_score"] == 10 and view["ends"] == {"N": 5, "E": 5, "S": 5, "W": 5}
     assert view["legal"] == match.legal_actions()
+
+
+@pytest.mark.parametrize(("variant", "setup", "lead", "points"), [
+    ("threes-fives", [245, 0], "5-5", 10),        # 245 + 10 reaches 251 in play
+    ("all-fives", [95, 0], "5-5", 10),            # 95 + 10 reaches 100
+    ("fives-and-threes", [59, 0], "5-5", 2),      # exactly 61
+])
+def test_reaching_the_target_in_play_ends_the_match_at_once(variant: str, setup: list[int], lead: str,
+                                                            points: int) -> None:
+    match, _ = Match.new(variant, 2, deal={"hands": HANDS, "leader": 0}, setup={"scores": setup})
+    events = match.apply(lead)
+    assert match.ledger.scores == [setup[0] + points, 0]
+    assert match.match_over and match.losers == [1] and match.winners == [0]
+    assert any(e["type"] == "match_ended" for e in events)
+    assert match.legal_actions() == []
+    with pytest.raises(IllegalActionError):
+        match.apply("1-5@E")

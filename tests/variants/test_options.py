@@ -20,7 +20,7 @@ EXPECTED_DEFAULTS: dict[str, dict[str, Any]] = {
     "fives-and-threes": {"hand_size": "by-players", "lead": "lot", "spinner": "none", "scoring": "multiples",
                          "target": 61, "exact_target": True, "teams": False},
     "all-threes": {"hand_size": "five", "lead": "lot", "spinner": "first-double", "spinner_ends": "open-sides",
-                   "spinner_counts": True, "scoring": "total", "target": 150},
+                   "spinner_counts": True, "scoring": "total", "target": 150, "exact_target": False},
     "all-fives": {"hand_size": "by-players", "lead": "lot", "spinner": "first-double",
                   "spinner_ends": "open-sides", "spinner_counts": True, "teams": False, "scoring": "total",
                   "target": 100, "exact_target": False},
@@ -100,10 +100,7 @@ def test_teams_need_four_players() -> None:
     ("all-fives", "scoring", "multiples"),
     ("all-fives", "exact_target", True),
     ("all-threes", "scoring", "multiples"),
-    pytest.param("all-threes", "exact_target", True, marks=pytest.mark.xfail(
-        strict=True, raises=MalformedError,
-        reason="BUG: RULES.md TF says options scoring and exact_target are exposed to the other "
-               "(counting) presets too; all-threes refuses exact_target as an unknown option")),
+    ("all-threes", "exact_target", True),   # RULES.md TF: exposed "to the other presets too"
 ])
 def test_scoring_and_exact_target_reach_the_other_counting_presets(name: str, option: str, value: Any) -> None:
     match, _ = Match.new(name, 2, options={option: value}, seed=1)

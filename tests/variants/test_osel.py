@@ -20,11 +20,9 @@ def test_osel_eggs_go_to_the_losing_team_when_the_winners_hold_less() -> None:
     assert match.ledger.written == [25, 0] and match.ledger.pot == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: Osel teams, eggs after an out round: the single highest team is looked for with the winning "
-    "team's partner's hand counted (12), so the losing team (5) does not get the pot (RULES.md O; "
-    "seed 000: 'Все очки этого раунда добавляются тому, кто проиграет в следующем раунде')"))
 def test_osel_eggs_go_to_the_losing_team_even_when_the_winners_partner_holds_more() -> None:
+    """RULES.md O eggs; seed 000: "Все очки этого раунда добавляются тому, кто проиграет в
+    следующем раунде": the team that went out scores nothing, whatever its partner holds."""
     match = _teams_tie_then_out(heavy_partner=True)
     assert match.ledger.written == [25, 0] and match.ledger.pot == 0
 

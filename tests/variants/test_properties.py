@@ -71,14 +71,6 @@ ROUNDS = 2
 #: A round that takes more actions than this never ends (the longest possible is far shorter).
 MAX_STEPS = 600
 
-# RULES.md B: the first move of a round is laying 0-0 ("Первый ход ... делает игрок, имеющий
-# на руках кость 0-0, выкладывая ее на стол"), so a pass is not legal there; the engine
-# accepts it and leaves the next seat with no legal action.
-BYKOVO_LEAD_PASS_BUG = (
-    "BUG: bykovo accepts 'pass' from the leader before 0-0 is laid (it is not in legal_actions); "
-    "the next seat then has no legal action in an unfinished round"
-)
-
 EXAMPLES = 50
 
 
@@ -93,17 +85,12 @@ def tiles_everywhere(state: dict[str, Any]) -> list[str]:
     return [NAMES[NAMES.index(t)] if t in NAMES else "-".join(sorted(t.split("-"))) for t in found]
 
 
-def illegal_candidates(match: Match, rng: random.Random, k: int = 14,
-                       at_lead: tuple[str, ...] = ("draw", "pass")) -> list[str]:
-    """Actions outside the legal set: draw and pass when not legal, plus a random sample.
-
-    `at_lead` narrows draw/pass before the first tile of a round (known engine bugs are
-    tested on their own in test_lead_offers_exactly_what_it_accepts)."""
+def illegal_candidates(match: Match, rng: random.Random, k: int = 14) -> list[str]:
+    """Actions outside the legal set: draw and pass when not legal, plus a random sample."""
     legal = {canonical(a) for a in match.legal_actions()}
     pool = [a for a in rng.sample(SINGLE_ACTIONS, k * 3) if canonical(a) not in legal][:k]
-    led = match.round is not None and bool(match.round.layout.placements)
     for extra in ("draw", "pass"):
-        if extra not in legal and (led or extra in at_lead):
+        if extra not in legal:
             pool.append(extra)
     if len(DOUBLES) >= 2:
         d1, d2 = rng.sample(DOUBLES, 2)
@@ -114,8 +101,7 @@ def illegal_candidates(match: Match, rng: random.Random, k: int = 14,
     return pool
 
 
-def check_decision(match: Match, rng: random.Random,
-                   at_lead: tuple[str, ...] = ("draw", "pass")) -> list[str]:
+def check_decision(match: Match, rng: random.Random) -> list[str]:
     """Every property that holds at one decision point; returns the legal actions."""
     state = match.to_dict()
     # Round trip, exactly, and the decoded match offers the same actions.
@@ -127,7 +113,7 @@ def check_decision(match: Match, rng: random.Random,
     tiles = tiles_everywhere(state)
     assert len(tiles) == 28 and set(tiles) == set(NAMES), sorted(tiles)
     rnd = state["round"]
-    if not rnd["over"]:
+    if not rnd["over"] and not state["match_over"]:
         assert legal, "an unfinished round must offer the seat to move an action"
         assert len(set(legal)) == len(legal)
     # Every legal action applies; the original does not change.
@@ -136,7 +122,7 @@ def check_decision(match: Match, rng: random.Random,
         trial.apply(action)
     assert match.to_dict() == state
     # Anything else is refused as illegal, and leaves the state exactly as it was.
-    for action in illegal_candidates(match, rng, at_lead=at_lead):
+    for action in illegal_candidates(match, rng):
         try:
             match.apply(action)
         except IllegalActionError:
@@ -148,7 +134,7 @@ def check_decision(match: Match, rng: random.Random,
 
 
 def play_match(variant: str, players: int, options: dict[str, Any], seed: int, choices: int,
-               check: bool = True, at_lead: tuple[str, ...] = ("draw", "pass")) -> list[dict[str, Any]]:
+               check: bool = True) -> list[dict[str, Any]]:
     """Play ROUNDS rounds with random legal choices; returns the states after every action."""
     rng = random.Random(choices)
     match, _ = Match.new(variant, players, options=options, seed=seed)
@@ -157,16 +143,22 @@ def play_match(variant: str, players: int, options: dict[str, Any], seed: int, c
         rnd = match.round
         assert rnd is not None
         for _step in range(MAX_STEPS):
-            if rnd.over:
+            if rnd.over or match.match_over:   # a counting game ends at once at its target
                 break
-            legal = check_decision(match, rng, at_lead) if check else match.legal_actions()
+            legal = check_decision(match, rng) if check else match.legal_actions()
             match.apply(rng.choice(legal))
             trace.append(match.to_dict())
         else:
             pytest.fail(f"round {match.round_number} did not end in {MAX_STEPS} actions")
+        if match.match_over and not rnd.over:
+            # Reached the target in play (TF, A3, A5): the match is over, nothing more is legal.
+            assert match.legal_actions() == []
+            if check:
+                check_decision(match, rng)
+            break
         assert rnd.over
         if check:
-            check_decision(match, rng, at_lead)
+            check_decision(match, rng)
             state = match.to_dict()
             record = state["ledger"]["history"][-1]
             assert record["ending"] in ("out", "fish", "blocked", "sortir")
@@ -178,34 +170,8 @@ def play_match(variant: str, players: int, options: dict[str, Any], seed: int, c
     return trace
 
 
-# RULES.md TF option draw_when_able: "a seat may draw" even when it can play. Whatever is
-# decided for the lead, the engine must agree with itself: it accepts 'draw' from the leader
-# before the first tile but does not list it among the legal actions.
-DRAW_WHEN_ABLE_LEAD_BUG = (
-    "BUG: with draw_when_able the engine accepts 'draw' from the leader before the first tile, "
-    "but legal_actions() does not list it"
-)
-
-
-def _known_bug(variant: str, options: dict[str, Any]) -> Any:
-    if variant == "bykovo" and options.get("voluntary_pass", True):
-        return pytest.mark.xfail(strict=True, raises=AssertionError, reason=BYKOVO_LEAD_PASS_BUG)
-    if options.get("draw_when_able"):
-        return pytest.mark.xfail(strict=True, raises=AssertionError, reason=DRAW_WHEN_ABLE_LEAD_BUG)
-    return ()
-
-
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
-
-
-def _tolerated_at_lead(variant: str, options: dict[str, Any]) -> tuple[str, ...]:
-    """The lead-time refusals still checked while the known bugs above are open."""
-    if variant == "bykovo" and options.get("voluntary_pass", True):
-        return ("draw",)
-    if options.get("draw_when_able"):
-        return ("pass",)
-    return ("draw", "pass")
 
 
 @pytest.mark.parametrize(("variant", "players", "options"), CONFIGS, ids=IDS)
@@ -213,13 +179,10 @@ def _tolerated_at_lead(variant: str, options: dict[str, Any]) -> tuple[str, ...]
 @given(seed=st.integers(0, 2**64 - 1), choices=st.integers(0, 2**32))
 def test_random_games_keep_every_invariant(variant: str, players: int, options: dict[str, Any],
                                            seed: int, choices: int) -> None:
-    play_match(variant, players, options, seed, choices, at_lead=_tolerated_at_lead(variant, options))
+    play_match(variant, players, options, seed, choices)
 
 
-@pytest.mark.parametrize(
-    ("variant", "players", "options"),
-    [pytest.param(v, n, o, id=i, marks=_known_bug(v, o)) for (v, n, o), i in zip(CONFIGS, IDS)],
-)
+@pytest.mark.parametrize(("variant", "players", "options"), CONFIGS, ids=IDS)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_lead_offers_exactly_what_it_accepts(variant: str, players: int, options: dict[str, Any],
                                              seed: int) -> None:

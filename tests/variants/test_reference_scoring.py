@@ -23,9 +23,10 @@ def pips(hand: list[str]) -> int:
 
 
 def play_round(match: Match, rng: random.Random) -> dict[str, Any]:
-    """Play the current round with random legal moves; return the state just before its end."""
+    """Play the current round with random legal moves; return the state just before its end
+    (a counting game may end the match in play, at its target, leaving the round unfinished)."""
     before = match.to_dict()
-    while not match.round.over:  # type: ignore[union-attr]
+    while not match.round.over and not match.match_over:  # type: ignore[union-attr]
         before = match.to_dict()
         match.apply(rng.choice(match.legal_actions()))
     return before
@@ -80,23 +81,6 @@ def osel_expected(ledger: dict[str, Any], ending: str, hands: list[list[str]], o
     return {"written": written, "remembered": remembered, "pot": pot}
 
 
-OSEL_TEAMS_EGGS_BUG = (
-    "BUG: Osel teams, eggs after an out round: the engine looks for the single highest team "
-    "counting the winning team's partner's hand, so when that hand outweighs the losing team's "
-    "the pot is not paid to the losing team (it waits); RULES.md O / seed 000: the eggs go to the "
-    "loser of the next round"
-)
-
-
-def teams_eggs_bug(ledger: dict[str, Any], record: dict[str, Any], hands: list[list[str]], teams: bool) -> bool:
-    """The round where the known teams-eggs bug shows: out, a pot, the winners' partner heavier."""
-    if not (teams and record["ending"] == "out" and ledger["pot"]):
-        return False
-    w = record["out"][0] % 2
-    side = [sum(pips(h) for s, h in enumerate(hands) if s % 2 == t) for t in (0, 1)]
-    return side[w] >= side[1 - w]
-
-
 OSEL_CONFIGS = [
     (2, {}), (3, {}), (4, {}),
     (2, {"fish_scoring": "own"}), (3, {"fish_scoring": "all_to_loser"}),
@@ -112,7 +96,6 @@ def test_osel_rounds_score_as_the_rules_say(players: int, options: dict[str, Any
     convention = options.get("fish_scoring", "own_to_loser")
     teams = bool(options.get("teams"))
     endings = set()
-    eggs_bug_rounds: list[int] = []
     for seed in range(40):
         rng = random.Random(seed)
         match, _ = Match.new("osel", players, options=options, seed=seed)
@@ -129,11 +112,7 @@ def test_osel_rounds_score_as_the_rules_say(players: int, options: dict[str, Any
                 assert hands[record["out"][0]] == []
             want = osel_expected(ledger, record["ending"], hands, record["out"], convention, teams)
             got = {k: state["ledger"][k] for k in ("written", "remembered", "pot")}
-            if teams_eggs_bug(ledger, record, hands, teams):
-                eggs_bug_rounds.append(seed)
-                assert got != want   # the known bug below; tested precisely in test_osel_eggs_*
-            else:
-                assert got == want, (seed, record)
+            assert got == want, (seed, record)
             losers = [s for s, w in enumerate(got["written"]) if w >= 101]
             assert state["match_over"] == bool(losers)
             if losers:
@@ -220,12 +199,23 @@ def test_counting_hand_bonus_as_the_rules_say(variant: str, players: int, option
     exact = variant == "fives-and-threes"
     target = {"threes-fives": 251, "fives-and-threes": 61, "all-threes": 150, "all-fives": 100}[variant]
     blocked_seen = 0
+    in_play_wins: list[int] = []
     for seed in range(60):
         rng = random.Random(seed)
         match, _ = Match.new(variant, players, options=options, seed=seed)
         for _ in range(4):
             last = play_round(match, rng)
             state = match.to_dict()
+            if match.match_over and len(state["ledger"]["history"]) == len(last["ledger"]["history"]):
+                # The target was reached in play: the side that just scored wins at once and the
+                # hand is abandoned (not scored, even when that play also ended it).
+                actor = side(last["round"]["to_move"])
+                after = state["ledger"]["scores"]
+                assert after[actor] >= target > last["ledger"]["scores"][actor]
+                assert after[actor] == last["ledger"]["scores"][actor] + state["round"]["last_score"]
+                assert state["winners"] == [actor] and actor not in state["losers"]
+                in_play_wins.append(seed)
+                break
             record = state["ledger"]["history"][-1]
             hands = state["round"]["hands"]
             points = [pips(h) for h in hands]

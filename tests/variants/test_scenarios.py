@@ -17,7 +17,7 @@ from clients.conformance.runner import run_scenario
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = ("osel", "bykovo", "threes-fives", "fives-and-threes", "all-threes", "all-fives", "block")
 FILES = sorted(p for v in VARIANTS for p in (ROOT / "scenarios" / v).glob("*.json"))
-PENDING = sorted((ROOT / "scenarios_pending").rglob("*.json"))
+PENDING = sorted((ROOT / "scenarios_pending").rglob("*.json")) if (ROOT / "scenarios_pending").is_dir() else []
 
 
 def _id(p: Path) -> str:
@@ -35,9 +35,10 @@ def test_scenario_passes(path: Path) -> None:
     assert outcome.passed, "\n".join(outcome.failures)
 
 
-@pytest.mark.parametrize("path", PENDING, ids=_id)
-def test_pending_scenario_still_fails(path: Path) -> None:
-    """A pending scenario documents an engine bug; once it passes, move it to tests/scenarios/."""
-    outcome = run_scenario(path, LibrarySurface())
-    assert not outcome.passed, f"{path} passes now: move it to tests/scenarios/{path.parent.name}/"
-    assert not any("bad scenario" in f or "cannot read" in f for f in outcome.failures), outcome.failures
+if PENDING:
+    @pytest.mark.parametrize("path", PENDING, ids=_id)
+    def test_pending_scenario_still_fails(path: Path) -> None:
+        """A pending scenario documents an engine bug; once it passes, move it to tests/scenarios/."""
+        outcome = run_scenario(path, LibrarySurface())
+        assert not outcome.passed, f"{path} passes now: move it to tests/scenarios/{path.parent.name}/"
+        assert not any("bad scenario" in f or "cannot read" in f for f in outcome.failures), outcome.failures
