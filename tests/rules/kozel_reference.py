@@ -76,7 +76,7 @@ class KozelModel:
     round_points: list[int] = field(default_factory=list)
 
     @classmethod
-    def new(cls, variant: str, players: int, overrides: dict[str, Any] | None = None) -> "KozelModel":
+    def new(cls, variant: str, players: int, overrides: dict[str, Any] | None = None) -> KozelModel:
         options = dict(PRESETS[variant])
         options.update(overrides or {})
         return cls(options, players, [0] * players, [0] * players)
@@ -100,9 +100,9 @@ class KozelModel:
         for hand in hands:
             if sum(1 for a, b in hand if a == b) >= 5:
                 return True
-            if rule == "five-doubles-or-six-of-a-number":
-                if any(sum(1 for t in hand if v in t) >= 6 for v in range(7)):
-                    return True
+            if rule == "five-doubles-or-six-of-a-number" and any(
+                    sum(1 for t in hand if v in t) >= 6 for v in range(7)):
+                return True
         return False
 
     def deal(self, hands: list[list[str]], boneyard: list[str]) -> None:

@@ -5,7 +5,11 @@ import pytest
 
 from engine_service.rules import IllegalActionError, MalformedError, Match, MisdealError
 from engine_service.rules.deal import (
-    deal_with_redeals, derive_seed, explicit_deal, random_deal, shuffled,
+    deal_with_redeals,
+    derive_seed,
+    explicit_deal,
+    random_deal,
+    shuffled,
 )
 from engine_service.rules.family import misdeal_rule
 from engine_service.rules.tiles import ALL_TILES, names, parse_hand
@@ -215,7 +219,7 @@ def test_a_random_misdeal_is_dealt_again_deterministically(players: int) -> None
     assert [names(h) for h in got] == hands
     assert [ALL[t] for t in boneyard] == match.to_dict()["round"]["boneyard"]
     # kozel-classic has no misdeal: the same seed keeps the first deal.
-    classic, events = Match.new("kozel-classic", 2, seed=seed)
+    _, events = Match.new("kozel-classic", 2, seed=seed)
     assert events[0]["redealt"] is False
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kozel_reference import KozelModel
 
 from engine_service.rules import IllegalActionError, Match
-from kozel_reference import KozelModel
 
 TILES = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]
 DOUBLES = [f"{v}-{v}" for v in range(7)]
@@ -26,7 +26,9 @@ UNIVERSE: list[str] = (
     + ["draw", "pass"]
 )
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False)
+SETTINGS: dict[str, Any] = {
+    "deadline": None, "suppress_health_check": [HealthCheck.too_slow], "derandomize": False,
+}
 
 variants = st.sampled_from(["kozel", "kozel-classic"])
 players = st.integers(min_value=2, max_value=4)

@@ -7,7 +7,15 @@ import pytest
 
 from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError
 from engine_service.rules.notation import (
-    ARM_NAMES, CENTER, DRAW, LEAD, PASS, PLAY, format_action, format_placement, parse_action,
+    ARM_NAMES,
+    CENTER,
+    DRAW,
+    LEAD,
+    PASS,
+    PLAY,
+    format_action,
+    format_placement,
+    parse_action,
     parse_placement,
 )
 from engine_service.rules.tiles import NAMES, parse_tile

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine_service.rules import MalformedError, Match, PRESETS, variants
+from engine_service.rules import PRESETS, MalformedError, Match, variants
 from engine_service.rules.registry import make_family
 
 KOZEL_DEFAULTS = {
