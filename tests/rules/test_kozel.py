@@ -511,3 +511,19 @@ def test_the_score_table_records_every_round() -> None:
     assert first["remembered"] == [0, 0, 0, 0]
     assert first["pot"] == 0
     assert match.match_over is True and match.losers == [3]
+
+
+def test_a_settled_fish_with_its_fisherman_gives_him_the_lead() -> None:
+    # K later rounds: the fisherman leads with any tile (settle names him as last_placer).
+    match, _ = Match.new("kozel", 4, no_deal=True)
+    match.settle("blocked", [["0-1"], ["1-2"], ["2-3"], ["3-4"]], last_placer=2)
+    assert last_record(match)["last_placer"] == 2
+    match.start_round({"hands": A})
+    assert match.to_move == 2
+    assert sorted(match.legal_actions()) == sorted(A[2])
+
+
+def test_a_deal_cannot_choose_the_kozel_leader() -> None:
+    # FORMAT "deal": `leader` only where the rules decide the lead by lot; K decides by 1-1.
+    match, _ = Match.new("kozel", 4, deal={"hands": A, "leader": 3})
+    assert match.to_move == 0 and match.legal_actions() == ["1-1"]
