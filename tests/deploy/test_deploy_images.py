@@ -231,6 +231,8 @@ def test_image_is_small_and_has_no_build_tools(images: dict[str, Image], name: s
     # Bytecode compiled at build time: the root filesystem is read-only at run time.
     assert list((site / "engine_service" / "__pycache__").glob("*.pyc"))
     assert image.size_bytes < MAX_IMAGE_MB * 1e6, f"{image.size_bytes / 1e6:.0f} MB"
+    if name == "gateway":   # the Deployment's preStop hook runs it
+        assert os.access(root / "bin" / "sleep", os.X_OK)
 
 
 def test_harness_root_is_read_only(images: dict[str, Image], tmp_path: Path) -> None:

@@ -161,6 +161,9 @@ def test_pods_are_hardened_probed_and_bounded(overlay: str, name: str) -> None:
         (volume,) = spec["volumes"]
         assert mount["mountPath"] == "/tmp" and mount["name"] == volume["name"]
         assert volume["emptyDir"]["medium"] == "Memory" and volume["emptyDir"]["sizeLimit"]
+        # serve on while the endpoint removal propagates, within the grace period
+        pause = container["lifecycle"]["preStop"]["exec"]["command"]
+        assert pause[0] == "/bin/sleep" and int(pause[1]) + 15 < spec["terminationGracePeriodSeconds"]
     # the graceful stop fits in the termination grace period
     settings = settings_of(objs)
     if name == "domino-engine":
