@@ -58,15 +58,13 @@ def osel_expected(ledger: dict[str, Any], ending: str, hands: list[list[str]], o
             gains = {leaders[0]: points[leaders[0]]}
         else:
             gains = {leaders[0]: sum(points)}
-    # Eggs: the pot goes to the single highest side of a round (never in the round of a tie).
-    # The side that went out scores nothing, whatever a partner still holds: it is the loser of
-    # the round ("тому, кто проиграет в следующем раунде") who takes the eggs.
-    if winner is not None:
-        points[winner] = 0
-    top = max(points)
-    leaders = [s for s in range(sides) if points[s] == top]
+    # Eggs: "all the points of this round are added to whoever loses the next round" (seed 000):
+    # the single highest among the sides that score this round; never in the round of a tie.
+    scorers = sorted(gains)
+    top = max((points[s] for s in scorers), default=None)
+    leaders = [s for s in scorers if points[s] == top]
     if pot and len(leaders) == 1:
-        gains[leaders[0]] = gains.get(leaders[0], 0) + pot
+        gains[leaders[0]] += pot
         pot = 0
     if winner is not None and written[winner] == 0:
         remembered[winner] = 0
@@ -96,7 +94,7 @@ def test_osel_rounds_score_as_the_rules_say(players: int, options: dict[str, Any
     convention = options.get("fish_scoring", "own_to_loser")
     teams = bool(options.get("teams"))
     endings = set()
-    for seed in range(40):
+    for seed in range(60):
         rng = random.Random(seed)
         match, _ = Match.new("osel", players, options=options, seed=seed)
         for _ in range(12):
@@ -113,6 +111,8 @@ def test_osel_rounds_score_as_the_rules_say(players: int, options: dict[str, Any
             want = osel_expected(ledger, record["ending"], hands, record["out"], convention, teams)
             got = {k: state["ledger"][k] for k in ("written", "remembered", "pot")}
             assert got == want, (seed, record)
+            if got["pot"] or ledger["pot"]:
+                endings.add("eggs")
             losers = [s for s, w in enumerate(got["written"]) if w >= 101]
             assert state["match_over"] == bool(losers)
             if losers:
@@ -120,6 +120,19 @@ def test_osel_rounds_score_as_the_rules_say(players: int, options: dict[str, Any
                 break
             match.start_round()
     assert "out" in endings
+    ENDINGS_SEEN[(players, tuple(sorted(options.items())))] = endings
+
+
+ENDINGS_SEEN: dict[tuple[int, tuple[Any, ...]], set[str]] = {}
+
+
+def test_osel_random_rounds_reach_fish_and_eggs() -> None:
+    """The random Osel rounds above are not all outs: fish and eggs are exercised too."""
+    for players, options in OSEL_CONFIGS:
+        if (players, tuple(sorted(options.items()))) not in ENDINGS_SEEN:
+            test_osel_rounds_score_as_the_rules_say(players, options)
+    seen = set().union(*ENDINGS_SEEN.values())
+    assert {"out", "fish", "eggs"} <= seen, seen
 
 
 # ------------------------------------------------------------------ Bykovo (RULES.md B)
