@@ -27,9 +27,13 @@ def main() -> int:
     if what == "apply":
         for _ in range(n):
             svc.Apply(pb.ApplyRequest.FromString(body), None).SerializeToString()  # type: ignore[arg-type]
-    elif what == "decode":
+    elif what == "decode":  # what the servicer does with a request's state
+        decode = getattr(codec, "match_from_proto", None)
         for _ in range(n):
-            Match.from_dict(codec.state_from_proto(state))
+            if decode is not None:
+                decode(state)
+            else:
+                Match.from_dict(codec.state_from_proto(state))
     elif what == "game":
         import random
 

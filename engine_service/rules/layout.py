@@ -241,18 +241,22 @@ class Layout:
     ) -> "Layout":
         """Replay placements in order; MalformedError if they are not a possible layout."""
         layout = cls(shape, all_spinners, until_both, spinner_counts)
+        layout.replay(placements)
+        return layout
+
+    def replay(self, placements: list[Placement]) -> None:
+        """Lay `placements` in order on this empty layout; MalformedError if they are not possible."""
         for i, (tile, arm, flag) in enumerate(placements):
-            if layout.on_table >> tile & 1:
+            if self.on_table >> tile & 1:
                 raise MalformedError(f"layout holds {NAMES[tile]} twice")
             try:
                 if i == 0:
                     if arm != CENTER:
                         raise MalformedError("the layout's first entry must be the lead (a bare tile)")
-                    layout.lead(tile, flag)
+                    self.lead(tile, flag)
                 else:
                     if arm == CENTER:
                         raise MalformedError(f"layout entry {i} is a second lead")
-                    layout.attach(tile, arm, flag)
+                    self.attach(tile, arm, flag)
             except IllegalActionError as exc:
                 raise MalformedError(f"impossible layout at entry {i}: {exc}") from None
-        return layout

@@ -494,8 +494,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     family = match.family
     players = match.players
     layout = family.new_layout()
-    layout = type(layout).rebuild(placements, layout.shape, layout.all_spinners, layout.until_both,
-                                  layout.spinner_counts)
+    layout.replay(placements)
     if layout.on_table & seen:
         raise MalformedError(f"state: {NAMES[next(bits(layout.on_table & seen))]} is both on the table and elsewhere")
     seen |= layout.on_table
@@ -507,8 +506,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     lead_mask = ALL_TILES
     if not placements and not over:
         lead_mask = family.lead_mask(match, hands, leader)
-    rnd = Round(family, hands, boneyard, leader, lead_mask)
-    rnd.layout = layout
+    rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
     reserve = _nonneg(data.get("reserve", 0), "state.round.reserve")
     if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:
         raise MalformedError(f"state.round.reserve is {reserve}, the variant keeps {family.reserve}")
@@ -621,6 +619,8 @@ def _seat(v: object, players: int, what: str) -> int:
 def _seat_list(v: object, n: int, what: str) -> list[int]:
     if not isinstance(v, list):
         raise MalformedError(f"{what} must be a list")
+    if not v:
+        return []
     result = [_seat(x, n, what) for x in v]
     if len(set(result)) != len(result):
         raise MalformedError(f"{what} names a seat twice")
@@ -630,4 +630,10 @@ def _seat_list(v: object, n: int, what: str) -> list[int]:
 def _int_list(v: object, n: int, what: str) -> list[int]:
     if not isinstance(v, list) or len(v) != n:
         raise MalformedError(f"{what} must list {n} integers")
-    return [_int(x, what) for x in v]
+    for x in v:
+        if type(x) is not int or not -_INT_LIMIT <= x <= _INT_LIMIT:
+            return [_int(x, what) for x in v]  # names the bad item (or takes an int subclass)
+    return v.copy()
+
+
+_INT_LIMIT = 10**9

@@ -40,6 +40,7 @@ class Round:
         boneyard_draw_order: list[int],
         leader: int,
         lead_mask: int,
+        layout: Layout | None = None,
     ) -> None:
         self.family = family
         self.players = len(hands)
@@ -49,7 +50,7 @@ class Round:
             self.held |= hand
         self.boneyard = boneyard_draw_order[::-1]  # next tile to draw is last
         self.reserve = min(family.reserve, len(boneyard_draw_order))
-        self.layout = family.new_layout()
+        self.layout = family.new_layout() if layout is None else layout
         self.leader = leader
         self.to_move = leader
         self.lead_mask = lead_mask
