@@ -56,8 +56,8 @@ class OpenSpielBlock:
     """A thin handle on OpenSpiel's python_block_dominoes: deal, legal pairs, apply, returns."""
 
     def __init__(self) -> None:
-        import pyspiel
-        from open_spiel.python.games import block_dominoes as bd
+        import pyspiel  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        from open_spiel.python.games import block_dominoes as bd  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         self.bd = bd
         self.game = pyspiel.load_game("python_block_dominoes")
@@ -242,8 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--games must be at least 1")
     progress = args.progress if args.progress is not None else (1000 if args.games > 1000 else 0)
     try:
-        import pyspiel  # noqa: F401
-        from open_spiel.python.games import block_dominoes  # noqa: F401
+        import pyspiel  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: F401
+        from open_spiel.python.games import (  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: F401
+            block_dominoes,
+        )
     except ImportError as exc:
         print(f"OpenSpiel is not installed ({exc}): pip install open_spiel", file=sys.stderr)
         return 2

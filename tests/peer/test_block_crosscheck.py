@@ -80,3 +80,17 @@ def test_a_wrong_legal_set_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     _, bad, results = crosscheck.run(20, seed=1, out=io.StringIO())
     assert bad > 0
     assert any("legal moves differ" in p for r in results for p in r.problems)
+
+
+def test_missing_openspiel_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyspiel", None)   # makes `import pyspiel` raise ImportError
+    assert crosscheck.main(["--games", "3"]) == 2
+    assert "OpenSpiel is not installed" in capsys.readouterr().err
+
+
+def test_command_line_rejects_zero_games() -> None:
+    with pytest.raises(SystemExit):
+        crosscheck.main(["--games", "0"])
