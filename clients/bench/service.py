@@ -23,7 +23,6 @@ gateway's client-side round-robin), interleaved at the same load.
 """
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
@@ -96,14 +95,11 @@ def start_engine(workdir: Path, index: int = 0) -> Proc:
     return _start(f"engine{index}", argv, dict(os.environ), workdir, "grpc")
 
 
-def start_gateway(workdir: Path, engines: list[Proc], key: bytes, index: int = 0) -> Proc:
+def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0) -> Proc:
+    """The gateway (gunicorn, default workers and threads) over one engine or several (round-robin)."""
     env = dict(os.environ)
     target = engines[0].address if len(engines) == 1 else "ipv4:" + ",".join(e.address for e in engines)
-    env.update({
-        "GATEWAY_PORT": "0",
-        "GATEWAY_ENGINE": target,
-        "STATE_TOKEN_KEYS": "bench:" + base64.urlsafe_b64encode(key).decode(),
-    })
+    env.update({"GATEWAY_PORT": "0", "GATEWAY_ENGINE": target, "STATE_TOKEN_KEYS": keys})
     argv = [sys.executable, "-m", "clients.cli", "serve", "gateway"]
     proc = _start(f"gateway{index}", argv, env, workdir, "http")
     _wait_ready(proc)
@@ -393,7 +389,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
                       f"p99 {lat['p99_ms']:.2f} ms", file=log, flush=True)
 
             if rest_paths:
-                result["scale_out"] = _scale_out(workdir, procs, seconds, repeats, log)
+                result["scale_out"] = _scale_out(workdir, procs, seconds, repeats, log, result.pop("_keys"))
         finally:
             for p in reversed(procs):
                 p.stop()
@@ -405,12 +401,78 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
     return result
 
 
+def _post(url: str, body: bytes) -> bytes:
+    import urllib.request
+
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        if resp.status != 200:
+            raise BenchError(f"{url}: HTTP {resp.status}")
+        answer: bytes = resp.read()
+    return answer
+
+
+def rest_bodies(keys: str) -> tuple[bytes, bytes, int]:
+    """The REST apply bodies (transparent, sealed) for the mid-round Kozel state, and the token's length."""
+    from api_gateway.tokens import KeyRing, new_sealed, seat_key
+    from engine_service import codec
+
+    match, action = mid_round_kozel()
+    transparent = json.dumps({"state": match.to_dict(), "action": action}, separators=(",", ":")).encode()
+    sealed = new_sealed(codec.state_to_proto(match.to_dict()).SerializeToString())
+    token = KeyRing.parse(keys).seal(sealed)
+    body = {"token": token, "seat_key": seat_key(sealed, match.to_move), "action": action}
+    return transparent, json.dumps(body, separators=(",", ":")).encode(), len(token)
+
+
+def _rest_paths(gw: Proc, workdir: Path, keys: str, result: Json | None, suffix: str = "") -> list[Path_]:
+    transparent, sealed, token_chars = rest_bodies(keys)
+    base = f"http://{gw.address}"
+    apply_url = base + rest_routes()["apply"]
+    paths = [Path_("rest_readyz", base + rest_routes()["readyz"], None, (), False)]
+    for name, body in (("rest_apply_transparent", transparent), ("rest_apply_sealed", sealed)):
+        answer = _post(apply_url, body)  # checked once: a 200 with the new state or token
+        if b'"events"' not in answer:
+            raise BenchError(f"{name}: unexpected answer {answer[:300]!r}")
+        file = workdir / f"{name}{suffix}.json"
+        file.write_bytes(body)
+        paths.append(Path_(name, apply_url, file, ("Content-Type: application/json",), False))
+        if result is not None:
+            result["paths"][name] = {"request_bytes": len(body), "answer_bytes": len(answer)}
+    if result is not None:
+        result["paths"]["rest_readyz"] = {}
+        result.setdefault("sizes", {})["kozel4_mid_round_sealed_token_chars"] = token_chars
+    return paths
+
+
 def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json) -> list[Path_]:
-    raise BenchError("REST paths: waiting for the gateway's routes")
+    from api_gateway.tokens import KeyRing
+
+    keys = KeyRing.generate("bench")
+    gw = start_gateway(workdir, [engine], keys)
+    procs.append(gw)
+    result["_keys"] = keys
+    return _rest_paths(gw, workdir, keys, result)
 
 
-def _scale_out(workdir: Path, procs: list[Proc], seconds: float, repeats: int, log: Any) -> Json:
-    raise BenchError("scale-out: waiting for the gateway")
+def _scale_out(workdir: Path, procs: list[Proc], seconds: float, repeats: int, log: Any, keys: str) -> Json:
+    """REST apply (sealed) at saturation: a gateway over one engine vs one over two, interleaved."""
+    one = next(p for p in procs if p.name == "gateway0")
+    second = start_engine(workdir, 1)
+    procs.append(second)
+    engines = [next(p for p in procs if p.name == "engine0"), second]
+    two = start_gateway(workdir, engines, keys, 1)
+    procs.append(two)
+    path_one = next(p for p in _rest_paths(one, workdir, keys, None, "-1") if p.name == "rest_apply_sealed")
+    path_two = next(p for p in _rest_paths(two, workdir, keys, None, "-2") if p.name == "rest_apply_sealed")
+    path_one.name, path_two.name = "one_engine", "two_engines"
+    runs = _interleaved([path_one, path_two], seconds, repeats, workdir, log)
+    return {
+        "path": "rest_apply_sealed",
+        "one_engine_req_per_s": _median([r["req_per_s"] for r in runs["one_engine"]]),
+        "two_engines_req_per_s": _median([r["req_per_s"] for r in runs["two_engines"]]),
+        "ratio": _ratio(runs, "two_engines", "one_engine"),
+    }
 
 
 def _checks(result: Json) -> Json:
