@@ -387,7 +387,7 @@ class Match:
             raise MalformedError("state.seed must be an integer in 0..2^64-1 or null")
         match = cls(p, family, effective, players, seed)
         match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
-        match.ledger = _ledger_from_dict(data.get("ledger") or {}, family.sides)
+        match.ledger = _ledger_from_dict(data.get("ledger") or {}, players, family.sides)
         nl = data.get("next_leader")
         match.next_leader = None if nl is None else _seat(nl, players, "state.next_leader")
         match.match_over = _bool(data.get("match_over", False), "state.match_over")
@@ -535,18 +535,27 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     rnd.round_points = None if rp is None else _int_list(rp, players, "state.round.round_points")
     pl = data.get("places")
     rnd.places = None if pl is None else _int_list(pl, players, "state.round.places")
-    if not over and placements and rnd.hands[rnd.to_move] == 0 and rnd.to_move not in rnd.out:
-        raise MalformedError("state.round: the seat to move has no tiles")
+    if not over:
+        empty = [s for s, h in enumerate(hands) if h == 0]
+        if empty and not family.many_out:
+            raise MalformedError(f"state.round: seat {empty[0]} has no tiles, so the round is over")
+        if sorted(empty) != sorted(rnd.out):
+            raise MalformedError("state.round.out must list exactly the seats with no tiles")
+        if placements and rnd.to_move in rnd.out:
+            raise MalformedError("state.round: the seat to move has gone out")
     return rnd
 
 
-def _ledger_from_dict(data: object, sides: int) -> Ledger:
+def _ledger_from_dict(data: object, players: int, sides: int) -> Ledger:
     if not isinstance(data, dict):
         raise MalformedError("state.ledger must be an object")
     ledger = Ledger.empty(sides)
     for key in ("written", "remembered", "scores"):
         if data.get(key):
             setattr(ledger, key, _int_list(data[key], sides, f"state.ledger.{key}"))
+    for key in ("written", "remembered"):
+        if any(v < 0 for v in getattr(ledger, key)):
+            raise MalformedError(f"state.ledger.{key} must not be negative")
     ledger.pot = _nonneg(data.get("pot", 0), "state.ledger.pot")
     history = data.get("history") or []
     if not isinstance(history, list):
@@ -554,11 +563,12 @@ def _ledger_from_dict(data: object, sides: int) -> Ledger:
     for i, record in enumerate(history):
         if not isinstance(record, dict):
             raise MalformedError(f"state.ledger.history[{i}] must be an object")
-        ledger.history.append(_record_from_dict(record, i))
+        ledger.history.append(_record_from_dict(record, i, players, sides))
     return ledger
 
 
-def _record_from_dict(r: dict[str, Any], i: int) -> dict[str, Any]:
+def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> dict[str, Any]:
+    """One row of the score table, checked against the match's seats and sides."""
     where = f"state.ledger.history[{i}]"
     ending = r.get("ending")
     if ending not in ENDINGS:
@@ -573,7 +583,7 @@ def _record_from_dict(r: dict[str, Any], i: int) -> dict[str, Any]:
         if v is None:
             return None
         return _int(v, f"{where}.{key}")
-    return {
+    record = {
         "number": _nonneg(r.get("number", i + 1), f"{where}.number"),
         "ending": ending,
         "winner": opt_int("winner"),
@@ -581,11 +591,21 @@ def _record_from_dict(r: dict[str, Any], i: int) -> dict[str, Any]:
         "round_points": ints("round_points"),
         "written": ints("written"),
         "remembered": ints("remembered"),
-        "pot": _int(r.get("pot", 0), f"{where}.pot"),
+        "pot": _nonneg(r.get("pot", 0), f"{where}.pot"),
         "scores": ints("scores"),
         "places": ints("places"),
         "out": ints("out"),
     }
+    if record["winner"] is not None:
+        _seat(record["winner"], max(players, sides), f"{where}.winner")
+    if record["last_placer"] is not None:
+        _seat(record["last_placer"], players, f"{where}.last_placer")
+    _seat_list(record["out"], players, f"{where}.out")
+    for key, n in (("round_points", players), ("places", players), ("written", sides),
+                   ("remembered", sides), ("scores", sides)):
+        if record[key] and len(record[key]) != n:
+            raise MalformedError(f"{where}.{key} must list {n} integers")
+    return record
 
 
 def _int(v: object, what: str) -> int:

@@ -311,29 +311,14 @@ def _empty_a_hand_mid_round(state: dict[str, Any]) -> None:
     pytest.param("history record with a seat out of range", _set("ledger.history", [
         {"number": 1, "ending": "out", "winner": 9, "last_placer": None, "round_points": [0, 1, 2, 3],
          "written": [0, 0, 0, 0], "remembered": [0, 1, 2, 3], "pot": 0, "scores": [0, 0, 0, 0],
-         "places": [], "out": [9]}]),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "BUG: from_dict does not check the seats named in ledger.history records "
-            "(winner 9, out [9] in a 4-player match are accepted)"))),
+         "places": [], "out": [9]}])),
     pytest.param("history record lists of the wrong length", _set("ledger.history", [
         {"number": 1, "ending": "out", "winner": 0, "last_placer": None, "round_points": [0, 1, 2],
          "written": [0, 0], "remembered": [0, 1, 2, 3, 4], "pot": 0, "scores": [], "places": [],
-         "out": [0]}]),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "BUG: from_dict does not check the lengths of ledger.history records' lists "
-            "(round_points of 3, written of 2, remembered of 5 for 4 seats are accepted)"))),
-    pytest.param("negative written points", _set("ledger.written", [-50, 0, 0, 0]),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: from_dict accepts negative written points (K points are never "
-                     "negative; a negative pot is refused)"))),
-    pytest.param("negative remembered points", _set("ledger.remembered", [0, -5, 0, 0]),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: from_dict accepts negative remembered points"))),
-    pytest.param("a seat with an empty hand while the round is played", _empty_a_hand_mid_round,
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: from_dict accepts a Kozel round in play in which a seat has emptied its "
-                     "hand without the round being over (K: the round ends when a seat goes out); "
-                     "play then goes on"))),
+         "out": [0]}])),
+    pytest.param("negative written points", _set("ledger.written", [-50, 0, 0, 0])),
+    pytest.param("negative remembered points", _set("ledger.remembered", [0, -5, 0, 0])),
+    pytest.param("a seat with an empty hand while the round is played", _empty_a_hand_mid_round),
 ])
 def test_impossible_states_are_malformed(name: str, change: Callable[[dict[str, Any]], None]) -> None:
     state = _mid_round()
