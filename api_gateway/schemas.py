@@ -294,8 +294,8 @@ class NewMatchSchema(StrictSchema):
     players = StrictInteger(required=True, validate=validate.Range(0, UINT32_MAX), metadata={"example": 4})
     options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
                           metadata={"description": "overrides of the preset's defaults"})
-    seed = StrictInteger(validate=validate.Range(0, UINT64_MAX), metadata={
-        "description": "deal from this seed; omitted: a random one (in sealed mode, omit it: "
+    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
+        "description": "deal from this seed; omitted or null: a random one (in sealed mode, omit it: "
                        "whoever knows the seed knows every deal)"})
     deal = fields.Nested(DealSchema, metadata={"description": "or an explicit first deal"})
     setup = fields.Nested(SetupSchema)
@@ -306,9 +306,9 @@ class NewMatchSchema(StrictSchema):
 
     @validates_schema
     def _one_source(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if "seed" in data and "deal" in data:
+        if data.get("seed") is not None and "deal" in data:
             raise ValidationError("give seed or deal, not both", "deal")
-        if data.get("no_deal") and ("deal" in data or "seed" in data):
+        if data.get("no_deal") and ("deal" in data or data.get("seed") is not None):
             raise ValidationError("no_deal: no seed and no deal with it", "no_deal")
 
 

@@ -1,0 +1,95 @@
+"""gunicorn settings for the gateway: ``gunicorn -c python:api_gateway.gunicorn_conf``.
+
+`domino serve gateway` uses this file (after turning its flags into the
+environment variables of `api_gateway.config`); it also works with gunicorn
+run by hand. What it takes care of:
+
+- bind, workers (processes) and threads (gthread: a worker waits on the engine
+  while other threads serve) from GATEWAY_* variables;
+- the app is not preloaded: each worker imports `api_gateway.wsgi` after the
+  fork, so no gRPC channel ever crosses a fork;
+- Prometheus multiprocess mode: PROMETHEUS_MULTIPROC_DIR is set here in the
+  master (a fresh private directory unless the operator gives one) before any
+  worker imports prometheus-client; stale files are removed at start, a dead
+  worker's files are marked on exit, and a directory made here is removed when
+  the master exits;
+- once listening, one JSON line on stdout, ``{"http": "127.0.0.1:8080"}``
+  (with port 0, how a caller learns the port); logs go to stderr;
+- gunicorn's control socket is off (it would write under $HOME, which is
+  read-only in the container).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+from api_gateway.config import from_env
+
+_OWNED_ENV = "GATEWAY_METRICS_DIR_OWNED"
+_MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_START_ENV = "GATEWAY_MASTER_START_TIME"
+
+
+def _metrics_dir() -> str:
+    """The multiprocess directory: the operator's, or a private one made now (in the master)."""
+    given = os.environ.get(_MULTIPROC_ENV)
+    if given:
+        os.makedirs(given, exist_ok=True)
+        return given
+    made = tempfile.mkdtemp(prefix="domino-gateway-metrics-")
+    os.environ[_MULTIPROC_ENV] = made
+    os.environ[_OWNED_ENV] = made
+    return made
+
+
+_cfg = from_env()
+_dir = _metrics_dir()
+os.environ.setdefault(_START_ENV, repr(time.time()))
+
+_host = f"[{_cfg.host}]" if ":" in _cfg.host else _cfg.host
+bind = [f"{_host}:{_cfg.port}"]
+wsgi_app = "api_gateway.wsgi:app"
+workers = _cfg.workers
+threads = _cfg.threads
+worker_class = "gthread"
+preload_app = False
+timeout = 30
+graceful_timeout = 15
+keepalive = 5
+control_socket_disable = True
+errorlog = "-"
+loglevel = _cfg.log_level.lower()
+# Access lines (off unless GATEWAY_ACCESS_LOG) go to stderr too: stdout carries only the listening line.
+accesslog = ("/dev/stderr" if os.environ.get("GATEWAY_ACCESS_LOG", "").strip().lower() in ("1", "true", "yes", "on")
+             else None)
+
+
+def on_starting(server: Any) -> None:
+    """Before the first worker: no counts left over from an earlier run in the same directory."""
+    for path in glob.glob(os.path.join(_dir, "*.db")):
+        os.remove(path)
+
+
+def when_ready(server: Any) -> None:
+    """Listening: print the bound address (the one line on stdout)."""
+    host, port = server.LISTENERS[0].getsockname()[:2]
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    print(json.dumps({"http": address}), file=sys.stdout, flush=True)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker died: its live gauges (in flight) stop counting."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+
+
+def on_exit(server: Any) -> None:
+    if os.environ.get(_OWNED_ENV) == _dir:
+        shutil.rmtree(_dir, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""REST gateway tests (a package so the tests can import the fixtures' types from conftest)."""

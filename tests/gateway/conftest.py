@@ -1,0 +1,269 @@
+"""Real processes for the gateway tests: an engine and a gunicorn gateway on free ports.
+
+`engine_proc` and `gateway` are shared by the session (the gateway runs 2
+gunicorn workers, sealed mode on with `TOKEN_KEYS`). Tests that need a gateway
+of their own (another engine target, a tiny deadline, other keys) use
+`start_gateway`; `fake_engine` runs an in-process gRPC server whose answers a
+test scripts (slow, failing, counting calls). Nothing is mocked inside the
+gateway: every request goes over HTTP to gunicorn and from there over gRPC.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+import pytest
+from domino.v1 import engine_pb2_grpc
+
+from api_gateway.tokens import KeyRing
+
+REPO = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 30.0
+#: The session gateway's keys: "new" seals, "old" still opens (a rotation in progress).
+NEW_KEY = KeyRing.generate("new")
+OLD_KEY = KeyRing.generate("old")
+TOKEN_KEYS = f"{NEW_KEY},{OLD_KEY}"
+
+
+def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ENGINE_", "GATEWAY_", "PROMETHEUS_")) and k != "STATE_TOKEN_KEYS"}
+    env.update(extra or {})
+    return env
+
+
+def _first_json_line(proc: subprocess.Popen[str], log: IO[str], what: str) -> dict[str, Any]:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
+    line = proc.stdout.readline() if ready else ""
+    if not line.startswith("{"):
+        proc.kill()
+        proc.wait()
+        log.seek(0)
+        raise RuntimeError(f"{what} did not start: {line!r} {log.read()[-3000:]}")
+    found: dict[str, Any] = json.loads(line)
+    return found
+
+
+def _stop(proc: subprocess.Popen[str], timeout: float = 20.0) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return proc.returncode
+
+
+@dataclass
+class EngineProc:
+    proc: subprocess.Popen[str]
+    address: str
+    log: IO[str]
+
+    def stop(self) -> int:
+        code = _stop(self.proc)
+        self.log.close()
+        return code
+
+
+def start_engine() -> EngineProc:
+    log = tempfile.NamedTemporaryFile("w+", prefix="gw-engine-", suffix=".log")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine_service", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "off",
+         "--grace", "1", "--no-log-calls"],
+        cwd=REPO, env=_clean_env(None), stdout=subprocess.PIPE, stderr=log, text=True)
+    return EngineProc(proc, _first_json_line(proc, log, "engine")["grpc"], log)
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+
+@dataclass
+class Gateway:
+    """A running `domino serve gateway` process."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    log: IO[str]
+    metrics_dir: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+             headers: dict[str, str] | None = None, timeout: float = 20.0) -> Reply:
+        """One HTTP request; error statuses are answers too (never raised)."""
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        all_headers = {"Content-Type": "application/json"} if data is not None else {}
+        all_headers.update(headers or {})
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=all_headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as r:
+                return Reply(r.status, {k.lower(): v for k, v in r.headers.items()}, r.read())
+        except urllib.error.HTTPError as err:
+            with err:
+                return Reply(err.code, {k.lower(): v for k, v in err.headers.items()}, err.read())
+
+    def get(self, path: str, **kwargs: Any) -> Reply:
+        return self.call("GET", path, **kwargs)
+
+    def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
+        return self.call("POST", path, body, **kwargs)
+
+    def logs(self) -> str:
+        self.log.flush()
+        return Path(self.log.name).read_text()
+
+    def stop(self) -> int:
+        code = _stop(self.proc)
+        self.log.close()
+        return code
+
+
+def launch_gateway(engine: str, *args: str, env: dict[str, str] | None = None) -> Gateway:
+    """Start a gateway on a free port and wait until a worker answers /healthz."""
+    log = tempfile.NamedTemporaryFile("w+", prefix="gateway-", suffix=".log")  # noqa: SIM115
+    full_env = _clean_env(env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "api_gateway", "--host", "127.0.0.1", "--port", "0", "--engine", engine, *args],
+        cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=log, text=True)
+    gateway = Gateway(proc, f"http://{_first_json_line(proc, log, 'gateway')['http']}", log,
+                      full_env.get("PROMETHEUS_MULTIPROC_DIR"))
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            if gateway.get("/healthz", timeout=2).status == 200:
+                return gateway
+        except OSError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            gateway.stop()
+            raise RuntimeError(f"gateway workers did not answer: {Path(log.name).read_text()[-3000:]}")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def engine_proc() -> Iterator[EngineProc]:
+    engine = start_engine()
+    yield engine
+    assert engine.stop() == 0
+
+
+@pytest.fixture(scope="session")
+def gateway_metrics_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("gateway-metrics")
+
+
+@pytest.fixture(scope="session")
+def gateway(engine_proc: EngineProc, gateway_metrics_dir: Path) -> Iterator[Gateway]:
+    """The shared gateway: 2 gunicorn workers, sealed mode with keys "new" (sealing) and "old"."""
+    gw = launch_gateway(engine_proc.address, "--workers", "2", "--threads", "4",
+                        env={"STATE_TOKEN_KEYS": TOKEN_KEYS,
+                             "PROMETHEUS_MULTIPROC_DIR": str(gateway_metrics_dir)})
+    yield gw
+    assert gw.stop() == 0
+
+
+@pytest.fixture
+def start_gateway() -> Iterator[Callable[..., Gateway]]:
+    """A gateway of the test's own (stopped afterwards): `start_gateway(engine_target, *flags, env=...)`."""
+    started: list[Gateway] = []
+
+    def start(engine: str, *args: str, env: dict[str, str] | None = None) -> Gateway:
+        gw = launch_gateway(engine, "--workers", "1", *args, env=env)
+        started.append(gw)
+        return gw
+
+    yield start
+    for gw in started:
+        gw.stop()
+
+
+RPCS = ("ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout")
+
+
+class ScriptedEngine(engine_pb2_grpc.EngineServicer):
+    """An in-process engine whose answers a test sets in `handlers`; records the calls it gets."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.handlers: dict[str, Callable[[Any, grpc.ServicerContext], Any]] = {}
+
+    def dispatch(self, name: str, request: Any, context: grpc.ServicerContext) -> Any:
+        self.calls.append(name)
+        handler = self.handlers.get(name)
+        if handler is None:
+            context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{name} is not scripted")
+        return handler(request, context)
+
+
+def _rpc(name: str) -> Callable[[ScriptedEngine, Any, grpc.ServicerContext], Any]:
+    return lambda self, request, context: self.dispatch(name, request, context)
+
+
+for _name in RPCS:
+    setattr(ScriptedEngine, _name, _rpc(_name))
+
+
+@dataclass
+class FakeEngine:
+    servicer: ScriptedEngine
+    server: grpc.Server
+    address: str
+
+
+@pytest.fixture
+def fake_engine() -> Iterator[Callable[[], FakeEngine]]:
+    """In-process gRPC engines on free ports with scripted answers (`.servicer.handlers[...] = fn`)."""
+    servers: list[grpc.Server] = []
+
+    def make() -> FakeEngine:
+        servicer = ScriptedEngine()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)])
+        engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        servers.append(server)
+        return FakeEngine(servicer, server, f"127.0.0.1:{port}")
+
+    yield make
+    for server in servers:
+        server.stop(0)
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound and released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port

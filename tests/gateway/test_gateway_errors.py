@@ -1,0 +1,173 @@
+"""Every error mapping through a real gateway: engine refusals, engine trouble, HTTP-level errors.
+
+Engine trouble is produced for real: a gateway pointed at a port nothing
+listens on (UNAVAILABLE), or at a scripted in-process engine that is slow
+(DEADLINE_EXCEEDED), broken (INTERNAL), or down for one call (retried).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from domino.v1 import engine_pb2 as pb
+
+from .conftest import FakeEngine, Gateway, free_port
+
+pytestmark = pytest.mark.service
+
+PROBLEM = "application/problem+json"
+TINY_STATE = {"variant": "kozel", "players": 4}
+
+
+def assert_problem(r: Any, status: int, name: str | None = None) -> dict[str, Any]:
+    assert r.status == status, r.body
+    assert r.content_type == PROBLEM
+    body: dict[str, Any] = r.json
+    assert body["status"] == status and body["title"]
+    if name is not None:
+        assert body["type"] == f"/v1/problems/{name}"
+    return body
+
+
+def test_malformed_input_is_400_naming_the_field_or_action(gateway: Gateway) -> None:
+    state = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 42}).json["state"]
+    body = assert_problem(gateway.post("/v1/matches/apply", {"state": state, "action": "9-9@Q"}), 400, "malformed")
+    assert body["action"] == "9-9@Q" and "9-9@Q" in body["detail"]
+    body = assert_problem(gateway.post("/v1/matches", {"variant": "go", "players": 2}), 400, "malformed")
+    assert "go" in body["detail"]
+    broken = {**state, "round": {**state["round"], "hands": [["1-1"], [], [], []]}}
+    body = assert_problem(gateway.post("/v1/matches/legal", {"state": broken}), 400, "malformed")
+    assert "tiles missing" in body["detail"]
+    bad_layout = {**state, "round": {**state["round"], "layout": ["1-1", "zz@E"]}}
+    body = assert_problem(gateway.post("/v1/matches/legal", {"state": bad_layout}), 400, "malformed")
+    assert body["field"] == "state.round.layout[1]"
+    body = assert_problem(gateway.post("/v1/matches/apply", {"state": {**state, "options": {"nope": 1}},
+                                                            "action": "1-1"}), 400, "malformed")
+    assert "nope" in body["detail"]
+
+
+def test_schema_violations_are_422(gateway: Gateway) -> None:
+    body = assert_problem(gateway.post("/v1/matches", {"variant": "kozel"}), 422, "validation-error")
+    assert body["field"] == "players" and "players" in body["errors"]
+    body = assert_problem(gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "colour": "red"}),
+                          422, "validation-error")
+    assert body["field"] == "colour"
+
+
+def test_illegal_actions_and_misdeals_are_409(gateway: Gateway) -> None:
+    state = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 42}).json["state"]
+    body = assert_problem(gateway.post("/v1/matches/apply", {"state": state, "action": "6-6"}), 409,
+                          "illegal-action")
+    assert body["action"] == "6-6"
+    body = assert_problem(gateway.post("/v1/matches/apply", {"state": state, "action": "1-1", "seat": 0}),
+                          409, "illegal-action")
+    assert "turn" in body["detail"]
+    five_doubles = [["0-0", "1-1", "2-2", "3-3", "4-4", "0-1", "0-2"],
+                    ["5-5", "0-3", "0-4", "0-5", "0-6", "1-2", "1-3"],
+                    ["6-6", "1-4", "1-5", "1-6", "2-3", "2-4", "2-5"],
+                    ["2-6", "3-4", "3-5", "3-6", "4-5", "4-6", "5-6"]]
+    body = assert_problem(gateway.post("/v1/matches", {"variant": "kozel", "players": 4,
+                                                       "deal": {"hands": five_doubles}}), 409, "misdeal")
+    assert body["detail"].startswith("misdeal:")
+
+
+def test_http_level_errors(gateway: Gateway) -> None:
+    assert_problem(gateway.get("/v1/nowhere"), 404)
+    r = gateway.get("/v1/matches/apply")
+    assert_problem(r, 405)
+    assert "POST" in r.headers["allow"]
+    assert_problem(gateway.post("/v1/matches/apply", raw=b"x" * (300 * 1024)), 413)
+    assert_problem(gateway.post("/v1/matches/apply", raw=b"{}", headers={"Content-Type": "text/plain"}), 415)
+    assert_problem(gateway.post("/v1/matches/apply", raw=b"{nope"), 400, "malformed-json")
+    assert_problem(gateway.post("/v1/matches/apply", raw=b'{"action": "\xff"}'), 400, "malformed-json")
+
+
+def test_an_unreachable_engine_is_503_with_retry_after(start_gateway: Callable[..., Gateway]) -> None:
+    gw = start_gateway(f"127.0.0.1:{free_port()}", "--engine-timeout", "3")
+    started = time.monotonic()
+    r = gw.get("/v1/variants")
+    body = assert_problem(r, 503, "engine-unavailable")
+    assert int(r.headers["retry-after"]) >= 1 and "ListVariants" in body["detail"]
+    assert time.monotonic() - started < 3  # retried with backoff, not hung until the deadline
+    r = gw.get("/readyz")
+    assert_problem(r, 503, "engine-unavailable")
+    assert "retry-after" in r.headers
+    assert gw.get("/healthz").status == 200  # alive, just not ready
+
+
+def test_a_slow_engine_is_504(start_gateway: Callable[..., Gateway], fake_engine: Callable[[], FakeEngine]) -> None:
+    engine = fake_engine()
+    release = threading.Event()
+
+    def slow(request: Any, context: grpc.ServicerContext) -> Any:
+        release.wait(5)
+        return pb.LegalActionsResponse(seat=0)
+
+    engine.servicer.handlers["LegalActions"] = slow
+    gw = start_gateway(engine.address, "--engine-timeout", "0.3")
+    try:
+        started = time.monotonic()
+        body = assert_problem(gw.post("/v1/matches/legal", {"state": TINY_STATE}), 504, "engine-timeout")
+        assert time.monotonic() - started < 3 and "LegalActions" in body["detail"]
+    finally:
+        release.set()
+
+
+def test_an_engine_failure_is_502_without_its_details(start_gateway: Callable[..., Gateway],
+                                                     fake_engine: Callable[[], FakeEngine]) -> None:
+    engine = fake_engine()
+
+    def broken(request: Any, context: grpc.ServicerContext) -> Any:
+        context.abort(grpc.StatusCode.INTERNAL, "secret stack trace")
+
+    engine.servicer.handlers["LegalActions"] = broken
+    gw = start_gateway(engine.address)
+    body = assert_problem(gw.post("/v1/matches/legal", {"state": TINY_STATE}), 502, "engine-error")
+    assert "secret" not in body["detail"] and "INTERNAL" in body["detail"]
+    assert engine.servicer.calls == ["LegalActions"]  # INTERNAL is not retried
+
+
+def test_unavailable_is_retried_until_it_answers(start_gateway: Callable[..., Gateway],
+                                                 fake_engine: Callable[[], FakeEngine]) -> None:
+    engine = fake_engine()
+    answers = iter([grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNAVAILABLE, None])
+
+    def flaky(request: Any, context: grpc.ServicerContext) -> Any:
+        code = next(answers)
+        if code is not None:
+            context.abort(code, "restarting")
+        return pb.LegalActionsResponse(seat=2, actions=["1-1"])
+
+    engine.servicer.handlers["LegalActions"] = flaky
+    gw = start_gateway(engine.address)
+    r = gw.post("/v1/matches/legal", {"state": TINY_STATE})
+    assert r.status == 200 and r.json == {"seat": 2, "actions": ["1-1"]}
+    assert engine.servicer.calls == ["LegalActions"] * 3
+
+
+def _answer_seat(seat: int) -> Callable[[Any, grpc.ServicerContext], pb.LegalActionsResponse]:
+    return lambda request, context: pb.LegalActionsResponse(seat=seat)
+
+
+def test_calls_are_balanced_over_several_engines(start_gateway: Callable[..., Gateway],
+                                                 fake_engine: Callable[[], FakeEngine]) -> None:
+    engines = [fake_engine(), fake_engine()]
+    for i, engine in enumerate(engines):
+        engine.servicer.handlers["LegalActions"] = _answer_seat(i)
+    target = "ipv4:" + ",".join(e.address for e in engines)
+    gw = start_gateway(target)
+    seats = {gw.post("/v1/matches/legal", {"state": TINY_STATE}).json["seat"] for _ in range(12)}
+    assert seats == {0, 1}
+    assert all(e.servicer.calls for e in engines)
+
+
+def test_sealed_mode_without_keys_is_501(start_gateway: Callable[..., Gateway], engine_proc: Any) -> None:
+    gw = start_gateway(engine_proc.address)
+    body = assert_problem(gw.post("/v1/matches", {"variant": "kozel", "players": 4, "mode": "sealed"}), 501,
+                          "sealed-mode-disabled")
+    assert "STATE_TOKEN_KEYS" in body["detail"]
+    assert gw.post("/v1/matches", {"variant": "kozel", "players": 4}).status == 201  # transparent still works

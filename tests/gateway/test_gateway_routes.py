@@ -1,0 +1,143 @@
+"""Every /v1 route in transparent mode, through a real gateway (gunicorn) and a real engine.
+
+The library is the reference: a match played through the gateway must end in
+exactly the state the rules library reaches with the same seed and actions.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine_service.rules import Match
+
+from .conftest import Gateway
+
+pytestmark = pytest.mark.service
+
+KOZEL_42 = {"variant": "kozel", "players": 4, "seed": 42}
+
+
+def new_match(gateway: Gateway, **body: Any) -> dict[str, Any]:
+    r = gateway.post("/v1/matches", {**KOZEL_42, **body})
+    assert r.status == 201, r.json
+    answer: dict[str, Any] = r.json
+    return answer
+
+
+def test_variants_list_every_preset_with_typed_option_defaults(gateway: Gateway) -> None:
+    r = gateway.get("/v1/variants")
+    assert r.status == 200 and r.content_type.startswith("application/json")
+    names = [v["name"] for v in r.json["variants"]]
+    assert {"kozel", "osel", "bykovo", "threes-fives", "block"} <= set(names)
+    kozel = next(v for v in r.json["variants"] if v["name"] == "kozel")
+    assert (kozel["family"], kozel["min_players"], kozel["max_players"]) == ("K", 2, 4)
+    options = {o["name"]: o for o in kozel["options"]}
+    assert options["double_pair"]["type"] == "bool" and options["double_pair"]["default"] is False
+    assert options["hand_size"]["default"] in options["hand_size"]["allowed"]
+
+
+def test_one_variant_and_an_unknown_one(gateway: Gateway) -> None:
+    r = gateway.get("/v1/variants/osel")
+    assert r.status == 200 and r.json["name"] == "osel"
+    r = gateway.get("/v1/variants/chess")
+    assert r.status == 404 and r.content_type == "application/problem+json"
+    assert r.json["type"] == "/v1/problems/unknown-variant" and "chess" in r.json["detail"]
+
+
+def test_a_match_played_through_the_gateway_matches_the_library(gateway: Gateway) -> None:
+    answer = new_match(gateway)
+    reference, events = Match.new("kozel", 4, seed=42)
+    assert answer["state"] == reference.to_dict()
+    assert answer["events"] == events
+    state = answer["state"]
+    for _ in range(12):
+        legal = gateway.post("/v1/matches/legal", {"state": state}).json
+        assert (legal["seat"], legal["actions"]) == (reference.to_move, reference.legal_actions())
+        action = legal["actions"][-1]
+        r = gateway.post("/v1/matches/apply", {"state": state, "action": action, "seat": legal["seat"]})
+        assert r.status == 200, r.json
+        assert r.json["events"] == reference.apply(action)
+        state = r.json["state"]
+        assert state == reference.to_dict()
+
+
+def test_replay_applies_in_order_and_reports_the_first_refusal(gateway: Gateway) -> None:
+    start = new_match(gateway)["state"]
+    reference, _ = Match.new("kozel", 4, seed=42)
+    actions = []
+    for _ in range(4):
+        actions.append(reference.legal_actions()[0])
+        reference.apply(actions[-1])
+    r = gateway.post("/v1/matches/replay", {"state": start, "actions": actions})
+    assert r.status == 200
+    assert (r.json["ok"], r.json["applied"], r.json["failed_index"]) == (True, 4, -1)
+    assert r.json["state"] == reference.to_dict()
+    r = gateway.post("/v1/matches/replay", {"state": start, "actions": [*actions[:2], "6-6@N", actions[2]]})
+    assert (r.json["ok"], r.json["applied"], r.json["failed_index"], r.json["error_kind"]) == (
+        False, 2, 2, "illegal")
+    assert r.json["reason"]
+    r = gateway.post("/v1/matches/replay", {"state": start, "actions": ["nonsense"]})
+    assert (r.json["ok"], r.json["applied"], r.json["error_kind"]) == (False, 0, "malformed")
+    assert r.json["state"] == start
+
+
+def test_settle_next_round_and_view(gateway: Gateway) -> None:
+    answer = new_match(gateway, seed=None, no_deal=True)
+    state = answer["state"]
+    assert state["round"] is None and answer["events"] == []
+    hands = [[], ["6-6", "5-5"], ["1-2"], ["0-1"]]
+    r = gateway.post("/v1/matches/settle", {"state": state, "ending": "out", "hands": hands})
+    assert r.status == 200, r.json
+    reference, _ = Match.new("kozel", 4, no_deal=True)
+    assert r.json["events"] == reference.settle("out", hands)
+    assert r.json["state"] == reference.to_dict()
+
+    dealt = new_match(gateway)["state"]
+    deal = {"hands": dealt["round"]["hands"]}
+    settled = gateway.post("/v1/matches/settle", {"state": r.json["state"], "ending": "out", "hands": hands}).json
+    r = gateway.post("/v1/matches/next-round", {"state": settled["state"], "deal": deal})
+    assert r.status == 200, r.json
+    assert r.json["state"]["round"]["hands"] == deal["hands"]
+    assert r.json["events"][0]["type"] == "round_dealt"
+
+    view = gateway.post("/v1/matches/view", {"state": dealt, "seat": 2})
+    assert view.status == 200
+    assert view.json["hand"] == dealt["round"]["hands"][2]
+    assert view.json["hand_sizes"] == [7, 7, 7, 7]
+    assert "hands" not in view.json and "boneyard" not in view.json
+    assert gateway.post("/v1/matches/view", {"state": dealt}).status == 422  # which seat?
+
+
+def test_next_round_from_the_seed(gateway: Gateway) -> None:
+    state = new_match(gateway)["state"]
+    r = gateway.post("/v1/matches/next-round", {"state": state})
+    assert r.status == 409 and "still being played" in r.json["detail"]
+
+
+def test_timeout_ends_the_match(gateway: Gateway) -> None:
+    state = new_match(gateway)["state"]
+    r = gateway.post("/v1/matches/timeout", {"state": state, "seat": 1})
+    assert r.status == 200, r.json
+    reference, _ = Match.new("kozel", 4, seed=42)
+    assert r.json["events"] == reference.timeout(1)
+    assert r.json["state"]["match_over"] is True and r.json["state"] == reference.to_dict()
+
+
+def test_new_match_with_options_setup_and_an_explicit_deal(gateway: Gateway) -> None:
+    dealt = new_match(gateway)["state"]["round"]["hands"]
+    answer = new_match(gateway, seed=None, options={"double_pair": True}, deal={"hands": dealt},
+                       setup={"written": [10, 0, 0, 0]})
+    state = answer["state"]
+    assert state["options"] == {"double_pair": True}
+    assert state["ledger"]["written"] == [10, 0, 0, 0]
+    assert state["round"]["hands"] == dealt and state["seed"] is None
+
+
+def test_health_readiness_and_docs(gateway: Gateway) -> None:
+    assert gateway.get("/healthz").json == {"status": "ok"}
+    assert gateway.get("/readyz").json == {"status": "ready", "engine": "SERVING"}
+    assert gateway.get("/openapi.json").json["info"]["title"] == "Domino rules engine"
+    docs = gateway.get("/docs")
+    assert docs.status == 200 and b"swagger-ui-bundle.js" in docs.body
+    assert gateway.get("/docs/assets/swagger-ui-bundle.js").status == 200
