@@ -1,0 +1,164 @@
+"""`domino serve all`: the engine (one or more replicas) and the gateway, as separate processes.
+
+What `make run` starts. Defaults: engine gRPC on 127.0.0.1:50051 with metrics on
+9101, gateway on 8080 (gunicorn). With ``--engines N`` it starts N engine
+replicas (the first on the given ports, the others on free ones) and points the
+gateway at all of them (``ipv4:127.0.0.1:p1,127.0.0.1:p2``; the gateway's
+channel balances round-robin). Sealed mode works out of the box: without
+STATE_TOKEN_KEYS a random key is made for this run.
+
+Each child runs in its own session, so a Ctrl-C reaches only this process,
+which forwards one SIGTERM to every child and waits for them to stop (the
+engine and gunicorn both drain gracefully). If any child dies, the others are
+stopped and the exit status is 1.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import IO
+
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 25.0
+_POLL = 0.2
+
+
+@dataclass
+class Child:
+    """One started service and the address it printed."""
+
+    name: str
+    proc: subprocess.Popen[str]
+    address: dict[str, str | None]
+
+
+class StartError(RuntimeError):
+    """A child did not print its address line in time (or exited)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="domino serve all",
+                                description="Start the gRPC engine and the REST gateway locally.")
+    p.add_argument("--host", default="127.0.0.1", help="address every service binds [127.0.0.1]")
+    p.add_argument("--engine-port", type=int, default=50051, help="gRPC port of the first engine [50051]")
+    p.add_argument("--engine-metrics-port", type=int, default=9101,
+                   help="Prometheus port of the first engine [9101]")
+    p.add_argument("--engines", type=int, default=1, help="engine replicas, balanced round-robin [1]")
+    p.add_argument("--port", type=int, default=8080, help="gateway HTTP port [8080]")
+    p.add_argument("--workers", type=int, default=2, help="gateway worker processes [2]")
+    return p
+
+
+def _read_address(name: str, proc: subprocess.Popen[str], timeout: float = START_TIMEOUT) -> dict[str, str | None]:
+    """The JSON line a service prints once it listens."""
+    stdout: IO[str] | None = proc.stdout
+    assert stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([stdout], [], [], _POLL)
+        if ready:
+            line = stdout.readline()
+            if not line:
+                break
+            line = line.strip()
+            if line.startswith("{"):
+                found: dict[str, str | None] = json.loads(line)
+                return found
+        if proc.poll() is not None:
+            break
+    raise StartError(f"{name} did not start (exit status {proc.poll()}); see its messages above")
+
+
+def _start(name: str, argv: list[str], env: dict[str, str]) -> Child:
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        return Child(name, proc, _read_address(name, proc))
+    except StartError:
+        _stop([Child(name, proc, {})])
+        raise
+
+
+def _stop(children: Sequence[Child]) -> None:
+    """SIGTERM every child still running, wait for all, SIGKILL what is left after the timeout."""
+    for child in children:
+        if child.proc.poll() is None:
+            child.proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    for child in children:
+        try:
+            child.proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.proc.kill()
+            child.proc.wait()
+        if child.proc.stdout is not None:
+            child.proc.stdout.close()
+
+
+def engine_target(addresses: Sequence[str]) -> str:
+    """One engine: its address; several: an ipv4: list the gateway's channel balances over."""
+    if len(addresses) == 1:
+        return addresses[0]
+    return "ipv4:" + ",".join(addresses)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.engines < 1:
+        print("domino serve all: --engines must be at least 1", file=sys.stderr)
+        return 2
+    stop_requested: list[int] = []
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop_requested.append(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    env = dict(os.environ)
+    if not env.get("STATE_TOKEN_KEYS"):
+        from api_gateway.tokens import KeyRing
+
+        env["STATE_TOKEN_KEYS"] = KeyRing.generate("dev")  # this run only: tokens die with it
+    children: list[Child] = []
+    try:
+        for i in range(args.engines):
+            port = args.engine_port if i == 0 else 0
+            metrics_port = args.engine_metrics_port if i == 0 else 0
+            children.append(_start(f"engine {i + 1}", [
+                sys.executable, "-m", "engine_service", "--host", args.host, "--port", str(port),
+                "--metrics-port", str(metrics_port)], env))
+        engines = [str(c.address["grpc"]) for c in children]
+        children.append(_start("gateway", [
+            sys.executable, "-m", "api_gateway", "--host", args.host, "--port", str(args.port),
+            "--engine", engine_target(engines), "--workers", str(args.workers)], env))
+    except StartError as exc:
+        print(f"domino serve all: {exc}", file=sys.stderr)
+        _stop(children)
+        return 1
+
+    for child in children[:-1]:
+        print(f"{child.name}: grpc {child.address['grpc']}, metrics http://{child.address['metrics']}/metrics")
+    gateway = f"http://{children[-1].address['http']}"
+    print(f"gateway: {gateway} (metrics {gateway}/metrics)")
+    print(f"Point a browser at {gateway}/docs   (Ctrl-C stops everything)", flush=True)
+
+    status = 0
+    while not stop_requested:
+        dead = [c for c in children if c.proc.poll() is not None]
+        if dead:
+            print(f"domino serve all: {dead[0].name} exited with status {dead[0].proc.returncode}; stopping",
+                  file=sys.stderr)
+            status = 1
+            break
+        time.sleep(_POLL)
+    _stop(children)
+    return status

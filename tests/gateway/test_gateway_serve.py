@@ -1,0 +1,149 @@
+"""`domino serve gateway` and `domino serve all` as a user runs them: real processes, real signals."""
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from clients.serve_all import engine_target
+
+from .conftest import REPO, Gateway, free_port
+
+pytestmark = pytest.mark.service
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("ENGINE_", "GATEWAY_", "PROMETHEUS_")) and k != "STATE_TOKEN_KEYS"}
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    (["--port", "99999"], {}, "GATEWAY_PORT"),
+    (["--engine-timeout", "0"], {}, "GATEWAY_ENGINE_TIMEOUT"),
+    ([], {"STATE_TOKEN_KEYS": "k1:dG9vIHNob3J0"}, "16, 24 or 32"),
+])
+def test_unusable_settings_stop_with_status_2(args: list[str], env: dict[str, str], message: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "clients.cli", "serve", "gateway", *args], cwd=REPO,
+                            env={**_env(), **env}, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2 and message in result.stderr
+    assert "dG9vIHNob3J0" not in result.stderr  # a key is never echoed
+
+
+def test_the_flask_development_server_serves_the_same_api(engine_proc: object) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--dev", "--port", "0",
+                             "--engine", engine_proc.address],  # type: ignore[attr-defined]
+                            cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready
+        import json
+
+        url = "http://" + json.loads(proc.stdout.readline())["http"]
+        gw = Gateway(proc, url, open(os.devnull, "w+"))  # noqa: SIM115 - closed by stop()
+        assert gw.get("/readyz").json["engine"] == "SERVING"
+        assert gw.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 1}).status == 201
+        assert gw.get("/metrics").status == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(15)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_engine_targets() -> None:
+    assert engine_target(["127.0.0.1:1"]) == "127.0.0.1:1"
+    assert engine_target(["127.0.0.1:1", "127.0.0.1:2"]) == "ipv4:127.0.0.1:1,127.0.0.1:2"
+
+
+class Lines:
+    """A child's stdout lines, read by a thread (select() misses lines already in Python's buffer)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        stream = proc.stdout
+        assert stream is not None
+
+        def pump() -> None:
+            for line in stream:
+                self.queue.put(line.rstrip("\n"))
+            self.queue.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def until(self, pattern: str, timeout: float = 60) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.queue.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+            if re.search(pattern, line):
+                return self.seen
+        raise AssertionError(f"no line matching {pattern!r}: {self.seen}")
+
+
+def _children(pid: int) -> set[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return {int(p) for p in path.read_text().split()} if path.exists() else set()
+
+
+def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> None:
+    port = free_port()
+    children: set[int] = set()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clients.cli", "serve", "all", "--engines", "2", "--engine-port", "0",
+         "--engine-metrics-port", "0", "--port", str(port), "--workers", "1"],
+        cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        lines = Lines(proc).until(r"Point a browser at")
+        assert f"Point a browser at http://127.0.0.1:{port}/docs" in lines[-1]
+        engines = [line for line in lines if line.startswith("engine")]
+        assert len(engines) == 2
+        children = _children(proc.pid)
+        assert len(children) == 3  # two engines and the gateway, each its own process
+        gw = Gateway(proc, f"http://127.0.0.1:{port}", open(os.devnull, "w+"))  # noqa: SIM115
+        assert gw.get("/docs").status == 200
+        created = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "mode": "sealed"})
+        assert created.status == 201  # sealed mode works out of the box (a key made for the run)
+        state = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 3}).json["state"]
+        for _ in range(10):
+            assert gw.post("/v1/matches/legal", {"state": state}).status == 200
+        handled = []
+        for line in engines:
+            metrics_url = re.search(r"metrics (http://\S+)", line)
+            assert metrics_url is not None
+            with urllib.request.urlopen(metrics_url.group(1), timeout=5) as reply:
+                text = reply.read().decode()
+            handled.append(sum(float(m.group(1)) for m in re.finditer(
+                r'grpc_server_handled_total\{[^}]*grpc_method="LegalActions"[^}]*\} (\S+)', text)))
+        assert all(n > 0 for n in handled), handled  # round-robin reached both replicas
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(40) == 0
+        assert not [child for child in children if Path(f"/proc/{child}").exists()]  # all stopped, reaped
+    finally:
+        if proc.poll() is None:  # a failed check: let serve all stop its children itself first
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                for child in children:  # each runs in its own session: a killed parent leaves them behind
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(child, signal.SIGKILL)
