@@ -167,6 +167,9 @@ def images() -> Iterator[dict[str, Image]]:
                                 healthcheck=list((inspect.get("Healthcheck") or {}).get("Test") or []),
                                 size_bytes=int(inspect["Size"]), rootfs=Path(mounted.stdout.strip()),
                                 build_seconds=seconds)
+        # Untagged leftovers of earlier builds (build stages, replaced images) older than a
+        # day go; younger ones stay as the layer cache that makes a re-run take seconds.
+        _run([podman, "image", "prune", "--force", "--filter", "until=24h"])
         print(f"\nbase image {base}: {base_seconds:.1f}s; " + "; ".join(
             f"{name} build {image.build_seconds:.1f}s, {image.size_bytes / 1e6:.0f} MB"
             for name, image in built.items()))
