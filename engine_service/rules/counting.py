@@ -64,7 +64,7 @@ class Counting(Family):
         self.all_spinners = spinner == "all-doubles"
         self.until_both = options.get("spinner_ends", "open-sides") == "until-both-sides"
         self.spinner_counts = bool(options.get("spinner_counts", True))
-        reserve = options.get("boneyard_reserve", "0")
+        reserve = options.get("boneyard_reserve", "0")  # absent where nothing is drawn
         self.reserve = (2 if players == 2 else 1) if reserve == "auto" else int(str(reserve))
         self.draw_when_able = bool(options.get("draw_when_able", False))
         self.by_multiples = options.get("scoring", "total") == "multiples"
@@ -175,6 +175,9 @@ class FivesAndThrees(Counting):
 
     code = "TF"
     draws = False
+    # Nothing is ever drawn, so the drawing options do not apply.
+    specs = {name: spec for name, spec in Counting.specs.items()
+             if name not in ("boneyard_reserve", "draw_when_able")}
 
     def end_bonus(self, ending: str, own: int, others: int) -> int:
         return 1 if ending == "out" else 0
@@ -226,8 +229,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         family=FivesAndThrees,
         description="Fives and threes, the English pub game: a point per multiple, knock, exactly 61 (RULES.md TF)",
         players=(2, 4),
-        defaults={"hand_size": "by-players", "lead": "lot", "spinner": "none",
-                  "boneyard_reserve": "0", "draw_when_able": False, "teams": False, "target": 61,
+        defaults={"hand_size": "by-players", "lead": "lot", "spinner": "none", "teams": False, "target": 61,
                   **_COMMON, "scoring": "multiples", "exact_target": True},
     ),
     "all-threes": dict(

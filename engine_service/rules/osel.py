@@ -33,7 +33,8 @@ class Osel(Family):
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("osel"),
-        opt.BONEYARD_RESERVE,
+        opt.OptionSpec("boneyard_reserve", "enum", "boneyard tiles that may never be drawn: "
+                       "0 (Весь), 1 (Без одной), 2 (Без двух)", ("0", "1", "2")),
         opt.TEAMS,
         opt.FISH_WITHOUT_DOUBLE,
         opt.fish_scoring_option("own_to_loser", "own", "all_to_loser"),
@@ -47,7 +48,7 @@ class Osel(Family):
         self.teams = bool(options["teams"])
         self.fish_without_double = bool(options["fish_without_double"])
         reserve = options["boneyard_reserve"]
-        self.reserve = (2 if players == 2 else 1) if reserve == "auto" else int(str(reserve))
+        self.reserve = int(str(reserve))
 
     def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
         return holder_of_first(OSEL_ORDER, hands)
