@@ -51,6 +51,7 @@ log = logging.getLogger("api_gateway.problems")
 
 MEDIA_TYPE = "application/problem+json"
 TYPE_PREFIX = "/v1/problems/"
+MAX_DETAIL = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +132,8 @@ class Problem(Exception):
 
     def body(self) -> dict[str, Any]:
         body: dict[str, Any] = {"type": self.type, "title": self.title, "status": self.status}
-        if self.detail:
-            body["detail"] = self.detail
+        if self.detail:  # messages may quote hostile input: keep them short
+            body["detail"] = self.detail if len(self.detail) <= MAX_DETAIL else self.detail[: MAX_DETAIL - 3] + "..."
         body["instance"] = request.path
         body.update(self.extensions)
         return body

@@ -196,6 +196,12 @@ def test_every_exception_maps_to_its_problem(app: Flask, exc: Exception, status:
         assert body["action"] == "1-1"
 
 
+def test_long_details_are_cut(app: Flask) -> None:
+    with app.test_request_context("/v1/matches/apply", method="POST"):
+        body = problems.handle(EngineMalformed("x" * 5000)).get_json(force=True)
+    assert len(body["detail"]) == problems.MAX_DETAIL and body["detail"].endswith("...")
+
+
 def test_the_codec_field_is_reported(app: Flask) -> None:
     with app.test_request_context("/v1/matches/apply", method="POST"):
         body = problems.handle(MalformedError("state.round.hands[2].tiles[0]: tile id 31")).get_json(force=True)
