@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     if target is not None and not args.no_save:
         save(result, target)
     if args.json:
-        print(json.dumps(result, sort_keys=True))
+        print(json.dumps(result))
     else:
         print(text)
         if target is not None and not args.no_save:

@@ -127,8 +127,9 @@ def _paired_ratio(a: Member, b: Member) -> Json:
 
 def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compiled: str = "auto",
         stateless_games: int = 20, stateless_repeat: int = 5, groups: list[str] | None = None,
-        log: Any = sys.stderr) -> Json:
+        log: Any = None) -> Json:
     """Run the engine benchmark; returns the results object (see docs/performance.md)."""
+    log = sys.stderr if log is None else log
     from engine_service.rules import PRESETS
 
     usable, why = compiled_copy.status()
@@ -269,5 +270,5 @@ def format_text(r: Json) -> str:
 def save(result: Json, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(result, indent=1) + "\n")
     tmp.replace(path)

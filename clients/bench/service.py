@@ -192,7 +192,7 @@ def _run(argv: list[str], timeout: float) -> str:
 def _h2load_argv(url: str, seconds: float, clients: int, streams: int, body: Path | None,
                  headers: tuple[str, ...], h1: bool, rps: float | None, log: Path | None) -> list[str]:
     argv = ["h2load", "-t", "1", "-c", str(clients), "-m", str(streams),
-            "-D", f"{max(seconds, 0.1):g}", "--warm-up-time", "1" if seconds >= 2 else "0.2"]
+            "-D", str(max(1, round(seconds))), "--warm-up-time", "1" if seconds >= 2 else "0"]
     if h1:
         argv.append("--h1")
     if body is not None:
@@ -330,7 +330,8 @@ def rest_routes() -> dict[str, str]:
 
 
 def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, repeats: int = 3,
-        grpc_only: bool = False, log: Any = sys.stderr) -> Json:
+        grpc_only: bool = False, log: Any = None) -> Json:
+    log = sys.stderr if log is None else log
     found = tools()
     missing = [name for name, path in found.items() if path is None]
     result: Json = {"kind": "service", "tools": found, "targets": TARGETS, "paths": {}, "ratios": {},
@@ -343,7 +344,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
         result["skipped"]["all"] = why
         return result
     if tiny:
-        seconds, repeats = 0.5, 1
+        seconds, repeats = 1.0, 1
     started = time.time()
     procs: list[Proc] = []
     with tempfile.TemporaryDirectory(prefix="domino-bench-") as tmp:
@@ -517,5 +518,5 @@ def format_text(r: Json) -> str:
 def save(result: Json, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(result, indent=1) + "\n")
     tmp.replace(path)

@@ -6,7 +6,8 @@ module measures, per variant, on states taken at every decision of seeded
 random rounds:
 
 - ``proto``: what the gRPC servicer does: `MatchState` bytes -> `Match` and
-  `Match` -> bytes (through `engine_service.codec`);
+  `Match` -> bytes (the codec's direct path, `match_from_proto`/`match_to_proto`);
+  ``proto_*_via_dict``: the reference path through the JSON-shaped dict;
 - ``json``: the transparent REST state: compact JSON text <-> `Match`;
 - ``decision``: `legal_actions()` + `apply()` in process, to compare with;
 - sizes of a mid-round state: protobuf bytes, JSON bytes and, when the gateway
@@ -99,13 +100,34 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     from_dict, to_proto, from_proto = Match.from_dict, codec.state_to_proto, codec.state_from_proto
     parse = pb.MatchState.FromString
     dumps, loads = json.dumps, json.loads
+    # What the servicer does: the codec's direct path when it has one, else through the dicts.
+    direct_encode = getattr(codec, "match_to_proto", None)
+    direct_decode = getattr(codec, "match_from_proto", None)
 
     def proto_encode() -> int:
+        if direct_encode is not None:
+            for m in states:
+                direct_encode(m).SerializeToString()
+        else:
+            for m in states:
+                to_proto(m.to_dict()).SerializeToString()
+        return len(states)
+
+    def proto_decode() -> int:
+        if direct_decode is not None:
+            for b in blobs:
+                direct_decode(parse(b))
+        else:
+            for b in blobs:
+                from_dict(from_proto(parse(b)))
+        return len(blobs)
+
+    def proto_encode_via_dict() -> int:
         for m in states:
             to_proto(m.to_dict()).SerializeToString()
         return len(states)
 
-    def proto_decode() -> int:
+    def proto_decode_via_dict() -> int:
         for b in blobs:
             from_dict(from_proto(parse(b)))
         return len(blobs)
@@ -143,8 +165,11 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
         "variant": variant,
         "players": players,
         "states": len(states),
+        "proto_path": "direct" if direct_encode is not None and direct_decode is not None else "via dict",
         "proto_encode_us": _best_per_item(proto_encode, repeat),
         "proto_decode_us": _best_per_item(proto_decode, repeat),
+        "proto_encode_via_dict_us": _best_per_item(proto_encode_via_dict, repeat),
+        "proto_decode_via_dict_us": _best_per_item(proto_decode_via_dict, repeat),
         "json_encode_us": _best_per_item(json_encode, repeat),
         "json_decode_us": _best_per_item(json_decode, repeat),
         "decision_us": decision_us,
