@@ -122,7 +122,7 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
         created = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "mode": "sealed"})
         assert created.status == 201  # sealed mode works out of the box (a key made for the run)
         state = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 3}).json["state"]
-        for _ in range(10):
+        for _ in range(40):
             assert gw.post("/v1/matches/legal", {"state": state}).status == 200
         handled = []
         for line in engines:
