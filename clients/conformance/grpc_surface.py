@@ -46,8 +46,9 @@ class GrpcSurface:
     def apply(self, state: State, action: str, seat: int | None = None) -> State:
         return self._call(lambda: self._client.apply(state, action, seat)).state
 
-    def settle(self, state: State, ending: str, hands: list[list[str]]) -> State:
-        return self._call(lambda: self._client.settle(state, ending, hands)).state
+    def settle(self, state: State, ending: str, hands: list[list[str]],
+               last_placer: int | None = None) -> State:
+        return self._call(lambda: self._client.settle(state, ending, hands, last_placer)).state
 
     def timeout(self, state: State, seat: int) -> State:
         return self._call(lambda: self._client.timeout(state, seat)).state

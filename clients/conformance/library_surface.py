@@ -31,8 +31,9 @@ class LibrarySurface:
     def apply(self, state: State, action: str, seat: int | None = None) -> State:
         return self._call(state, lambda m: m.apply(action, seat))
 
-    def settle(self, state: State, ending: str, hands: list[list[str]]) -> State:
-        return self._call(state, lambda m: m.settle(ending, hands))
+    def settle(self, state: State, ending: str, hands: list[list[str]],
+               last_placer: int | None = None) -> State:
+        return self._call(state, lambda m: m.settle(ending, hands, last_placer))
 
     def timeout(self, state: State, seat: int) -> State:
         return self._call(state, lambda m: m.timeout(seat))

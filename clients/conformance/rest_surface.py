@@ -95,8 +95,12 @@ class RestSurface:
         new: State = self._post("/v1/matches/apply", body)["state"]
         return new
 
-    def settle(self, state: State, ending: str, hands: list[list[str]]) -> State:
-        new: State = self._post("/v1/matches/settle", {"state": state, "ending": ending, "hands": hands})["state"]
+    def settle(self, state: State, ending: str, hands: list[list[str]],
+               last_placer: int | None = None) -> State:
+        body: dict[str, Any] = {"state": state, "ending": ending, "hands": hands}
+        if last_placer is not None:
+            body["last_placer"] = last_placer
+        new: State = self._post("/v1/matches/settle", body)["state"]
         return new
 
     def timeout(self, state: State, seat: int) -> State:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from engine_service.rules.errors import IllegalActionError, MalformedError, MisdealError, RulesError
 from engine_service.rules.notation import format_action, parse_action
@@ -190,7 +191,8 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
             elif kind == "settle":
                 current = ensure_match(i)
                 body = step["settle"]
-                state = surface.settle(current, body.get("ending"), body.get("hands"))
+                state = surface.settle(current, body.get("ending"), body.get("hands"),
+                                       body.get("last_placer"))
             elif kind == "timeout":
                 current = ensure_match(i)
                 state = surface.timeout(current, step["timeout"])

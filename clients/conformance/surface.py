@@ -40,8 +40,10 @@ class Surface(Protocol):
     def apply(self, state: State, action: str, seat: int | None = None) -> State:
         ...
 
-    def settle(self, state: State, ending: str, hands: list[list[str]]) -> State:
-        ...
+    def settle(self, state: State, ending: str, hands: list[list[str]],
+               last_placer: int | None = None) -> State:
+        """Score a round from the hands left; `last_placer` (the fisherman) is an extension
+        of FORMAT.md's settle step that Bykovo's blocked rounds need."""
 
     def timeout(self, state: State, seat: int) -> State:
         ...
