@@ -96,6 +96,10 @@ def create_server(cfg: Config) -> EngineServer:
         ("grpc.max_receive_message_length", cfg.max_message_bytes),
         ("grpc.max_send_message_length", cfg.max_message_bytes),
         ("grpc.so_reuseport", 0),  # a second server on a busy port fails instead of sharing it
+        # Close connections after a while (gracefully) so that clients balancing over a headless
+        # Service re-resolve DNS and spread onto replicas the autoscaler added.
+        ("grpc.max_connection_age_ms", 5 * 60 * 1000),
+        ("grpc.max_connection_age_grace_ms", 30 * 1000),
     ]
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="engine"),
