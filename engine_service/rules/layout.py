@@ -180,7 +180,16 @@ class Layout:
             raise IllegalActionError(f"{NAMES[tile]} does not fit arm {ARM_NAMES[arm]} showing {v}")
         if closes and not IS_DOUBLE[tile]:
             raise IllegalActionError(f"only a double closes an arm, not {NAMES[tile]}")
-        self.placements.append((tile, arm, closes))
+        self.place((tile, arm, closes), far)
+
+    def place(self, placed: Placement, far: int) -> None:
+        """Attach a placement already checked to fit: `far` is the number it leaves open.
+
+        The caller guarantees what `attach` checks (led, arm open, tile fits,
+        only a double closes); the round's hot path checks it inline.
+        """
+        tile, arm, closes = placed
+        self.placements.append(placed)
         self.on_table |= 1 << tile
         if self.length[arm] == 0 and (arm == W or arm == E) and self.centre_tip >= 0:
             # The lead double now lies crosswise at the tip of the still empty other side.

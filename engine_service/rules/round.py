@@ -240,16 +240,18 @@ class Round:
         move = MOVES.get(text) or parse_action(text)
         kind, placements = move
         seat = self.to_move
+        layout = self.layout
         if kind == PLAY and len(placements) == 1 and not self.over:
-            # The common case, checked inline: one tile that the seat holds and that fits.
-            tile, arm, closes = placements[0]
-            layout = self.layout
+            # The common case, checked inline: one tile that the seat holds and that fits an open end.
+            placed = placements[0]
+            tile, arm, closes = placed
             v = layout.end[arm]
-            if not (self.hands[seat] >> tile & 1 and v >= 0 and OTHER[tile][v] >= 0 and not closes
-                    and layout.placements):
-                self.validate(move, text)
-        else:
-            self.validate(move, text)
+            far = OTHER[tile][v] if v >= 0 else -1
+            hand = self.hands[seat]
+            if hand >> tile & 1 and far >= 0 and not closes and layout.placements:
+                layout.place(placed, far)
+                return self._played(seat, hand & ~(1 << tile), text, move, events)
+        self.validate(move, text)
         fam = self.family
         if kind == DRAW:
             tile = self.boneyard.pop()
@@ -273,7 +275,6 @@ class Round:
                 self._end("out" if self.out else "blocked")
                 return True
             return False
-        layout = self.layout
         hand = self.hands[seat]
         for tile, arm, flag in placements:
             hand &= ~(1 << tile)
@@ -281,11 +282,20 @@ class Round:
                 layout.lead(tile, flag)
             else:
                 layout.attach(tile, arm, flag)
+        return self._played(seat, hand, text, move, events)
+
+    def _played(self, seat: int, hand: int, text: str, move: Move, events: list[Event]) -> bool:
+        """The rest of a play once `seat` put its tiles on the layout (`hand`: what it keeps).
+
+        Returns True when the round ended with it.
+        """
+        layout = self.layout
         self.hands[seat] = hand
         self.held &= ~layout.on_table
         self.passes = 0
         self.last_placer = seat
         events.append({"type": "played", "seat": seat, "action": CANONICAL.get(text) or format_action(move)})
+        fam = self.family
         if fam.counts:
             count = layout.count()
             points = fam.in_play_points(count)
