@@ -42,13 +42,44 @@ class SplitMix64:
                 return x % n
 
 
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix(z: int) -> int:
+    """SplitMix64's output function of a state."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
 def derive_seed(seed: int, *parts: int) -> int:
-    """A sub-seed for round `parts` of a match, independent of the others."""
-    rng = SplitMix64(seed)
+    """A sub-seed for round `parts` of a match, independent of the others.
+
+    The same as stepping a `SplitMix64(seed)` once after mixing in each part and
+    returning its next output (a step whose output is unused only moves the state).
+    """
+    state = seed & _MASK64
     for p in parts:
-        rng.state ^= (p * 0xD1B54A32D192ED03) & _MASK64
-        rng.next()
-    return rng.next()
+        state ^= (p * 0xD1B54A32D192ED03) & _MASK64
+        state = (state + _GOLDEN) & _MASK64
+    return _mix((state + _GOLDEN) & _MASK64)
+
+
+def _radix_chunks(count: int) -> list[tuple[int, tuple[int, ...]]]:
+    """Fisher-Yates positions count-1 .. 1 in runs whose radices (i + 1) multiply below 2^62."""
+    chunks: list[tuple[int, tuple[int, ...]]] = []
+    i = count - 1
+    while i > 0:
+        prod, run = 1, []
+        while i > 0 and prod * (i + 1) < 1 << 62:
+            prod *= i + 1
+            run.append(i)
+            i -= 1
+        chunks.append((prod, tuple(run)))
+    return chunks
+
+
+_CHUNKS: dict[int, list[tuple[int, tuple[int, ...]]]] = {TILE_COUNT: _radix_chunks(TILE_COUNT)}
 
 
 def shuffled(count: int, seed: int) -> list[int]:
@@ -61,9 +92,15 @@ def shuffled(count: int, seed: int) -> list[int]:
     order = list(range(count))
     rng = SplitMix64(seed)
     x = rng.next() << 64 | rng.next()
-    for i in range(count - 1, 0, -1):
-        x, j = divmod(x, i + 1)
-        order[i], order[j] = order[j], order[i]
+    chunks = _CHUNKS.get(count)
+    if chunks is None:
+        chunks = _radix_chunks(count)
+    # The digits come out of one machine-size remainder per run instead of the 128-bit draw.
+    for prod, run in chunks:
+        x, y = divmod(x, prod)
+        for i in run:
+            y, j = divmod(y, i + 1)
+            order[i], order[j] = order[j], order[i]
     return order
 
 
