@@ -69,6 +69,8 @@ def serve(stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
                 answer = measure(cmd["variant"], int(cmd["players"]), int(cmd.get("games", 20)),
                                  int(cmd.get("seed", 7)), int(cmd.get("repeat", 5)))
             elif op == "quit":
+                stdout.write(json.dumps({"ok": True}) + "\n")
+                stdout.flush()
                 return 0
             else:
                 raise ValueError(f"unknown op {op!r}")
