@@ -1,6 +1,7 @@
 """Run the engine's Apply handler (or the stateless pieces) N times in process: for callgrind.
 
     valgrind --tool=callgrind --callgrind-out-file=/dev/null python -P bench/handler_cost.py apply 2000
+    (WHAT: apply, decode, game (a random 4-player Kozel round) or game:VARIANT:PLAYERS)
 
 Instruction counts do not depend on what else the machine is doing: the
 difference between N=2000 and N=0, divided by 2000, is the cost of one call
@@ -34,12 +35,13 @@ def main() -> int:
                 decode(state)
             else:
                 Match.from_dict(codec.state_from_proto(state))
-    elif what == "game":
+    elif what.startswith("game"):  # "game" (4-player Kozel) or "game:VARIANT:PLAYERS"
         import random
 
+        _, variant, players = (what + ":kozel:4").split(":")[:3]
         rng = random.Random(1)
         for _ in range(n):
-            m, _ = Match.new("kozel", 4, seed=rng.getrandbits(63))
+            m, _ = Match.new(variant, int(players), seed=rng.getrandbits(63))
             actions = m.legal_actions()
             while actions:
                 m.apply(rng.choice(actions))

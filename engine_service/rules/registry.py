@@ -98,11 +98,22 @@ def make_family(
 ) -> tuple[Preset, Family, dict[str, OptionValue]]:
     """Validate variant, players and options; returns the preset, its family and the effective overrides.
 
-    Families are immutable once built and cached, so decoding a state costs a dict lookup.
+    Families are immutable once built and cached, so decoding a state costs a dict lookup
+    (and a preset with its default options, the common case, one lookup in `_DEFAULTS`).
     """
+    if (overrides is None or (type(overrides) is dict and not overrides)) and type(players) is int:
+        hit = _DEFAULTS.get((name, players)) if type(name) is str else None
+        if hit is not None:
+            return hit[0], hit[1], {}
     p = preset(name)
     n = check_players(p, players)
     _resolved, effective = resolve(p.specs, p.defaults, overrides)
     family = _family_cached(p.name, n, tuple(sorted(effective.items())))
     family.validate(n)
+    if not effective:
+        _DEFAULTS[(p.name, n)] = (p, family)
     return p, family, effective
+
+
+#: (preset name, players) -> (preset, family) for the presets' default options, once validated.
+_DEFAULTS: dict[tuple[str, int], tuple[Preset, Family]] = {}
