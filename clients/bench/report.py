@@ -133,13 +133,15 @@ def service_tables(r: Json) -> list[str]:
 
 def _bar_panel(x0: float, y0: float, w: float, title: str, rows: list[tuple[str, list[float]]],
                series: list[str], colors: list[str], unit: str, log: bool = False,
-               marker: float | None = None, marker_label: str = "") -> tuple[list[str], float]:
+               marker: float | None = None, marker_label: str = "",
+               row_targets: list[float | None] | None = None) -> tuple[list[str], float]:
     """Horizontal grouped bars; returns SVG elements and the panel's height."""
     bar, gap, label_w = 11.0, 8.0, 150.0
     n = len(series)
     h = 28 + len(rows) * (n * bar + gap) + 30
     els = [f'<text x="{x0}" y="{y0 + 14}" font-size="13" font-weight="bold">{escape(title)}</text>']
-    values = [v for _, vs in rows for v in vs if v and v > 0] + ([marker] if marker else [])
+    values = ([v for _, vs in rows for v in vs if v and v > 0] + ([marker] if marker else [])
+              + [t for t in (row_targets or []) if t])
     if not values:
         return els, h
     vmax = max(values) * 1.08
@@ -153,7 +155,13 @@ def _bar_panel(x0: float, y0: float, w: float, title: str, rows: list[tuple[str,
         return x0 + label_w + span * v / vmax
 
     y = y0 + 26
-    for label, vs in rows:
+    for k, (label, vs) in enumerate(rows):
+        target = row_targets[k] if row_targets else None
+        if target:
+            xt = xpos(target)
+            els.append(f'<line x1="{xt:.1f}" y1="{y - 3}" x2="{xt:.1f}" y2="{y + n * bar + 1}" stroke="#c00" '
+                       f'stroke-width="2"/>')
+            els.append(f'<text x="{xt + 3:.1f}" y="{y - 1}" font-size="9" fill="#c00">target {target:g}x</text>')
         els.append(f'<text x="{x0 + label_w - 6}" y="{y + n * bar / 2 + 4}" font-size="11" '
                    f'text-anchor="end">{escape(label)}</text>')
         for i, v in enumerate(vs):
@@ -169,7 +177,8 @@ def _bar_panel(x0: float, y0: float, w: float, title: str, rows: list[tuple[str,
         xm = xpos(marker)
         els.append(f'<line x1="{xm:.1f}" y1="{y0 + 22}" x2="{xm:.1f}" y2="{y}" stroke="#c00" '
                    f'stroke-dasharray="4,3"/>')
-        els.append(f'<text x="{xm + 3:.1f}" y="{y + 10}" font-size="9" fill="#c00">{escape(marker_label)}</text>')
+        els.append(f'<text x="{xm - 3:.1f}" y="{y + 10}" font-size="9" fill="#c00" '
+                   f'text-anchor="end">{escape(marker_label)}</text>')
     lx = x0 + label_w
     for i, name in enumerate(series):
         els.append(f'<rect x="{lx}" y="{y + 16}" width="10" height="10" fill="{colors[i]}"/>')
@@ -197,15 +206,18 @@ def plot(engine: Json | None, service: Json | None) -> str:
         y += max(ha, hb) + 10
     if engine:
         rows = []
+        targets: list[float | None] = []
         for name, g in engine["groups"].items():
             peer = g.get("peer")
             if peer and f"ours/{peer}" in g["ratios"]:
+                targets.append(g.get("target", {}).get("ratio"))
                 rows.append((f"{name} vs {LABELS[peer]}", [g["ratios"][f"ours/{peer}"]["median"],
                                                           g["ratios"].get(f"ours_compiled/{peer}", {}).get(
                                                               "median", float("nan"))]))
         if rows:
             c, hc = _bar_panel(10, y, 960, "Rules core: games per second, ours / peer (same run, interleaved)",
-                               rows, ["pure Python", "mypyc-compiled"], ["#75507b", "#f57900"], "ratio")
+                               rows, ["pure Python", "mypyc-compiled"], ["#75507b", "#f57900"], "ratio",
+                               row_targets=targets)
             els += c
             y += hc
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y + 10:.0f}" '
