@@ -52,6 +52,9 @@ GROUPS = (
     Group("osel-4", "osel", 4),
     Group("kingdomino-4", "kingdomino", 4),
 )
+#: Every preset's cost of statelessness and sizes, at a typical player count.
+STATELESS = (("kozel", 4), ("kozel-classic", 4), ("osel", 4), ("bykovo", 4), ("threes-fives", 2),
+             ("fives-and-threes", 2), ("all-threes", 2), ("all-fives", 2), ("block", 2), ("kingdomino", 4))
 PEER_NAMES = {"dominoes": "dominoes (PyPI)", "openspiel": "OpenSpiel python_block_dominoes"}
 
 
@@ -206,13 +209,16 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
             result_groups[g.name] = entry
 
         stateless: Json = {}
+        cases = [(v, n) for v, n in STATELESS if v in PRESETS]
+        if groups is not None:  # only the chosen groups' variants
+            cases = [(g.variant, g.players) for g, _members in plan]
         for label in ("ours", "ours_compiled"):
             if label not in workers:
                 continue
             stateless[label] = {}
-            for g, _members in plan:
-                stateless[label][g.name] = workers[label].call({
-                    "op": "stateless", "variant": g.variant, "players": g.players,
+            for variant, n in cases:
+                stateless[label][f"{variant}-{n}"] = workers[label].call({
+                    "op": "stateless", "variant": variant, "players": n,
                     "games": stateless_games, "repeat": stateless_repeat})
             print(f"bench engine: stateless costs ({label}) done", file=log, flush=True)
         infos = {name: w.info for name, w in workers.items()}

@@ -81,9 +81,11 @@ def engine_tables(r: Json) -> list[str]:
     per = r.get("stateless", {}).get("ours", {})
     if per:
         out += ["", "### Sizes of a mid-round state (median over the sampled rounds)", "",
-                "| variant | protobuf bytes | compact JSON bytes |", "|---|---:|---:|"]
+                "| variant | protobuf bytes (max) | compact JSON bytes | sealed token characters |",
+                "|---|---:|---:|---:|"]
         for name, x in per.items():
-            out.append(f"| {name} | {x['mid_round_proto_bytes']} | {x['mid_round_json_bytes']} |")
+            out.append(f"| {name} | {x['mid_round_proto_bytes']} ({x['mid_round_proto_bytes_max']}) | "
+                       f"{x['mid_round_json_bytes']} | {_f(x.get('mid_round_sealed_chars'))} |")
     return out
 
 
