@@ -32,11 +32,11 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engine_service import codec
+from engine_service import codec, tournament_codec
 from engine_service.rules import IllegalActionError, MalformedError, MisdealError
 from engine_service.status import MISDEAL_PREFIX
 
-__all__ = ["Answer", "EngineClient", "EngineError", "ReplayResult", "service_config"]
+__all__ = ["Answer", "EngineClient", "EngineError", "ReplayResult", "Standings", "service_config"]
 
 Json = dict[str, Any]
 DEFAULT_TIMEOUT = 5.0
@@ -71,6 +71,15 @@ class ReplayResult:
     failed_index: int
     reason: str
     error_kind: str   # "malformed", "illegal", or "" when ok
+
+
+@dataclass(frozen=True, slots=True)
+class Standings:
+    """A tournament's standings (best first), the next round's four players, whether it is over."""
+
+    standings: list[Json]
+    next_players: list[int]
+    over: bool
 
 
 def service_config(max_attempts: int = 4, initial_backoff: float = 0.1, max_backoff: float = 2.0) -> str:
@@ -259,3 +268,38 @@ class EngineClient:
         return self._answer(self._call(
             "Timeout", lambda: pb.TimeoutRequest(state=codec.state_to_proto(state),
                                                  seat=codec.uint32(seat, "seat"))))
+
+    # ------------------------------------------------------------ Bykovo micro-tournament (B)
+
+    @staticmethod
+    def _tournament_answer(reply: pb.TournamentResponse) -> Answer:
+        return Answer(tournament_codec.tournament_from_proto(reply.state),
+                      tournament_codec.events_from_proto(reply.events))
+
+    def create_tournament(self, participants: Sequence[str], *, seed: int | None = None,
+                          rating: Sequence[str] | None = None) -> Answer:
+        """A new micro-tournament of 4-7 participants (`rating`: names, best first; a random seed if none)."""
+
+        def build() -> pb.CreateTournamentRequest:
+            request = pb.CreateTournamentRequest(participants=list(participants), rating=list(rating or ()))
+            if seed is not None:
+                request.seed = codec.uint64(seed, "seed")
+            return request
+
+        return self._tournament_answer(self._call("CreateTournament", build))
+
+    def record_tournament_round(self, state: Json, points: Sequence[int], winner: int) -> Answer:
+        """Record the round the next four played: their points in seat order and the winning seat (0..3)."""
+
+        def build() -> pb.RecordTournamentRoundRequest:
+            return pb.RecordTournamentRoundRequest(state=tournament_codec.tournament_to_proto(state),
+                                                   points=list(points), winner=codec.uint32(winner, "winner"))
+
+        return self._tournament_answer(self._call("RecordTournamentRound", build))
+
+    def tournament_standings(self, state: Json) -> Standings:
+        """Everyone ranked, who plays next, whether the tournament is over."""
+        reply = self._call("TournamentStandings",
+                           lambda: pb.TournamentStateRequest(state=tournament_codec.tournament_to_proto(state)))
+        return Standings(tournament_codec.standings_from_proto(reply.standings), list(reply.next_players),
+                         reply.over)

@@ -1,21 +1,30 @@
 """The `domino.v1.Engine` servicer: decode -> rules -> encode, nothing else.
 
-Every call carries the whole match state, so the servicer keeps nothing
-between calls and any replica answers any call. There is no rules logic and
+Every call carries the whole match state (or, for the Bykovo
+micro-tournament, the whole tournament state: `engine_service.tournament_codec`),
+so the servicer keeps nothing between calls and any replica answers any call. There is no rules logic and
 no status handling here: refusals are the rules' exceptions, which
 `engine_service.status` turns into status codes in one place. The only
 exception is `Replay`, whose refusal is part of its answer.
 """
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 
-from engine_service import codec, metrics
-from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError, variants
+from engine_service import codec, metrics, tournament_codec
+from engine_service.rules import (
+    IllegalActionError,
+    MalformedError,
+    Match,
+    RulesError,
+    Tournament,
+    variants,
+)
 
 Event = dict[str, Any]
 
@@ -36,6 +45,21 @@ def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
     try:
         return pb.MatchResponse(
             state=codec.match_to_proto(match), events=codec.events_to_proto(events))
+    except MalformedError as exc:  # our output, not the caller's input
+        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+
+
+def _load_tournament(request: Any) -> Tournament:
+    """The tournament a request carries in its `state` field."""
+    if not request.HasField("state"):
+        raise MalformedError("state: required (pass back the state of the previous answer)")
+    return tournament_codec.load(request.state)
+
+
+def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.TournamentResponse:
+    try:
+        return pb.TournamentResponse(state=tournament_codec.dump(tournament),
+                                     events=tournament_codec.events_to_proto(events))
     except MalformedError as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
@@ -135,3 +159,30 @@ class EngineServicer(pb_grpc.EngineServicer):
         events = match.timeout(request.seat)
         metrics.record_events(match.variant, events)
         return _answer(match, events)
+
+    # ------------------------------------------------------------ Bykovo micro-tournament (B)
+
+    def CreateTournament(self, request: pb.CreateTournamentRequest,
+                         context: grpc.ServicerContext) -> pb.TournamentResponse:
+        seed = request.seed if request.HasField("seed") else secrets.randbits(63)
+        tournament = Tournament.create(list(request.participants), seed, list(request.rating) or None)
+        return _tournament_answer(tournament, [])
+
+    def RecordTournamentRound(self, request: pb.RecordTournamentRoundRequest,
+                              context: grpc.ServicerContext) -> pb.TournamentResponse:
+        tournament = _load_tournament(request)
+        if not request.HasField("winner"):
+            raise MalformedError("winner: required (the seat 0..3 that won the round)")
+        events = tournament.record_round(list(request.points), request.winner)
+        return _tournament_answer(tournament, events)
+
+    def TournamentStandings(self, request: pb.TournamentStateRequest,
+                            context: grpc.ServicerContext) -> pb.TournamentStandingsResponse:
+        tournament = _load_tournament(request)
+        try:
+            return pb.TournamentStandingsResponse(
+                standings=tournament_codec.standings_to_proto(tournament.standings()),
+                next_players=[] if tournament.over else tournament.next_players(),
+                over=tournament.over)
+        except MalformedError as exc:
+            raise EncodingError(f"cannot encode the standings: {exc}") from exc
