@@ -99,3 +99,27 @@ def test_direct_decode_refuses_exactly_as_the_reference(variant: str) -> None:
     for _ in range(400):
         msg = _corrupt(codec.state_to_proto(rng.choice(states).to_dict()), rng)
         assert _direct_decode(msg) == _reference_decode(msg)
+
+
+def _slots(layout: object) -> dict[str, object]:
+    return {name: getattr(layout, name) for name in type(layout).__slots__}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("variant", "players"), _cases())
+def test_layout_replay_equals_laying_tile_by_tile(variant: str, players: int) -> None:
+    """`Layout.replay` (its fast lane for lines included) ends exactly where lead + attach end."""
+    from engine_service.rules.notation import CENTER
+
+    for match in _states(variant, players, 3, rounds=2):
+        if match.round is None or not match.round.layout.placements:
+            continue
+        placements = match.round.layout.placements
+        by_hand = match.family.new_layout()
+        for tile, arm, flag in placements:
+            if arm == CENTER:
+                by_hand.lead(tile, flag)
+            else:
+                by_hand.attach(tile, arm, flag)
+        replayed = match.family.new_layout()
+        replayed.replay(list(placements))
+        assert _slots(replayed) == _slots(by_hand)
