@@ -33,6 +33,7 @@ from api_gateway.matches import Matches
 from api_gateway.routes import matches_blp, problems_blp, variants_blp
 from api_gateway.schemas import ProblemSchema
 from api_gateway.tokens import KeyRing
+from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
 log = logging.getLogger("api_gateway")
 
@@ -157,8 +158,9 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     )
     engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts)
     app.extensions["domino_matches"] = Matches(engine, _key_ring(cfg))
+    app.extensions[TOURNAMENTS] = Tournaments(engine)
     api = GatewayApi(app)
-    for blueprint in (variants_blp, matches_blp, problems_blp):
+    for blueprint in (variants_blp, matches_blp, tournaments_blp, problems_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
     _operations(app, engine)

@@ -73,7 +73,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "`field` names the offending field when the engine names one; `action` echoes the action."),
     ProblemType("illegal-action", 409, "Not allowed in this state",
                 "Well formed, but the rules forbid it now: not this seat's turn, a tile it does not hold, "
-                "a tile that does not fit, the round or the match is over. The state is unchanged."),
+                "a tile that does not fit, the round, the match or the tournament is over. The state is unchanged."),
     ProblemType("misdeal", 409, "The deal is a misdeal",
                 "The variant's misdeal rule refuses this explicit deal: deal again."),
     ProblemType("unknown-variant", 404, "No such variant", "GET /v1/variants lists the variants."),

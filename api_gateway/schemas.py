@@ -408,3 +408,107 @@ class ProblemSchema(Schema):
 class StatusSchema(Schema):
     status = fields.String()
     engine = fields.String()
+
+
+# ---------------------------------------------------------------- Bykovo micro-tournament (B)
+
+#: A shape bound only: the engine refuses any count but 4..7 (400, naming the rule).
+MAX_PARTICIPANTS = 16
+
+
+def _participant(**kwargs: Any) -> fields.String:
+    return fields.String(validate=validate.Length(1, MAX_TEXT), metadata={"example": "Ann"}, **kwargs)
+
+
+def _indexes(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(StrictInteger(validate=validate.Range(0, UINT32_MAX)),
+                       validate=validate.Length(max=MAX_PARTICIPANTS), metadata={"description": description},
+                       **kwargs)
+
+
+class TournamentRoundSchema(StrictSchema):
+    """One recorded round of a micro-tournament (participants are indexes into `participants`)."""
+
+    players = _indexes("the four participants who played, ascending = seat order")
+    places = _ints("their places, seat order: the winner 1, then by ascending points, equal points sharing",
+                   (0, UINT32_MAX))
+    totals = _ints("every participant's total after the round, by index")
+    eliminated = _indexes("derived (ignored on input): participants whose total reached the limit in this round")
+
+
+class StandingSchema(StrictSchema):
+    """One line of the standings, best first."""
+
+    participant = fields.String(validate=validate.Length(max=MAX_TEXT), metadata={"description": "name"})
+    index = _count("position in `participants`")
+    place = _count("1-based and strict: ties broken by dynamics, then by lot from the seed")
+    total = _points("points so far (lower is better)")
+    out = StrictBoolean(metadata={"description": "reached the limit and left the tournament"})
+    official = StrictBoolean(metadata={"description": "one of the first 3 places of a finished tournament"})
+
+
+class TournamentStateSchema(StrictSchema):
+    """The whole micro-tournament: pass it back as it came (the derived keys may be left out)."""
+
+    participants = fields.List(_participant(), required=True, validate=validate.Length(max=MAX_PARTICIPANTS),
+                               metadata={"description": "4-7 distinct names, in the fixed tournament order"})
+    seed = StrictInteger(required=True, validate=validate.Range(0, UINT64_MAX),
+                         metadata={"description": "the lots (who sits out round 1 without a rating, ties)"})
+    limit = _count("derived: 100, 75, 60, 50 for 4, 5, 6, 7 participants")
+    first_sitters = _indexes("participants who sat out round 1, ascending")
+    rounds = fields.List(fields.Nested(TournamentRoundSchema), validate=validate.Length(max=10000),
+                         metadata={"description": "every recorded round, oldest first"})
+    totals = _ints("derived: every participant's total now, by index")
+    over = StrictBoolean(metadata={"description": "derived: 3 or fewer participants remain"})
+    next_players = _indexes("derived: the four participants of the next round, seat order; empty once over")
+    standings = fields.List(fields.Nested(StandingSchema), validate=validate.Length(max=MAX_PARTICIPANTS),
+                            metadata={"description": "derived: everyone ranked, the eliminated last "
+                                                     "(latest out first)"})
+
+
+class NewTournamentSchema(StrictSchema):
+    participants = fields.List(_participant(), required=True, validate=validate.Length(max=MAX_PARTICIPANTS),
+                               metadata={"description": "4-7 distinct names, in the fixed tournament order "
+                                                        "(seats of a round follow it)",
+                                         "example": ["Ann", "Bob", "Cid", "Dan", "Eve"]})
+    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
+        "description": "lots from this seed; omitted or null: a random one, recorded in the state"})
+    rating = fields.List(_participant(), validate=validate.Length(max=MAX_PARTICIPANTS), metadata={
+        "description": "names, best first: with more than 4 participants the best sit out round 1 "
+                       "(omitted: by lot)"})
+
+
+class TournamentCarrierSchema(StrictSchema):
+    state = fields.Nested(TournamentStateSchema, required=True,
+                          metadata={"description": "the tournament state of the last answer"})
+
+
+class RecordRoundSchema(TournamentCarrierSchema):
+    points = _ints("the round points of the four players of `next_players`, in that (seat) order: "
+                   "0..200, the winner 0", required=True)
+    winner = _seat("the seat (0..3, not a participant index) that won the round", required=True)
+
+
+class TournamentEventSchema(Schema):
+    """Something that happened during a tournament call; which other fields are set depends on `type`."""
+
+    type = fields.String(required=True, metadata={"enum": ["tournament_round", "eliminated", "tournament_over"]})
+    number = fields.Integer(metadata={"description": "tournament_round: 1-based round number"})
+    players = fields.List(fields.Integer(), metadata={"description": "tournament_round: who played (indexes)"})
+    places = fields.List(fields.Integer(), metadata={"description": "tournament_round: their places, seat order"})
+    participants = fields.List(fields.String(), metadata={"description": "eliminated: the names now out"})
+    standings = fields.List(fields.Nested(StandingSchema),
+                            metadata={"description": "tournament_over: the 3 official places"})
+
+
+class TournamentAnswerSchema(Schema):
+    state = fields.Nested(TournamentStateSchema, metadata={"description": "the new state: pass it back next time"})
+    events = fields.List(fields.Nested(TournamentEventSchema),
+                         metadata={"description": "what this call did, in order (none on creation)"})
+
+
+class StandingsAnswerSchema(Schema):
+    standings = fields.List(fields.Nested(StandingSchema), metadata={"description": "everyone ranked, best first"})
+    next_players = fields.List(fields.Integer(), metadata={
+        "description": "the four participants (indexes) of the next round, seat order; empty once over"})
+    over = fields.Boolean()
