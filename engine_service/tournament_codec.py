@@ -184,6 +184,8 @@ def load(msg: pb.TournamentState, where: str = "state") -> Tournament:
         raise _bad(f"{where}.first_sitters", f"a participant appears twice in {first}")
     try:
         return Tournament.from_dict(data)
+    except MalformedError as exc:  # the rules' message, e.g. "rounds[1].players must be [0, 1, 2, 4]"
+        raise _bad(where, str(exc)) from None
     except IllegalActionError as exc:
         # from_dict replays the rounds: a round after the end is a corrupt state, not an illegal call.
         raise _bad(f"{where}.rounds", f"a round recorded after the end ({exc})") from None
