@@ -49,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
     s.add_argument("--repeats", type=int, default=3, help="interleaved saturation runs per path (default 3)")
     s.add_argument("--grpc-only", action="store_true", help="only the engine's gRPC paths (no gateway)")
+    s.add_argument("--compiled", choices=["auto", "yes", "no"], default="auto",
+                   help="also an engine on build/compiled (mypyc): auto = when current")
     s.add_argument("--require-tools", action="store_true",
                    help="fail instead of skipping when h2load or wrk is missing")
 
@@ -79,7 +81,7 @@ def main(argv: list[str]) -> int:
         from clients.bench import service
 
         result = service.run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools,
-                             repeats=args.repeats, grpc_only=args.grpc_only)
+                             repeats=args.repeats, grpc_only=args.grpc_only, compiled=args.compiled)
         text = service.format_text(result)
         save = service.save
     result["command"] = "domino bench " + " ".join(argv)

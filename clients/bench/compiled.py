@@ -9,9 +9,10 @@ COMPILED = ROOT / "build" / "compiled"
 
 
 def source_hash(root: Path = ROOT) -> str:
-    """sha256 over the rules package's .py files (names and contents), in name order."""
+    """sha256 over the compiled sources (the rules package and the codec; names and contents)."""
     h = hashlib.sha256()
-    for path in sorted((root / "engine_service" / "rules").glob("*.py")):
+    sources = sorted((root / "engine_service" / "rules").glob("*.py")) + [root / "engine_service" / "codec.py"]
+    for path in sources:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]

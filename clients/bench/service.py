@@ -10,6 +10,8 @@ the load takes at most one core.
 Paths:
 - ``grpc_health``: gRPC `grpc.health.v1.Health/Check`, the floor of the stack;
 - ``grpc_apply``: gRPC `domino.v1.Engine/Apply` on a mid-round 4-player Kozel state;
+- ``grpc_health_compiled``, ``grpc_apply_compiled``: the same against a second
+  engine running the mypyc-compiled rules and codec (build/compiled, when current);
 - ``rest_readyz``: REST ``GET /readyz`` (gateway -> engine health);
 - ``rest_apply_transparent``: REST apply with the JSON state;
 - ``rest_apply_sealed``: REST apply with a sealed state token.
@@ -90,9 +92,16 @@ def _start(name: str, argv: list[str], env: dict[str, str], workdir: Path, key: 
     return Proc(name, popen, address, log)
 
 
-def start_engine(workdir: Path, index: int = 0) -> Proc:
+def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
+    """An engine with its default settings; `compiled`: with the mypyc-compiled rules and codec."""
+    env = dict(os.environ)
     argv = [sys.executable, "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
-    return _start(f"engine{index}", argv, dict(os.environ), workdir, "grpc")
+    if compiled:
+        from clients.bench.compiled import COMPILED
+
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(COMPILED), env.get("PYTHONPATH", "")) if p)
+        argv.insert(1, "-P")  # the working directory must not shadow build/compiled
+    return _start(f"engine{index}{'-compiled' if compiled else ''}", argv, env, workdir, "grpc")
 
 
 def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0) -> Proc:
@@ -330,7 +339,7 @@ def rest_routes() -> dict[str, str]:
 
 
 def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, repeats: int = 3,
-        grpc_only: bool = False, log: Any = None) -> Json:
+        grpc_only: bool = False, compiled: str = "auto", log: Any = None) -> Json:
     log = sys.stderr if log is None else log
     found = tools()
     missing = [name for name, path in found.items() if path is None]
@@ -352,16 +361,33 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
         try:
             engine = start_engine(workdir)
             procs.append(engine)
+            engines = {"": engine}
+            from clients.bench import compiled as compiled_copy
+
+            usable, why = compiled_copy.status()
+            if compiled == "no":
+                usable, why = False, "disabled (--compiled no)"
+            elif compiled == "yes" and not usable:
+                raise SystemExit(f"bench service: --compiled yes, but {why}")
+            result["compiled"] = {"used": usable, "why": why}
+            if usable:
+                engines["_compiled"] = start_engine(workdir, compiled=True)
+                procs.append(engines["_compiled"])
             bodies = grpc_bodies()
             grpc_paths = []
-            for name, (method, message) in bodies.items():
-                answer = check_grpc(engine.address, method, message)
-                body = workdir / f"{name}.bin"
-                body.write_bytes(grpc_frame(message))
-                grpc_paths.append(Path_(name, f"http://{engine.address}{method}", body, GRPC_HEADERS, True))
-                result["paths"][name] = {"request_bytes": len(message), "answer_bytes": answer}
+            for suffix, proc in engines.items():
+                for name, (method, message) in bodies.items():
+                    answer = check_grpc(proc.address, method, message)
+                    body = workdir / f"{name}.bin"
+                    body.write_bytes(grpc_frame(message))
+                    grpc_paths.append(Path_(name + suffix, f"http://{proc.address}{method}", body, GRPC_HEADERS,
+                                            True))
+                    result["paths"][name + suffix] = {"request_bytes": len(message), "answer_bytes": answer}
             runs = _interleaved(grpc_paths, seconds, repeats, workdir, log)
             result["ratios"]["grpc_apply/grpc_health"] = _ratio(runs, "grpc_apply", "grpc_health")
+            if usable:
+                result["ratios"]["grpc_apply_compiled/grpc_health_compiled"] = _ratio(
+                    runs, "grpc_apply_compiled", "grpc_health_compiled")
 
             rest_paths: list[Path_] = []
             why_no_rest = "--grpc-only" if grpc_only else _gateway_available()
@@ -478,10 +504,12 @@ def _scale_out(workdir: Path, procs: list[Proc], seconds: float, repeats: int, l
 
 def _checks(result: Json) -> Json:
     checks: Json = {}
-    r = result["ratios"].get("grpc_apply/grpc_health")
-    if r:
-        checks["grpc_apply_vs_health"] = {"value": r["median"], "target": TARGETS["grpc_apply/grpc_health"],
-                                          "met": r["median"] >= TARGETS["grpc_apply/grpc_health"]}
+    for key, name in (("grpc_apply/grpc_health", "grpc_apply_vs_health"),
+                      ("grpc_apply_compiled/grpc_health_compiled", "grpc_apply_vs_health_compiled")):
+        r = result["ratios"].get(key)
+        if r:
+            checks[name] = {"value": r["median"], "target": TARGETS["grpc_apply/grpc_health"],
+                            "met": r["median"] >= TARGETS["grpc_apply/grpc_health"]}
     r = result["ratios"].get("rest_apply_sealed/rest_readyz")
     if r:
         checks["rest_apply_sealed_vs_readyz"] = {
