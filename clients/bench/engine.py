@@ -135,6 +135,13 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
     log = sys.stderr if log is None else log
     from engine_service.rules import PRESETS
 
+    known = set(PRESETS)
+    try:
+        from engine_service.rules.kingdomino import Kingdomino  # noqa: F401
+
+        known.add("kingdomino")
+    except ImportError:
+        pass
     usable, why = compiled_copy.status()
     if compiled == "no":
         usable, why = False, "disabled (--compiled no)"
@@ -143,8 +150,8 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
     chosen = [g for g in GROUPS if groups is None or g.name in groups]
     skipped: Json = {}
     for g in chosen:
-        if g.variant not in PRESETS:
-            skipped[g.name] = f"no preset {g.variant!r} in the registry yet"
+        if g.variant not in known:
+            skipped[g.name] = f"no preset {g.variant!r} in the rules yet"
     chosen = [g for g in chosen if g.name not in skipped]
     peers_missing: Json = {}
     for peer in sorted({g.peer for g in chosen if g.peer}):
@@ -209,7 +216,7 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
             result_groups[g.name] = entry
 
         stateless: Json = {}
-        cases = [(v, n) for v, n in STATELESS if v in PRESETS]
+        cases = [(v, n) for v, n in STATELESS if v in known]
         if groups is not None:  # only the chosen groups' variants
             cases = [(g.variant, g.players) for g, _members in plan]
         for label in ("ours", "ours_compiled"):
@@ -267,7 +274,9 @@ def format_text(r: Json) -> str:
     for label, per in r["stateless"].items():
         lines.append(f"stateless cost per decision ({label}), us: proto enc+dec / json enc+dec / decision")
         for name, s in per.items():
-            lines.append(f"  {name}: {s['proto_encode_us']:.1f}+{s['proto_decode_us']:.1f} / "
+            proto = ("no wire form" if s["proto_encode_us"] is None
+                     else f"{s['proto_encode_us']:.1f}+{s['proto_decode_us']:.1f}")
+            lines.append(f"  {name}: {proto} / "
                          f"{s['json_encode_us']:.1f}+{s['json_decode_us']:.1f} / {s['decision_us']:.2f}; "
                          f"mid-round proto {s['mid_round_proto_bytes']} B")
     return "\n".join(lines)

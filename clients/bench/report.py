@@ -77,17 +77,20 @@ def engine_tables(r: Json) -> list[str]:
                  "proto round trip / decision | JSON round trip / decision |"),
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name, x in per.items():
-            out.append(f"| {name} | {x['proto_encode_us']:.1f} | {x['proto_decode_us']:.1f} | "
+            pr = x["proto_roundtrip_per_decision"]
+            out.append(f"| {name} | {_f(x['proto_encode_us'], 1)} | {_f(x['proto_decode_us'], 1)} | "
                        f"{x['json_encode_us']:.1f} | {x['json_decode_us']:.1f} | {x['decision_us']:.2f} | "
-                       f"{x['proto_roundtrip_per_decision']:.0f}x | {x['json_roundtrip_per_decision']:.0f}x |")
+                       f"{'–' if pr is None else f'{pr:.0f}x'} | {x['json_roundtrip_per_decision']:.0f}x |")
     per = r.get("stateless", {}).get("ours", {})
     if per:
         out += ["", "### Sizes of a mid-round state (median over the sampled rounds)", "",
                 "| variant | protobuf bytes (max) | compact JSON bytes | sealed token characters |",
                 "|---|---:|---:|---:|"]
         for name, x in per.items():
-            out.append(f"| {name} | {x['mid_round_proto_bytes']} ({x['mid_round_proto_bytes_max']}) | "
-                       f"{x['mid_round_json_bytes']} | {_f(x.get('mid_round_sealed_chars'))} |")
+            proto = ("– (no wire form yet)" if x["mid_round_proto_bytes"] is None
+                     else f"{x['mid_round_proto_bytes']} ({x['mid_round_proto_bytes_max']})")
+            out.append(f"| {name} | {proto} | {x['mid_round_json_bytes']} | "
+                       f"{_f(x.get('mid_round_sealed_chars'))} |")
     return out
 
 

@@ -46,8 +46,9 @@ def sample(variant: str, players: int, games: int, seed: int) -> tuple[list[Any]
     the mypyc-compiled rules could not run (``Match.__new__(Match)`` calls
     ``__init__`` on a native class).
     """
-    from engine_service.rules import Match
+    from clients.bench.workloads import new_game_function, state_class
 
+    new, cls = new_game_function(variant), state_class(variant)
     rng = random.Random(seed)
     states: list[Any] = []
     mids: list[Any] = []
@@ -55,12 +56,12 @@ def sample(variant: str, players: int, games: int, seed: int) -> tuple[list[Any]
     seeds: list[int] = []
     for _ in range(games):
         s = rng.getrandbits(63)
-        match, _ = Match.new(variant, players, seed=s)
+        match, _ = new(variant, players, seed=s)
         game_states = []
         played: list[str] = []
         actions = match.legal_actions()
         while actions:
-            game_states.append(Match.from_dict(match.to_dict()))  # not copy(): see below
+            game_states.append(cls.from_dict(match.to_dict()))  # not copy(): see below
             action = rng.choice(actions)
             played.append(action)
             match.apply(action)
@@ -91,6 +92,8 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     from engine_service.rules import Match
 
     states, mids, moves, seeds = sample(variant, players, games, seed)
+    if variant == "kingdomino":
+        return _measure_json_only(variant, players, states, mids, moves, seeds, repeat)
     dicts = [m.to_dict() for m in states]
     blobs = [codec.state_to_proto(d).SerializeToString() for d in dicts]
     texts = [json.dumps(d, separators=(",", ":")) for d in dicts]
@@ -196,4 +199,56 @@ def sizes(mids: list[Any]) -> Json:
     if seal is not None and mids:
         tokens = [len(seal(codec.state_to_proto(m.to_dict()).SerializeToString())) for m in mids]
         out["mid_round_sealed_chars"] = int(statistics.median(tokens))
+    return out
+
+
+def _measure_json_only(variant: str, players: int, states: list[Any], mids: list[Any], moves: list[list[str]],
+                       seeds: list[int], repeat: int) -> Json:
+    """A game with no protobuf form yet (Kingdomino): JSON costs and sizes only."""
+    from clients.bench.workloads import new_game_function, state_class
+
+    new, cls = new_game_function(variant), state_class(variant)
+    texts = [json.dumps(m.to_dict(), separators=(",", ":")) for m in states]
+
+    def json_encode() -> int:
+        for m in states:
+            json.dumps(m.to_dict(), separators=(",", ":"))
+        return len(states)
+
+    def json_decode() -> int:
+        for t in texts:
+            cls.from_dict(json.loads(t))
+        return len(texts)
+
+    def replay() -> int:
+        for s, played in zip(seeds, moves):
+            game, _ = new(variant, players, s)
+            for action in played:
+                game.legal_actions()
+                game.apply(action)
+        return sum(len(p) for p in moves)
+
+    def deal_only() -> int:
+        for s in seeds:
+            new(variant, players, s)
+        return len(seeds)
+
+    decisions = sum(len(p) for p in moves)
+    game_us = _best_per_item(replay, repeat) * decisions / len(seeds)
+    new_us = _best_per_item(deal_only, repeat)
+    decision_us = (game_us - new_us) / (decisions / len(seeds))
+    out: Json = {
+        "variant": variant, "players": players, "states": len(states), "proto_path": None,
+        "proto_encode_us": None, "proto_decode_us": None, "proto_roundtrip_us": None,
+        "proto_roundtrip_per_decision": None,
+        "json_encode_us": _best_per_item(json_encode, repeat),
+        "json_decode_us": _best_per_item(json_decode, repeat),
+        "decision_us": decision_us, "new_match_us": new_us,
+        "mid_round_proto_bytes": None, "mid_round_proto_bytes_max": None, "mid_round_sealed_chars": None,
+        "no_wire_form": "no protobuf form in domino.v1 yet",
+    }
+    out["json_roundtrip_us"] = out["json_encode_us"] + out["json_decode_us"]
+    out["json_roundtrip_per_decision"] = out["json_roundtrip_us"] / decision_us
+    text = [len(json.dumps(m.to_dict(), separators=(",", ":"))) for m in mids]
+    out["mid_round_json_bytes"] = int(statistics.median(text)) if text else 0
     return out

@@ -7,7 +7,9 @@ that plays whole games until the clock passes `deadline` (or `games` are done)
 and returns ``(games, decisions)``; the time it took is measured by the caller.
 
 - ``ours``: `Match.new(variant, players, seed=...)`, then `legal_actions()` and
-  `apply()` until `legal_actions()` is empty (the round is over).
+  `apply()` until `legal_actions()` is empty (the round is over); Kingdomino,
+  which has its own class of the same shape: `Kingdomino.new(players, seed=...)`
+  to the end of the game.
 - ``dominoes``: the PyPI `dominoes` package, 4 players: `Game.new()`, then
   `make_move(*choice(game.valid_moves))` until `game.result` is set. Its deal
   shuffles with the global `random`, which the workload seeds.
@@ -32,15 +34,13 @@ class Ours:
     """Random rounds of one preset through `engine_service.rules.Match`."""
 
     def __init__(self, variant: str, players: int, seed: int) -> None:
-        from engine_service.rules import Match
-
-        self.Match = Match
+        self.new = new_game_function(variant)
         self.variant = variant
         self.players = players
         self.rng = random.Random(seed)
 
     def play(self, deadline: float, games: int | None) -> tuple[int, int]:
-        new = self.Match.new
+        new = self.new
         variant, players = self.variant, self.players
         rng = self.rng
         choice = rng.choice
@@ -63,6 +63,28 @@ class Ours:
             elif clock() >= deadline:
                 break
         return done, decisions
+
+
+def new_game_function(variant: str) -> Any:
+    """`Match.new`, or for a game with its own class (Kingdomino) a function of the same shape."""
+    if variant == "kingdomino":
+        from engine_service.rules.kingdomino import Kingdomino
+
+        return lambda _variant, players, seed: Kingdomino.new(players, seed=seed)
+    from engine_service.rules import Match
+
+    return Match.new
+
+
+def state_class(variant: str) -> Any:
+    """The class whose `from_dict` decodes a state of `variant`."""
+    if variant == "kingdomino":
+        from engine_service.rules.kingdomino import Kingdomino
+
+        return Kingdomino
+    from engine_service.rules import Match
+
+    return Match
 
 
 class Dominoes:

@@ -61,7 +61,7 @@ def test_bench_service_tiny_runs_or_says_why_not(capsys: pytest.CaptureFixture[s
         assert r["ratios"][key]["median"] > 0
     assert r["scale_out"]["ratio"]["median"] > 0
     assert r["sizes"]["kozel4_mid_round_sealed_token_chars"] > 0
-    assert set(r["checks"]) == {"grpc_apply_vs_health", "rest_apply_sealed_vs_readyz", "rest_p99_at_half_load_ms"}
+    assert set(r["checks"]) >= {"grpc_apply_vs_health", "rest_apply_sealed_vs_readyz", "rest_p99_at_half_load_ms"}
 
 
 def test_bench_report_writes_tables_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
