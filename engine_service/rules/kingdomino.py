@@ -1,0 +1,322 @@
+"""Kingdomino: the game, with the same shape as `Match` (RULES.md KD).
+
+State in, state out: `Kingdomino.new` deals, `apply` changes the game in place,
+`to_dict` / `from_dict` encode and decode (validating every field), `view`
+hides what a player may not see (the undrawn pile's order). A refused action
+raises `MalformedError` (cannot be read) or `IllegalActionError` (not allowed
+now) and leaves the game exactly as it was: everything is checked before
+anything changes.
+
+Turn order (RULES.md KD): the first row is laid and the kings pick from it in
+lot order (`kings`, the deal's first-pick order). Then each round the kings act
+in the order of their tiles in the current row, lowest number first: the owner
+places that tile (or discards it when it fits nowhere), then moves the king to
+a free tile of the next row. A new row is laid when the current one is used up;
+the last round has no next row and so no picks. With 2 players each has two
+kings.
+
+Kings are numbered by first-pick order: king k belongs to player ``kings[k]``.
+
+>>> game, _ = Kingdomino.new(4, seed=7)
+>>> game.to_move == game.kings[0] and game.legal_actions()[0].startswith("pick ")
+True
+>>> while not game.game_over:
+...     _ = game.apply(game.legal_actions()[0])
+>>> Kingdomino.from_dict(game.to_dict()).to_dict() == game.to_dict()
+True
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from .errors import IllegalActionError, MalformedError
+from .kingdomino_board import DIRECTIONS, Kingdom, geometry
+from .kingdomino_notation import parse_action
+from .kingdomino_setup import NAME, KDConfig, check_seed, config, explicit_deal, seeded_deal
+from .kingdomino_state import decode
+from .kingdomino_tiles import describe
+
+Event = dict[str, Any]
+
+MIDDLE_KINGDOM_BONUS = 10
+HARMONY_BONUS = 5
+
+
+class Kingdomino:
+    """A game of Kingdomino: the rows, the kings, the pile and every player's kingdom.
+
+    `current` holds the tiles of the current row still to be placed (ascending,
+    with the king standing on each); `next` the next row (a king or -1 per
+    tile). `picker` is the king that must pick now (-1: none): in the first
+    round the next king in lot order, later the king that has just placed.
+    """
+
+    __slots__ = (
+        "cfg",
+        "current_kings",
+        "current_tiles",
+        "kingdoms",
+        "kings",
+        "next_kings",
+        "next_tiles",
+        "picker",
+        "pile",
+        "seed",
+    )
+
+    def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int]) -> None:
+        self.cfg = cfg
+        self.seed = seed
+        self.kings = kings
+        self.pile = pile
+        self.current_tiles: list[int] = []
+        self.current_kings: list[int] = []
+        self.next_tiles: list[int] = []
+        self.next_kings: list[int] = []
+        self.picker = -1
+        geo = geometry(cfg.size)
+        self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
+
+    # ------------------------------------------------------------ creation
+
+    @classmethod
+    def new(
+        cls,
+        players: int,
+        options: dict[str, Any] | None = None,
+        seed: int | None = None,
+        deal: dict[str, Any] | None = None,
+    ) -> tuple[Kingdomino, list[Event]]:
+        """A new game: from an explicit `deal` ({"tiles": pile, "kings": first-pick order}) or a seed.
+
+        With neither, a random seed is drawn (and recorded, so the game can be replayed).
+        """
+        cfg = config(players, options)
+        checked = check_seed(seed)
+        if deal is not None and checked is not None:
+            raise MalformedError("give a seed or a deal, not both")
+        if deal is not None:
+            pile, kings = explicit_deal(cfg, deal)
+        else:
+            if checked is None:
+                checked = secrets.randbits(63)
+            pile, kings = seeded_deal(cfg, checked)
+        game = cls(cfg, checked, kings, pile)
+        events: list[Event] = [{"type": "game_started", "players": cfg.players, "kings": list(kings),
+                                "seed": checked}]
+        game._lay_row(events)
+        game.picker = 0
+        return game, events
+
+    def _lay_row(self, events: list[Event]) -> None:
+        """Lay the next row from the pile, in ascending number order (empty when the pile is)."""
+        k = self.cfg.kings
+        row = sorted(self.pile[:k])
+        del self.pile[:k]
+        self.next_tiles = row
+        self.next_kings = [-1] * len(row)
+        if row:
+            events.append({"type": "row_laid", "tiles": list(row)})
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def players(self) -> int:
+        return self.cfg.players
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options that differ from the preset's defaults."""
+        return self.cfg.options
+
+    @property
+    def game_over(self) -> bool:
+        return self.picker < 0 and not self.current_tiles
+
+    @property
+    def to_move(self) -> int | None:
+        """The player whose king acts now (None once the game is over)."""
+        if self.picker >= 0:
+            return self.kings[self.picker]
+        if self.current_tiles:
+            return self.kings[self.current_kings[0]]
+        return None
+
+    def legal_actions(self) -> list[str]:
+        """Every legal action of the player to move (FORMAT.md): picks in ascending tile order;
+        placements by direction N, E, S, W, then square; ``discard N`` only when nothing fits."""
+        if self.picker >= 0:
+            return [f"pick {t}" for t, k in zip(self.next_tiles, self.next_kings) if k < 0]
+        if not self.current_tiles:
+            return []
+        tile = self.current_tiles[0]
+        placements = self.kingdoms[self.kings[self.current_kings[0]]].placements(tile)
+        return placements if placements else [f"discard {tile}"]
+
+    def scores(self) -> list[int]:
+        """Per player: regions' squares x crowns; the option bonuses once the game is over."""
+        over = self.game_over
+        cfg = self.cfg
+        out: list[int] = []
+        for kingdom in self.kingdoms:
+            score = kingdom.region_score()
+            if over and cfg.middle_kingdom and kingdom.centred():
+                score += MIDDLE_KINGDOM_BONUS
+            if over and cfg.harmony and kingdom.discards == 0:
+                score += HARMONY_BONUS
+            out.append(score)
+        return out
+
+    def largest_region(self) -> list[int]:
+        return [k.largest_region() for k in self.kingdoms]
+
+    def crowns(self) -> list[int]:
+        return [k.crowns() for k in self.kingdoms]
+
+    def winners(self) -> list[int]:
+        """Once over: the best score; tie: the larger single region, then more crowns, else shared."""
+        if not self.game_over:
+            return []
+        keys = list(zip(self.scores(), self.largest_region(), self.crowns()))
+        best = max(keys)
+        return [p for p, key in enumerate(keys) if key == best]
+
+    # ------------------------------------------------------------ play
+
+    def apply(self, action: str, player: int | None = None) -> list[Event]:
+        """Apply one action of the player to move; returns what happened.
+
+        `player`, when given, must be the player to move. Refusals change nothing.
+        """
+        verb, tile, x, y, d = parse_action(action)
+        if self.game_over:
+            raise IllegalActionError("the game is over")
+        mover = self.to_move
+        if player is not None and player != mover:
+            raise IllegalActionError(f"it is player {mover}'s turn, not player {player}'s")
+        events: list[Event] = []
+        if verb == "pick":
+            self._pick(tile, events)
+        else:
+            self._place(verb, tile, x, y, d, events)
+        if self.game_over:
+            events.append({"type": "game_over", "scores": self.scores(), "winners": self.winners()})
+        return events
+
+    def _pick(self, tile: int, events: list[Event]) -> None:
+        king = self.picker
+        if king < 0:
+            raise IllegalActionError(
+                f"tile {self.current_tiles[0]} must be placed (or discarded) before the next pick")
+        if tile not in self.next_tiles:
+            raise IllegalActionError(f"tile {tile} is not in the next row ({self._row_text()})")
+        i = self.next_tiles.index(tile)
+        taken = self.next_kings[i]
+        if taken >= 0:
+            raise IllegalActionError(f"tile {tile} is already taken by player {self.kings[taken]}")
+        self.next_kings[i] = king
+        self.picker = -1
+        events.append({"type": "tile_picked", "player": self.kings[king], "king": king, "tile": tile})
+        if self.current_tiles:
+            return
+        picked = sum(1 for k in self.next_kings if k >= 0)
+        if picked < len(self.next_kings):
+            self.picker = picked          # first round: the next king in lot order
+            return
+        # The current row is used up: the next row becomes current and a new one is laid.
+        self.current_tiles = self.next_tiles
+        self.current_kings = self.next_kings
+        self._lay_row(events)
+
+    def _place(self, verb: str, tile: int, x: int, y: int, d: int, events: list[Event]) -> None:
+        if self.picker >= 0:
+            raise IllegalActionError(f"player {self.kings[self.picker]} must pick a tile of the next row first")
+        head = self.current_tiles[0]
+        if tile != head:
+            raise IllegalActionError(f"tile {head} is the one to {verb} now, not tile {tile}")
+        king = self.current_kings[0]
+        player = self.kings[king]
+        kingdom = self.kingdoms[player]
+        if verb == "place":
+            if not kingdom.can_place(tile, x, y, d):
+                raise IllegalActionError(
+                    f"place {tile} {x},{y} {DIRECTIONS[d]}: {kingdom.why_not(tile, x, y, d)}")
+            kingdom.place(tile, x, y, d)
+            events.append({"type": "tile_placed", "player": player, "tile": tile,
+                           "square": [x, y], "direction": DIRECTIONS[d]})
+        else:
+            if kingdom.fits(tile):
+                raise IllegalActionError(f"tile {describe(tile)} fits in the kingdom, so it must be placed")
+            kingdom.discard(tile)
+            events.append({"type": "tile_discarded", "player": player, "tile": tile})
+        del self.current_tiles[0]
+        del self.current_kings[0]
+        if self.next_tiles:
+            self.picker = king
+
+    def _row_text(self) -> str:
+        return ", ".join(str(t) for t in self.next_tiles) or "none: this is the last round"
+
+    # ------------------------------------------------------------ copies, states and views
+
+    def copy(self) -> Kingdomino:
+        new = Kingdomino.__new__(Kingdomino)
+        new.cfg = self.cfg
+        new.seed = self.seed
+        new.kings = self.kings.copy()
+        new.pile = self.pile.copy()
+        new.current_tiles = self.current_tiles.copy()
+        new.current_kings = self.current_kings.copy()
+        new.next_tiles = self.next_tiles.copy()
+        new.next_kings = self.next_kings.copy()
+        new.picker = self.picker
+        new.kingdoms = [k.copy() for k in self.kingdoms]
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON (the pile's order included: see `view` for players)."""
+        return {
+            "variant": NAME,
+            "players": self.cfg.players,
+            "options": self.cfg.options,
+            "seed": self.seed,
+            "kings": self.kings.copy(),
+            "pile": self.pile.copy(),
+            "current": [{"tile": t, "king": k} for t, k in zip(self.current_tiles, self.current_kings)],
+            "next": [{"tile": t, "king": None if k < 0 else k}
+                     for t, k in zip(self.next_tiles, self.next_kings)],
+            "picker": None if self.picker < 0 else self.picker,
+            "kingdoms": [k.log.copy() for k in self.kingdoms],
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Kingdomino:
+        """Decode and validate a state; MalformedError names the first field that is wrong."""
+        return decode(cls, data)
+
+    def view(self, player: int) -> dict[str, Any]:
+        """What `player` may see: everything but the undrawn pile's order (and the seed that
+        fixes it); only the pile's size is shown, not even which tiles are in it."""
+        if not isinstance(player, int) or isinstance(player, bool) or not 0 <= player < self.players:
+            raise MalformedError(f"player must be 0..{self.players - 1}, not {player!r}")
+        state = self.to_dict()
+        del state["pile"], state["seed"]
+        to_move = self.to_move
+        state.update({
+            "player": player,
+            "pile_size": len(self.pile),
+            "grids": [k.grid() for k in self.kingdoms],
+            "discarded": [k.discards for k in self.kingdoms],
+            "to_move": to_move,
+            "legal": self.legal_actions() if to_move == player else [],
+            "scores": self.scores(),
+            "largest_region": self.largest_region(),
+            "crowns": self.crowns(),
+            "game_over": self.game_over,
+            "winners": self.winners(),
+        })
+        return state
+
+
+__all__ = ["HARMONY_BONUS", "MIDDLE_KINGDOM_BONUS", "Event", "Kingdomino"]

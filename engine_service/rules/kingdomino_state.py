@@ -1,0 +1,196 @@
+"""Decoding a Kingdomino state (`Kingdomino.to_dict`'s JSON), trusting nothing (RULES.md KD).
+
+A state may come from anyone (the REST transparent mode carries it), so every
+field is checked and the first thing wrong is refused with a `MalformedError`
+naming it: types and ranges, every tile in exactly one place and as many as
+the player count plays with, each kingdom replayed tile by tile under the
+placement rules (a discard only where the tile fitted nowhere), the kings each
+on one tile or picking, and each player's number of tiles matching the rounds
+played.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import MalformedError
+from .kingdomino_board import Kingdom, geometry
+from .kingdomino_notation import parse_action
+from .kingdomino_setup import (
+    NAME,
+    KDConfig,
+    check_seed,
+    config,
+    king_owners,
+    tile_list,
+    tile_number,
+)
+
+if TYPE_CHECKING:
+    from .kingdomino import Kingdomino
+
+KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
+
+
+def decode(cls: type[Kingdomino], data: object) -> Kingdomino:
+    """Build a game of class `cls` from a state, or raise MalformedError."""
+    if not isinstance(data, dict):
+        raise MalformedError("state must be an object")
+    unknown = sorted(str(k) for k in data if k not in KEYS)
+    if unknown:
+        raise MalformedError(f"state: unknown keys {unknown}")
+    missing = [k for k in KEYS if k not in data]
+    if missing:
+        raise MalformedError(f"state: missing keys {missing}")
+    if data["variant"] != NAME:
+        raise MalformedError(f"state.variant must be {NAME!r}, not {data['variant']!r}")
+    options = data["options"]
+    if not isinstance(options, dict):
+        raise MalformedError("state.options must be an object")
+    cfg = config(data["players"], options)
+    seed = check_seed(data["seed"], "state.seed")
+    kings = king_owners(cfg, data["kings"], "state.kings")
+    pile = tile_list(data["pile"], "state.pile")
+    current_tiles, current_kings = _row(cfg, data["current"], "state.current", free=False)
+    next_tiles, next_kings = _row(cfg, data["next"], "state.next", free=True)
+    if next_tiles and len(next_tiles) != cfg.kings:
+        raise MalformedError(f"state.next must hold {cfg.kings} tiles, or none in the last round")
+    picker = _king_or_none(cfg, data["picker"], "state.picker")
+    kingdoms = _kingdoms(cfg, data["kingdoms"])
+
+    # Every tile in exactly one place, as many as are played with.
+    seen = 0
+    count = 0
+    places: list[tuple[str, list[int]]] = [("state.pile", pile), ("state.current", current_tiles),
+                                           ("state.next", next_tiles)]
+    places += [(f"state.kingdoms[{p}]", [_tile_of(a) for a in k.log]) for p, k in enumerate(kingdoms)]
+    for what, tiles in places:
+        for t in tiles:
+            if seen >> t & 1:
+                raise MalformedError(f"{what}: tile {t} is also elsewhere in the state")
+            seen |= 1 << t
+            count += 1
+    if count != cfg.tiles:
+        raise MalformedError(f"state: {count} tiles in the state; {cfg.players} players play with {cfg.tiles}")
+    if len(pile) % cfg.kings:
+        raise MalformedError(f"state.pile must hold a multiple of {cfg.kings} tiles (whole rows)")
+    if pile and not next_tiles:
+        raise MalformedError("state.next is empty but the pile is not: the next row must be laid")
+
+    _check_turn(cfg, kings, current_kings, next_kings, picker, kingdoms)
+
+    game = cls(cfg, seed, kings, pile)
+    game.current_tiles = current_tiles
+    game.current_kings = current_kings
+    game.next_tiles = next_tiles
+    game.next_kings = next_kings
+    game.picker = -1 if picker is None else picker
+    game.kingdoms = kingdoms
+    return game
+
+
+def _tile_of(action: str) -> int:
+    return parse_action(action)[1]
+
+
+def _king_or_none(cfg: KDConfig, value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < cfg.kings:
+        raise MalformedError(f"{what} must be a king 0..{cfg.kings - 1} or null, not {value!r}")
+    return value
+
+
+def _row(cfg: KDConfig, value: object, what: str, free: bool) -> tuple[list[int], list[int]]:
+    """A row: [{"tile", "king"}...] in ascending tile order; `free`: a king may be null (-1)."""
+    if not isinstance(value, list) or len(value) > cfg.kings:
+        raise MalformedError(f"{what} must be a list of at most {cfg.kings} {{tile, king}} objects")
+    tiles: list[int] = []
+    kings: list[int] = []
+    for i, item in enumerate(value):
+        where = f"{what}[{i}]"
+        if not isinstance(item, dict) or set(item) != {"tile", "king"}:
+            raise MalformedError(f"{where} must be an object with tile and king")
+        tile = tile_number(item["tile"], f"{where}.tile")
+        if tiles and tile <= tiles[-1]:
+            raise MalformedError(f"{what}: the tiles must be in ascending order")
+        king = _king_or_none(cfg, item["king"], f"{where}.king")
+        if king is None and not free:
+            raise MalformedError(f"{where}.king: every tile of the current row has a king")
+        if king is not None and king in kings:
+            raise MalformedError(f"{what}: king {king} stands on two tiles")
+        tiles.append(tile)
+        kings.append(-1 if king is None else king)
+    return tiles, kings
+
+
+def _kingdoms(cfg: KDConfig, value: object) -> list[Kingdom]:
+    """Replay every player's actions; each must have been legal when it was taken."""
+    if not isinstance(value, list) or len(value) != cfg.players:
+        raise MalformedError(f"state.kingdoms must list {cfg.players} lists of actions, player 0 first")
+    geo = geometry(cfg.size)
+    kingdoms: list[Kingdom] = []
+    for p, log in enumerate(value):
+        what = f"state.kingdoms[{p}]"
+        if not isinstance(log, list):
+            raise MalformedError(f"{what} must be a list of place/discard actions")
+        kingdom = Kingdom(geo)
+        for i, action in enumerate(log):
+            try:
+                verb, tile, x, y, d = parse_action(action)
+            except MalformedError as exc:
+                raise MalformedError(f"{what}[{i}]: {exc}") from None
+            if verb == "place":
+                if not kingdom.can_place(tile, x, y, d):
+                    raise MalformedError(f"{what}[{i}]: {action!r} is not a legal placement there: "
+                                         f"{kingdom.why_not(tile, x, y, d)}")
+                kingdom.place(tile, x, y, d)
+            elif verb == "discard":
+                if kingdom.fits(tile):
+                    raise MalformedError(f"{what}[{i}]: tile {tile} fitted, it cannot have been discarded")
+                kingdom.discard(tile)
+            else:
+                raise MalformedError(f"{what}[{i}]: a kingdom lists place and discard actions only")
+            if kingdom.log[-1] != action:
+                raise MalformedError(f"{what}[{i}]: {action!r} is not in canonical form")
+        kingdoms.append(kingdom)
+    return kingdoms
+
+
+def _check_turn(cfg: KDConfig, kings: list[int], current: list[int], nxt: list[int],
+                picker: int | None, kingdoms: list[Kingdom]) -> None:
+    """The kings and the players' tile counts agree with one moment of RULES.md KD's turn order."""
+    done = [len(k.log) for k in kingdoms]
+    picked = [k for k in nxt if k >= 0]
+    if not current and sum(done) == 0:
+        # The first round: the kings pick in lot order (king k is the k-th to pick).
+        if not nxt:
+            raise MalformedError("state.next: the first row must be laid")
+        if sorted(picked) != list(range(len(picked))) or picker != len(picked):
+            raise MalformedError("state.picker: in the first round the kings pick in lot order")
+        return
+    if picker is not None:
+        if not nxt:
+            raise MalformedError("state.picker: nobody picks in the last round")
+        if picker in picked or picker in current:
+            raise MalformedError(f"state.picker: king {picker} already stands on a tile")
+    elif not current and nxt:
+        raise MalformedError("state: the current row is used up but the next one was not taken up")
+    if set(current) & set(picked):
+        raise MalformedError("state: a king stands on two tiles")
+    if nxt and len(current) + len(picked) + (picker is not None) != cfg.kings:
+        raise MalformedError("state: every king stands on a tile of a row or is picking")
+    # Kings not in the current row have acted this round; earlier rounds were complete.
+    acted_now = cfg.kings - len(current)
+    full = sum(done) - acted_now
+    if full < 0 or full % cfg.kings:
+        raise MalformedError("state.kingdoms: the tiles placed do not add up to whole rounds")
+    rounds = full // cfg.kings
+    for p in range(cfg.players):
+        acted = sum(1 for k in range(cfg.kings) if kings[k] == p and k not in current)
+        if done[p] != rounds * cfg.kings_each + acted:
+            raise MalformedError(
+                f"state.kingdoms[{p}]: {done[p]} tiles, but the turn order gives player {p} "
+                f"{rounds * cfg.kings_each + acted}")
+
+
+__all__ = ["decode"]
