@@ -6,8 +6,16 @@ services offer is here as plain Python::
     from engine_service.rules import Match
     match, events = Match.new("kozel", 4, seed=42)
     match.apply(match.legal_actions()[0])
+
+Kingdomino (RULES.md KD) is not a matching game and has its own class of the
+same shape::
+
+    from engine_service.rules import Kingdomino
+    game, events = Kingdomino.new(4, seed=42)
+    game.apply(game.legal_actions()[0])
 """
 from .errors import IllegalActionError, MalformedError, MisdealError, RulesError
+from .kingdomino import Kingdomino
 from .match import Match
 from .registry import PRESETS, variants
 from .tiles import parse_tile, tile_name
@@ -15,6 +23,7 @@ from .tournament import Tournament
 
 __all__ = [
     "IllegalActionError",
+    "Kingdomino",
     "MalformedError",
     "Match",
     "MisdealError",

@@ -2,6 +2,10 @@
 
 A preset is a family plus default option values. Adding a variant is a new
 family module and an entry in `_FAMILIES`.
+
+Games that are not matching games (Kingdomino, RULES.md KD) have their own
+class instead of `Match`; their presets are listed by `variants()` from
+`OTHER_PRESETS`, and `Match` refuses them with a message naming the class.
 """
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from . import block, bykovo, counting, kozel, osel
+from . import block, bykovo, counting, kingdomino_setup, kozel, osel
 from .errors import MalformedError
 from .family import Family
 from .options import OptionSpec, OptionValue, resolve
@@ -63,7 +67,16 @@ def _build() -> dict[str, Preset]:
 PRESETS: dict[str, Preset] = _build()
 
 
+#: Presets played by their own class, not `Match`: name -> (describe(), the class to use).
+OTHER_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+    kingdomino_setup.NAME: (kingdomino_setup.describe(), "engine_service.rules.Kingdomino"),
+}
+
+
 def preset(name: object) -> Preset:
+    if isinstance(name, str) and name in OTHER_PRESETS:
+        raise MalformedError(
+            f"{name} is not a matching game: play it with {OTHER_PRESETS[name][1]}, not Match")
     if not isinstance(name, str) or name not in PRESETS:
         known = ", ".join(PRESETS)
         raise MalformedError(f"unknown variant {name!r} (known: {known})")
@@ -71,8 +84,10 @@ def preset(name: object) -> Preset:
 
 
 def variants() -> list[dict[str, Any]]:
-    """Every preset with its options, allowed values, defaults and player counts."""
-    return [p.describe() for p in PRESETS.values()]
+    """Every preset with its options, allowed values, defaults and player counts
+    (the matching games' presets, then `OTHER_PRESETS`)."""
+    return [p.describe() for p in PRESETS.values()] + [
+        {**entry, "options": [dict(o) for o in entry["options"]]} for entry, _cls in OTHER_PRESETS.values()]
 
 
 def check_players(p: Preset, players: object) -> int:
