@@ -25,6 +25,7 @@ from typing import Any, cast
 from domino.v1 import engine_pb2 as pb
 
 from engine_service.rules.errors import MalformedError
+from engine_service.rules.match import Match
 from engine_service.rules.notation import ARM_NAMES
 from engine_service.rules.tiles import NAME_TO_ID, NAMES, TILE_COUNT
 
@@ -750,6 +751,10 @@ def _placement_tables() -> tuple[dict[tuple[int, int, bool], tuple[int, int, boo
 
 _ENCODE_PLACEMENT, _DECODE_LEAD, _DECODE_PLAY = _placement_tables()
 _ARM_PB: tuple[int, ...] = tuple(_ARM_VALUE[name] for name in ARM_NAMES)
+#: _DECODE_ATTACH[tile][arm]: the placement of a tile on an arm (not closing); None for ARM_CENTER.
+_DECODE_ATTACH: tuple[tuple[Any, ...], ...] = tuple(
+    tuple(_DECODE_PLAY.get((t, arm, False)) for arm in range(max(_ARM_NAME) + 1)) for t in range(TILE_COUNT)
+)
 
 
 def match_to_proto(match: Any) -> pb.MatchState:
@@ -841,8 +846,6 @@ class _Unusual(Exception):
 
 def match_from_proto(msg: pb.MatchState, where: str = "state") -> Any:
     """`Match.from_dict(state_from_proto(msg))`, without the tile strings in between."""
-    from engine_service.rules import Match
-
     if msg.HasField("round"):
         try:
             return _match_from_proto(msg, where)
@@ -852,8 +855,6 @@ def match_from_proto(msg: pb.MatchState, where: str = "state") -> Any:
 
 
 def _match_from_proto(msg: pb.MatchState, where: str) -> Any:
-    from engine_service.rules import Match
-
     r = msg.round
     _ends_from_proto(r.ends, f"{where}.round.ends")  # validated and ignored, as on the reference path
     bit = _BIT
@@ -868,16 +869,23 @@ def _match_from_proto(msg: pb.MatchState, where: str) -> Any:
         hands.append(m)
     placements = []
     first = True
+    attach = _DECODE_ATTACH
     for p in r.layout:
-        if p.flipped and not first:
-            raise _Unusual("flipped after the lead")
         if first:
             if p.arm or p.closes:
                 raise _Unusual("a lead on an arm")
             placements.append(_DECODE_LEAD[(p.tile, p.flipped)])
             first = False
-        else:
-            placements.append(_DECODE_PLAY[(p.tile, p.arm, p.closes)])
+            continue
+        if p.flipped:
+            raise _Unusual("flipped after the lead")
+        arm = p.arm
+        if arm <= 0:
+            raise _Unusual("ARM_CENTER (or a negative arm) after the lead")
+        placed = _DECODE_PLAY[(p.tile, arm, True)] if p.closes else attach[p.tile][arm]
+        if placed is None:
+            raise _Unusual("not a placement")
+        placements.append(placed)
     rnd = {
         "leader": r.leader,
         "reserve": r.reserve,
