@@ -200,9 +200,9 @@ class Tournament:
         t = cls.create(participants if isinstance(participants, list) else [], seed if isinstance(seed, int) else -1)
         first = data.get("first_sitters") or []
         n = len(t.participants)
-        if (not isinstance(first, list) or len(first) != n - SEATS
-                or not all(isinstance(p, int) and 0 <= p < n for p in first)):
-            raise MalformedError(f"first_sitters must list {n - SEATS} participant indexes")
+        if (not isinstance(first, list) or len(first) != n - SEATS or len(set(first)) != len(first)
+                or not all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < n for p in first)):
+            raise MalformedError(f"first_sitters must list {n - SEATS} different participant indexes")
         t.first_sitters = sorted(first)
         rounds = data.get("rounds") or []
         if not isinstance(rounds, list):
@@ -210,6 +210,8 @@ class Tournament:
         for i, r in enumerate(rounds):
             if not isinstance(r, dict):
                 raise MalformedError(f"rounds[{i}] must be an object")
+            if t.over:
+                raise MalformedError(f"rounds[{i}]: recorded after the tournament ended")
             expected = t.next_players()
             if r.get("players") != expected:
                 raise MalformedError(f"rounds[{i}].players must be {expected}")
@@ -218,8 +220,8 @@ class Tournament:
                 raise MalformedError(f"rounds[{i}].totals must list {n} totals")
             before = t.history[-1]
             points = [totals[p] - before[p] if isinstance(totals[p], int) else -1 for p in expected]
-            if not isinstance(places, list) or 1 not in places:
-                raise MalformedError(f"rounds[{i}].places must give the round's places")
+            if not isinstance(places, list) or len(places) != SEATS or 1 not in places:
+                raise MalformedError(f"rounds[{i}].places must give the {SEATS} seats' places")
             winner = places.index(1)
             t.record_round(points, winner)
             if t.played[-1] != dict(zip(expected, places)) or t.history[-1] != totals:

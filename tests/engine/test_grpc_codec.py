@@ -8,9 +8,11 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 
 from engine_service import codec
-from engine_service.rules import MalformedError, Match, variants
+from engine_service.rules import PRESETS, MalformedError, Match, variants
 
-VARIANTS = [(v["name"], p) for v in variants() for p in range(v["min_players"], v["max_players"] + 1)]
+# The matching games travel as MatchState (Kingdomino is not served over gRPC yet).
+VARIANTS = [(v["name"], p) for v in variants() if v["name"] in PRESETS
+            for p in range(v["min_players"], v["max_players"] + 1)]
 
 
 def played_matches(variant: str, players: int, seed: int, steps: int = 120) -> list[tuple[Match, list[Any]]]:

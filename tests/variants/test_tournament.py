@@ -218,9 +218,6 @@ def test_a_tampered_state_is_malformed(damage: Any) -> None:
         Tournament.from_dict(state)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason=(
-    "tournament.py bug: from_dict does not check first_sitters for repeats; [0, 0] for 6 "
-    "participants is accepted, next_players() then names 5 players and record_round raises IndexError"))
 def test_repeated_first_sitters_are_malformed() -> None:
     state = Tournament.create(SEVEN[:6], seed=1).to_dict()
     state["first_sitters"] = [0, 0]
@@ -228,10 +225,6 @@ def test_repeated_first_sitters_are_malformed() -> None:
         Tournament.from_dict(state)
 
 
-@pytest.mark.xfail(strict=True, raises=IllegalActionError, reason=(
-    "tournament.py bug: from_dict replays the rounds with record_round, so a round recorded after "
-    "the end raises IllegalActionError ('the tournament is over') instead of MalformedError for a "
-    "corrupt state (errors.py: a corrupt state is malformed)"))
 def test_a_round_after_the_end_is_a_malformed_state() -> None:
     t = Tournament.create(ABCD, seed=1)
     play(t, ([0, 100, 10, 10], 0))
