@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine_service.rules import IllegalActionError, Match
+from engine_service.rules import IllegalActionError, Kingdomino, Match
 
 from .surface import State
 
@@ -14,6 +14,11 @@ class LibrarySurface:
     match exactly as it was."""
 
     name = "library"
+
+    def __init__(self) -> None:
+        #: Kingdomino scenarios (FORMAT.md "Kingdomino scenarios") run here; surfaces
+        #: without this attribute do not serve Kingdomino.
+        self.kingdomino = KingdominoLibrary()
 
     def new_match(self, variant: str, players: int, options: dict[str, Any],
                   setup: dict[str, Any] | None, deal: dict[str, Any] | None) -> State:
@@ -52,3 +57,39 @@ class LibrarySurface:
                 raise IllegalActionError("BUG: a refused call changed the match") from None
             raise
         return match.to_dict()
+
+
+class KingdominoLibrary:
+    """Kingdomino through `engine_service.rules.Kingdomino` (RULES.md KD), state in, state out,
+    with the same check as for the matching games: a refused action changes nothing."""
+
+    def new_game(self, players: int, options: dict[str, Any], deal: dict[str, Any]) -> State:
+        game, _ = Kingdomino.new(players, options=options, deal=deal)
+        return game.to_dict()
+
+    def legal(self, state: State) -> tuple[int | None, list[str]]:
+        game = Kingdomino.from_dict(state)
+        return game.to_move, game.legal_actions()
+
+    def apply(self, state: State, action: str) -> State:
+        game = Kingdomino.from_dict(state)
+        before = game.to_dict()
+        try:
+            game.apply(action)
+        except Exception:
+            if game.to_dict() != before:
+                raise IllegalActionError("BUG: a refused action changed the game") from None
+            raise
+        return game.to_dict()
+
+    def summary(self, state: State) -> dict[str, Any]:
+        """What a scenario's expect step may check, besides the legal actions."""
+        game = Kingdomino.from_dict(state)
+        return {
+            "to_move": game.to_move,
+            "scores": game.scores(),
+            "largest_region": game.largest_region(),
+            "crowns": game.crowns(),
+            "game_over": game.game_over,
+            "winners": game.winners(),
+        }

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from engine_service.rules.errors import IllegalActionError, MalformedError, MisdealError, RulesError
 from engine_service.rules.notation import format_action, parse_action
@@ -21,6 +21,25 @@ from .surface import State, Surface, SurfaceError
 
 SCENARIO_KEYS = {"name", "variant", "options", "players", "steps", "description"}
 STEP_KINDS = ("setup", "deal", "act", "settle", "timeout", "expect")
+
+#: FORMAT.md "Kingdomino scenarios": the steps and expect keys of variant kingdomino.
+KINGDOMINO = "kingdomino"
+KD_STEP_KINDS = ("deal", "act", "expect")
+KD_EXPECT_KEYS = ("to_move", "legal", "legal_count", "scores", "largest_region", "crowns",
+                  "game_over", "winners")
+SURFACE_LABELS = {"grpc": "gRPC", "rest": "REST"}
+
+
+class KingdominoSurface(Protocol):
+    """What a surface offers as its `kingdomino` attribute when it serves Kingdomino."""
+
+    def new_game(self, players: int, options: dict[str, Any], deal: dict[str, Any]) -> State: ...
+
+    def legal(self, state: State) -> tuple[int | None, list[str]]: ...
+
+    def apply(self, state: State, action: str) -> State: ...
+
+    def summary(self, state: State) -> dict[str, Any]: ...
 
 
 class ScenarioError(Exception):
@@ -132,6 +151,14 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
     steps = scenario["steps"]
     if not isinstance(steps, list):
         raise ScenarioError("steps must be a list")
+    if variant == KINGDOMINO:
+        kingdomino: KingdominoSurface | None = getattr(surface, "kingdomino", None)
+        if kingdomino is None:
+            label = SURFACE_LABELS.get(surface.name, surface.name)
+            outcome.failures.append(f"{outcome.path}: kingdomino is not served over {label} yet")
+            return
+        _run_kingdomino(players, options, steps, kingdomino, outcome)
+        return
     state: State | None = None
     setup: dict[str, Any] | None = None
     ctx: dict[str, Any] = {}
@@ -203,6 +230,78 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
                 for key, want in expect.items():
                     got = _actual(key, state, surface, ctx)
                     if got != _expected(key, want):
+                        fail(i, f"expect {key}: wanted {json.dumps(want)}, got {json.dumps(got)}")
+        except (MalformedError, IllegalActionError) as exc:
+            fail(i, f"{kind} refused: {exc}")
+            return
+
+
+def _run_kingdomino(players: Any, options: dict[str, Any], steps: list[Any],
+                    surface: KingdominoSurface, outcome: Outcome) -> None:
+    """A Kingdomino scenario (FORMAT.md "Kingdomino scenarios"): one deal, then acts and expects."""
+    state: State | None = None
+    path = outcome.path
+
+    def fail(i: int, message: str) -> None:
+        outcome.failures.append(f"{path}: step {i}: {message}")
+
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise ScenarioError(f"step {i} is not an object")
+        kinds = [k for k in STEP_KINDS if k in step]
+        if len(kinds) != 1:
+            raise ScenarioError(f"step {i} must name exactly one of {', '.join(KD_STEP_KINDS)}")
+        kind = kinds[0]
+        if kind not in KD_STEP_KINDS:
+            raise ScenarioError(f"step {i}: {kind} is not a Kingdomino step ({', '.join(KD_STEP_KINDS)})")
+        try:
+            if kind == "deal":
+                if state is not None:
+                    raise ScenarioError(f"step {i}: a Kingdomino scenario deals once")
+                state = surface.new_game(players, options, step["deal"])
+            elif kind == "act":
+                if state is None:
+                    raise ScenarioError(f"step {i}: act before the deal")
+                action = step["act"]
+                who = step.get("player", step.get("seat"))
+                if who is not None:
+                    to_move, _ = surface.legal(state)
+                    if to_move != who:
+                        fail(i, f"act {action!r}: expected player {who} to move, player {to_move} is")
+                        return
+                if step.get("rejected"):
+                    try:
+                        state = surface.apply(state, action)
+                    except RulesError:
+                        continue
+                    fail(i, f"act {action!r} should be refused but was applied")
+                    return
+                try:
+                    state = surface.apply(state, action)
+                except RulesError as exc:
+                    fail(i, f"act {action!r} refused: {exc}")
+                    return
+            else:
+                expect = step["expect"]
+                if not isinstance(expect, dict):
+                    raise ScenarioError(f"step {i}: expect must be an object")
+                if state is None:
+                    raise ScenarioError(f"step {i}: expect before the deal")
+                summary = surface.summary(state)
+                for key, want in expect.items():
+                    if key not in KD_EXPECT_KEYS:
+                        raise ScenarioError(f"unknown Kingdomino expect key {key!r}")
+                    got: Any
+                    if key in ("legal", "legal_count"):
+                        legal = surface.legal(state)[1]
+                        got = len(legal) if key == "legal_count" else sorted(legal)
+                        if key == "legal":
+                            if not isinstance(want, list):
+                                raise ScenarioError("expect.legal must be a list of action strings")
+                            want = sorted(want)
+                    else:
+                        got = summary[key]
+                    if got != want:
                         fail(i, f"expect {key}: wanted {json.dumps(want)}, got {json.dumps(got)}")
         except (MalformedError, IllegalActionError) as exc:
             fail(i, f"{kind} refused: {exc}")
