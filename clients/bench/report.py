@@ -22,7 +22,7 @@ BEGIN, END = "<!-- bench:tables:begin -->", "<!-- bench:tables:end -->"
 PATH_LABELS = {
     "grpc_health": "gRPC Health/Check",
     "grpc_apply": "gRPC Apply",
-    "grpc_health_compiled": "gRPC Health/Check (mypyc engine)",
+    "grpc_health_compiled": "gRPC Health (mypyc engine)",
     "grpc_apply_compiled": "gRPC Apply (mypyc engine)",
     "rest_readyz": "REST /readyz",
     "rest_apply_transparent": "REST apply (state)",
