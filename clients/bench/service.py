@@ -179,7 +179,7 @@ def check_grpc(address: str, method: str, body: bytes) -> int:
     import grpc
 
     with grpc.insecure_channel(address) as channel:
-        call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+        call: Any = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
         answer: bytes = call(body, timeout=10)
     return len(answer)
 
@@ -418,8 +418,8 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
             if rest_paths:
                 result["scale_out"] = _scale_out(workdir, procs, seconds, repeats, log, result.pop("_keys"))
         finally:
-            for p in reversed(procs):
-                p.stop()
+            for proc in reversed(procs):
+                proc.stop()
     result["settings"] = {"seconds": seconds, "repeats": repeats, "tiny": tiny, "cpus": os.cpu_count(),
                           "loadavg_before": list(os.getloadavg()),
                           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),

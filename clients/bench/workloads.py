@@ -91,7 +91,7 @@ class Dominoes:
     """Random 4-player games of the PyPI `dominoes` package with its own API."""
 
     def __init__(self, seed: int) -> None:
-        import dominoes
+        import dominoes  # type: ignore[import-untyped,unused-ignore]
 
         self.Game = dominoes.Game
         self.rng = random.Random(seed)
@@ -120,8 +120,10 @@ class OpenSpielBlock:
     """Random 2-player games of OpenSpiel's `python_block_dominoes` (legal_actions/apply_action)."""
 
     def __init__(self, seed: int) -> None:
-        import pyspiel
-        from open_spiel.python.games import block_dominoes  # noqa: F401  (registers the game)
+        import pyspiel  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        from open_spiel.python.games import (  # type: ignore[import-untyped,unused-ignore]  # noqa: F401
+            block_dominoes,  # registers the game
+        )
 
         self.game = pyspiel.load_game("python_block_dominoes")
         self.rng = random.Random(seed)
