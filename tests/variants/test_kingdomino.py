@@ -574,3 +574,20 @@ def test_a_view_grid_lists_squares_north_first_with_terrain_and_crowns() -> None
         {"x": 0, "y": -1, "terrain": "lake", "crowns": 0},
         {"x": 0, "y": -2, "terrain": "lake", "crowns": 0},
     ]
+
+
+# ---------------------------------------------------------------- docs/variants.md
+
+def test_the_documented_state_decodes_and_its_action_is_legal() -> None:
+    import json
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "variants.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## KD."):]
+    (raw,) = re.findall(r"<!-- kingdomino example: state -->\s*```json\n(.*?)\n```", section, flags=re.DOTALL)
+    state = json.loads(raw)
+    game = Kingdomino.from_dict(state)
+    assert game.to_dict() == state
+    assert game.to_move == 0 and "place 3 1,0 E" in game.legal_actions() and len(game.legal_actions()) == 18
+    for option in ("mighty_duel", "middle_kingdom", "harmony", "dynasty"):
+        assert f"| `{option}` |" in section and f"| `{option}` | bool" in section
