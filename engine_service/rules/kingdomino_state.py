@@ -131,8 +131,9 @@ def _kingdoms(cfg: KDConfig, value: object) -> list[Kingdom]:
     kingdoms: list[Kingdom] = []
     for p, log in enumerate(value):
         what = f"state.kingdoms[{p}]"
-        if not isinstance(log, list):
-            raise MalformedError(f"{what} must be a list of place/discard actions")
+        if not isinstance(log, list) or len(log) > cfg.tiles // cfg.players:
+            raise MalformedError(
+                f"{what} must be a list of at most {cfg.tiles // cfg.players} place/discard actions")
         kingdom = Kingdom(geo)
         for i, action in enumerate(log):
             try:
