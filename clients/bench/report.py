@@ -73,13 +73,15 @@ def engine_tables(r: Json) -> list[str]:
         out.append(f"Not measured: {name} ({why}).")
     for label, per in r.get("stateless", {}).items():
         out += ["", f"### Cost of statelessness ({LABELS[label]}), microseconds per decision", "",
-                ("| variant | proto encode | proto decode | JSON encode | JSON decode | decision in process | "
-                 "proto round trip / decision | JSON round trip / decision |"),
-                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                ("| variant | proto encode | proto decode | JSON encode | JSON decode | gateway JSON in / out | "
+                 "decision in process | proto round trip / decision | JSON round trip / decision |"),
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for name, x in per.items():
             pr = x["proto_roundtrip_per_decision"]
+            gw = (f"{_f(x.get('gateway_json_in_us'), 0)} / {_f(x.get('gateway_json_out_us'), 0)}"
+                  if x.get("gateway_json_in_us") else "–")
             out.append(f"| {name} | {_f(x['proto_encode_us'], 1)} | {_f(x['proto_decode_us'], 1)} | "
-                       f"{x['json_encode_us']:.1f} | {x['json_decode_us']:.1f} | {x['decision_us']:.2f} | "
+                       f"{x['json_encode_us']:.1f} | {x['json_decode_us']:.1f} | {gw} | {x['decision_us']:.2f} | "
                        f"{'–' if pr is None else f'{pr:.0f}x'} | {x['json_roundtrip_per_decision']:.0f}x |")
     per = r.get("stateless", {}).get("ours", {})
     if per:

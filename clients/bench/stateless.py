@@ -9,6 +9,8 @@ random rounds:
   `Match` -> bytes (the codec's direct path, `match_from_proto`/`match_to_proto`);
   ``proto_*_via_dict``: the reference path through the JSON-shaped dict;
 - ``json``: the transparent REST state: compact JSON text <-> `Match`;
+- ``gateway_json_in``/``gateway_json_out``: what the REST gateway itself does with a
+  transparent state (its marshmallow schema and the codec's dict path), when it is there;
 - ``decision``: `legal_actions()` + `apply()` in process, to compare with;
 - sizes of a mid-round state: protobuf bytes, JSON bytes and, when the gateway
   offers a sealer, the sealed token's length.
@@ -161,6 +163,7 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     game_us = _best_per_item(replay, repeat) * decisions / len(seeds)
     new_us = _best_per_item(deal_only, repeat)
     decision_us = (game_us - new_us) / (decisions / len(seeds))
+    gateway = _gateway_json_costs(texts, blobs, repeat)
     result: Json = {
         "variant": variant,
         "players": players,
@@ -177,10 +180,43 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     }
     result["proto_roundtrip_us"] = result["proto_encode_us"] + result["proto_decode_us"]
     result["json_roundtrip_us"] = result["json_encode_us"] + result["json_decode_us"]
+    result.update(gateway)
     result["proto_roundtrip_per_decision"] = result["proto_roundtrip_us"] / decision_us
     result["json_roundtrip_per_decision"] = result["json_roundtrip_us"] / decision_us
     result.update(sizes(mids))
     return result
+
+
+def _gateway_json_costs(texts: list[str], blobs: list[bytes], repeat: int) -> Json:
+    """The gateway's own work on a transparent state, when the gateway is there.
+
+    In: JSON text -> its marshmallow `MatchStateSchema` -> `codec.state_to_proto`
+    (what a REST request costs before the engine is called); out:
+    `codec.state_from_proto` -> schema dump -> JSON text (the answer).
+    """
+    try:
+        from api_gateway.schemas import MatchStateSchema
+    except ImportError:
+        return {"gateway_json_in_us": None, "gateway_json_out_us": None}
+    from domino.v1 import engine_pb2 as pb
+
+    from engine_service import codec
+
+    schema = MatchStateSchema()
+    msgs = [pb.MatchState.FromString(b) for b in blobs]
+
+    def json_in() -> int:
+        for t in texts:
+            codec.state_to_proto(schema.load(json.loads(t)))
+        return len(texts)
+
+    def json_out() -> int:
+        for m in msgs:
+            json.dumps(schema.dump(codec.state_from_proto(m)), separators=(",", ":"))
+        return len(msgs)
+
+    return {"gateway_json_in_us": _best_per_item(json_in, repeat),
+            "gateway_json_out_us": _best_per_item(json_out, repeat)}
 
 
 def sizes(mids: list[Any]) -> Json:
