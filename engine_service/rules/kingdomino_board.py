@@ -41,7 +41,6 @@ class Geometry:
     __slots__ = (
         "castle",
         "col_ranges",
-        "coord_index",
         "deltas",
         "dim",
         "reach",
@@ -65,18 +64,15 @@ class Geometry:
         texts = [""] * (dim * width)
         xs = [0] * (dim * width)
         ys = [0] * (dim * width)
-        coord_index: dict[tuple[int, int], int] = {}
         for y in range(-reach, reach + 1):
             for x in range(-reach, reach + 1):
                 i = self.bit(x, y)
                 texts[i] = f"{x},{y}"
                 xs[i] = x
                 ys[i] = y
-                coord_index[(x, y)] = i
         self.texts: tuple[str, ...] = tuple(texts)
         self.xs: tuple[int, ...] = tuple(xs)
         self.ys: tuple[int, ...] = tuple(ys)
-        self.coord_index = coord_index
         column = [0] * dim
         row = [0] * dim
         for y in range(-reach, reach + 1):
@@ -215,6 +211,7 @@ class Kingdom:
         return out
 
     def count_placements(self, tile: int) -> int:
+        """How many ``place`` actions `placements` would list, without building them."""
         n, e, s, w = self.candidates(tile)
         return _popcount(n) + _popcount(e) + _popcount(s) + _popcount(w)
 
