@@ -18,6 +18,7 @@ from domino.v1 import engine_pb2_grpc as pb_grpc
 
 from engine_service import codec, metrics, tournament_codec
 from engine_service.rules import (
+    PRESETS,
     IllegalActionError,
     MalformedError,
     Match,
@@ -68,7 +69,8 @@ class EngineServicer(pb_grpc.EngineServicer):
     """Stateless: one instance serves every call on every thread."""
 
     def __init__(self) -> None:
-        self._variants = codec.variants_to_proto(variants())
+        # Only what MatchState carries: Kingdomino is played through the library for now.
+        self._variants = codec.variants_to_proto([v for v in variants() if v["name"] in PRESETS])
 
     def ListVariants(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
         return self._variants
