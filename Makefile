@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test conformance lint typecheck bench clean proto
+.PHONY: install run test conformance lint typecheck bench bench-compiled clean proto
 
 $(STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,18 @@ lint: install
 
 typecheck: install
 	$(VENV)/bin/mypy
+
+## Benchmarks against the peers (docs/performance.md); results land in bench/results/.
+bench: install
+	$(VENV)/bin/domino bench engine
+	$(VENV)/bin/domino bench service
+	$(VENV)/bin/domino bench report
+
+## The same with the mypyc-compiled rules side by side (needs gcc and the Python headers).
+bench-compiled: install
+	bash bench/build_compiled.sh
+	$(VENV)/bin/domino bench engine --compiled yes
+	$(VENV)/bin/domino bench report
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -19,11 +19,13 @@ command -v promtool    >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus  >/dev/null 2>&1 || need+=(prometheus)
 command -v podman      >/dev/null 2>&1 || need+=(podman)
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+command -v h2load      >/dev/null 2>&1 || need+=(nghttp2-client)   # gRPC load for `domino bench service`
+command -v wrk         >/dev/null 2>&1 || need+=(wrk)              # HTTP load for `domino bench service`
 # de-duplicate
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
 
 if [ "${#need[@]}" -eq 0 ]; then
-    echo "ci-system-deps: prometheus, promtool, podman, debootstrap already installed"
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk already installed"
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
