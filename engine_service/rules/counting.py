@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import options as opt
 from .deal import derive_seed, SplitMix64
-from .errors import MalformedError
 from .family import NON_DOUBLES_DESCENDING, Family, holder_of_first
 from .layout import LINE, SPINNER, Layout
 from .options import OptionValue
@@ -248,4 +247,4 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
 }
 
-__all__ = ["Counting", "FivesAndThrees", "AllThrees", "AllFives", "PRESETS", "MalformedError"]
+__all__ = ["AllFives", "AllThrees", "Counting", "FivesAndThrees", "PRESETS"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .errors import MalformedError
 from .layout import LINE, Layout
 from .options import OptionSpec, OptionValue
-from .tiles import ALL_TILES, DOUBLE_MASK, DOUBLE_OF, NUMBER_MASK, PIPS, bits, tile_id
+from .tiles import ALL_TILES, DOUBLE_MASK, NUMBER_MASK, PIPS, bits, tile_id
 
 if TYPE_CHECKING:
     from .match import Match
@@ -169,4 +169,4 @@ class Family:
         raise MalformedError(f"variant {match.variant} has no timeout rule")
 
 
-__all__ = ["Family", "DOUBLE_OF", "NON_DOUBLES_DESCENDING", "round_half_up_div", "holder_of_first"]
+__all__ = ["NON_DOUBLES_DESCENDING", "Family", "holder_of_first", "round_half_up_div"]

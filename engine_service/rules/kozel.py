@@ -17,7 +17,7 @@ from .family import (
 from .layout import Layout
 from .ledger import single_highest
 from .options import OptionValue
-from .tiles import ALL_TILES, DOUBLE_MASK, DOUBLE_OF, bits, PIPS
+from .tiles import ALL_TILES, DOUBLE_OF, bits, PIPS
 
 if TYPE_CHECKING:
     from .match import Match
@@ -173,4 +173,4 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
 }
 
-__all__ = ["Kozel", "PRESETS", "DOUBLE_MASK"]
+__all__ = ["PRESETS", "Kozel"]

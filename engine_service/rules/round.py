@@ -14,9 +14,9 @@ from .errors import IllegalActionError
 from .layout import Layout
 from .notation import (
     ARM_NAMES, CENTER, CLOSE_TEXT, DRAW, LEAD, LEAD_TEXT, PASS, PLAY, PLAY_TEXT,
-    CANONICAL, MOVES, E, W, Move, format_action, parse_action,
+    CANONICAL, MOVES, Move, format_action, parse_action,
 )
-from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, NAMES, NUMBER_MASK, OTHER, bits
+from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER, bits
 
 if TYPE_CHECKING:
     from .family import Family
@@ -142,7 +142,7 @@ class Round:
         end = self.layout.end
         options: list[list[tuple[int, int]]] = []  # per double in hand: the arms it may go on
         for t in bits(hand & DOUBLE_MASK):
-            arms = [a for a in range(len(end)) if end[a] == NAMES_VALUE[t]]
+            arms = [a for a in range(len(end)) if end[a] == LOW[t]]
             if arms:
                 options.append([(t, a) for a in arms])
         if len(options) < 2:
@@ -351,7 +351,6 @@ class Round:
         self.ending = how
 
 
-NAMES_VALUE: tuple[int, ...] = tuple(int(NAMES[t][0]) for t in range(28))
 
 
-__all__ = ["Round", "E", "W"]
+__all__ = ["Round"]

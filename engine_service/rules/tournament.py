@@ -23,7 +23,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from .bykovo import LIMITS, sports_places
-from .deal import MAX_SEED, SplitMix64, derive_seed, shuffled
+from .deal import MAX_SEED, derive_seed, shuffled
 from .errors import IllegalActionError, MalformedError
 
 SEATS = 4
@@ -229,4 +229,4 @@ class Tournament:
         return t
 
 
-__all__ = ["Tournament", "SplitMix64"]
+__all__ = ["Tournament"]
