@@ -184,7 +184,7 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
                 m.worker.call({"op": "play", "workload": m.workload, "games": 20})
         slice_cmd: Json = {"games": games} if games is not None else {"seconds": seconds}
         for rep in range(repeats):
-            for g, members in plan:
+            for _group, members in plan:
                 k = rep % len(members)
                 for m in members[k:] + members[:k]:
                     m.slices.append(m.worker.call({"op": "play", "workload": m.workload, **slice_cmd}))

@@ -29,13 +29,13 @@ class Block(Family):
     def __init__(self, options: dict[str, OptionValue], players: int) -> None:
         super().__init__(options, players)
 
-    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         return 0, ALL_TILES
 
     def finish_round(
-        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list["Event"]:
+    ) -> list[Event]:
         points = [self.hand_points(h) for h in hands]
         ending = "out" if how == "out" else "blocked"
         low = min(points)

@@ -57,23 +57,23 @@ class Bykovo(Family):
         super().__init__(options, players)
         self.voluntary_pass = bool(options["voluntary_pass"])
 
-    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         return holder_of_first((DOUBLE_OF[0],), hands)
 
     # ------------------------------------------------------------ the end of a round
 
     @staticmethod
-    def _last_of_circle(rnd: "Round") -> int:
+    def _last_of_circle(rnd: Round) -> int:
         return (rnd.leader - 1) % rnd.players
 
-    def round_ends_when_out(self, rnd: "Round", seat: int) -> bool:
+    def round_ends_when_out(self, rnd: Round, seat: int) -> bool:
         """Only when the circle is complete: the winner, or a later seat, sits before the leader."""
         return seat == self._last_of_circle(rnd) or len(rnd.out) == rnd.players
 
-    def round_ends_after_turn(self, rnd: "Round", seat: int) -> bool:
+    def round_ends_after_turn(self, rnd: Round, seat: int) -> bool:
         return bool(rnd.out) and seat == self._last_of_circle(rnd)
 
-    def passes_end_round(self, rnd: "Round") -> bool:
+    def passes_end_round(self, rnd: Round) -> bool:
         return rnd.passes >= PASS_LIMIT_CIRCLES * rnd.players
 
     def ending_name(self, how: str, layout: Layout | None) -> str:
@@ -89,9 +89,9 @@ class Bykovo(Family):
         return "sortir"
 
     def finish_round(
-        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list["Event"]:
+    ) -> list[Event]:
         if out:
             ending = "out"
             winner = out[0]

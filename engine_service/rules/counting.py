@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import options as opt
-from .deal import derive_seed, SplitMix64
+from .deal import SplitMix64, derive_seed
 from .family import NON_DOUBLES_DESCENDING, Family, holder_of_first
 from .layout import LINE, SPINNER, Layout
 from .options import OptionValue
@@ -75,23 +75,23 @@ class Counting(Family):
 
     # ------------------------------------------------------------ lead
 
-    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         if self.options.get("lead") == "highest-double":
             return holder_of_first(HIGHEST_DOUBLE_FIRST, hands)
         return self._lot(match), ALL_TILES
 
-    def _lot(self, match: "Match") -> int:
+    def _lot(self, match: Match) -> int:
         """The lead by lot: drawn from the match seed for this round (seat 0 without a seed)."""
         if match.seed is None:
             return 0
         return SplitMix64(derive_seed(match.seed, match.round_number + 1, 0x1EAD)).below(self.players)
 
-    def lead_given(self, match: "Match", hands: list[int], leader: int) -> tuple[int, int]:
+    def lead_given(self, match: Match, hands: list[int], leader: int) -> tuple[int, int]:
         if self.options.get("lead") == "highest-double":
             return self.lead(match, hands)
         return leader, ALL_TILES
 
-    def lead_mask(self, match: "Match", hands: list[int], leader: int) -> int:
+    def lead_mask(self, match: Match, hands: list[int], leader: int) -> int:
         if self.options.get("lead") == "highest-double":
             return super().lead_mask(match, hands, leader)
         return ALL_TILES
@@ -108,7 +108,7 @@ class Counting(Family):
                 points += count // k if self.by_multiples else count
         return points
 
-    def credit(self, match: "Match", side: int, points: int) -> int:
+    def credit(self, match: Match, side: int, points: int) -> int:
         """Add points to a side's score, honouring exact_target; returns what was taken."""
         scores = match.ledger.scores
         if self.exact and scores[side] + points > self.target:
@@ -121,9 +121,9 @@ class Counting(Family):
         return others
 
     def finish_round(
-        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list["Event"]:
+    ) -> list[Event]:
         points = [self.hand_points(h) for h in hands]
         ending = "out" if how == "out" else "blocked"
         winner_seat = self._winner_seat(ending, points, out)
@@ -152,7 +152,7 @@ class Counting(Family):
             return None
         return lowest[0]
 
-    def _check_match(self, match: "Match") -> list["Event"]:
+    def _check_match(self, match: Match) -> list[Event]:
         """The side that has reached the target wins (scores only ever cross one side at a time)."""
         scores = match.ledger.scores
         if max(scores) < self.target:
@@ -162,7 +162,7 @@ class Counting(Family):
         losers = [s for s in range(len(scores)) if s not in winners]
         return match.end_match(losers, winners, [])
 
-    def after_play(self, match: "Match", seat: int, points: int, events: list["Event"]) -> int:
+    def after_play(self, match: Match, seat: int, points: int, events: list[Event]) -> int:
         """Credit in-play points to the seat's side; reaching the target ends the match at once."""
         taken = self.credit(match, self.side_of(seat), points)
         events.extend(self._check_match(match))

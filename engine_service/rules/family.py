@@ -108,15 +108,15 @@ class Family:
     def is_misdeal(self, hands: list[int]) -> bool:
         return misdeal_rule(self.options.get("misdeal", "none"), hands)
 
-    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         """(leader, mask of tiles it may lead) for a new round."""
         return 0, ALL_TILES
 
-    def lead_given(self, match: "Match", hands: list[int], leader: int) -> tuple[int, int]:
+    def lead_given(self, match: Match, hands: list[int], leader: int) -> tuple[int, int]:
         """The lead when a deal names its leader: only lot-based families take it."""
         return self.lead(match, hands)
 
-    def lead_mask(self, match: "Match", hands: list[int], leader: int) -> int:
+    def lead_mask(self, match: Match, hands: list[int], leader: int) -> int:
         """The tiles `leader` may lead with, for a stored round not yet led (decoding)."""
         seat, mask = self.lead(match, hands)
         if seat != leader:
@@ -135,17 +135,17 @@ class Family:
     def in_play_points(self, count: int) -> int:
         return 0
 
-    def after_play(self, match: "Match", seat: int, points: int, events: list["Event"]) -> int:
+    def after_play(self, match: Match, seat: int, points: int, events: list[Event]) -> int:
         """Credit points scored in play; returns the points actually taken (may end the match)."""
         return 0
 
-    def round_ends_when_out(self, rnd: "Round", seat: int) -> bool:
+    def round_ends_when_out(self, rnd: Round, seat: int) -> bool:
         return True
 
-    def round_ends_after_turn(self, rnd: "Round", seat: int) -> bool:
+    def round_ends_after_turn(self, rnd: Round, seat: int) -> bool:
         return False
 
-    def passes_end_round(self, rnd: "Round") -> bool:
+    def passes_end_round(self, rnd: Round) -> bool:
         return False
 
     # ------------------------------------------------------------ scoring
@@ -159,13 +159,13 @@ class Family:
         return "out" if how == "out" else "blocked"
 
     def finish_round(
-        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list["Event"]:
+    ) -> list[Event]:
         """Score a finished round into the match ledger; returns the events."""
         raise NotImplementedError
 
-    def timeout(self, match: "Match", seat: int) -> list["Event"]:
+    def timeout(self, match: Match, seat: int) -> list[Event]:
         raise MalformedError(f"variant {match.variant} has no timeout rule")
 
 

@@ -12,12 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from . import options as opt
 from .family import (
-    NON_DOUBLES_DESCENDING, Family, holder_of_first, round_half_up_div,
+    NON_DOUBLES_DESCENDING,
+    Family,
+    holder_of_first,
+    round_half_up_div,
 )
 from .layout import Layout
 from .ledger import single_highest
 from .options import OptionValue
-from .tiles import ALL_TILES, DOUBLE_OF, bits, PIPS
+from .tiles import ALL_TILES, DOUBLE_OF, PIPS, bits
 
 if TYPE_CHECKING:
     from .match import Match
@@ -55,7 +58,7 @@ class Kozel(Family):
 
     # ------------------------------------------------------------ dealing and playing
 
-    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         if match.next_leader is not None and match.ledger.history:
             return match.next_leader, ALL_TILES
         order = ONE_ONE_UP if self.options["lead"] == "one-one-up" else HIGHEST_DOUBLE
@@ -81,9 +84,9 @@ class Kozel(Family):
         return "out" if how == "out" else "fish"
 
     def finish_round(
-        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list["Event"]:
+    ) -> list[Event]:
         ledger = match.ledger
         threshold = int(self.options["open_threshold"])
         ending = self.ending_name(how, layout)
@@ -131,7 +134,7 @@ class Kozel(Family):
             events.extend(match.end_match(losers, [], self._rating(match, losers)))
         return events
 
-    def _rating(self, match: "Match", losers: list[int]) -> list[int]:
+    def _rating(self, match: Match, losers: list[int]) -> list[int]:
         """K rating: non-losers gain max(1, round((100 - score) / 10)), as the source writes it
         (whatever the target)."""
         return [
@@ -139,7 +142,7 @@ class Kozel(Family):
             for s, w in enumerate(match.ledger.written)
         ]
 
-    def timeout(self, match: "Match", seat: int) -> list["Event"]:
+    def timeout(self, match: Match, seat: int) -> list[Event]:
         """K rating after a timeout: the seat gains 0, others max(1, round((its score - own) / 10))."""
         written = match.ledger.written
         rating = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from .errors import IllegalActionError, MalformedError
-from .notation import ARM_COUNT, ARM_NAMES, CENTER, E, N, S, W, Placement, spinner_sides
+from .notation import ARM_COUNT, ARM_NAMES, CENTER, E, N, Placement, S, W, spinner_sides
 from .tiles import HIGH, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER
 
 LINE, CROSS, SPINNER = 0, 1, 2
@@ -102,7 +102,7 @@ class Layout:
                 total += v
         return total
 
-    def copy(self) -> "Layout":
+    def copy(self) -> Layout:
         new = Layout.__new__(Layout)
         new.shape = self.shape
         new.all_spinners = self.all_spinners
@@ -247,7 +247,7 @@ class Layout:
         all_spinners: bool = False,
         until_both: bool = False,
         spinner_counts: bool = True,
-    ) -> "Layout":
+    ) -> Layout:
         """Replay placements in order; MalformedError if they are not a possible layout."""
         layout = cls(shape, all_spinners, until_both, spinner_counts)
         layout.replay(placements)

@@ -19,10 +19,10 @@ class Ledger:
     history: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def empty(cls, sides: int) -> "Ledger":
+    def empty(cls, sides: int) -> Ledger:
         return cls([0] * sides, [0] * sides, 0, [0] * sides, [])
 
-    def copy(self) -> "Ledger":
+    def copy(self) -> Ledger:
         return Ledger(self.written.copy(), self.remembered.copy(), self.pot, self.scores.copy(),
                       [dict(r) for r in self.history])
 

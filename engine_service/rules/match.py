@@ -67,7 +67,7 @@ class Match:
         deal: dict[str, Any] | None = None,
         setup: dict[str, Any] | None = None,
         no_deal: bool = False,
-    ) -> tuple["Match", list[Event]]:
+    ) -> tuple[Match, list[Event]]:
         """A new match; deals the first round from `deal`, else from `seed`, unless `no_deal`."""
         p, family, effective = make_family(variant, players, options)
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED):
@@ -266,7 +266,7 @@ class Match:
 
     # ------------------------------------------------------------ views and copies
 
-    def copy(self) -> "Match":
+    def copy(self) -> Match:
         new = Match.__new__(Match)
         new.preset = self.preset
         new.family = self.family
@@ -352,13 +352,13 @@ class Match:
         return view
 
     @classmethod
-    def from_dict(cls, data: object) -> "Match":
+    def from_dict(cls, data: object) -> Match:
         """Decode and validate a state; MalformedError names the first thing wrong."""
         return cls._decode(data, None)
 
     @classmethod
     def from_tiles(cls, data: object, hands: list[int], boneyard: list[int],
-                   placements: list[Placement]) -> "Match":
+                   placements: list[Placement]) -> Match:
         """`from_dict` for a codec that carries tiles as ids (the gRPC one): no tile strings.
 
         `data` is a state as `from_dict` reads it, except that the round's
@@ -377,7 +377,7 @@ class Match:
         return cls._decode(data, (hands, boneyard, placements))
 
     @classmethod
-    def _decode(cls, data: object, tiles: "_Tiles | None") -> "Match":
+    def _decode(cls, data: object, tiles: _Tiles | None) -> Match:
         if not isinstance(data, dict):
             raise MalformedError("state must be an object")
         p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options") or {})

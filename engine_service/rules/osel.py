@@ -50,7 +50,7 @@ class Osel(Family):
         reserve = options["boneyard_reserve"]
         self.reserve = int(str(reserve))
 
-    def lead(self, match: "Match", hands: list[int]) -> tuple[int, int]:
+    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         return holder_of_first(OSEL_ORDER, hands)
 
     def new_layout(self) -> Layout:
@@ -64,9 +64,9 @@ class Osel(Family):
         return "out" if how == "out" else "fish"
 
     def finish_round(
-        self, match: "Match", how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list["Event"]:
+    ) -> list[Event]:
         ledger = match.ledger
         threshold = int(self.options["open_threshold"])
         ending = self.ending_name(how, layout)

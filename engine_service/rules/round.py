@@ -13,8 +13,20 @@ from typing import TYPE_CHECKING, Any
 from .errors import IllegalActionError
 from .layout import Layout
 from .notation import (
-    ARM_NAMES, CENTER, CLOSE_TEXT, DRAW, LEAD, LEAD_TEXT, PASS, PLAY, PLAY_TEXT,
-    CANONICAL, MOVES, Move, format_action, parse_action,
+    ARM_NAMES,
+    CANONICAL,
+    CENTER,
+    CLOSE_TEXT,
+    DRAW,
+    LEAD,
+    LEAD_TEXT,
+    MOVES,
+    PASS,
+    PLAY,
+    PLAY_TEXT,
+    Move,
+    format_action,
+    parse_action,
 )
 from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER, bits
 
@@ -35,7 +47,7 @@ class Round:
 
     def __init__(
         self,
-        family: "Family",
+        family: Family,
         hands: list[int],
         boneyard_draw_order: list[int],
         leader: int,
@@ -64,7 +76,7 @@ class Round:
         self.round_points: list[int] | None = None
         self.places: list[int] | None = None
 
-    def copy(self) -> "Round":
+    def copy(self) -> Round:
         new = Round.__new__(Round)
         new.family = self.family
         new.players = self.players

@@ -50,7 +50,7 @@ class Tournament:
     # ------------------------------------------------------------ creation
 
     @classmethod
-    def create(cls, participants: list[str], seed: int, rating: list[str] | None = None) -> "Tournament":
+    def create(cls, participants: list[str], seed: int, rating: list[str] | None = None) -> Tournament:
         """A new tournament; `rating` names the best-rated first (they sit out round 1)."""
         if not isinstance(participants, list) or not all(isinstance(p, str) and p for p in participants):
             raise MalformedError("participants must be a list of non-empty names")
@@ -192,7 +192,7 @@ class Tournament:
         }
 
     @classmethod
-    def from_dict(cls, data: object) -> "Tournament":
+    def from_dict(cls, data: object) -> Tournament:
         if not isinstance(data, dict):
             raise MalformedError("tournament state must be an object")
         participants = data.get("participants")

@@ -15,8 +15,8 @@ pyspiel = pytest.importorskip(
 pytest.importorskip("open_spiel.python.games.block_dominoes",
                     reason="OpenSpiel's python_block_dominoes is not importable")
 
-from clients import crosscheck
-from engine_service.rules import block
+from clients import crosscheck  # noqa: E402 (after the importorskip guards)
+from engine_service.rules import block  # noqa: E402
 
 GAMES = 400
 
