@@ -16,11 +16,23 @@ rules' job in `Tournament.from_dict`, reached through `load`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from domino.v1 import engine_pb2 as pb
 
+from engine_service.codec import (  # the same checked readers as the match codec
+    _INT32,
+    _UINT32,
+    _UINT64,
+    _bad,
+    _bool,
+    _int,
+    _ints,
+    _obj,
+    _seq,
+    _str,
+)
 from engine_service.rules.errors import MalformedError
 from engine_service.rules.tournament import Tournament
 
@@ -37,53 +49,6 @@ __all__ = [
 
 Json = dict[str, Any]
 
-_UINT32 = (0, 2**32 - 1)
-_INT32 = (-(2**31), 2**31 - 1)
-_UINT64 = (0, 2**64 - 1)
-
-
-# ---------------------------------------------------------------- checked reading of JSON values
-
-
-def _bad(where: str, what: str) -> MalformedError:
-    return MalformedError(f"{where}: {what}")
-
-
-def _int(value: object, where: str, bounds: tuple[int, int]) -> int:
-    """An integer within `bounds` (bools are refused: JSON true is not 1)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _bad(where, f"expected an integer, got {value!r}")
-    if not bounds[0] <= value <= bounds[1]:
-        raise _bad(where, f"{value} is out of range {bounds[0]}..{bounds[1]}")
-    return value
-
-
-def _bool(value: object, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise _bad(where, f"expected true or false, got {value!r}")
-    return value
-
-
-def _str(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise _bad(where, f"expected a string, got {value!r}")
-    return value
-
-
-def _seq(value: object, where: str) -> Sequence[Any]:
-    if not isinstance(value, (list, tuple)):
-        raise _bad(where, f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def _obj(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _bad(where, f"expected an object, got {type(value).__name__}")
-    return value
-
-
-def _ints(value: object, where: str, bounds: tuple[int, int]) -> list[int]:
-    return [_int(v, f"{where}[{i}]", bounds) for i, v in enumerate(_seq(value, where))]
 
 
 def _strs(value: object, where: str) -> list[str]:
