@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -195,26 +196,11 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
                 except MisdealError:
                     ctx["misdeal"] = True
             elif kind == "act":
-                current = ensure_match(i)
-                action = step["act"]
-                if "seat" in step:
-                    to_move, _ = surface.legal(current)
-                    if to_move != step["seat"]:
-                        fail(i, f"act {action!r}: expected seat {step['seat']} to move, seat {to_move} is")
-                        return
-                if step.get("rejected"):
-                    try:
-                        after = surface.apply(current, action)
-                    except RulesError:
-                        continue
-                    fail(i, f"act {action!r} should be refused but was applied")
-                    state = after
+                after = _act(surface.apply, surface.legal, ensure_match(i), step, step.get("seat"),
+                             "seat", partial(fail, i))
+                if after is None:
                     return
-                try:
-                    state = surface.apply(current, action)
-                except RulesError as exc:
-                    fail(i, f"act {action!r} refused: {exc}")
-                    return
+                state = after
             elif kind == "settle":
                 current = ensure_match(i)
                 body = step["settle"]
@@ -234,6 +220,33 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
         except (MalformedError, IllegalActionError) as exc:
             fail(i, f"{kind} refused: {exc}")
             return
+
+
+def _act(apply: Callable[[State, str], State], legal: Callable[[State], tuple[int | None, list[str]]],
+         state: State, step: dict[str, Any], who: int | None, noun: str,
+         fail: Callable[[str], None]) -> State | None:
+    """One act step: whose turn it is, then the action applied (or refused, with `rejected`).
+
+    Returns the state after it, or None when the step failed and the scenario stops there.
+    """
+    action = step["act"]
+    if who is not None:
+        to_move, _ = legal(state)
+        if to_move != who:
+            fail(f"act {action!r}: expected {noun} {who} to move, {noun} {to_move} is")
+            return None
+    if step.get("rejected"):
+        try:
+            apply(state, action)
+        except RulesError:
+            return state
+        fail(f"act {action!r} should be refused but was applied")
+        return None
+    try:
+        return apply(state, action)
+    except RulesError as exc:
+        fail(f"act {action!r} refused: {exc}")
+        return None
 
 
 def _run_kingdomino(players: Any, options: dict[str, Any], steps: list[Any],
@@ -262,25 +275,11 @@ def _run_kingdomino(players: Any, options: dict[str, Any], steps: list[Any],
             elif kind == "act":
                 if state is None:
                     raise ScenarioError(f"step {i}: act before the deal")
-                action = step["act"]
-                who = step.get("player", step.get("seat"))
-                if who is not None:
-                    to_move, _ = surface.legal(state)
-                    if to_move != who:
-                        fail(i, f"act {action!r}: expected player {who} to move, player {to_move} is")
-                        return
-                if step.get("rejected"):
-                    try:
-                        state = surface.apply(state, action)
-                    except RulesError:
-                        continue
-                    fail(i, f"act {action!r} should be refused but was applied")
+                after = _act(surface.apply, surface.legal, state, step,
+                             step.get("player", step.get("seat")), "player", partial(fail, i))
+                if after is None:
                     return
-                try:
-                    state = surface.apply(state, action)
-                except RulesError as exc:
-                    fail(i, f"act {action!r} refused: {exc}")
-                    return
+                state = after
             else:
                 expect = step["expect"]
                 if not isinstance(expect, dict):
