@@ -6,9 +6,10 @@ A request carries its match in one of two ways (`CarrierSchema`):
   `engine_service.codec`; the answer carries the new state.
 - sealed: ``token`` and ``seat_key``. The token is opened (`api_gateway.tokens`),
   the key says who is acting (a seat, or the match's host), and the answer
-  carries a new token plus the caller's own view from the engine's View call,
-  never the state: no other seat's hand, no boneyard order, no seed. Events are
-  redacted the same way (another seat's drawn tile becomes null).
+  carries a new token plus the caller's own view from the engine (its View call,
+  or for an action the view Apply returns with ``view_as``), never the state:
+  no other seat's hand, no boneyard order, no seed. Events are redacted the
+  same way (another seat's drawn tile becomes null).
 
 Whether an action is legal is always the engine's answer. The only decisions
 taken here are about who may ask what in sealed mode: a seat acts only as
@@ -131,17 +132,25 @@ class Matches:
             raise TokenError("token: its state cannot be read by this gateway version") from None
         return Carried(state, sealed, principal_for(sealed, body["seat_key"], state.players))
 
-    def _view(self, state: pb.MatchState, principal: Principal) -> Json:
-        """The caller's view: its seat's, or for the host the public part of seat 0's."""
+    def _view(self, state: pb.MatchState, principal: Principal, given: pb.SeatView | None = None) -> Json:
+        """The caller's view: its seat's, or for the host the public part of seat 0's.
+
+        `given`: that seat's view of `state`, already answered by the engine (Apply's `view_as`).
+        """
         seat = 0 if principal.seat is None else principal.seat
-        view = codec.view_from_proto(self.engine.call("View", pb.ViewRequest(state=state, seat=seat)))
+        if given is None:
+            given = self.engine.call("View", pb.ViewRequest(state=state, seat=seat))
+        view = codec.view_from_proto(given)
         if principal.seat is None:
             view.update(seat=None, hand=[], legal=[])
         return view
 
     def _answer(self, carried: Carried, state: pb.MatchState, events: Iterable[pb.Event],
-                changed: bool = True) -> Json:
-        """The answer of a call that produced `state`: the state itself, or a new token and a view."""
+                changed: bool = True, view: pb.SeatView | None = None) -> Json:
+        """The answer of a call that produced `state`: the state itself, or a new token and a view.
+
+        `view`: the caller's view of `state` when the engine already answered it (else a View call).
+        """
         if carried.sealed is None or carried.principal is None:
             return {"state": codec.state_from_proto(state), "events": codec.events_from_proto(events)}
         sealed = carried.sealed.advanced(state.SerializeToString()) if changed else carried.sealed
@@ -149,7 +158,7 @@ class Matches:
             "token": self.keys.seal(sealed),
             "match_id": sealed.match_id_hex,
             "seq": sealed.seq,
-            "view": self._view(state, carried.principal),
+            "view": self._view(state, carried.principal, view),
             "events": redact_events(codec.events_from_proto(events), carried.principal.seat),
         }
 
@@ -204,8 +213,15 @@ class Matches:
         request = pb.ApplyRequest(state=carried.state, action=body["action"])
         if seat is not None:
             request.seat = codec.uint32(seat, "seat")
+        if carried.principal is None:
+            reply = self.engine.call("Apply", request)
+            return self._answer(carried, reply.state, reply.events)
+        # Sealed: the acting seat's view of the new state comes back with the same call (one engine call).
+        # An engine older than `view_as` answers without a view: then a View call, as before.
+        request.view_as = request.seat
         reply = self.engine.call("Apply", request)
-        return self._answer(carried, reply.state, reply.events)
+        view = reply.view if reply.HasField("view") else None
+        return self._answer(carried, reply.state, reply.events, view=view)
 
     def replay(self, body: Mapping[str, Any]) -> Json:
         carried = self.load(body)

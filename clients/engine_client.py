@@ -54,10 +54,11 @@ class EngineError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The new state and what happened (the engine's MatchResponse)."""
+    """The new state and what happened (the engine's MatchResponse); `view`: Apply's `view_as` seat's view."""
 
     state: Json
     events: list[Json] = field(default_factory=list)
+    view: Json | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,16 +226,26 @@ class EngineClient:
         reply = self._call("LegalActions", lambda: pb.StateRequest(state=codec.state_to_proto(state)))
         return reply.seat, list(reply.actions)
 
-    def apply(self, state: Json, action: str, seat: int | None = None) -> Answer:
-        """Apply one action of the seat to move (`seat`, if given, must be that seat)."""
+    def apply(self, state: Json, action: str, seat: int | None = None, *, view_as: int | None = None) -> Answer:
+        """Apply one action of the seat to move (`seat`, if given, must be that seat).
+
+        With `view_as`, the answer's `view` is that seat's view of the new state (what `view` would
+        answer for it), in the same call.
+        """
 
         def build() -> pb.ApplyRequest:
             request = pb.ApplyRequest(state=codec.state_to_proto(state), action=action)
             if seat is not None:
                 request.seat = codec.uint32(seat, "seat")
+            if view_as is not None:
+                request.view_as = codec.uint32(view_as, "view_as")
             return request
 
-        return self._answer(self._call("Apply", build))
+        reply = self._call("Apply", build)
+        answer = self._answer(reply)
+        if view_as is None:
+            return answer
+        return Answer(answer.state, answer.events, codec.view_from_proto(reply.view))
 
     def replay(self, state: Json, actions: Sequence[str]) -> ReplayResult:
         """Apply `actions` in order, stopping at the first refused one (a refusal is not an exception)."""

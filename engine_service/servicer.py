@@ -50,6 +50,15 @@ def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
+def _view(match: Match, seat: int) -> pb.SeatView:
+    """What `seat` may see of `match` (View, and Apply's `view_as`); not a seat -> MalformedError."""
+    view = match.view(seat)
+    try:
+        return codec.view_to_proto(view)
+    except MalformedError as exc:  # our output, not the caller's input
+        raise EncodingError(f"cannot encode the view: {exc}") from exc
+
+
 def _load_tournament(request: Any) -> Tournament:
     """The tournament a request carries in its `state` field."""
     if not request.HasField("state"):
@@ -106,9 +115,19 @@ class EngineServicer(pb_grpc.EngineServicer):
         except IllegalActionError:
             metrics.record_illegal(match.variant)
             raise
+        # Before the metrics: a view_as that is not a seat refuses the whole call (INVALID_ARGUMENT).
+        view = None
+        if request.HasField("view_as"):
+            try:
+                view = _view(match, request.view_as)
+            except MalformedError as exc:
+                raise MalformedError(f"view_as: {exc}") from exc
         metrics.record_actions(match.variant, (request.action,))
         metrics.record_events(match.variant, events)
-        return _answer(match, events)
+        response = _answer(match, events)
+        if view is not None:
+            response.view.CopyFrom(view)
+        return response
 
     def Replay(self, request: pb.ReplayRequest, context: grpc.ServicerContext) -> pb.ReplayResponse:
         match = _load(request)
@@ -149,12 +168,7 @@ class EngineServicer(pb_grpc.EngineServicer):
         return _answer(match, events)
 
     def View(self, request: pb.ViewRequest, context: grpc.ServicerContext) -> pb.SeatView:
-        match = _load(request)
-        view = match.view(request.seat)
-        try:
-            return codec.view_to_proto(view)
-        except MalformedError as exc:
-            raise EncodingError(f"cannot encode the view: {exc}") from exc
+        return _view(_load(request), request.seat)
 
     def Timeout(self, request: pb.TimeoutRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)
