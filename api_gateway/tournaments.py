@@ -78,7 +78,7 @@ _REFUSED = (400, 409, 413, 415, 422, *_ENGINE)
 
 @tournaments_blp.route("")
 class NewTournament(MethodView):
-    @tournaments_blp.arguments(NewTournamentSchema)
+    @tournaments_blp.arguments(NewTournamentSchema())
     @tournaments_blp.response(201, TournamentAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
     def post(self, body: Json) -> Json:
@@ -91,7 +91,7 @@ class NewTournament(MethodView):
 
 @tournaments_blp.route("/rounds")
 class RecordRound(MethodView):
-    @tournaments_blp.arguments(RecordRoundSchema)
+    @tournaments_blp.arguments(RecordRoundSchema())
     @tournaments_blp.response(200, TournamentAnswerSchema)
     @_problems(tournaments_blp, *_REFUSED)
     def post(self, body: Json) -> Json:
@@ -106,7 +106,7 @@ class RecordRound(MethodView):
 
 @tournaments_blp.route("/standings")
 class Standings(MethodView):
-    @tournaments_blp.arguments(TournamentCarrierSchema)
+    @tournaments_blp.arguments(TournamentCarrierSchema())
     @tournaments_blp.response(200, StandingsAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
     def post(self, body: Json) -> Json:
