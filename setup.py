@@ -15,8 +15,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def generate_proto() -> None:
-    from grpc_tools import protoc  # build requirement (pyproject.toml)
     import grpc_tools
+    from grpc_tools import protoc  # build requirement (pyproject.toml)
 
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
     sources = sorted(glob.glob(os.path.join(HERE, "proto", "domino", "v1", "*.proto")))

@@ -6,6 +6,12 @@ run by hand. What it takes care of:
 
 - bind, workers (processes) and threads (gthread: a worker waits on the engine
   while other threads serve) from GATEWAY_* variables;
+- each worker listens on its own socket (SO_REUSEPORT, gunicorn's ``reuse_port``)
+  and the kernel spreads new connections over them: with one shared socket the
+  first idle worker accepted a whole burst of keep-alive connections, and under
+  load one worker did all the work while the other idled (bench: /readyz
+  1,040-1,940 req/s from run to run, 1,620-1,950 balanced). Port 0 is resolved
+  here, in the master, which keeps the port reserved (bound, never listening);
 - the app is not preloaded: each worker imports `api_gateway.wsgi` after the
   fork, so no gRPC channel ever crosses a fork;
 - Prometheus multiprocess mode: PROMETHEUS_MULTIPROC_DIR is set here in the
@@ -13,7 +19,7 @@ run by hand. What it takes care of:
   worker imports prometheus-client; stale files are removed at start, a dead
   worker's files are marked on exit, and a directory made here is removed when
   the master exits;
-- once listening, one JSON line on stdout, ``{"http": "127.0.0.1:8080"}``
+- once the first worker listens, one JSON line on stdout, ``{"http": "127.0.0.1:8080"}``
   (with port 0, how a caller learns the port); logs go to stderr;
 - gunicorn's control socket is off (it would write under $HOME, which is
   read-only in the container).
@@ -24,6 +30,7 @@ import glob
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -52,8 +59,24 @@ _cfg = from_env()
 _dir = _metrics_dir()
 os.environ.setdefault(_START_ENV, repr(time.time()))
 
+
+
+def _reserve(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port) with SO_REUSEPORT and never listening: it holds the port
+    (a free one for port 0) for the workers' own sockets, and the kernel sends it no connection."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    reserved = socket.socket(family, socket.SOCK_STREAM)
+    reserved.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    reserved.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    reserved.bind((host, port))
+    return reserved
+
+
+_reserved = _reserve(_cfg.host, _cfg.port)
+_port = int(_reserved.getsockname()[1])
 _host = f"[{_cfg.host}]" if ":" in _cfg.host else _cfg.host
-bind = [f"{_host}:{_cfg.port}"]
+bind = [f"{_host}:{_port}"]
+reuse_port = True
 wsgi_app = "api_gateway.wsgi:app"
 workers = _cfg.workers
 threads = _cfg.threads
@@ -76,11 +99,10 @@ def on_starting(server: Any) -> None:
         os.remove(path)
 
 
-def when_ready(server: Any) -> None:
-    """Listening: print the bound address (the one line on stdout)."""
-    host, port = server.LISTENERS[0].getsockname()[:2]
-    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    print(json.dumps({"http": address}), file=sys.stdout, flush=True)
+def post_worker_init(worker: Any) -> None:
+    """The first worker listens and has loaded the app: print the address (the one line on stdout)."""
+    if worker.age == 1:
+        print(json.dumps({"http": bind[0]}), file=sys.stdout, flush=True)
 
 
 def child_exit(server: Any, worker: Any) -> None:
