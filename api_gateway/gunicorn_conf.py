@@ -60,7 +60,6 @@ _dir = _metrics_dir()
 os.environ.setdefault(_START_ENV, repr(time.time()))
 
 
-
 def _reserve(host: str, port: int) -> socket.socket:
     """A socket bound to (host, port) with SO_REUSEPORT and never listening: it holds the port
     (a free one for port 0) for the workers' own sockets, and the kernel sends it no connection."""
