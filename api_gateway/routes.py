@@ -71,10 +71,14 @@ def _problems(blp: Blueprint, *codes: int) -> Callable[[F], F]:
     """Document the problem answers of an operation."""
 
     def decorate(func: F) -> F:
+        documented: Any = func
         for code in codes:
             headers = _RETRY_AFTER if code == 503 else None
-            func = blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
-                                    description=_DESCRIPTIONS[code], headers=headers)(func)
+            documented = blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
+                                          description=_DESCRIPTIONS[code], headers=headers)(documented)
+        # Keep the documentation, drop the wrappers: each `alt_response` wraps the view in a call
+        # through `current_app.ensure_sync`, and ten of them cost ~60 us of every request.
+        func.__dict__["_apidoc"] = documented._apidoc
         return func
 
     return decorate
