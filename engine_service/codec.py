@@ -43,6 +43,7 @@ __all__ = [
     "match_to_proto",
     "options_from_proto",
     "options_to_proto",
+    "seat_view_to_proto",
     "setup_from_proto",
     "setup_to_proto",
     "state_from_proto",
@@ -757,6 +758,46 @@ _DECODE_ATTACH: tuple[tuple[Any, ...], ...] = tuple(
 )
 
 
+def _ids(hand: int) -> tuple[int, ...]:
+    """The tile ids of a hand's bit set, ascending."""
+    i0, i1, i2, i3 = _IDS
+    return i0[hand & 127] + i1[hand >> 7 & 127] + i2[hand >> 14 & 127] + i3[hand >> 21]
+
+
+def _ledger_into(msg: pb.Ledger, ledger: Any, where: str) -> None:
+    msg.written.extend(ledger.written)
+    msg.remembered.extend(ledger.remembered)
+    msg.scores.extend(ledger.scores)
+    if ledger.pot:
+        msg.pot = ledger.pot
+    if ledger.history:
+        msg.history.extend(_record_to_proto(r, f"{where}.history[{i}]") for i, r in enumerate(ledger.history))
+
+
+def _layout_into(field: Any, layout: Any) -> None:
+    add = field.add
+    table = _ENCODE_PLACEMENT
+    for p in layout.placements:
+        tile, arm, closes, flipped = table[p]
+        placed = add()
+        placed.tile = tile
+        if arm:
+            placed.arm = arm
+        if closes:
+            placed.closes = True
+        if flipped:
+            placed.flipped = True
+
+
+def _ends_into(field: Any, layout: Any) -> None:
+    end = layout.end
+    add = field.add
+    for a in layout.arms:
+        e = add()
+        e.arm = _ARM_PB[a]
+        e.value = end[a]
+
+
 def match_to_proto(match: Any) -> pb.MatchState:
     """`state_to_proto(match.to_dict())`, built straight from the match."""
     try:
@@ -772,15 +813,7 @@ def _match_to_proto(match: Any) -> pb.MatchState:
         msg.options.update(options_to_proto(match.overrides))
     if match.seed is not None:
         msg.seed = match.seed
-    ledger = match.ledger
-    lm = msg.ledger
-    lm.written.extend(ledger.written)
-    lm.remembered.extend(ledger.remembered)
-    lm.scores.extend(ledger.scores)
-    if ledger.pot:
-        lm.pot = ledger.pot
-    if ledger.history:
-        lm.history.extend(_record_to_proto(r, f"state.ledger.history[{i}]") for i, r in enumerate(ledger.history))
+    _ledger_into(msg.ledger, match.ledger, "state.ledger")
     rnd = match.round
     if rnd is not None:
         r = msg.round
@@ -794,23 +827,11 @@ def _match_to_proto(match: Any) -> pb.MatchState:
         layout = rnd.layout
         r.count = layout.count()
         add_hand = r.hands.add
-        i0, i1, i2, i3 = _IDS
         for h in rnd.hands:
-            add_hand().tiles.extend(i0[h & 127] + i1[h >> 7 & 127] + i2[h >> 14 & 127] + i3[h >> 21])
+            add_hand().tiles.extend(_ids(h))
         if rnd.boneyard:
             r.boneyard.extend(reversed(rnd.boneyard))
-        add = r.layout.add
-        table = _ENCODE_PLACEMENT
-        for p in layout.placements:
-            tile, arm, closes, flipped = table[p]
-            placed = add()
-            placed.tile = tile
-            if arm:
-                placed.arm = arm  # type: ignore[assignment]
-            if closes:
-                placed.closes = True
-            if flipped:
-                placed.flipped = True
+        _layout_into(r.layout, layout)
         if rnd.out:
             r.out.extend(rnd.out)
         if rnd.last_placer is not None:
@@ -821,12 +842,7 @@ def _match_to_proto(match: Any) -> pb.MatchState:
             r.round_points.extend(rnd.round_points)
         if rnd.places is not None:
             r.places.extend(rnd.places)
-        end = layout.end
-        add_end = r.ends.add
-        for a in layout.arms:
-            e = add_end()
-            e.arm = _ARM_PB[a]
-            e.value = end[a]
+        _ends_into(r.ends, layout)
     if match.next_leader is not None:
         msg.next_leader = match.next_leader
     if match.timed_out is not None:
@@ -835,6 +851,55 @@ def _match_to_proto(match: Any) -> pb.MatchState:
         msg.losers.extend(match.losers)
     if match.winners:
         msg.winners.extend(match.winners)
+    if match.rating:
+        msg.rating.extend(match.rating)
+    return msg
+
+
+def seat_view_to_proto(match: Any, seat: object) -> pb.SeatView:
+    """`view_to_proto(match.view(seat))`, built straight from the match (the servicer's hot path)."""
+    if type(seat) is int and 0 <= seat < match.players:
+        try:
+            return _seat_view_to_proto(match, seat)
+        except Exception:  # noqa: BLE001,S110 - the reference path raises the precise error (or agrees)
+            pass
+    return view_to_proto(match.view(seat))
+
+
+def _seat_view_to_proto(match: Any, seat: int) -> pb.SeatView:
+    msg = pb.SeatView(variant=match.preset.name, players=match.players, seat=seat,
+                      round_number=match.round_number, match_over=match.match_over)
+    if match.overrides:
+        msg.options.update(options_to_proto(match.overrides))
+    msg.ledger.SetInParent()
+    _ledger_into(msg.ledger, match.ledger, "view.ledger")
+    rnd = match.round
+    if rnd is not None:
+        msg.dealt = True
+        hands = rnd.hands
+        msg.hand.tiles.extend(_ids(hands[seat]))
+        msg.hand_sizes.extend([h.bit_count() for h in hands])
+        msg.boneyard_size = len(rnd.boneyard)
+        layout = rnd.layout
+        _layout_into(msg.layout, layout)
+        _ends_into(msg.ends, layout)
+        msg.count = layout.count()
+        msg.to_move = rnd.to_move
+        msg.round_over = rnd.over
+        msg.ending = ending_to_proto(rnd.ending, "view.ending")
+        if rnd.winner is not None:
+            msg.winner = rnd.winner
+        if rnd.round_points:
+            msg.round_points.extend(rnd.round_points)
+        if rnd.over:
+            add = msg.revealed_hands.add
+            for h in hands:
+                add().tiles.extend(_ids(h))
+        msg.last_score = rnd.last_score
+        if rnd.to_move == seat:
+            msg.legal.extend(match.legal_actions())
+    if match.losers:
+        msg.losers.extend(match.losers)
     if match.rating:
         msg.rating.extend(match.rating)
     return msg

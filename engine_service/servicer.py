@@ -52,9 +52,10 @@ def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
 
 def _view(match: Match, seat: int) -> pb.SeatView:
     """What `seat` may see of `match` (View, and Apply's `view_as`); not a seat -> MalformedError."""
-    view = match.view(seat)
+    if not 0 <= seat < match.players:
+        match.view(seat)  # the rules refuse it, naming the seat
     try:
-        return codec.view_to_proto(view)
+        return codec.seat_view_to_proto(match, seat)
     except MalformedError as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the view: {exc}") from exc
 
