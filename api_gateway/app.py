@@ -29,6 +29,7 @@ from flask_smorest.utils import prepare_response  # type: ignore[import-untyped]
 from api_gateway import metrics, problems
 from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
+from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
 from api_gateway.routes import matches_blp, problems_blp, variants_blp
 from api_gateway.schemas import ProblemSchema
@@ -142,7 +143,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     """A gateway app: settings from `config`, else from the environment."""
     cfg = config if config is not None else from_env()
     app = Flask("api_gateway")
-    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the state's field order
+    app.json = FastJSONProvider(app)  # keys in the state's field order, encoded by orjson
     app.config.update(
         API_TITLE="Domino rules engine",
         API_VERSION="v1",
