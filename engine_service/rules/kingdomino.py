@@ -261,11 +261,8 @@ class Kingdomino:
     # ------------------------------------------------------------ copies, states and views
 
     def copy(self) -> Kingdomino:
-        new = Kingdomino.__new__(Kingdomino)
-        new.cfg = self.cfg
-        new.seed = self.seed
-        new.kings = self.kings.copy()
-        new.pile = self.pile.copy()
+        # Through the constructor, not `Kingdomino.__new__`: compiled by mypyc, `__new__` runs `__init__`.
+        new = Kingdomino(self.cfg, self.seed, self.kings.copy(), self.pile.copy())
         new.current_tiles = self.current_tiles.copy()
         new.current_kings = self.current_kings.copy()
         new.next_tiles = self.next_tiles.copy()

@@ -153,8 +153,8 @@ class Kingdom:
         self.discards = 0
 
     def copy(self) -> Kingdom:
-        new = Kingdom.__new__(Kingdom)
-        new.geo = self.geo
+        # Through the constructor, not `Kingdom.__new__`: compiled by mypyc, `__new__` runs `__init__`.
+        new = Kingdom(self.geo)
         new.occupied = self.occupied
         new.terrain = self.terrain.copy()
         new.crowns_at_least = self.crowns_at_least.copy()

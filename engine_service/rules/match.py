@@ -267,12 +267,8 @@ class Match:
     # ------------------------------------------------------------ views and copies
 
     def copy(self) -> Match:
-        new = Match.__new__(Match)
-        new.preset = self.preset
-        new.family = self.family
-        new.overrides = self.overrides
-        new.players = self.players
-        new.seed = self.seed
+        # Through the constructor, not `Match.__new__`: compiled by mypyc, `__new__` runs `__init__`.
+        new = Match(self.preset, self.family, self.overrides, self.players, self.seed)
         new.round_number = self.round_number
         new.ledger = self.ledger.copy()
         new.round = self.round.copy() if self.round is not None else None

@@ -77,17 +77,12 @@ class Round:
         self.places: list[int] | None = None
 
     def copy(self) -> Round:
-        new = Round.__new__(Round)
-        new.family = self.family
-        new.players = self.players
-        new.hands = self.hands.copy()
+        # Through the constructor, not `Round.__new__`: compiled by mypyc, `__new__` runs `__init__`.
+        new = Round(self.family, self.hands.copy(), [], self.leader, self.lead_mask, self.layout.copy())
         new.held = self.held
         new.boneyard = self.boneyard.copy()
         new.reserve = self.reserve
-        new.layout = self.layout.copy()
-        new.leader = self.leader
         new.to_move = self.to_move
-        new.lead_mask = self.lead_mask
         new.passes = self.passes
         new.out = self.out.copy()
         new.last_placer = self.last_placer
