@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from flask import Response
 from flask.json.provider import DefaultJSONProvider
+from werkzeug.sansio.response import Response
 
 # Dates go to Flask's handler (HTTP dates, as Flask writes them), not orjson's RFC 3339.
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -45,4 +45,6 @@ class FastJSONProvider(DefaultJSONProvider):
         encoded = self._encode(obj)
         if encoded is None:
             return super().response(obj)
-        return self._app.response_class(encoded + b"\n", mimetype=self.mimetype)
+        response_class: Any = self._app.response_class  # flask.Response (typed as werkzeug's base)
+        answer: Response = response_class(encoded + b"\n", mimetype=self.mimetype)
+        return answer
