@@ -254,10 +254,21 @@ class Layout:
         return layout
 
     def replay(self, placements: list[Placement]) -> None:
-        """Lay `placements` in order on this empty layout; MalformedError if they are not possible."""
+        """Lay `placements` in order on this empty layout; MalformedError if they are not possible.
+
+        Every state the engine decodes replays its layout, so a tile that plainly fits an open
+        arm goes straight to `place`; anything else takes `attach`, which names what is wrong.
+        """
+        end = self.end
         for i, (tile, arm, flag) in enumerate(placements):
             if self.on_table >> tile & 1:
                 raise MalformedError(f"layout holds {NAMES[tile]} twice")
+            if i and 0 <= arm < ARM_COUNT and not flag:
+                v = end[arm]
+                far = OTHER[tile][v] if v >= 0 else -1
+                if far >= 0:
+                    self.place((tile, arm, False), far)
+                    continue
             try:
                 if i == 0:
                     if arm != CENTER:
