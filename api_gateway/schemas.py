@@ -12,6 +12,7 @@ The state schemas must name exactly the keys `codec.state_from_proto` writes
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
@@ -60,6 +61,51 @@ class OptionValue(fields.Field[Any]):
         raise ValidationError("expected a boolean, an integer or a string")
 
 
+class CheckedList(fields.List):  # type: ignore[type-arg]
+    """`fields.List` with a fast lane for lists whose every item `item_ok` accepts as it is.
+
+    A transparent state is mostly lists of tiles and integers; through `fields.List`
+    each item costs a field call with its validators (~2 us: ~0.1 ms of every state).
+    When `item_ok` accepts every item (a test that implies the inner field would load
+    it unchanged), the list loads as a copy; anything else takes `fields.List`'s own
+    path, which names the bad items exactly as before. The list's own validators
+    (its length) run either way; the OpenAPI document is the same.
+    """
+
+    def __init__(self, inner: fields.Field[Any], item_ok: Callable[[Any], bool], **kwargs: Any) -> None:
+        super().__init__(inner, **kwargs)
+        self._item_ok = item_ok
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
+        if type(value) is list and all(map(self._item_ok, value)):
+            return value.copy()
+        loaded: list[Any] = super()._deserialize(value, attr, data, **kwargs)
+        return loaded
+
+
+#: Every string the tile pattern accepts that a state holds (the fast lane only; the rest is the pattern's).
+_TILE_TEXTS = frozenset(f"{a}-{b}" for a in range(7) for b in range(7))
+_MAX_TILES = 28
+
+
+def _is_tile(item: Any) -> bool:
+    return type(item) is str and item in _TILE_TEXTS
+
+
+def _is_tile_list(item: Any) -> bool:
+    return type(item) is list and len(item) <= _MAX_TILES and all(map(_is_tile, item))
+
+
+def _is_placement_text(item: Any) -> bool:
+    return type(item) is str and 1 <= len(item) <= MAX_TEXT
+
+
+def _int_within(low: int, high: int) -> Callable[[Any], bool]:
+    def ok(item: Any) -> bool:
+        return type(item) is int and low <= item <= high
+    return ok
+
+
 def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
     return StrictInteger(validate=validate.Range(0, UINT32_MAX), metadata={"description": description},
                          **kwargs)
@@ -80,18 +126,18 @@ def _tile(**kwargs: Any) -> fields.String:
 
 
 def _tiles(description: str, **kwargs: Any) -> fields.List[Any]:
-    return fields.List(_tile(), validate=validate.Length(max=28), metadata={"description": description},
-                       **kwargs)
+    return CheckedList(_tile(), _is_tile, validate=validate.Length(max=_MAX_TILES),
+                       metadata={"description": description}, **kwargs)
 
 
 def _hands(description: str, **kwargs: Any) -> fields.List[Any]:
-    return fields.List(fields.List(_tile(), validate=validate.Length(max=28)),
+    return CheckedList(CheckedList(_tile(), _is_tile, validate=validate.Length(max=_MAX_TILES)), _is_tile_list,
                        validate=validate.Length(max=16), metadata={"description": description}, **kwargs)
 
 
 def _ints(description: str, bounds: tuple[int, int] = INT32, **kwargs: Any) -> fields.List[Any]:
-    return fields.List(StrictInteger(validate=validate.Range(*bounds)), validate=validate.Length(max=64),
-                       metadata={"description": description}, **kwargs)
+    return CheckedList(StrictInteger(validate=validate.Range(*bounds)), _int_within(*bounds),
+                       validate=validate.Length(max=64), metadata={"description": description}, **kwargs)
 
 
 def _ending(description: str = "how the round ended", **kwargs: Any) -> fields.String:
@@ -150,7 +196,8 @@ class RoundSchema(StrictSchema):
     hands = _hands("per seat, its tiles")
     boneyard = _tiles("undrawn tiles in draw order (next first)")
     reserve = _count("the last `reserve` boneyard tiles are never drawn")
-    layout = fields.List(fields.String(validate=validate.Length(1, MAX_TEXT)), validate=validate.Length(max=28),
+    layout = CheckedList(fields.String(validate=validate.Length(1, MAX_TEXT)), _is_placement_text,
+                         validate=validate.Length(max=_MAX_TILES),
                          metadata={"description": "placements in play order: the lead 'a-b' (a faces W), "
                                                   "then 'a-b@ARM' or 'a-b@ARM!'"})
     to_move = _seat("seat whose turn it is")
