@@ -77,7 +77,7 @@ def _problems(blp: Blueprint, *codes: int) -> Callable[[F], F]:
             documented = blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
                                           description=_DESCRIPTIONS[code], headers=headers)(documented)
         # Keep the documentation, drop the wrappers: each `alt_response` wraps the view in a call
-        # through `current_app.ensure_sync`, and ten of them cost ~60 us of every request.
+        # through `current_app.ensure_sync`, ~1 us each on every request.
         func.__dict__["_apidoc"] = documented._apidoc
         return func
 
