@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import RAISE, Schema, ValidationError, fields, missing, validate, validates_schema
 
 TILE_PATTERN = r"^[0-6]-[0-6]$"
 ENDINGS = ["out", "fish", "blocked", "sortir"]
@@ -104,6 +104,167 @@ def _int_within(low: int, high: int) -> Callable[[Any], bool]:
     def ok(item: Any) -> bool:
         return type(item) is int and low <= item <= high
     return ok
+
+
+# ---------------------------------------------------------------- the fast lane for whole states
+
+_NOT_PLAIN = object()
+Loader = Callable[[Any], Any]  # a value -> what the field would load from it, or _NOT_PLAIN
+
+
+def _range_ok(validator: Any) -> Callable[[Any], bool] | None:
+    """A predicate equivalent to one of the validators these schemas use (None: not one of them)."""
+    if type(validator) is validate.Range:
+        low, high = validator.min, validator.max
+        lo_in, hi_in = validator.min_inclusive, validator.max_inclusive
+        return lambda v: ((low is None or (v >= low if lo_in else v > low))
+                          and (high is None or (v <= high if hi_in else v < high)))
+    if type(validator) is validate.Length and validator.equal is None:
+        low, high = validator.min, validator.max
+        return lambda v: (low is None or len(v) >= low) and (high is None or len(v) <= high)
+    if type(validator) is validate.OneOf:
+        choices = frozenset(validator.choices)
+        return lambda v: v in choices
+    return None
+
+
+def _plain_loader(field: fields.Field[Any]) -> Loader | None:
+    """How `field` loads a plainly valid value, without marshmallow's machinery (None: no fast lane).
+
+    Only the field kinds and validators these schemas use are known (exact types,
+    not subclasses); for anything else the whole state takes marshmallow's path.
+    """
+    checks = [_range_ok(v) for v in field.validators]
+    if any(c is None for c in checks):
+        return None
+    ok = [c for c in checks if c is not None]
+    f: Any = field
+    kind = type(field)
+    typed: Loader
+    if kind is StrictInteger:
+        typed = _typed_as(int)
+    elif kind is StrictBoolean:
+        typed = _typed_as(bool)
+    elif kind is fields.String:
+        typed = _typed_as(str)
+    elif kind is OptionValue:
+        def option(v: Any) -> Any:
+            return v if type(v) in (bool, int) or (type(v) is str and len(v) <= MAX_TEXT) else _NOT_PLAIN
+        typed = option
+    elif kind is CheckedList:
+        item_ok = f._item_ok
+
+        def checked_list(v: Any) -> Any:
+            return v.copy() if type(v) is list and all(map(item_ok, v)) else _NOT_PLAIN
+        typed = checked_list
+    elif kind is fields.List:
+        inner = _plain_loader(f.inner)
+        if inner is None:
+            return None
+
+        def plain_list(v: Any) -> Any:
+            if type(v) is not list:
+                return _NOT_PLAIN
+            out = [inner(x) for x in v]
+            return _NOT_PLAIN if any(x is _NOT_PLAIN for x in out) else out
+        typed = plain_list
+    elif kind is fields.Dict:
+        key = _plain_loader(f.key_field) if f.key_field is not None else None
+        value = _plain_loader(f.value_field) if f.value_field is not None else None
+        if key is None or value is None:
+            return None
+
+        def plain_dict(v: Any) -> Any:
+            if type(v) is not dict:
+                return _NOT_PLAIN
+            out = {}
+            for k, x in v.items():
+                k2, x2 = key(k), value(x)
+                if k2 is _NOT_PLAIN or x2 is _NOT_PLAIN:
+                    return _NOT_PLAIN
+                out[k2] = x2
+            return out
+        typed = plain_dict
+    elif kind is fields.Nested or kind is CheckedNested:
+        nested = _schema_loader(f.nested) if isinstance(f.nested, type) else None
+        if nested is None:
+            return None
+        typed = nested
+    else:
+        return None
+    allow_none = field.allow_none
+
+    def load(v: Any) -> Any:
+        if v is None:
+            return None if allow_none else _NOT_PLAIN
+        loaded = typed(v)
+        if loaded is _NOT_PLAIN or not all(check(v) for check in ok):
+            return _NOT_PLAIN
+        return loaded
+    return load
+
+
+def _typed_as(kind: type) -> Loader:
+    def exactly(v: Any) -> Any:
+        return v if type(v) is kind else _NOT_PLAIN
+    return exactly
+
+
+def _schema_loader(schema_class: type[Schema]) -> Loader | None:
+    """How a schema loads a plainly valid object: its fields in declaration order, unknown keys refused."""
+    schema = schema_class()
+    # Schema-level hooks (validators, pre/post load): marshmallow's path only. `_hooks` is a
+    # defaultdict that loading fills with empty lists, hence the look at the values.
+    if any(schema._hooks.values()) or schema.unknown != RAISE:
+        return None
+    loaders = []
+    for name, field in schema.load_fields.items():
+        load = _plain_loader(field)
+        if load is None or field.data_key is not None or field.load_default is not missing:
+            return None
+        loaders.append((name, field.required, load))
+    names = frozenset(schema.load_fields)
+
+    def load_object(v: Any) -> Any:
+        if type(v) is not dict or not names.issuperset(v):
+            return _NOT_PLAIN
+        out = {}
+        for name, required, load in loaders:
+            if name in v:
+                loaded = load(v[name])
+                if loaded is _NOT_PLAIN:
+                    return _NOT_PLAIN
+                out[name] = loaded
+            elif required:
+                return _NOT_PLAIN
+        return out
+    return load_object
+
+
+class CheckedNested(fields.Nested):
+    """`fields.Nested` with a fast lane for an object its schema plainly accepts (see `CheckedList`).
+
+    The transparent state is ~90 fields; marshmallow spends ~1.5 us on each. An
+    object whose every field is of its type, within its bounds and known loads
+    as marshmallow would load it, built by loaders made once from the schema's own
+    fields; anything else (a wrong type, a missing required field, an unknown
+    key, null where null is not allowed) takes `fields.Nested`'s path and its
+    error messages.
+    """
+
+    def __init__(self, nested: type[Schema], **kwargs: Any) -> None:
+        super().__init__(nested, **kwargs)
+        self._plain: Loader | None | bool = False  # made on first use (the schema classes exist by then)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, partial: Any = None, **kwargs: Any) -> Any:
+        if self._plain is False:
+            self._plain = _schema_loader(self.nested) if isinstance(self.nested, type) else None
+        plain = self._plain
+        if callable(plain) and partial is None:
+            loaded = plain(value)
+            if loaded is not _NOT_PLAIN:
+                return loaded
+        return super()._deserialize(value, attr, data, partial=partial, **kwargs)
 
 
 def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
@@ -362,7 +523,7 @@ class NewMatchSchema(StrictSchema):
 class CarrierSchema(StrictSchema):
     """How a request carries the match: `state` (transparent) or `token` + `seat_key` (sealed)."""
 
-    state = fields.Nested(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
+    state = CheckedNested(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
     token = fields.String(validate=validate.Length(1, 65536),
                           metadata={"description": "sealed mode: the token of the last answer"})
     seat_key = fields.String(validate=validate.Length(1, 128),
