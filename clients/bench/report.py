@@ -125,7 +125,7 @@ def service_tables(r: Json) -> list[str]:
     checks = r.get("checks", {})
     if checks:
         out += ["", "Checks: " + "; ".join(
-            f"{name} {c['value']:.2f} against {c['target']}: {'met' if c['met'] else 'NOT met'}"
+            f"{name} {c['value']:.3f} against {c['target']}: {'met' if c['met'] else 'NOT met'}"
             for name, c in checks.items()) + "."]
     sizes = r.get("sizes", {})
     req = r["paths"].get("grpc_apply", {}).get("request_bytes")

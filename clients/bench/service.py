@@ -537,7 +537,7 @@ def format_text(r: Json) -> str:
         s = r["scale_out"]
         lines.append(f"scale-out, two engines / one: {s['ratio']['median']:.2f}")
     for name, c in r.get("checks", {}).items():
-        lines.append(f"check {name}: {c['value']:.2f} vs {c['target']} -> {'met' if c['met'] else 'NOT met'}")
+        lines.append(f"check {name}: {c['value']:.3f} vs {c['target']} -> {'met' if c['met'] else 'NOT met'}")
     for name, why in r["skipped"].items():
         lines.append(f"skipped {name}: {why}")
     return "\n".join(lines)
