@@ -220,7 +220,8 @@ def _schema_loader(schema_class: type[Schema]) -> Loader | None:
     loaders = []
     for name, field in schema.load_fields.items():
         load = _plain_loader(field)
-        if load is None or field.data_key is not None or field.load_default is not missing:
+        if load is None or field.data_key is not None or field.attribute is not None \
+                or field.load_default is not missing:
             return None
         loaders.append((name, field.required, load))
     names = frozenset(schema.load_fields)
