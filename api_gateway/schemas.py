@@ -21,6 +21,7 @@ TILE_PATTERN = r"^[0-6]-[0-6]$"
 ENDINGS = ["out", "fish", "blocked", "sortir"]
 MAX_ACTIONS = 1000
 MAX_TEXT = 200
+_MAX_TILES = 28
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 INT32 = (-(2**31), 2**31 - 1)
@@ -62,57 +63,46 @@ class OptionValue(fields.Field[Any]):
 
 
 class CheckedList(fields.List):  # type: ignore[type-arg]
-    """`fields.List` with a fast lane for lists whose every item `item_ok` accepts as it is.
+    """`fields.List` with a fast lane for lists whose every item its inner field plainly accepts.
 
     A transparent state is mostly lists of tiles and integers; through `fields.List`
     each item costs a field call with its validators (~2 us: ~0.1 ms of every state).
-    When `item_ok` accepts every item (a test that implies the inner field would load
-    it unchanged), the list loads as a copy; anything else takes `fields.List`'s own
-    path, which names the bad items exactly as before. The list's own validators
-    (its length) run either way; the OpenAPI document is the same.
+    Items go through the inner field's plain loader instead (`_plain_loader`, made
+    from the field's own type and validators); when every item loads that way the
+    list is the loaded copy, and anything else takes `fields.List`'s own path,
+    which names the bad items exactly as before. The list's own validators (its
+    length) run either way; the OpenAPI document is the same.
     """
 
-    def __init__(self, inner: fields.Field[Any], item_ok: Callable[[Any], bool], **kwargs: Any) -> None:
+    def __init__(self, inner: fields.Field[Any], **kwargs: Any) -> None:
         super().__init__(inner, **kwargs)
-        self._item_ok = item_ok
+        self._item: Loader | None | bool = False  # made on first use, from the bound inner field
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
-        if type(value) is list and all(map(self._item_ok, value)):
-            return value.copy()
+        if self._item is False:
+            self._item = _plain_loader(self.inner)
+        item = self._item
+        if callable(item) and type(value) is list:
+            items = _load_items(item, value)
+            if items is not _NOT_PLAIN:
+                return items  # type: ignore[no-any-return]
         loaded: list[Any] = super()._deserialize(value, attr, data, **kwargs)
         return loaded
 
 
-#: Every string the tile pattern accepts that a state holds (the fast lane only; the rest is the pattern's).
-_TILE_TEXTS = frozenset(f"{a}-{b}" for a in range(7) for b in range(7))
-_MAX_TILES = 28
-
-
-def _is_tile(item: Any) -> bool:
-    return type(item) is str and item in _TILE_TEXTS
-
-
-def _is_tile_list(item: Any) -> bool:
-    return type(item) is list and len(item) <= _MAX_TILES and all(map(_is_tile, item))
-
-
-def _is_placement_text(item: Any) -> bool:
-    return type(item) is str and 1 <= len(item) <= MAX_TEXT
-
-
-def _int_within(low: int, high: int) -> Callable[[Any], bool]:
-    def ok(item: Any) -> bool:
-        return type(item) is int and low <= item <= high
-    return ok
-
-
-# ---------------------------------------------------------------- the fast lane for whole states
+# ---------------------------------------------------------------- fast lanes: plain loaders made from the fields
 
 _NOT_PLAIN = object()
 Loader = Callable[[Any], Any]  # a value -> what the field would load from it, or _NOT_PLAIN
 
 
-def _range_ok(validator: Any) -> Callable[[Any], bool] | None:
+def _load_items(item: Loader, values: list[Any]) -> Any:
+    """`values` loaded item by item, or _NOT_PLAIN when one of them is not plain."""
+    out = [item(x) for x in values]
+    return _NOT_PLAIN if any(x is _NOT_PLAIN for x in out) else out
+
+
+def _predicate(validator: Any) -> Callable[[Any], bool] | None:
     """A predicate equivalent to one of the validators these schemas use (None: not one of them)."""
     if type(validator) is validate.Range:
         low, high = validator.min, validator.max
@@ -125,6 +115,9 @@ def _range_ok(validator: Any) -> Callable[[Any], bool] | None:
     if type(validator) is validate.OneOf:
         choices = frozenset(validator.choices)
         return lambda v: v in choices
+    if type(validator) is validate.Regexp:
+        match = validator.regex.match
+        return lambda v: match(v) is not None
     return None
 
 
@@ -134,7 +127,7 @@ def _plain_loader(field: fields.Field[Any]) -> Loader | None:
     Only the field kinds and validators these schemas use are known (exact types,
     not subclasses); for anything else the whole state takes marshmallow's path.
     """
-    checks = [_range_ok(v) for v in field.validators]
+    checks = [_predicate(v) for v in field.validators]
     if any(c is None for c in checks):
         return None
     ok = [c for c in checks if c is not None]
@@ -151,22 +144,13 @@ def _plain_loader(field: fields.Field[Any]) -> Loader | None:
         def option(v: Any) -> Any:
             return v if type(v) in (bool, int) or (type(v) is str and len(v) <= MAX_TEXT) else _NOT_PLAIN
         typed = option
-    elif kind is CheckedList:
-        item_ok = f._item_ok
-
-        def checked_list(v: Any) -> Any:
-            return v.copy() if type(v) is list and all(map(item_ok, v)) else _NOT_PLAIN
-        typed = checked_list
-    elif kind is fields.List:
+    elif kind is fields.List or kind is CheckedList:
         inner = _plain_loader(f.inner)
         if inner is None:
             return None
 
         def plain_list(v: Any) -> Any:
-            if type(v) is not list:
-                return _NOT_PLAIN
-            out = [inner(x) for x in v]
-            return _NOT_PLAIN if any(x is _NOT_PLAIN for x in out) else out
+            return _load_items(inner, v) if type(v) is list else _NOT_PLAIN
         typed = plain_list
     elif kind is fields.Dict:
         key = _plain_loader(f.key_field) if f.key_field is not None else None
@@ -198,8 +182,11 @@ def _plain_loader(field: fields.Field[Any]) -> Loader | None:
         if v is None:
             return None if allow_none else _NOT_PLAIN
         loaded = typed(v)
-        if loaded is _NOT_PLAIN or not all(check(v) for check in ok):
-            return _NOT_PLAIN
+        if loaded is _NOT_PLAIN:
+            return loaded
+        for check in ok:
+            if not check(v):
+                return _NOT_PLAIN
         return loaded
     return load
 
@@ -288,17 +275,17 @@ def _tile(**kwargs: Any) -> fields.String:
 
 
 def _tiles(description: str, **kwargs: Any) -> fields.List[Any]:
-    return CheckedList(_tile(), _is_tile, validate=validate.Length(max=_MAX_TILES),
+    return CheckedList(_tile(), validate=validate.Length(max=_MAX_TILES),
                        metadata={"description": description}, **kwargs)
 
 
 def _hands(description: str, **kwargs: Any) -> fields.List[Any]:
-    return CheckedList(CheckedList(_tile(), _is_tile, validate=validate.Length(max=_MAX_TILES)), _is_tile_list,
+    return CheckedList(CheckedList(_tile(), validate=validate.Length(max=_MAX_TILES)),
                        validate=validate.Length(max=16), metadata={"description": description}, **kwargs)
 
 
 def _ints(description: str, bounds: tuple[int, int] = INT32, **kwargs: Any) -> fields.List[Any]:
-    return CheckedList(StrictInteger(validate=validate.Range(*bounds)), _int_within(*bounds),
+    return CheckedList(StrictInteger(validate=validate.Range(*bounds)),
                        validate=validate.Length(max=64), metadata={"description": description}, **kwargs)
 
 
@@ -358,7 +345,7 @@ class RoundSchema(StrictSchema):
     hands = _hands("per seat, its tiles")
     boneyard = _tiles("undrawn tiles in draw order (next first)")
     reserve = _count("the last `reserve` boneyard tiles are never drawn")
-    layout = CheckedList(fields.String(validate=validate.Length(1, MAX_TEXT)), _is_placement_text,
+    layout = CheckedList(fields.String(validate=validate.Length(1, MAX_TEXT)),
                          validate=validate.Length(max=_MAX_TILES),
                          metadata={"description": "placements in play order: the lead 'a-b' (a faces W), "
                                                   "then 'a-b@ARM' or 'a-b@ARM!'"})
