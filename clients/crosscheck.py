@@ -117,6 +117,11 @@ def our_pairs(match: Match) -> set[Pair]:
     return result
 
 
+def our_scores(match: Match) -> list[int]:
+    """Our running scores after the round, seat 0 first."""
+    return match.ledger.scores.copy()
+
+
 def pair_of(match: Match, action: str) -> Pair:
     assert match.round is not None
     if "@" not in action:
@@ -183,7 +188,7 @@ def play_one(peer: OpenSpielBlock, index: int, seed: int) -> GameResult:
     else:  # pragma: no cover - a runaway game is itself a disagreement
         problems.append("the game did not end within 200 steps")
     if not problems:
-        scores = match.ledger.scores
+        scores = our_scores(match)
         ours_returns = [scores[0] - scores[1], scores[1] - scores[0]]
         theirs_returns = [round(r) for r in state.returns()]
         if ours_returns != theirs_returns:

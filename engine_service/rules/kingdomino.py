@@ -83,10 +83,10 @@ class Kingdomino:
     @classmethod
     def new(
         cls,
-        players: int,
-        options: dict[str, Any] | None = None,
-        seed: int | None = None,
-        deal: dict[str, Any] | None = None,
+        players: object,
+        options: object = None,
+        seed: object = None,
+        deal: object = None,
     ) -> tuple[Kingdomino, list[Event]]:
         """A new game: from an explicit `deal` ({"tiles": pile, "kings": first-pick order}) or a seed.
 
@@ -184,7 +184,7 @@ class Kingdomino:
 
     # ------------------------------------------------------------ play
 
-    def apply(self, action: str, player: int | None = None) -> list[Event]:
+    def apply(self, action: object, player: object = None) -> list[Event]:
         """Apply one action of the player to move; returns what happened.
 
         `player`, when given, must be the player to move. Refusals change nothing.
@@ -292,7 +292,7 @@ class Kingdomino:
         """Decode and validate a state; MalformedError names the first field that is wrong."""
         return decode(cls, data)
 
-    def view(self, player: int) -> dict[str, Any]:
+    def view(self, player: object) -> dict[str, Any]:
         """What `player` may see: everything but the undrawn pile's order (and the seed that
         fixes it); only the pile's size is shown, not even which tiles are in it."""
         if not isinstance(player, int) or isinstance(player, bool) or not 0 <= player < self.players:

@@ -15,7 +15,7 @@ True
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, NoReturn
 
 from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
@@ -23,7 +23,7 @@ from .family import Family
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
-from .registry import Preset, make_family
+from .registry import Preset, check_players, make_family
 from .round import Event, Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
 
@@ -60,21 +60,24 @@ class Match:
     @classmethod
     def new(
         cls,
-        variant: str,
-        players: int,
-        options: dict[str, Any] | None = None,
-        seed: int | None = None,
-        deal: dict[str, Any] | None = None,
-        setup: dict[str, Any] | None = None,
+        variant: object,
+        players: object,
+        options: object = None,
+        seed: object = None,
+        deal: object = None,
+        setup: object = None,
         no_deal: bool = False,
     ) -> tuple[Match, list[Event]]:
-        """A new match; deals the first round from `deal`, else from `seed`, unless `no_deal`."""
+        """A new match; deals the first round from `deal`, else from `seed`, unless `no_deal`.
+
+        Arguments are typed `object` because they are caller input: anything
+        else than the documented shapes is refused with MalformedError.
+        """
         p, family, effective = make_family(variant, players, options)
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED):
-            raise MalformedError(f"seed must be an integer in 0..2^64-1, not {seed!r}")
-        if seed is None and deal is None and not no_deal:
-            seed = secrets.randbits(63)
-        match = cls(p, family, effective, players, seed)
+        checked = _seed(seed, "seed")
+        if checked is None and deal is None and not no_deal:
+            checked = secrets.randbits(63)
+        match = cls(p, family, effective, check_players(p, players), checked)
         if setup is not None:
             match._setup(setup)
         if no_deal:
@@ -94,7 +97,7 @@ class Match:
         if "pot" in setup:
             self.ledger.pot = _nonneg(setup["pot"], "setup.pot")
 
-    def start_round(self, deal: dict[str, Any] | None = None) -> list[Event]:
+    def start_round(self, deal: object = None) -> list[Event]:
         """Deal the next round: explicitly, or from the match seed."""
         if self.match_over:
             raise IllegalActionError("the match is over")
@@ -144,13 +147,12 @@ class Match:
             return []
         return self.round.legal_actions()
 
-    def apply(self, action: str, seat: int | None = None) -> list[Event]:
-        """Apply one action of the seat to move; returns what happened."""
+    def apply(self, action: object, seat: object = None) -> list[Event]:
+        """Apply one action of the seat to move (`seat`, when given, must be that seat); returns what happened."""
         rnd = self.round
-        if (rnd is None or rnd.over or self.match_over or type(action) is not str
+        if (rnd is None or rnd.over or self.match_over or not isinstance(action, str)
                 or (seat is not None and seat != rnd.to_move)):
             self._refuse(action, seat)
-        assert rnd is not None
         events: list[Event] = []
         ended = rnd.apply(action, events)
         if rnd.last_score:
@@ -159,13 +161,12 @@ class Match:
             events.extend(self._finish(rnd))
         return events
 
-    def _refuse(self, action: object, seat: int | None) -> None:
+    def _refuse(self, action: object, seat: object) -> NoReturn:
         """Raise the precise reason why `action` cannot even be tried now."""
         if not isinstance(action, str):
             raise MalformedError(f"an action must be a string, not {type(action).__name__}")
         rnd = self._playing_round()
-        if seat is not None and seat != rnd.to_move:
-            raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
+        raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
 
     def _credit_in_play(self, rnd: Round, event: Event, events: list[Event]) -> None:
         """Points scored in play go to the ledger (the family may refuse some: exact target)."""
@@ -195,7 +196,7 @@ class Match:
         rnd.places = list(record["places"]) or None
         return events
 
-    def settle(self, ending: str, hands: list[list[str]], last_placer: int | None = None) -> list[Event]:
+    def settle(self, ending: object, hands: object, last_placer: object = None) -> list[Event]:
         """Score a round played at a physical table from the hands left."""
         if self.match_over:
             raise IllegalActionError("the match is over")
@@ -226,7 +227,7 @@ class Match:
         self.round_number += 1
         return self.family.finish_round(self, ending, masks, out, last_placer, None)
 
-    def timeout(self, seat: int) -> list[Event]:
+    def timeout(self, seat: object) -> list[Event]:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""
         if self.match_over:
             raise IllegalActionError("the match is over")
@@ -298,7 +299,7 @@ class Match:
             "timed_out": self.timed_out,
         }
 
-    def view(self, seat: int) -> dict[str, Any]:
+    def view(self, seat: object) -> dict[str, Any]:
         """What `seat` may see: its own hand, the others' sizes, never the boneyard order."""
         seat = _seat(seat, self.players, "seat")
         rnd = self.round
@@ -378,10 +379,7 @@ class Match:
             raise MalformedError("state must be an object")
         p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options") or {})
         players = int(data["players"])
-        seed = data.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED):
-            raise MalformedError("state.seed must be an integer in 0..2^64-1 or null")
-        match = cls(p, family, effective, players, seed)
+        match = cls(p, family, effective, players, _seed(data.get("seed"), "state.seed"))
         match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
         match.ledger = _ledger_from_dict(data.get("ledger") or {}, players, family.sides)
         nl = data.get("next_leader")
@@ -602,6 +600,12 @@ def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> di
         if record[key] and len(record[key]) != n:
             raise MalformedError(f"{where}.{key} must list {n} integers")
     return record
+
+
+def _seed(v: object, what: str) -> int | None:
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEED):
+        raise MalformedError(f"{what} must be an integer in 0..2^64-1 or null")
+    return v
 
 
 def _int(v: object, what: str) -> int:

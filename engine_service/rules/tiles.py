@@ -66,7 +66,7 @@ def tile_id(a: int, b: int) -> int:
         raise MalformedError(f"no tile {a}-{b} in the double-six set") from None
 
 
-def parse_tile(text: str) -> int:
+def parse_tile(text: object) -> int:
     """Parse `a-b` (either order) into a tile id; MalformedError otherwise."""
     t = NAME_TO_ID.get(text) if isinstance(text, str) else None
     if t is None:

@@ -50,7 +50,7 @@ class Tournament:
     # ------------------------------------------------------------ creation
 
     @classmethod
-    def create(cls, participants: list[str], seed: int, rating: list[str] | None = None) -> Tournament:
+    def create(cls, participants: object, seed: object, rating: object = None) -> Tournament:
         """A new tournament; `rating` names the best-rated first (they sit out round 1)."""
         if not isinstance(participants, list) or not all(isinstance(p, str) and p for p in participants):
             raise MalformedError("participants must be a list of non-empty names")
@@ -145,7 +145,7 @@ class Tournament:
 
     # ------------------------------------------------------------ recording
 
-    def record_round(self, points: list[int], winner: int) -> list[dict[str, Any]]:
+    def record_round(self, points: object, winner: object) -> list[dict[str, Any]]:
         """Record a round of the next four: points per seat (winner 0) and the winning seat."""
         players = self.next_players()
         if not isinstance(points, list) or len(points) != SEATS or not all(

@@ -107,7 +107,9 @@ def test_direct_decode_refuses_exactly_as_the_reference(variant: str) -> None:
 
 
 def _slots(layout: object) -> dict[str, object]:
-    return {name: getattr(layout, name) for name in type(layout).__slots__}  # type: ignore[attr-defined]
+    """Every attribute of a layout (`__mypyc_attrs__` names them when the rules are compiled)."""
+    names = getattr(type(layout), "__slots__", None) or type(layout).__mypyc_attrs__  # type: ignore[attr-defined]
+    return {name: getattr(layout, name) for name in names}
 
 
 @pytest.mark.parametrize(("variant", "players"), _cases())
