@@ -4,7 +4,7 @@
 # `domino bench engine` and `domino bench service`.
 #
 # The copy holds the whole engine_service package with engine_service/rules/*.py
-# and engine_service/codec.py compiled to extension modules (the rest stays Python).
+# and engine_service/codec.py and wire.py compiled to extension modules (the rest stays Python).
 # It is never built in place: next to the sources the .so files would shadow
 # the .py files for every import. The bench loads it in its own worker process
 # with PYTHONPATH=build/compiled (see clients/bench/engine.py), and so does a
@@ -23,7 +23,7 @@ mkdir -p "$OUT"
 # The package without caches or earlier build products.
 (cd "$ROOT" && tar --exclude='__pycache__' --exclude='*.so' -cf - engine_service) | (cd "$OUT" && tar -xf -)
 cd "$OUT"
-MYPYPATH="$ROOT/proto" "$PY" -m mypyc engine_service/rules/*.py engine_service/codec.py >"$OUT/mypyc.log" 2>&1 || { tail -40 "$OUT/mypyc.log" >&2; exit 1; }
+MYPYPATH="$ROOT/proto" "$PY" -m mypyc engine_service/rules/*.py engine_service/codec.py engine_service/wire.py >"$OUT/mypyc.log" 2>&1 || { tail -40 "$OUT/mypyc.log" >&2; exit 1; }
 rm -rf "$OUT/build"   # mypyc's C sources and objects
 "$PY" - "$ROOT" >"$OUT/SOURCE_HASH" <<'PYEOF'
 import sys

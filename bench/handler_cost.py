@@ -28,8 +28,12 @@ def main() -> int:
     if what == "apply":
         for _ in range(n):
             svc.Apply(pb.ApplyRequest.FromString(body), None).SerializeToString()  # type: ignore[arg-type]
-    elif what == "decode":  # what the servicer does with a request's state
-        decode = getattr(codec, "match_from_proto", None)
+    elif what == "decode":  # what the servicer does with a request's state (as of the checked-out commit)
+        try:
+            from engine_service import wire
+            decode = wire.match_from_proto
+        except ImportError:  # before engine_service.wire
+            decode = getattr(codec, "match_from_proto", None)
         for _ in range(n):
             if decode is not None:
                 decode(state)

@@ -25,7 +25,6 @@ from typing import Any, cast
 from domino.v1 import engine_pb2 as pb
 
 from engine_service.rules.errors import MalformedError
-from engine_service.rules.match import Match
 from engine_service.rules.notation import ARM_NAMES
 from engine_service.rules.tiles import NAME_TO_ID, NAMES, TILE_COUNT
 
@@ -39,8 +38,6 @@ __all__ = [
     "events_to_proto",
     "hands_from_proto",
     "hands_to_proto",
-    "match_from_proto",
-    "match_to_proto",
     "options_from_proto",
     "options_to_proto",
     "seat_view_to_proto",
@@ -711,16 +708,14 @@ def variants_from_proto(resp: pb.ListVariantsResponse) -> list[Json]:
     ]
 
 
-# ---------------------------------------------------------------- the direct path: Match <-> MatchState
+# ---------------------------------------------------------------- the direct path: Match -> SeatView
 #
-# The servicer's hot path. `match_from_proto(msg)` is `Match.from_dict(state_from_proto(msg))`
-# and `match_to_proto(m)` is `state_to_proto(m.to_dict())`, without the JSON-shaped dict and its
-# tile strings in between (tiles go from ids to bit sets and back through tables). Both are
-# checked equal to the reference path on random states of every variant (tests/bench). Anything
-# unusual (a state before its first deal, any input the direct path does not accept as it is)
-# takes the reference path, so errors and their messages are the reference path's, unchanged.
+# The servicer's hot path for a seat's view (`View`, Apply's `view_as`): `seat_view_to_proto(m, s)`
+# is `view_to_proto(m.view(s))`, without the JSON-shaped dict and its tile strings in between (tiles
+# go from bit sets to ids through tables). A state itself goes between `Match` and its bytes in
+# `engine_service.wire`, which uses the placement tables below. Both are checked equal to the
+# reference path on random states of every variant (tests/engine/test_wire.py).
 
-_BIT: tuple[int, ...] = tuple(1 << t for t in range(TILE_COUNT))
 #: Tile ids (ascending) of a 7-bit slice of a hand's bit set: _IDS[k][m] for bits 7k..7k+6.
 _IDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(7 * k + i for i in range(7) if m >> i & 1) for m in range(128)) for k in range(4)
@@ -750,12 +745,11 @@ def _placement_tables() -> tuple[dict[tuple[int, int, bool], tuple[int, int, boo
     return encode, lead, play
 
 
+_ENCODE_PLACEMENT: dict[tuple[int, int, bool], tuple[int, int, bool, bool]]
+_DECODE_LEAD: dict[tuple[int, bool], Any]
+_DECODE_PLAY: dict[tuple[int, int, bool], Any]
 _ENCODE_PLACEMENT, _DECODE_LEAD, _DECODE_PLAY = _placement_tables()
 _ARM_PB: tuple[int, ...] = tuple(_ARM_VALUE[name] for name in ARM_NAMES)
-#: _DECODE_ATTACH[tile][arm]: the placement of a tile on an arm (not closing); None for ARM_CENTER.
-_DECODE_ATTACH: tuple[tuple[Any, ...], ...] = tuple(
-    tuple(_DECODE_PLAY.get((t, arm, False)) for arm in range(max(_ARM_NAME) + 1)) for t in range(TILE_COUNT)
-)
 
 
 def _ids(hand: int) -> tuple[int, ...]:
@@ -796,64 +790,6 @@ def _ends_into(field: Any, layout: Any) -> None:
         e = add()
         e.arm = _ARM_PB[a]
         e.value = end[a]
-
-
-def match_to_proto(match: Any) -> pb.MatchState:
-    """`state_to_proto(match.to_dict())`, built straight from the match."""
-    try:
-        return _match_to_proto(match)
-    except Exception:  # noqa: BLE001 - the reference path raises the precise error (or agrees)
-        return state_to_proto(match.to_dict())
-
-
-def _match_to_proto(match: Any) -> pb.MatchState:
-    msg = pb.MatchState(variant=match.preset.name, players=match.players,
-                        round_number=match.round_number, match_over=match.match_over)
-    if match.overrides:
-        msg.options.update(options_to_proto(match.overrides))
-    if match.seed is not None:
-        msg.seed = match.seed
-    _ledger_into(msg.ledger, match.ledger, "state.ledger")
-    rnd = match.round
-    if rnd is not None:
-        r = msg.round
-        r.leader = rnd.leader
-        r.reserve = rnd.reserve
-        r.to_move = rnd.to_move
-        r.passes = rnd.passes
-        r.last_score = rnd.last_score
-        r.over = rnd.over
-        r.ending = ending_to_proto(rnd.ending, "state.round.ending")
-        layout = rnd.layout
-        r.count = layout.count()
-        add_hand = r.hands.add
-        for h in rnd.hands:
-            add_hand().tiles.extend(_ids(h))
-        if rnd.boneyard:
-            r.boneyard.extend(reversed(rnd.boneyard))
-        _layout_into(r.layout, layout)
-        if rnd.out:
-            r.out.extend(rnd.out)
-        if rnd.last_placer is not None:
-            r.last_placer = rnd.last_placer
-        if rnd.winner is not None:
-            r.winner = rnd.winner
-        if rnd.round_points is not None:
-            r.round_points.extend(rnd.round_points)
-        if rnd.places is not None:
-            r.places.extend(rnd.places)
-        _ends_into(r.ends, layout)
-    if match.next_leader is not None:
-        msg.next_leader = match.next_leader
-    if match.timed_out is not None:
-        msg.timed_out = match.timed_out
-    if match.losers:
-        msg.losers.extend(match.losers)
-    if match.winners:
-        msg.winners.extend(match.winners)
-    if match.rating:
-        msg.rating.extend(match.rating)
-    return msg
 
 
 def seat_view_to_proto(match: Any, seat: object) -> pb.SeatView:
@@ -903,81 +839,3 @@ def _seat_view_to_proto(match: Any, seat: int) -> pb.SeatView:
     if match.rating:
         msg.rating.extend(match.rating)
     return msg
-
-
-class _Unusual(Exception):
-    """The direct decoder leaves this state to the reference path."""
-
-
-def match_from_proto(msg: pb.MatchState, where: str = "state") -> Any:
-    """`Match.from_dict(state_from_proto(msg))`, without the tile strings in between."""
-    if msg.HasField("round"):
-        try:
-            return _match_from_proto(msg, where)
-        except Exception:  # noqa: BLE001,S110 - the reference path below names what is wrong
-            pass
-    return Match.from_dict(state_from_proto(msg, where))
-
-
-def _match_from_proto(msg: pb.MatchState, where: str) -> Any:
-    r = msg.round
-    _ends_from_proto(r.ends, f"{where}.round.ends")  # validated and ignored, as on the reference path
-    bit = _BIT
-    hands: list[int] = []
-    for h in r.hands:
-        tiles = h.tiles
-        m = 0
-        for t in tiles:
-            m |= bit[t]  # IndexError for an id above 27
-        if m.bit_count() != len(tiles):
-            raise _Unusual("a tile twice in a hand")
-        hands.append(m)
-    placements = []
-    first = True
-    attach = _DECODE_ATTACH
-    for p in r.layout:
-        if first:
-            if p.arm or p.closes:
-                raise _Unusual("a lead on an arm")
-            placements.append(_DECODE_LEAD[(p.tile, p.flipped)])
-            first = False
-            continue
-        if p.flipped:
-            raise _Unusual("flipped after the lead")
-        arm = p.arm
-        if arm <= 0:
-            raise _Unusual("ARM_CENTER (or a negative arm) after the lead")
-        placed = _DECODE_PLAY[(p.tile, arm, True)] if p.closes else attach[p.tile][arm]
-        if placed is None:
-            raise _Unusual("not a placement")
-        placements.append(placed)
-    rnd = {
-        "leader": r.leader,
-        "reserve": r.reserve,
-        "to_move": r.to_move,
-        "passes": r.passes,
-        "out": list(r.out),
-        "last_placer": r.last_placer if r.HasField("last_placer") else None,
-        "last_score": r.last_score,
-        "over": r.over,
-        "ending": ending_from_proto(r.ending, f"{where}.round.ending"),
-        "winner": r.winner if r.HasField("winner") else None,
-        "round_points": list(r.round_points) if r.round_points else None,
-        "places": list(r.places) if r.places else None,
-    }
-    data = {
-        "variant": msg.variant,
-        "players": msg.players,
-        "options": options_from_proto(msg.variant, msg.options),
-        "seed": msg.seed if msg.HasField("seed") else None,
-        "round_number": msg.round_number,
-        "ledger": _ledger_from_proto(msg.ledger, f"{where}.ledger"),
-        "round": rnd,
-        "next_leader": msg.next_leader if msg.HasField("next_leader") else None,
-        "match_over": msg.match_over,
-        "losers": list(msg.losers),
-        "winners": list(msg.winners),
-        "rating": list(msg.rating),
-        "timed_out": msg.timed_out if msg.HasField("timed_out") else None,
-    }
-    return Match.from_tiles(data, hands, list(r.boneyard), placements)

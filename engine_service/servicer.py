@@ -16,7 +16,7 @@ import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 
-from engine_service import codec, metrics, tournament_codec
+from engine_service import codec, metrics, tournament_codec, wire
 from engine_service.rules import (
     PRESETS,
     IllegalActionError,
@@ -38,16 +38,16 @@ def _load(request: Any) -> Match:
     """The match a request carries in its `state` field."""
     if not request.HasField("state"):
         raise MalformedError("state: required (pass back the state of the previous answer)")
-    match: Match = codec.match_from_proto(request.state)  # = Match.from_dict(codec.state_from_proto(...))
-    return match
+    return wire.match_from_proto(request.state)  # = Match.from_dict(codec.state_from_proto(...))
 
 
 def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
     try:
-        return pb.MatchResponse(
-            state=codec.match_to_proto(match), events=codec.events_to_proto(events))
+        response = pb.MatchResponse.FromString(wire.state_field(match))
+        response.events.extend(codec.events_to_proto(events))
     except MalformedError as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
+    return response
 
 
 def _view(match: Match, seat: int) -> pb.SeatView:

@@ -6,12 +6,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPILED = ROOT / "build" / "compiled"
+#: The modules of engine_service compiled besides the rules package (bench/build_compiled.sh).
+COMPILED_MODULES = ("codec.py", "wire.py")
 
 
 def source_hash(root: Path = ROOT) -> str:
-    """sha256 over the compiled sources (the rules package and the codec; names and contents)."""
+    """sha256 over the compiled sources (the rules package, the codec and wire; names and contents)."""
     h = hashlib.sha256()
-    sources = sorted((root / "engine_service" / "rules").glob("*.py")) + [root / "engine_service" / "codec.py"]
+    sources = sorted((root / "engine_service" / "rules").glob("*.py")) + [
+        root / "engine_service" / name for name in COMPILED_MODULES]
     for path in sources:
         h.update(path.name.encode())
         h.update(path.read_bytes())

@@ -6,7 +6,7 @@ module measures, per variant, on states taken at every decision of seeded
 random rounds:
 
 - ``proto``: what the gRPC servicer does: `MatchState` bytes -> `Match` and
-  `Match` -> bytes (the codec's direct path, `match_from_proto`/`match_to_proto`);
+  `Match` -> bytes (`engine_service.wire`: `decode_state`/`encode_state`);
   ``proto_*_via_dict``: the reference path through the JSON-shaped dict;
 - ``json``: the transparent REST state: compact JSON text <-> `Match`;
 - ``gateway_json_in``/``gateway_json_out``: what the REST gateway itself does with a
@@ -90,7 +90,7 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     """Per-decision serialize/parse costs and typical sizes for one variant."""
     from domino.v1 import engine_pb2 as pb
 
-    from engine_service import codec
+    from engine_service import codec, wire
     from engine_service.rules import Match
 
     states, mids, moves, seeds = sample(variant, players, games, seed)
@@ -102,26 +102,17 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     from_dict, to_proto, from_proto = Match.from_dict, codec.state_to_proto, codec.state_from_proto
     parse = pb.MatchState.FromString
     dumps, loads = json.dumps, json.loads
-    # What the servicer does: the codec's direct path when it has one, else through the dicts.
-    direct_encode = getattr(codec, "match_to_proto", None)
-    direct_decode = getattr(codec, "match_from_proto", None)
+    # What the servicer does: MatchState bytes <-> Match.
+    encode_state, decode_state = wire.encode_state, wire.decode_state
 
     def proto_encode() -> int:
-        if direct_encode is not None:
-            for m in states:
-                direct_encode(m).SerializeToString()
-        else:
-            for m in states:
-                to_proto(m.to_dict()).SerializeToString()
+        for m in states:
+            encode_state(m)
         return len(states)
 
     def proto_decode() -> int:
-        if direct_decode is not None:
-            for b in blobs:
-                direct_decode(parse(b))
-        else:
-            for b in blobs:
-                from_dict(from_proto(parse(b)))
+        for b in blobs:
+            decode_state(b)
         return len(blobs)
 
     def proto_encode_via_dict() -> int:
@@ -168,7 +159,7 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
         "variant": variant,
         "players": players,
         "states": len(states),
-        "proto_path": "direct" if direct_encode is not None and direct_decode is not None else "via dict",
+        "proto_path": "wire",
         "proto_encode_us": _best_per_item(proto_encode, repeat),
         "proto_decode_us": _best_per_item(proto_decode, repeat),
         "proto_encode_via_dict_us": _best_per_item(proto_encode_via_dict, repeat),
