@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test conformance lint typecheck bench bench-compiled clean proto
+.PHONY: install run test test-pure test-compiled compiled conformance lint typecheck bench bench-compiled clean proto
 
 $(STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,9 +24,23 @@ proto: $(STAMP)
 run: install
 	$(VENV)/bin/domino serve all
 
-## Run the whole test suite (unit, property, conformance on every surface, services).
-test: install
+## Run the whole test suite (unit, property, conformance on every surface, services),
+## then the rules, engine and conformance tests again on the mypyc-compiled build.
+test: test-pure test-compiled
+
+test-pure: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## The compiled build of the engine's hot modules (scripts/build_compiled.sh) in build/compiled.
+compiled: install
+	bash scripts/build_compiled.sh
+
+## The tests that exercise the compiled modules, with build/compiled first on the path (the
+## pytest script, not `python -m pytest`, which would put the sources first).
+COMPILED_TESTS := tests/rules tests/variants tests/engine tests/bench tests/peer \
+                  tests/test_conformance_library.py tests/test_doctests.py tests/test_build.py
+test-compiled: compiled
+	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled $(VENV)/bin/pytest -p no:cacheprovider $(COMPILED_TESTS)
 
 conformance: install
 	$(VENV)/bin/domino conformance tests/scenarios
@@ -44,8 +58,7 @@ bench: install
 	$(VENV)/bin/domino bench report
 
 ## The same with the mypyc-compiled rules side by side (needs gcc and the Python headers).
-bench-compiled: install
-	bash bench/build_compiled.sh
+bench-compiled: compiled
 	$(VENV)/bin/domino bench engine --compiled yes
 	$(VENV)/bin/domino bench report
 

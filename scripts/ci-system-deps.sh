@@ -7,6 +7,8 @@
 #                live scrape of the running engine and gateway (tests/deploy)
 #   podman       podman build --isolation=chroot of docker/Dockerfile.* (buildah, crun come with it)
 #   debootstrap  the local Debian base image those builds start FROM (docker/base-image.sh)
+#   gcc, python3-dev  the mypyc-compiled build that `make test` also tests (scripts/build_compiled.sh);
+#                python3-dev only when the venv's Python has no headers of its own
 #
 # kubectl (for `kubectl kustomize`) is not in Debian's archive: it ships on this kind
 # of machine's image; the k8s tests say so and skip when it is missing.
@@ -21,11 +23,14 @@ command -v podman      >/dev/null 2>&1 || need+=(podman)
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
 command -v h2load      >/dev/null 2>&1 || need+=(nghttp2-client)   # gRPC load for `domino bench service`
 command -v wrk         >/dev/null 2>&1 || need+=(wrk)              # HTTP load for `domino bench service`
+command -v gcc         >/dev/null 2>&1 || need+=(gcc)              # the compiled build
+python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    2>/dev/null || need+=(python3-dev)
 # de-duplicate
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
 
 if [ "${#need[@]}" -eq 0 ]; then
-    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk already installed"
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers already installed"
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPILED = ROOT / "build" / "compiled"
-#: The modules of engine_service compiled besides the rules package (bench/build_compiled.sh).
+#: The modules of engine_service compiled besides the rules package (scripts/build_compiled.sh).
 COMPILED_MODULES = ("codec.py", "wire.py")
 
 
@@ -26,8 +26,8 @@ def status(root: Path = ROOT) -> tuple[bool, str]:
     out = root / "build" / "compiled"
     stamp = out / "SOURCE_HASH"
     if not stamp.exists() or not list((out / "engine_service" / "rules").glob("*.so")):
-        return False, "no compiled copy: run bench/build_compiled.sh"
+        return False, "no compiled copy: run scripts/build_compiled.sh"
     built, now = stamp.read_text().strip(), source_hash(root)
     if built != now:
-        return False, f"compiled copy is stale (built from {built}, sources are {now}): rerun bench/build_compiled.sh"
+        return False, f"compiled copy is stale (built from {built}, sources are {now}): rerun scripts/build_compiled.sh"
     return True, f"build/compiled (source {now})"

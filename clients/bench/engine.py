@@ -15,7 +15,7 @@ Groups (the peers are in the same run, interleaved):
   has it): no peer.
 
 Each "ours" is measured twice when `build/compiled` holds a current mypyc build
-(bench/build_compiled.sh): pure Python and compiled, side by side.
+(scripts/build_compiled.sh): pure Python and compiled, side by side.
 """
 from __future__ import annotations
 

@@ -101,8 +101,11 @@ def service_tables(r: Json) -> list[str]:
     if "all" in r.get("skipped", {}):
         return out + [f"Not measured: {r['skipped']['all']}."]
     s = r["settings"]
+    behind = {"engine0": "the pure Python engine", "engine0-compiled": "the compiled engine"}.get(
+        r.get("rest_engine", "engine0"), r.get("rest_engine"))
     out.append(f"Run {s['started']}, {s['repeats']} interleaved saturation runs of {s['seconds']:g} s per path, "
-               f"{s['cpus']} CPUs, load average before {s['loadavg_before'][0]:.2f}.")
+               f"{s['cpus']} CPUs, load average before {s['loadavg_before'][0]:.2f}; the REST paths go "
+               f"through the gateway to {behind}.")
     out += ["", "| path | req/s at saturation | runs | load at half | req/s done | p50 ms | p90 ms | p99 ms |",
             "|---|---:|---|---|---:|---:|---:|---:|"]
     for name, p in r["paths"].items():

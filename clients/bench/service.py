@@ -11,8 +11,10 @@ Paths:
 - ``grpc_health``: gRPC `grpc.health.v1.Health/Check`, the floor of the stack;
 - ``grpc_apply``: gRPC `domino.v1.Engine/Apply` on a mid-round 4-player Kozel state;
 - ``grpc_health_compiled``, ``grpc_apply_compiled``: the same against a second
-  engine running the mypyc-compiled rules and codec (build/compiled, when current);
-- ``rest_readyz``: REST ``GET /readyz`` (gateway -> engine health);
+  engine on the mypyc-compiled build (build/compiled, when current), the build the
+  engine image runs;
+- ``rest_readyz``: REST ``GET /readyz`` (gateway -> engine health); the gateway
+  goes to the engine as the image ships it: the compiled one when there is one;
 - ``rest_apply_transparent``: REST apply with the JSON state;
 - ``rest_apply_sealed``: REST apply with a sealed state token.
 
@@ -392,7 +394,10 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
             rest_paths: list[Path_] = []
             why_no_rest = "--grpc-only" if grpc_only else _gateway_available()
             if why_no_rest is None:
-                rest_paths = _rest_setup(workdir, engine, procs, result)
+                # The gateway over the engine as the image ships it: on the compiled build when there is one.
+                rest_engine = engines.get("_compiled", engine)
+                result["rest_engine"] = rest_engine.name
+                rest_paths = _rest_setup(workdir, rest_engine, procs, result)
                 rest_runs = _interleaved(rest_paths, seconds, repeats, workdir, log)
                 runs.update(rest_runs)
                 result["ratios"]["rest_apply_sealed/rest_readyz"] = _ratio(
@@ -416,7 +421,8 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
                       f"p99 {lat['p99_ms']:.2f} ms", file=log, flush=True)
 
             if rest_paths:
-                result["scale_out"] = _scale_out(workdir, procs, seconds, repeats, log, result.pop("_keys"))
+                result["scale_out"] = _scale_out(workdir, procs, rest_engine, seconds, repeats, log,
+                                                 result.pop("_keys"))
         finally:
             for proc in reversed(procs):
                 proc.stop()
@@ -482,12 +488,13 @@ def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json) ->
     return _rest_paths(gw, workdir, keys, result)
 
 
-def _scale_out(workdir: Path, procs: list[Proc], seconds: float, repeats: int, log: Any, keys: str) -> Json:
-    """REST apply (sealed) at saturation: a gateway over one engine vs one over two, interleaved."""
+def _scale_out(workdir: Path, procs: list[Proc], engine: Proc, seconds: float, repeats: int, log: Any,
+               keys: str) -> Json:
+    """REST apply (sealed) at saturation: a gateway over `engine` vs one over it and a second like it."""
     one = next(p for p in procs if p.name == "gateway0")
-    second = start_engine(workdir, 1)
+    second = start_engine(workdir, 1, compiled=engine.name.endswith("-compiled"))
     procs.append(second)
-    engines = [next(p for p in procs if p.name == "engine0"), second]
+    engines = [engine, second]
     two = start_gateway(workdir, engines, keys, 1)
     procs.append(two)
     path_one = next(p for p in _rest_paths(one, workdir, keys, None, "-1") if p.name == "rest_apply_sealed")

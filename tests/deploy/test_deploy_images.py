@@ -250,6 +250,23 @@ def test_harness_root_is_read_only(images: dict[str, Image], tmp_path: Path) -> 
 # ------------------------------------------------------------------ smoke tests
 
 
+def test_engine_image_runs_the_compiled_build_of_these_sources(images: dict[str, Image], tmp_path: Path) -> None:
+    """The engine's hot modules are the mypyc-compiled ones (scripts/build_compiled.sh), built from this tree."""
+    from clients.bench.compiled import source_hash
+
+    image = images["engine"]
+    where = image.run(tmp_path, ["/opt/venv/bin/python", "-c",
+                                 "import engine_service.rules.match as m, engine_service.wire as w, "
+                                 "engine_service.servicer as s; print(m.__file__, w.__file__, s.__file__)"])
+    assert where.returncode == 0, where.stdout + where.stderr
+    match, wire, servicer = where.stdout.split()
+    for path in (match, wire):
+        assert path.startswith("/opt/domino/compiled/engine_service/") and path.endswith(".so"), path
+    assert servicer.startswith("/opt/domino/compiled/engine_service/") and servicer.endswith(".py")
+    stamp = image.rootfs / "opt" / "domino" / "compiled" / "SOURCE_HASH"
+    assert stamp.read_text().strip() == source_hash()
+
+
 def test_engine_image_starts_answers_and_reports_healthy(images: dict[str, Image], tmp_path: Path) -> None:
     from clients.engine_client import EngineClient
 

@@ -1,0 +1,44 @@
+"""Which build of the engine's hot modules this run tests: pure Python, or the mypyc-compiled copy.
+
+`make test` runs the suite on the sources, then the rules, engine and conformance tests
+again with ``PYTHONPATH=build/compiled`` and ``DOMINO_EXPECT_COMPILED=1``
+(scripts/build_compiled.sh). These tests make sure each pass really ran on the build it
+names: a copy that failed to load, or a path that put the sources first, would otherwise
+pass unnoticed on pure Python.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+from clients.bench.compiled import COMPILED_MODULES, ROOT, source_hash
+
+EXPECT_COMPILED = os.environ.get("DOMINO_EXPECT_COMPILED") == "1"
+HOT_MODULES = sorted(
+    [f"engine_service.rules.{p.stem}" for p in (ROOT / "engine_service" / "rules").glob("*.py")
+     if p.stem != "__init__"]
+    + [f"engine_service.{Path(name).stem}" for name in COMPILED_MODULES])
+
+
+@pytest.mark.parametrize("name", HOT_MODULES)
+def test_each_hot_module_comes_from_the_build_this_run_tests(name: str) -> None:
+    module = importlib.import_module(name)
+    origin = Path(module.__file__ or "")
+    assert (origin.suffix == ".so") is EXPECT_COMPILED, origin
+    if EXPECT_COMPILED:
+        assert origin.is_relative_to(ROOT / "build" / "compiled")
+    else:
+        assert origin == ROOT / Path(*name.split(".")).with_suffix(".py")
+
+
+def test_the_compiled_copy_was_built_from_these_sources() -> None:
+    stamp = ROOT / "build" / "compiled" / "SOURCE_HASH"
+    if EXPECT_COMPILED:
+        assert stamp.read_text().strip() == source_hash()
+    else:  # the pure pass reads the sources themselves, whatever build/compiled holds
+        import engine_service.rules as rules
+
+        assert Path(rules.__file__ or "").parent == ROOT / "engine_service" / "rules"
