@@ -193,6 +193,8 @@ class Kingdomino:
         if self.game_over:
             raise IllegalActionError("the game is over")
         mover = self.to_move
+        if player is not None and type(player) is not int:
+            raise MalformedError(f"player must be an integer, not {type(player).__name__}")
         if player is not None and player != mover:
             raise IllegalActionError(f"it is player {mover}'s turn, not player {player}'s")
         events: list[Event] = []

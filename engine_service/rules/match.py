@@ -151,7 +151,7 @@ class Match:
         """Apply one action of the seat to move (`seat`, when given, must be that seat); returns what happened."""
         rnd = self.round
         if (rnd is None or rnd.over or self.match_over or not isinstance(action, str)
-                or (seat is not None and seat != rnd.to_move)):
+                or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
             self._refuse(action, seat)
         events: list[Event] = []
         ended = rnd.apply(action, events)
@@ -165,6 +165,8 @@ class Match:
         """Raise the precise reason why `action` cannot even be tried now."""
         if not isinstance(action, str):
             raise MalformedError(f"an action must be a string, not {type(action).__name__}")
+        if seat is not None and type(seat) is not int:
+            raise MalformedError(f"seat must be an integer, not {type(seat).__name__}")
         rnd = self._playing_round()
         raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
 

@@ -217,6 +217,8 @@ def _refusals() -> list[tuple[str, Callable[[Match], Any], type[RulesError]]]:
         ("two doubles without double_pair", lambda m: m.apply("2-2@E+3-3@W"), IllegalActionError),
         ("the wrong seat", lambda m: m.apply("1-2@E", seat=2), IllegalActionError),
         ("a seat out of range", lambda m: m.apply("1-2@E", seat=9), IllegalActionError),
+        ("a seat that is not an integer", lambda m: m.apply("1-2@E", seat="1"), MalformedError),
+        ("a seat that is a boolean", lambda m: m.apply("1-2@E", seat=True), MalformedError),
         ("a deal during the round", lambda m: m.start_round({"hands": HANDS}), IllegalActionError),
         ("a settle during the round", lambda m: m.settle("out", [[], ["1-2"], ["2-2"], ["3-3"]]),
          IllegalActionError),

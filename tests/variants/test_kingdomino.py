@@ -403,6 +403,10 @@ def test_refusals_say_why_and_change_nothing() -> None:
         assert game.to_dict() == before, action
     with pytest.raises(IllegalActionError, match="player 0's turn"):
         game.apply("place 1 0,1 N", player=1)
+    for player in (True, "0", 0.0):
+        with pytest.raises(MalformedError, match="player must be an integer"):
+            game.apply("place 1 0,1 N", player=player)
+    assert game.to_dict() == before
     assert game.to_dict() == before
     game.apply("place 1 0,1 N", player=0)
     with pytest.raises(IllegalActionError, match="pick a tile of the next row first"):
