@@ -16,7 +16,7 @@ The protobuf path in `engine_service.codec` stays the definition of the format:
 It reads only the canonical encoding that protobuf writers produce (each
 field once, repeated numbers packed, values within their types' ranges).
 Anything else, and any state the rules refuse, goes to the protobuf path, so
-that errors and their messages come from there. tests/bench/test_direct_codec.py
+that errors and their messages come from there. tests/engine/test_wire.py
 compares both paths on states of every preset, and on corrupted ones.
 """
 from __future__ import annotations

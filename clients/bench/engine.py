@@ -161,6 +161,7 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
 
     workers: dict[str, Worker] = {}
     started = time.time()
+    loadavg_before = list(os.getloadavg())
     try:
         workers["ours"] = Worker("ours")
         if usable:
@@ -243,7 +244,7 @@ def run(seconds: float = 1.0, repeats: int = 5, games: int | None = None, compil
             "compiled": {"used": usable, "why": why},
             "workers": infos,
             "cpus": os.cpu_count(),
-            "loadavg_before": list(os.getloadavg()),
+            "loadavg_before": loadavg_before,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "wall_seconds": round(time.time() - started, 1),
         },

@@ -357,6 +357,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
     if tiny:
         seconds, repeats = 1.0, 1
     started = time.time()
+    loadavg_before = list(os.getloadavg())
     procs: list[Proc] = []
     with tempfile.TemporaryDirectory(prefix="domino-bench-") as tmp:
         workdir = Path(tmp)
@@ -427,7 +428,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
             for proc in reversed(procs):
                 proc.stop()
     result["settings"] = {"seconds": seconds, "repeats": repeats, "tiny": tiny, "cpus": os.cpu_count(),
-                          "loadavg_before": list(os.getloadavg()),
+                          "loadavg_before": loadavg_before,
                           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                           "wall_seconds": round(time.time() - started, 1)}
     result["checks"] = _checks(result)
