@@ -27,8 +27,10 @@ from domino.v1 import engine_pb2 as pb
 
 from engine_service import codec
 from engine_service.rules.errors import MalformedError
+from engine_service.rules.ledger import Ledger
 from engine_service.rules.match import Match
 from engine_service.rules.notation import Placement
+from engine_service.rules.round import Round
 from engine_service.rules.tiles import TILE_COUNT
 
 __all__ = ["decode_state", "encode_state", "match_from_proto", "match_to_proto", "state_field"]
@@ -110,7 +112,7 @@ def _hand_field(mask: int) -> bytes:
     return b"\x12" + _BYTE[len(ids) + 2] + b"\x0a" + _BYTE[len(ids)] + ids
 
 
-def _ledger(ledger: Any) -> bytes:
+def _ledger(ledger: Ledger) -> bytes:
     parts = [_packed(b"\x0a", ledger.written, True), _packed(b"\x12", ledger.remembered, True)]
     if ledger.pot:
         parts.append(b"\x18" + _i32(ledger.pot))
@@ -121,7 +123,7 @@ def _ledger(ledger: Any) -> bytes:
     return b"".join(parts)
 
 
-def _round(rnd: Any) -> bytes:
+def _round(rnd: Round) -> bytes:
     parts: list[bytes] = []
     if rnd.leader:
         parts.append(b"\x08" + _u32(rnd.leader))
