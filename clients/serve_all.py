@@ -134,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             port = args.engine_port if i == 0 else 0
             metrics_port = args.engine_metrics_port if i == 0 else 0
             children.append(_start(f"engine {i + 1}", [
-                sys.executable, "-m", "engine_service", "--host", args.host, "--port", str(port),
+                # -P: the working directory must not come before PYTHONPATH (build/compiled)
+                sys.executable, "-P", "-m", "engine_service", "--host", args.host, "--port", str(port),
                 "--metrics-port", str(metrics_port)], env))
         engines = [str(c.address["grpc"]) for c in children]
         children.append(_start("gateway", [

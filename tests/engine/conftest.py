@@ -70,7 +70,8 @@ def start_engine(*args: str, env: dict[str, str] | None = None,
     """Start an engine on free ports (unless `args` say otherwise) and wait for its address line."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGINE_")}
     full_env.update(env or {})
-    argv = (command or [sys.executable, "-m", "engine_service"]) + [
+    # -P: the repository (cwd) must not come before PYTHONPATH, so the compiled pass runs the compiled engine
+    argv = (command or [sys.executable, "-P", "-m", "engine_service"]) + [
         "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0", "--grace", "2", *args]
     # closed by EngineProcess.stop (or below when the start fails)
     log_file = tempfile.NamedTemporaryFile("w+", prefix="engine-", suffix=".log")  # noqa: SIM115

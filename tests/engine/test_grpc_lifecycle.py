@@ -148,14 +148,14 @@ def test_metrics_can_be_turned_off(engine_factory: Callable[..., Any]) -> None:
 
 def test_a_busy_port_is_an_error_not_a_shared_port(engine: Any) -> None:
     port = engine.address.rsplit(":", 1)[1]
-    proc = subprocess.run([sys.executable, "-m", "engine_service", "--port", port, "--metrics-port", "off"],
+    proc = subprocess.run([sys.executable, "-P", "-m", "engine_service", "--port", port, "--metrics-port", "off"],
                           capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 1 and proc.stdout == ""
     assert "cannot bind gRPC" in proc.stderr
 
 
 def test_bad_flags_exit_with_status_2() -> None:
-    proc = subprocess.run([sys.executable, "-m", "engine_service", "--workers", "0"],
+    proc = subprocess.run([sys.executable, "-P", "-m", "engine_service", "--workers", "0"],
                           capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 2 and "--workers" in proc.stderr
 
