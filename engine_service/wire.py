@@ -296,10 +296,11 @@ def _sint(fields: dict[int, Any], number: int) -> int:
     return _signed(v)
 
 
-def _optional(fields: dict[int, Any], number: int, signed: bool = False) -> int | None:
+def _optional(fields: dict[int, Any], number: int, signed: bool = False, limit: int = _U32) -> int | None:
+    """An `optional` field: None when absent, else an int32 (`signed`) or a uint below `limit`."""
     if number not in fields:
         return None
-    return _sint(fields, number) if signed else _uint(fields, number)
+    return _sint(fields, number) if signed else _uint(fields, number, limit)
 
 
 def _flag(fields: dict[int, Any], number: int) -> bool:
@@ -452,7 +453,7 @@ def _decode(data: bytes) -> Match:
         "variant": variant,
         "players": _uint(f, 2),
         "options": codec.options_from_proto(variant, _options(f.get(3, []))),
-        "seed": _optional_u64(f, 4),
+        "seed": _optional(f, 4, limit=_U64),
         "round_number": _uint(f, 5),
         "ledger": _ledger_from(f.get(6, b"")),
         "round": rnd,
@@ -464,10 +465,6 @@ def _decode(data: bytes) -> Match:
         "timed_out": _optional(f, 13),
     }
     return Match.from_tiles(state, hands, _numbers(g, 3), placements)
-
-
-def _optional_u64(fields: dict[int, Any], number: int) -> int | None:
-    return _uint(fields, number, _U64) if number in fields else None
 
 
 def decode_state(data: bytes) -> Match:

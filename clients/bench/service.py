@@ -97,12 +97,12 @@ def _start(name: str, argv: list[str], env: dict[str, str], workdir: Path, key: 
 def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
     """An engine with its default settings; `compiled`: with the mypyc-compiled rules and codec."""
     env = dict(os.environ)
-    argv = [sys.executable, "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
+    # -P: the working directory must not come before PYTHONPATH (build/compiled), as in serve_all
+    argv = [sys.executable, "-P", "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
     if compiled:
         from clients.bench.compiled import COMPILED
 
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(COMPILED), env.get("PYTHONPATH", "")) if p)
-        argv.insert(1, "-P")  # the working directory must not shadow build/compiled
     return _start(f"engine{index}{'-compiled' if compiled else ''}", argv, env, workdir, "grpc")
 
 
