@@ -1,25 +1,29 @@
-"""The gateway's side of the gRPC engine: one lazily made channel per process, typed failures.
+"""The gateway's side of the gRPC engine: the JSON face, one lazily made channel per process, typed failures.
 
-The channel comes from `clients.engine_client.EngineClient`, which creates it
-on first use in each process (so a gunicorn worker never inherits one across
-fork) with the service config that retries UNAVAILABLE and balances round-robin
-over every address of the target. The gateway calls the generated stub with
-protobuf messages (a sealed state never needs decoding to JSON) and a deadline
-on every call, observes each call's latency, and turns gRPC statuses into the
-exceptions below. `api_gateway.problems` maps those to HTTP in one place.
+The gateway calls `domino.v1.JsonEngine` (the engine's calls in the JSON of
+docs/rest.md): it sends a request's arguments as JSON and, in sealed mode, the
+state's bytes from the token, and gets the answer's JSON (and the new state's
+bytes) back, so it never reads a state. The channel is the contract's
+`domino.v1.channel.EngineChannel` (made on first use in each process, retries on
+UNAVAILABLE, round-robin over every address of the target); every call has a
+deadline, its latency is observed, and a status other than OK becomes one of the
+exceptions below through the contract's one table (`domino.v1.errors`).
+`api_gateway.problems` maps those to HTTP.
 """
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import grpc
+import orjson
+from domino.v1 import engine_pb2 as pb
+from domino.v1.channel import JSON_ENGINE, EngineChannel
+from domino.v1.errors import Refusal, refusal_of
 
 from api_gateway import metrics
-from clients.engine_client import EngineClient, EngineError
-from engine_service.rules.errors import RulesError
-from engine_service.status import MISDEAL_PREFIX
 
 __all__ = [
     "Engine",
@@ -32,9 +36,9 @@ __all__ = [
     "EngineUnavailable",
 ]
 
-# "state.round.hands[2].tiles[0]: tile id 31 ..." -> the codec's and rules' field path.
 PROBE_TIMEOUT = 1.0
 
+# "state.round.hands[2].tiles[0]: tile id 31 ..." -> the rules' field path.
 _FIELD = re.compile(r"^([A-Za-z_][\w]*(?:\[\d+\]|\.[A-Za-z_]\w*)*): ")
 
 
@@ -81,14 +85,16 @@ class EngineFailed(EngineProblem):
         self.code = code
 
 
+_REFUSED: dict[Refusal, type[EngineProblem]] = {
+    Refusal.MALFORMED: EngineMalformed, Refusal.ILLEGAL: EngineIllegal, Refusal.MISDEAL: EngineMisdeal,
+}
+
+
 def problem_for_status(code: grpc.StatusCode, details: str, method: str) -> EngineProblem:
     """The typed exception for a gRPC status other than OK."""
-    if code == grpc.StatusCode.INVALID_ARGUMENT:
-        return EngineMalformed(details, method)
-    if code == grpc.StatusCode.FAILED_PRECONDITION:
-        if details.startswith(MISDEAL_PREFIX):
-            return EngineMisdeal(details, method)
-        return EngineIllegal(details, method)
+    refusal = refusal_of(code, details)
+    if refusal is not None:
+        return _REFUSED[refusal](details, method)
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED):
         return EngineUnavailable(details, method)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -97,22 +103,33 @@ def problem_for_status(code: grpc.StatusCode, details: str, method: str) -> Engi
 
 
 class Engine:
-    """Calls `domino.v1.Engine` with protobuf messages; one instance per app, safe across fork."""
+    """Calls `domino.v1.JsonEngine`; one instance per app, safe across fork."""
 
     def __init__(self, target: str, timeout: float, attempts: int = 4) -> None:
         self.target = target
         self.timeout = timeout
-        self._client = EngineClient(target, timeout=timeout, max_attempts=attempts)
-        # Readiness gets its own short deadline (a probe must answer before the kubelet gives up).
-        # (The retry policy covers domino.v1.Engine only, not the health service.)
-        self._probe = EngineClient(target, timeout=min(timeout, PROBE_TIMEOUT), max_attempts=2)
+        self._channel = EngineChannel(target, max_attempts=attempts)
+        # Readiness gets its own short deadline (a probe must answer before the kubelet gives up),
+        # on its own channel.
+        self._probe = EngineChannel(target, max_attempts=2)
+        self._probe_timeout = min(timeout, PROBE_TIMEOUT)
 
-    def call(self, method: str, request: Any) -> Any:
-        """`method` (e.g. "Apply") with `request`, within the deadline; raises an `EngineProblem`."""
+    def call(self, method: str, args: Mapping[str, Any], state: bytes = b"") -> pb.JsonAnswer:
+        """`method` (e.g. "Apply") with `args` (and a sealed `state`) within the deadline.
+
+        Raises an `EngineProblem`: the engine's refusal, or its failure. Arguments JSON
+        cannot carry (an integer beyond 64 bits) are refused here as malformed.
+        """
+        try:
+            encoded = orjson.dumps(args)
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            raise EngineMalformed(f"request: {exc} (integers are limited to 64 bits)", method) from None
         start = time.perf_counter()
         code = "OK"
         try:
-            return getattr(self._client.stub, method)(request, timeout=self.timeout)
+            reply: pb.JsonAnswer = getattr(self._channel.json, method)(
+                pb.JsonCall(args=encoded, state=state), timeout=self.timeout)
+            return reply
         except grpc.RpcError as err:
             status: grpc.StatusCode = err.code()
             details: str = err.details() or ""
@@ -122,19 +139,21 @@ class Engine:
             metrics.observe_engine_call(method, code, time.perf_counter() - start)
 
     def ready(self) -> tuple[bool, str]:
-        """(True, "SERVING") when the engine's health service says it serves domino.v1.Engine."""
+        """(True, "SERVING") when the engine's health service says it serves the JSON face."""
         start = time.perf_counter()
         try:
-            status = self._probe.health()
-        except EngineError as exc:
-            metrics.observe_engine_call("HealthCheck", exc.code.name, time.perf_counter() - start)
-            return False, exc.code.name
-        except RulesError as exc:  # the client maps INVALID_ARGUMENT (e.g. a bad target) to the rules' errors
+            status = self._probe.health(self._probe_timeout, JSON_ENGINE)
+        except grpc.RpcError as err:
+            code = err.code()
+            name = code.name if code is not None else "UNKNOWN"
+            metrics.observe_engine_call("HealthCheck", name, time.perf_counter() - start)
+            return False, name
+        except ValueError as exc:  # grpcio refuses a target it cannot parse
             metrics.observe_engine_call("HealthCheck", "INVALID_ARGUMENT", time.perf_counter() - start)
             return False, f"INVALID_ARGUMENT: {exc}"
         metrics.observe_engine_call("HealthCheck", "OK", time.perf_counter() - start)
         return status == "SERVING", status
 
     def close(self) -> None:
-        self._client.close()
+        self._channel.close()
         self._probe.close()

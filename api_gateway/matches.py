@@ -1,85 +1,71 @@
-"""What each /v1 call does with the engine, in either state mode; no Flask and no rules here.
+"""What each /v1/matches call asks the engine, in either state mode; no Flask and no rules here.
 
 A request carries its match in one of two ways (`CarrierSchema`):
 
-- transparent: ``state``, the rules' JSON state, converted to protobuf by
-  `engine_service.codec`; the answer carries the new state.
+- transparent: ``state``, the JSON state of a previous answer. The gateway hands
+  the request's arguments to the engine's JSON face as they are (the state
+  unread) and answers the engine's JSON as it comes: the new state and events.
 - sealed: ``token`` and ``seat_key``. The token is opened (`api_gateway.tokens`),
-  the key says who is acting (a seat, or the match's host), and the answer
-  carries a new token plus the caller's own view from the engine (its View call,
-  or for an action the view Apply returns with ``view_as``), never the state:
-  no other seat's hand, no boneyard order, no seed. Events are redacted the
-  same way (another seat's drawn tile becomes null).
+  the key says who is acting (a seat, or the match's host), and the engine gets
+  the state's bytes with ``view_as`` naming that caller: it answers the caller's
+  own view and the events as the caller may see them (another seat's drawn tile
+  null), and the new state's bytes, which go into the new token. No other seat's
+  hand, no boneyard order and no seed ever reach a sealed caller.
 
-Whether an action is legal is always the engine's answer. The only decisions
-taken here are about who may ask what in sealed mode: a seat acts only as
-itself (the engine is told the acting seat and refuses when it is not that
-seat's turn), and calls whose input a seat could forge (settling from declared
-hands, an explicit deal) are transparent-mode only.
+Whether an action is legal, and every conversion of a state, is the engine's.
+The only decisions taken here are about who may ask what in sealed mode: a seat
+acts only as itself (the engine is told the acting seat and refuses when it is
+not that seat's turn), and calls whose input a seat could forge (settling from
+declared hands, an explicit deal) are transparent-mode only.
+
+Answers are JSON bytes: the engine's answer itself, or for sealed mode the
+token, match id and version put in front of it (`_sealed_answer`).
 """
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domino.v1 import engine_pb2 as pb
-from google.protobuf.message import DecodeError
+import orjson
 
-from api_gateway.engine import Engine, EngineIllegal, EngineMalformed
+from api_gateway.engine import Engine
 from api_gateway.problems import Problem, SealedForbidden, SealedModeDisabled, UnknownVariant
-from api_gateway.tokens import (
-    KeyRing,
-    Principal,
-    Sealed,
-    TokenError,
-    host_key,
-    new_sealed,
-    principal_for,
-    seat_key,
-)
-from engine_service import codec
+from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
 
-#: In sealed mode a replay is a series of Apply calls (each for the key's seat): keep it short.
+#: In sealed mode a replay carries a seat's own actions: keep it short.
 MAX_SEALED_REPLAY = 32
 VARIANTS_TTL = 60.0
+#: What a request body says about its carrier and mode: never forwarded to the engine.
+_ENVELOPE = frozenset({"token", "seat_key", "mode"})
 
 
 @dataclass(frozen=True, slots=True)
 class Carried:
-    """The match a request carries: the state, and for sealed requests the token and the caller."""
+    """The match a request carries: for sealed requests the opened token and who is calling."""
 
-    state: pb.MatchState
+    args: Json
     sealed: Sealed | None = None
     principal: Principal | None = None
 
     @property
-    def is_sealed(self) -> bool:
-        return self.sealed is not None
+    def viewer(self) -> int | str:
+        """`view_as` for the engine: the caller's seat, or "host"."""
+        assert self.principal is not None
+        return HOST if self.principal.seat is None else self.principal.seat
 
 
-def _typed_default(option: Json) -> Json:
-    """The variant listing's option default as a JSON value of the option's type."""
-    text, kind = option.get("default"), option.get("type")
-    if kind == "bool" and text in ("true", "false"):
-        return {**option, "default": text == "true"}
-    if kind == "int" and isinstance(text, str) and text.lstrip("-").isdigit():
-        return {**option, "default": int(text)}
-    return option
-
-
-def redact_events(events: Iterable[Json], viewer: int | None) -> list[Json]:
-    """Events as `viewer` may see them: another seat's drawn tile is hidden (None: the host)."""
-    out = []
-    for event in events:
-        if event.get("type") == "drew" and event.get("seat") != viewer:
-            event = {**event, "tile": None}
-        out.append(event)
-    return out
+def _sealed_answer(keys: KeyRing, sealed: Sealed, answer: bytes, extra: Json | None = None) -> bytes:
+    """``{"token", "match_id", "seq", **extra}`` followed by the members of the engine's JSON answer."""
+    head = orjson.dumps({"token": keys.seal(sealed), "match_id": sealed.match_id_hex, "seq": sealed.seq,
+                         **(extra or {})})
+    if answer == b"{}":
+        return head
+    return head[:-1] + b"," + answer[1:]
 
 
 class Matches:
@@ -100,9 +86,7 @@ class Matches:
         cached = self._variants
         if cached is not None and now - cached[0] < VARIANTS_TTL:
             return cached[1]
-        reply = self.engine.call("ListVariants", pb.ListVariantsRequest())
-        listing = [{**v, "options": [_typed_default(o) for o in v["options"]]}
-                   for v in codec.variants_from_proto(reply)]
+        listing: list[Json] = orjson.loads(self.engine.call("ListVariants", {}).answer)["variants"]
         with self._variants_lock:
             self._variants = (now, listing)
         return listing
@@ -123,44 +107,20 @@ class Matches:
 
     def load(self, body: Mapping[str, Any]) -> Carried:
         """The match of a validated request body (exactly one of state or token + seat_key)."""
-        if "state" in body:
-            return Carried(codec.state_to_proto(body["state"]))
+        args = {k: v for k, v in body.items() if k not in _ENVELOPE}
+        if "token" not in body:
+            return Carried(args)
         sealed = self.keys.open(body["token"])
-        try:
-            state = pb.MatchState.FromString(sealed.state)
-        except DecodeError:  # authentic yet unreadable: sealed by an incompatible gateway version
-            raise TokenError("token: its state cannot be read by this gateway version") from None
-        return Carried(state, sealed, principal_for(sealed, body["seat_key"], state.players))
+        return Carried(args, sealed, principal_for(sealed, body["seat_key"]))
 
-    def _view(self, state: pb.MatchState, principal: Principal, given: pb.SeatView | None = None) -> Json:
-        """The caller's view: its seat's, or for the host the public part of seat 0's.
-
-        `given`: that seat's view of `state`, already answered by the engine (Apply's `view_as`).
-        """
-        seat = 0 if principal.seat is None else principal.seat
-        if given is None:
-            given = self.engine.call("View", pb.ViewRequest(state=state, seat=seat))
-        view = codec.view_from_proto(given)
-        if principal.seat is None:
-            view.update(seat=None, hand=[], legal=[])
-        return view
-
-    def _answer(self, carried: Carried, state: pb.MatchState, events: Iterable[pb.Event],
-                changed: bool = True, view: pb.SeatView | None = None) -> Json:
-        """The answer of a call that produced `state`: the state itself, or a new token and a view.
-
-        `view`: the caller's view of `state` when the engine already answered it (else a View call).
-        """
-        if carried.sealed is None or carried.principal is None:
-            return {"state": codec.state_from_proto(state), "events": codec.events_from_proto(events)}
-        sealed = carried.sealed.advanced(state.SerializeToString()) if changed else carried.sealed
-        return {
-            "token": self.keys.seal(sealed),
-            "match_id": sealed.match_id_hex,
-            "seq": sealed.seq,
-            "view": self._view(state, carried.principal, view),
-            "events": redact_events(codec.events_from_proto(events), carried.principal.seat),
-        }
+    def _call(self, method: str, carried: Carried, args: Json | None = None) -> bytes:
+        """`method` on the carried match: the answer's JSON, in sealed mode with the next token in front."""
+        if carried.sealed is None:
+            return self.engine.call(method, carried.args if args is None else args).answer
+        reply = self.engine.call(method, {**(carried.args if args is None else args), "view_as": carried.viewer},
+                                 carried.sealed.state)
+        sealed = carried.sealed.advanced(reply.state) if reply.state else carried.sealed
+        return _sealed_answer(self.keys, sealed, reply.answer)
 
     @staticmethod
     def _acting_seat(carried: Carried, requested: int | None, what: str) -> int | None:
@@ -176,111 +136,58 @@ class Matches:
 
     # ------------------------------------------------------------ calls
 
-    def new_match(self, body: Mapping[str, Any]) -> Json:
-        sealed_mode = body.get("mode") == "sealed"
-        if sealed_mode:
-            self.keys  # noqa: B018 - 501 before the engine is asked, when sealed mode is off
-        request = pb.NewMatchRequest(variant=body["variant"], players=codec.uint32(body["players"], "players"),
-                                     options=codec.options_to_proto(body.get("options")),
-                                     no_deal=bool(body.get("no_deal", False)))
-        if body.get("seed") is not None:
-            request.seed = codec.uint64(body["seed"], "seed")
-        if body.get("deal") is not None:
-            request.deal.CopyFrom(codec.deal_to_proto(body["deal"]))
-        codec.setup_to_proto(body.get("setup"), request)
-        reply = self.engine.call("NewMatch", request)
-        if not sealed_mode:
-            return self._answer(Carried(reply.state), reply.state, reply.events)
-        sealed = new_sealed(reply.state.SerializeToString())
-        host = Principal(None)
-        answer = self._answer(Carried(reply.state, sealed, host), reply.state, reply.events, changed=False)
-        answer["seat_keys"] = [seat_key(sealed, s) for s in range(reply.state.players)]
-        answer["host_key"] = host_key(sealed)
-        return answer
+    def new_match(self, body: Mapping[str, Any]) -> bytes:
+        args = {k: v for k, v in body.items() if k not in _ENVELOPE}
+        if body.get("mode") != "sealed":
+            return self.engine.call("NewMatch", args).answer
+        keys = self.keys  # 501 before the engine is asked, when sealed mode is off
+        reply = self.engine.call("NewMatch", {**args, "view_as": HOST})
+        sealed = new_sealed(reply.state)
+        return _sealed_answer(keys, sealed, reply.answer, {
+            "seat_keys": [seat_key(sealed, s) for s in range(body["players"])],
+            "host_key": host_key(sealed),
+        })
 
-    def legal(self, body: Mapping[str, Any]) -> Json:
+    def legal(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
-        if carried.principal is None:
-            reply = self.engine.call("LegalActions", pb.StateRequest(state=carried.state))
-            return {"seat": reply.seat, "actions": list(reply.actions)}
-        # Another seat's legal actions would reveal its tiles: ask for the caller's view instead.
-        view = self._view(carried.state, carried.principal)
-        return {"seat": view["to_move"], "actions": view["legal"]}
+        if carried.sealed is None:
+            return self.engine.call("LegalActions", carried.args).answer
+        # Sealed: the engine shows the actions only to the seat to move; the token is unchanged.
+        return self.engine.call("LegalActions", {"view_as": carried.viewer}, carried.sealed.state).answer
 
-    def apply(self, body: Mapping[str, Any]) -> Json:
+    def apply(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
         seat = self._acting_seat(carried, body.get("seat"), "act")
-        request = pb.ApplyRequest(state=carried.state, action=body["action"])
+        args = dict(carried.args)
         if seat is not None:
-            request.seat = codec.uint32(seat, "seat")
-        if carried.principal is None:
-            reply = self.engine.call("Apply", request)
-            return self._answer(carried, reply.state, reply.events)
-        # Sealed: the acting seat's view of the new state comes back with the same call (one engine call).
-        # An engine older than `view_as` answers without a view: then a View call, as before.
-        request.view_as = request.seat
-        reply = self.engine.call("Apply", request)
-        view = reply.view if reply.HasField("view") else None
-        return self._answer(carried, reply.state, reply.events, view=view)
+            args["seat"] = seat
+        return self._call("Apply", carried, args)
 
-    def replay(self, body: Mapping[str, Any]) -> Json:
+    def replay(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
-        actions: list[str] = list(body["actions"])
-        if carried.principal is None:
-            reply = self.engine.call("Replay", pb.ReplayRequest(state=carried.state, actions=actions))
-            return {**self._answer(carried, reply.state, reply.events),
-                    "applied": reply.applied, "ok": reply.ok, "failed_index": reply.failed_index,
-                    "reason": reply.reason, "error_kind": reply.error_kind}
-        return self._sealed_replay(carried, actions)
-
-    def _sealed_replay(self, carried: Carried, actions: list[str]) -> Json:
-        """A seat's own actions one Apply at a time (Replay has no acting seat to check)."""
+        if carried.sealed is None:
+            return self._call("Replay", carried)
         seat = self._acting_seat(carried, None, "replay actions")
-        if len(actions) > MAX_SEALED_REPLAY:
+        if len(body["actions"]) > MAX_SEALED_REPLAY:
             raise Problem.of("validation-error", f"actions: at most {MAX_SEALED_REPLAY} in sealed mode",
                              field="actions", errors={"actions": [f"at most {MAX_SEALED_REPLAY} in sealed mode"]})
-        state = carried.state
-        events: list[pb.Event] = []
-        applied, reason, kind = 0, "", ""
-        for action in actions:
-            try:
-                reply = self.engine.call("Apply", pb.ApplyRequest(state=state, action=action, seat=seat))
-            except (EngineIllegal, EngineMalformed) as refused:
-                reason = refused.details
-                kind = "illegal" if isinstance(refused, EngineIllegal) else "malformed"
-                break
-            state = reply.state
-            events.extend(reply.events)
-            applied += 1
-        ok = applied == len(actions)
-        return {**self._answer(carried, state, events, changed=applied > 0),
-                "applied": applied, "ok": ok, "failed_index": -1 if ok else applied,
-                "reason": reason, "error_kind": kind}
+        # Each action must be the key's seat's own (the engine checks the seat to move before each).
+        return self._call("Replay", carried, {**carried.args, "seat": seat})
 
-    def settle(self, body: Mapping[str, Any]) -> Json:
+    def settle(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
-        if carried.is_sealed:
-            raise SealedForbidden("settle scores hands as declared by the caller: transparent mode only",
-                                  "token")
-        request = pb.SettleRequest(state=carried.state, ending=codec.ending_to_proto(body["ending"], "ending"),
-                                   hands=codec.hands_to_proto(body["hands"], "hands"))
-        if body.get("last_placer") is not None:
-            request.last_placer = codec.uint32(body["last_placer"], "last_placer")
-        reply = self.engine.call("Settle", request)
-        return self._answer(carried, reply.state, reply.events)
+        if carried.sealed is not None:
+            raise SealedForbidden("settle scores hands as declared by the caller: transparent mode only", "token")
+        return self._call("Settle", carried)
 
-    def next_round(self, body: Mapping[str, Any]) -> Json:
+    def next_round(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
-        request = pb.StartRoundRequest(state=carried.state)
-        if body.get("deal") is not None:
-            if carried.is_sealed:
-                raise SealedForbidden("a sealed match deals from its seed: an explicit deal would let the "
-                                      "caller choose the hands", "deal")
-            request.deal.CopyFrom(codec.deal_to_proto(body["deal"]))
-        reply = self.engine.call("StartRound", request)
-        return self._answer(carried, reply.state, reply.events)
+        if carried.sealed is not None and body.get("deal") is not None:
+            raise SealedForbidden("a sealed match deals from its seed: an explicit deal would let the "
+                                  "caller choose the hands", "deal")
+        return self._call("StartRound", carried)
 
-    def timeout(self, body: Mapping[str, Any]) -> Json:
+    def timeout(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
         seat = body.get("seat")
         principal = carried.principal
@@ -289,19 +196,17 @@ class Matches:
         if seat is None:
             raise Problem.of("validation-error", "seat: required", field="seat",
                              errors={"seat": ["Missing data for required field."]})
-        reply = self.engine.call("Timeout", pb.TimeoutRequest(state=carried.state, seat=codec.uint32(seat, "seat")))
-        return self._answer(carried, reply.state, reply.events)
+        return self._call("Timeout", carried, {**carried.args, "seat": seat})
 
-    def view(self, body: Mapping[str, Any]) -> Json:
+    def view(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
         seat = body.get("seat")
         principal = carried.principal
-        if principal is None:
+        if carried.sealed is None or principal is None:
             if seat is None:
                 raise Problem.of("validation-error", "seat: required in transparent mode", field="seat",
                                  errors={"seat": ["Missing data for required field."]})
-            return codec.view_from_proto(
-                self.engine.call("View", pb.ViewRequest(state=carried.state, seat=codec.uint32(seat, "seat"))))
+            return self.engine.call("View", carried.args).answer
         if seat is not None and seat != principal.seat:
             raise SealedForbidden(f"{principal.label}'s key sees only its own view", "seat")
-        return self._view(carried.state, principal)
+        return self.engine.call("View", {"view_as": carried.viewer}, carried.sealed.state).answer

@@ -10,7 +10,7 @@ raised                              status  type                    extra member
 ==================================  ======  ======================  ==========================
 schema validation (marshmallow)     422     validation-error        field, errors
 body is not JSON                    400     malformed-json
-codec / engine INVALID_ARGUMENT     400     malformed               field, action
+engine INVALID_ARGUMENT             400     malformed               field, action
 engine FAILED_PRECONDITION          409     illegal-action          action
   ... details "misdeal: ..."        409     misdeal
 unknown variant                     404     unknown-variant         field
@@ -41,11 +41,9 @@ from api_gateway.engine import (
     EngineIllegal,
     EngineMalformed,
     EngineMisdeal,
-    EngineProblem,
     EngineUnavailable,
 )
 from api_gateway.tokens import SeatKeyError, TokenError
-from engine_service.rules.errors import MalformedError
 
 log = logging.getLogger("api_gateway.problems")
 
@@ -198,9 +196,6 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("illegal-action", exc.details, action=_action())
     if isinstance(exc, EngineMalformed):
         return Problem.of("malformed", exc.details, field=exc.field, action=_action())
-    if isinstance(exc, MalformedError):  # the codec refused the JSON before any engine call
-        detail = str(exc)
-        return Problem.of("malformed", detail, field=EngineProblem(detail).field)
     if isinstance(exc, EngineUnavailable):
         problem = Problem.of("engine-unavailable", f"engine {exc.method}: {exc.details}")
         problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))

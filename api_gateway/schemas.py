@@ -1,21 +1,23 @@
-"""marshmallow schemas of every request and answer: validation and the OpenAPI document.
+"""marshmallow schemas of every request and answer: validation of the envelope and the OpenAPI document.
 
-They describe the JSON of conformance/FORMAT.md and of the rules' canonical
-state (`Match.to_dict()`), field for field, and check shapes only (types,
-ranges, notation patterns, unknown keys): whether a state is consistent or an
-action legal is the engine's answer, never the gateway's. Loading leaves the
-data as it was (no coercion: ``"3"`` is not 3, ``1`` is not ``true``), so what
-reaches `engine_service.codec` is exactly what the client sent.
+They describe the JSON of docs/FORMAT.md and of the engine's states and answers,
+field for field. A request is checked for its envelope only (the variant, the
+players, the action, the seat, the carrier, types, sizes and limits, unknown
+keys); a carried state is documented in full (`MatchStateSchema`,
+`TournamentStateSchema`) but forwarded unread (`Carried`): the engine reads it
+with the rules' own decoder and refuses it naming the field, and whether an
+action is legal is the engine's answer too. Loading leaves the data as it was
+(no coercion: ``"3"`` is not 3, ``1`` is not ``true``), so what reaches the
+engine is exactly what the client sent.
 
-The state schemas must name exactly the keys `codec.state_from_proto` writes
-(tests/gateway check it), or a state would lose keys on its way back.
+The state schemas name exactly the keys the engine writes (tests/gateway check
+them against `to_dict` for states of every preset).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, missing, validate, validates_schema
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 TILE_PATTERN = r"^[0-6]-[0-6]$"
 ENDINGS = ["out", "fish", "blocked", "sortir"]
@@ -62,197 +64,20 @@ class OptionValue(fields.Field[Any]):
         raise ValidationError("expected a boolean, an integer or a string")
 
 
-class CheckedList(fields.List):  # type: ignore[type-arg]
-    """`fields.List` with a fast lane for lists whose every item its inner field plainly accepts.
+class Carried(fields.Nested):
+    """A state the gateway forwards unread: documented by its schema, loaded as it came.
 
-    A transparent state is mostly lists of tiles and integers; through `fields.List`
-    each item costs a field call with its validators (~2 us: ~0.1 ms of every state).
-    Items go through the inner field's plain loader instead (`_plain_loader`, made
-    from the field's own type and validators); when every item loads that way the
-    list is the loaded copy, and anything else takes `fields.List`'s own path,
-    which names the bad items exactly as before. The list's own validators (its
-    length) run either way; the OpenAPI document is the same.
+    The state of a match or a tournament belongs to the engine, which reads it with
+    the rules' own decoder and refuses it naming the field
+    (``state.round.hands[2]: ...``, a 400 problem); reading it here as well would be a
+    second decoder that could disagree with the first. Only its being an object is
+    checked (its size is bounded by the body's).
     """
-
-    def __init__(self, inner: fields.Field[Any], **kwargs: Any) -> None:
-        super().__init__(inner, **kwargs)
-        self._item: Loader | None | bool = False  # made on first use, from the bound inner field
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
-        if self._item is False:
-            self._item = _plain_loader(self.inner)
-        item = self._item
-        if callable(item) and type(value) is list:
-            items = _load_items(item, value)
-            if items is not _NOT_PLAIN:
-                return items  # type: ignore[no-any-return]
-        loaded: list[Any] = super()._deserialize(value, attr, data, **kwargs)
-        return loaded
-
-
-# ---------------------------------------------------------------- fast lanes: plain loaders made from the fields
-
-_NOT_PLAIN = object()
-Loader = Callable[[Any], Any]  # a value -> what the field would load from it, or _NOT_PLAIN
-
-
-def _load_items(item: Loader, values: list[Any]) -> Any:
-    """`values` loaded item by item, or _NOT_PLAIN when one of them is not plain."""
-    out = [item(x) for x in values]
-    return _NOT_PLAIN if any(x is _NOT_PLAIN for x in out) else out
-
-
-def _predicate(validator: Any) -> Callable[[Any], bool] | None:
-    """A predicate equivalent to one of the validators these schemas use (None: not one of them)."""
-    if type(validator) is validate.Range:
-        low, high = validator.min, validator.max
-        lo_in, hi_in = validator.min_inclusive, validator.max_inclusive
-        return lambda v: ((low is None or (v >= low if lo_in else v > low))
-                          and (high is None or (v <= high if hi_in else v < high)))
-    if type(validator) is validate.Length and validator.equal is None:
-        low, high = validator.min, validator.max
-        return lambda v: (low is None or len(v) >= low) and (high is None or len(v) <= high)
-    if type(validator) is validate.OneOf:
-        choices = frozenset(validator.choices)
-        return lambda v: v in choices
-    if type(validator) is validate.Regexp:
-        match = validator.regex.match
-        return lambda v: match(v) is not None
-    return None
-
-
-def _plain_loader(field: fields.Field[Any]) -> Loader | None:
-    """How `field` loads a plainly valid value, without marshmallow's machinery (None: no fast lane).
-
-    Only the field kinds and validators these schemas use are known (exact types,
-    not subclasses); for anything else the whole state takes marshmallow's path.
-    """
-    checks = [_predicate(v) for v in field.validators]
-    if any(c is None for c in checks):
-        return None
-    ok = [c for c in checks if c is not None]
-    f: Any = field
-    kind = type(field)
-    typed: Loader
-    if kind is StrictInteger:
-        typed = _typed_as(int)
-    elif kind is StrictBoolean:
-        typed = _typed_as(bool)
-    elif kind is fields.String:
-        typed = _typed_as(str)
-    elif kind is OptionValue:
-        def option(v: Any) -> Any:
-            return v if type(v) in (bool, int) or (type(v) is str and len(v) <= MAX_TEXT) else _NOT_PLAIN
-        typed = option
-    elif kind is fields.List or kind is CheckedList:
-        inner = _plain_loader(f.inner)
-        if inner is None:
-            return None
-
-        def plain_list(v: Any) -> Any:
-            return _load_items(inner, v) if type(v) is list else _NOT_PLAIN
-        typed = plain_list
-    elif kind is fields.Dict:
-        key = _plain_loader(f.key_field) if f.key_field is not None else None
-        value = _plain_loader(f.value_field) if f.value_field is not None else None
-        if key is None or value is None:
-            return None
-
-        def plain_dict(v: Any) -> Any:
-            if type(v) is not dict:
-                return _NOT_PLAIN
-            out = {}
-            for k, x in v.items():
-                k2, x2 = key(k), value(x)
-                if k2 is _NOT_PLAIN or x2 is _NOT_PLAIN:
-                    return _NOT_PLAIN
-                out[k2] = x2
-            return out
-        typed = plain_dict
-    elif kind is fields.Nested or kind is CheckedNested:
-        nested = _schema_loader(f.nested) if isinstance(f.nested, type) else None
-        if nested is None:
-            return None
-        typed = nested
-    else:
-        return None
-    allow_none = field.allow_none
-
-    def load(v: Any) -> Any:
-        if v is None:
-            return None if allow_none else _NOT_PLAIN
-        loaded = typed(v)
-        if loaded is _NOT_PLAIN:
-            return loaded
-        for check in ok:
-            if not check(v):
-                return _NOT_PLAIN
-        return loaded
-    return load
-
-
-def _typed_as(kind: type) -> Loader:
-    def exactly(v: Any) -> Any:
-        return v if type(v) is kind else _NOT_PLAIN
-    return exactly
-
-
-def _schema_loader(schema_class: type[Schema]) -> Loader | None:
-    """How a schema loads a plainly valid object: its fields in declaration order, unknown keys refused."""
-    schema = schema_class()
-    # Schema-level hooks (validators, pre/post load): marshmallow's path only. `_hooks` is a
-    # defaultdict that loading fills with empty lists, hence the look at the values.
-    if any(schema._hooks.values()) or schema.unknown != RAISE:
-        return None
-    loaders = []
-    for name, field in schema.load_fields.items():
-        load = _plain_loader(field)
-        if load is None or field.data_key is not None or field.attribute is not None \
-                or field.load_default is not missing:
-            return None
-        loaders.append((name, field.required, load))
-    names = frozenset(schema.load_fields)
-
-    def load_object(v: Any) -> Any:
-        if type(v) is not dict or not names.issuperset(v):
-            return _NOT_PLAIN
-        out = {}
-        for name, required, load in loaders:
-            if name in v:
-                loaded = load(v[name])
-                if loaded is _NOT_PLAIN:
-                    return _NOT_PLAIN
-                out[name] = loaded
-            elif required:
-                return _NOT_PLAIN
-        return out
-    return load_object
-
-
-class CheckedNested(fields.Nested):
-    """`fields.Nested` with a fast lane for an object its schema plainly accepts (see `CheckedList`).
-
-    The transparent state is ~90 fields; marshmallow spends ~1.5 us on each. An
-    object whose every field is of its type, within its bounds and known loads
-    as marshmallow would load it, built by loaders made once from the schema's own
-    fields; anything else (a wrong type, a missing required field, an unknown
-    key, null where null is not allowed) takes `fields.Nested`'s path and its
-    error messages.
-    """
-
-    def __init__(self, nested: type[Schema], **kwargs: Any) -> None:
-        super().__init__(nested, **kwargs)
-        self._plain: Loader | None | bool = False  # made on first use (the schema classes exist by then)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, partial: Any = None, **kwargs: Any) -> Any:
-        if self._plain is False:
-            self._plain = _schema_loader(self.nested) if isinstance(self.nested, type) else None
-        plain = self._plain
-        if callable(plain) and partial is None:
-            loaded = plain(value)
-            if loaded is not _NOT_PLAIN:
-                return loaded
-        return super()._deserialize(value, attr, data, partial=partial, **kwargs)
+        if type(value) is not dict:
+            raise ValidationError("expected an object: the state of a previous answer")
+        return value
 
 
 def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
@@ -275,17 +100,17 @@ def _tile(**kwargs: Any) -> fields.String:
 
 
 def _tiles(description: str, **kwargs: Any) -> fields.List[Any]:
-    return CheckedList(_tile(), validate=validate.Length(max=_MAX_TILES),
+    return fields.List(_tile(), validate=validate.Length(max=_MAX_TILES),
                        metadata={"description": description}, **kwargs)
 
 
 def _hands(description: str, **kwargs: Any) -> fields.List[Any]:
-    return CheckedList(CheckedList(_tile(), validate=validate.Length(max=_MAX_TILES)),
+    return fields.List(fields.List(_tile(), validate=validate.Length(max=_MAX_TILES)),
                        validate=validate.Length(max=16), metadata={"description": description}, **kwargs)
 
 
 def _ints(description: str, bounds: tuple[int, int] = INT32, **kwargs: Any) -> fields.List[Any]:
-    return CheckedList(StrictInteger(validate=validate.Range(*bounds)),
+    return fields.List(StrictInteger(validate=validate.Range(*bounds)),
                        validate=validate.Length(max=64), metadata={"description": description}, **kwargs)
 
 
@@ -345,7 +170,7 @@ class RoundSchema(StrictSchema):
     hands = _hands("per seat, its tiles")
     boneyard = _tiles("undrawn tiles in draw order (next first)")
     reserve = _count("the last `reserve` boneyard tiles are never drawn")
-    layout = CheckedList(fields.String(validate=validate.Length(1, MAX_TEXT)),
+    layout = fields.List(fields.String(validate=validate.Length(1, MAX_TEXT)),
                          validate=validate.Length(max=_MAX_TILES),
                          metadata={"description": "placements in play order: the lead 'a-b' (a faces W), "
                                                   "then 'a-b@ARM' or 'a-b@ARM!'"})
@@ -511,7 +336,7 @@ class NewMatchSchema(StrictSchema):
 class CarrierSchema(StrictSchema):
     """How a request carries the match: `state` (transparent) or `token` + `seat_key` (sealed)."""
 
-    state = CheckedNested(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
+    state = Carried(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
     token = fields.String(validate=validate.Length(1, 65536),
                           metadata={"description": "sealed mode: the token of the last answer"})
     seat_key = fields.String(validate=validate.Length(1, 128),
@@ -601,11 +426,6 @@ class ProblemSchema(Schema):
     errors = fields.Dict(metadata={"description": "422: validation messages by field"})
 
 
-class StatusSchema(Schema):
-    status = fields.String()
-    engine = fields.String()
-
-
 # ---------------------------------------------------------------- Bykovo micro-tournament (B)
 
 #: A shape bound only: the engine refuses any count but 4..7 (400, naming the rule).
@@ -675,8 +495,8 @@ class NewTournamentSchema(StrictSchema):
 
 
 class TournamentCarrierSchema(StrictSchema):
-    state = fields.Nested(TournamentStateSchema, required=True,
-                          metadata={"description": "the tournament state of the last answer"})
+    state = Carried(TournamentStateSchema, required=True,
+                    metadata={"description": "the tournament state of the last answer"})
 
 
 class RecordRoundSchema(TournamentCarrierSchema):

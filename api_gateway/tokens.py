@@ -246,15 +246,19 @@ class Principal:
         return HOST if self.seat is None else f"seat {self.seat}"
 
 
-def principal_for(sealed: Sealed, key: object, players: int) -> Principal:
-    """Check `key` against the match's secret; SeatKeyError unless it is one of its keys."""
+def principal_for(sealed: Sealed, key: object) -> Principal:
+    """Check `key` against the match's secret; SeatKeyError unless it is one of its keys.
+
+    A key names its seat and is an HMAC of that seat under the match's secret, so only
+    the keys handed out when the match was created (one per seat, and the host's) pass.
+    """
     if not isinstance(key, str) or not key.isascii() or "." not in key:
         raise SeatKeyError("seat_key: not a key of this match")
     who, _, _ = key.partition(".")
     if who == HOST:
         expected = host_key(sealed)
         principal = Principal(None)
-    elif _SEAT.fullmatch(who) and int(who) < players:
+    elif _SEAT.fullmatch(who):
         seat = int(who)
         expected = seat_key(sealed, seat)
         principal = Principal(seat)

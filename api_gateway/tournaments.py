@@ -2,8 +2,8 @@
 """/v1/tournaments: the Bykovo micro-tournament (RULES.md B) over JSON.
 
 Stateless like the matches: every call carries the whole tournament state
-(`Tournament.to_dict()`, converted by `engine_service.tournament_codec`) and
-the answer carries the new one. There is no hidden information in a
+(the JSON of the last answer, which the gateway hands to the engine's JSON face
+unread) and the answer carries the new one. There is no hidden information in a
 tournament, so there is no sealed mode: whoever keeps the standings holds the
 state. Who plays next, the limit, eliminations and tie-breaks are the engine's
 answer; the gateway only validates shapes and forwards.
@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domino.v1 import engine_pb2 as pb
-from flask import current_app
+from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint  # type: ignore[import-untyped]
 
 from api_gateway.engine import Engine
-from api_gateway.routes import _ENGINE, _problems
+from api_gateway.routes import _ENGINE, _problems, answer
 from api_gateway.schemas import (
     NewTournamentSchema,
     RecordRoundSchema,
@@ -27,7 +26,6 @@ from api_gateway.schemas import (
     TournamentAnswerSchema,
     TournamentCarrierSchema,
 )
-from engine_service import codec, tournament_codec
 
 Json = dict[str, Any]
 TOURNAMENTS = "domino_tournaments"
@@ -44,28 +42,14 @@ class Tournaments:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    @staticmethod
-    def _answer(reply: pb.TournamentResponse) -> Json:
-        return {"state": tournament_codec.tournament_from_proto(reply.state),
-                "events": tournament_codec.events_from_proto(reply.events)}
+    def create(self, body: Mapping[str, Any]) -> bytes:
+        return self.engine.call("CreateTournament", body).answer
 
-    def create(self, body: Mapping[str, Any]) -> Json:
-        request = pb.CreateTournamentRequest(participants=body["participants"], rating=body.get("rating") or [])
-        if body.get("seed") is not None:
-            request.seed = codec.uint64(body["seed"], "seed")
-        return self._answer(self.engine.call("CreateTournament", request))
+    def record_round(self, body: Mapping[str, Any]) -> bytes:
+        return self.engine.call("RecordTournamentRound", body).answer
 
-    def record_round(self, body: Mapping[str, Any]) -> Json:
-        request = pb.RecordTournamentRoundRequest(
-            state=tournament_codec.tournament_to_proto(body["state"]), points=body["points"],
-            winner=codec.uint32(body["winner"], "winner"))
-        return self._answer(self.engine.call("RecordTournamentRound", request))
-
-    def standings(self, body: Mapping[str, Any]) -> Json:
-        reply = self.engine.call(
-            "TournamentStandings", pb.TournamentStateRequest(state=tournament_codec.tournament_to_proto(body["state"])))
-        return {"standings": tournament_codec.standings_from_proto(reply.standings),
-                "next_players": list(reply.next_players), "over": reply.over}
+    def standings(self, body: Mapping[str, Any]) -> bytes:
+        return self.engine.call("TournamentStandings", body).answer
 
 
 def tournaments() -> Tournaments:
@@ -81,12 +65,12 @@ class NewTournament(MethodView):
     @tournaments_blp.arguments(NewTournamentSchema())
     @tournaments_blp.response(201, TournamentAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
-    def post(self, body: Json) -> Json:
+    def post(self, body: Json) -> Response:
         """Start a micro-tournament: the limit, who sits out round 1 (the best of `rating`, else by lot).
 
         400: not 4-7 participants, a name twice, a rating naming someone else or too few.
         """
-        return tournaments().create(body)
+        return answer(tournaments().create(body), 201)
 
 
 @tournaments_blp.route("/rounds")
@@ -94,14 +78,14 @@ class RecordRound(MethodView):
     @tournaments_blp.arguments(RecordRoundSchema())
     @tournaments_blp.response(200, TournamentAnswerSchema)
     @_problems(tournaments_blp, *_REFUSED)
-    def post(self, body: Json) -> Json:
+    def post(self, body: Json) -> Response:
         """Record the round `next_players` played: their points in seat order and the winning seat.
 
         The new state and events (`tournament_round`, `eliminated`, `tournament_over`). 400: not 4 points,
         points out of 0..200, the winner's points not 0, a state that does not add up; 409: the
         tournament is over.
         """
-        return tournaments().record_round(body)
+        return answer(tournaments().record_round(body))
 
 
 @tournaments_blp.route("/standings")
@@ -109,6 +93,6 @@ class Standings(MethodView):
     @tournaments_blp.arguments(TournamentCarrierSchema())
     @tournaments_blp.response(200, StandingsAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
-    def post(self, body: Json) -> Json:
+    def post(self, body: Json) -> Response:
         """Everyone ranked (ties by dynamics, then lot), the next round's four players, whether it is over."""
-        return tournaments().standings(body)
+        return answer(tournaments().standings(body))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -18,9 +19,8 @@ def _serve(args: argparse.Namespace, rest: list[str]) -> int:
 
         return serve_engine(rest)
     if args.what == "gateway":
-        from api_gateway.server import main as serve_gateway
-
-        return serve_gateway(rest)
+        # The gateway is its own program (its image holds no engine and no clients): become it.
+        os.execv(sys.executable, [sys.executable, "-m", "api_gateway", *rest])
     from clients.serve_all import main as serve_all
 
     return serve_all(rest)

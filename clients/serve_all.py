@@ -15,6 +15,7 @@ stopped and the exit status is 1.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import select
@@ -110,6 +111,11 @@ def engine_target(addresses: Sequence[str]) -> str:
     return "ipv4:" + ",".join(addresses)
 
 
+def dev_token_keys(kid: str = "dev") -> str:
+    """A fresh STATE_TOKEN_KEYS value (``kid:base64key``, one random 256-bit key; docs/operations.md)."""
+    return f"{kid}:{base64.b64encode(os.urandom(32)).decode('ascii')}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.engines < 1:
@@ -125,9 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     env = dict(os.environ)
     if not env.get("STATE_TOKEN_KEYS"):
-        from api_gateway.tokens import KeyRing
-
-        env["STATE_TOKEN_KEYS"] = KeyRing.generate("dev")  # this run only: tokens die with it
+        env["STATE_TOKEN_KEYS"] = dev_token_keys()  # this run only: tokens die with it
     children: list[Child] = []
     try:
         for i in range(args.engines):

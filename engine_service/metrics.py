@@ -13,6 +13,10 @@ engine does not know, so hostile input cannot grow the label set):
 - ``domino_engine_illegal_actions_total{variant}``: actions refused as illegal.
 - ``domino_engine_rounds_finished_total{variant, ending}``: ending out, fish, blocked, sortir.
 - ``domino_engine_matches_finished_total{variant}``.
+- ``domino_engine_state_decode_fallbacks_total{reason}``: states that came in another valid
+  encoding than the canonical one and were rewritten by protobuf before being read
+  (`engine_service.wire`); `reason` is what the fast reader stopped at. States this engine
+  writes never take it, so a rising count means a peer writes states another way.
 
 Calls refused by grpcio before they reach a handler (RESOURCE_EXHAUSTED for an
 oversized message, UNIMPLEMENTED for an unknown method) are not counted here.
@@ -59,6 +63,12 @@ MATCHES = Counter(
     "domino_engine_matches_finished_total", "Matches finished, by variant.", ["variant"],
 )
 
+STATE_FALLBACKS = Counter(
+    "domino_engine_state_decode_fallbacks_total",
+    "States read only after protobuf rewrote them into the canonical encoding, by what the reader stopped at.",
+    ["reason"],
+)
+
 _KNOWN_VARIANTS: frozenset[str] = frozenset(v["name"] for v in variants())
 
 call_log = logging.getLogger("engine_service.calls")
@@ -82,6 +92,11 @@ def record_actions(variant: str, actions: Iterable[str]) -> None:
 
 def record_illegal(variant: str) -> None:
     ILLEGAL.labels(variant_label(variant)).inc()
+
+
+def record_state_fallback(reason: str) -> None:
+    """A state was rewritten into the canonical encoding before it could be read (`reason`: fixed phrases)."""
+    STATE_FALLBACKS.labels(reason).inc()
 
 
 def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:

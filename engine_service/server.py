@@ -1,4 +1,4 @@
-"""The engine server process: gRPC Engine + health + reflection, metrics on their own port.
+"""The engine server process: gRPC Engine and JsonEngine + health + reflection, metrics on their own port.
 
 Run it as ``domino serve engine [flags]`` or ``python -m engine_service [flags]``
 (flags and environment variables in `engine_service.config`). Once it listens
@@ -36,6 +36,7 @@ from prometheus_client import start_http_server
 
 from engine_service import config as config_module
 from engine_service.config import Config
+from engine_service.json_face import JsonEngineServicer
 from engine_service.metrics import JsonFormatter, ObservingInterceptor
 from engine_service.servicer import EngineServicer
 from engine_service.status import StatusInterceptor
@@ -44,6 +45,7 @@ log = logging.getLogger("engine_service.server")
 
 _POLL_SECONDS = 0.05
 ENGINE_SERVICE = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
+JSON_SERVICE = engine_pb2.DESCRIPTOR.services_by_name["JsonEngine"].full_name
 
 
 def _address(host: str, port: int) -> str:
@@ -108,12 +110,13 @@ def create_server(cfg: Config) -> EngineServer:
         maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
     )
     engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(), server)
+    engine_pb2_grpc.add_JsonEngineServicer_to_server(JsonEngineServicer(), server)
     health_servicer = health.HealthServicer(
         experimental_non_blocking=True,
         experimental_thread_pool=futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="health"),
     )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    services = [ENGINE_SERVICE, health.SERVICE_NAME]
+    services = [ENGINE_SERVICE, JSON_SERVICE, health.SERVICE_NAME]
     if cfg.reflection:
         services.append(reflection.SERVICE_NAME)
         reflection.enable_server_reflection(services, server)
@@ -134,7 +137,7 @@ def create_server(cfg: Config) -> EngineServer:
         metrics_port = int(metrics_http.server_port)
 
     server.start()
-    for name in ("", ENGINE_SERVICE):
+    for name in ("", ENGINE_SERVICE, JSON_SERVICE):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return EngineServer(cfg, server, health_servicer, port, metrics_http, metrics_port)
 

@@ -3,9 +3,11 @@
 Every call carries the whole match state (or, for the Bykovo
 micro-tournament, the whole tournament state: `engine_service.tournament_codec`),
 so the servicer keeps nothing between calls and any replica answers any call. There is no rules logic and
-no status handling here: refusals are the rules' exceptions, which
-`engine_service.status` turns into status codes in one place. The only
-exception is `Replay`, whose refusal is part of its answer.
+no status handling here: what a call does is `engine_service.calls` (shared with
+the JSON face, `engine_service.json_face`), a state's bytes are
+`engine_service.wire`'s, and refusals are the rules' exceptions, which
+`engine_service.status` turns into status codes. The only exception is
+`Replay`, whose refusal is part of its answer.
 """
 from __future__ import annotations
 
@@ -16,48 +18,45 @@ import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 
-from engine_service import codec, metrics, tournament_codec, wire
-from engine_service.rules import (
-    PRESETS,
-    IllegalActionError,
-    MalformedError,
-    Match,
-    RulesError,
-    Tournament,
-    variants,
-)
+from engine_service import calls, codec, tournament_codec, wire
+from engine_service.calls import EncodingError
+from engine_service.rules import PRESETS, MalformedError, Match, Tournament, variants
 
 Event = dict[str, Any]
-
-
-class EncodingError(RuntimeError):
-    """The rules produced something the codec cannot encode: a bug, answered INTERNAL."""
 
 
 def _load(request: Any) -> Match:
     """The match a request carries in its `state` field."""
     if not request.HasField("state"):
         raise MalformedError("state: required (pass back the state of the previous answer)")
-    return wire.match_from_proto(request.state)  # = Match.from_dict(codec.state_from_proto(...))
+    return wire.decode_state(request.state.SerializeToString())
 
 
 def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
+    """The new state (written by `wire` straight into the response's field 1) and the events."""
     try:
-        response = pb.MatchResponse.FromString(wire.state_field(match))
+        state = wire.encode_state(match)
+        response = pb.MatchResponse.FromString(b"\x0a" + _length(len(state)) + state)
         response.events.extend(codec.events_to_proto(events))
-    except MalformedError as exc:  # our output, not the caller's input
+    except (ValueError, KeyError) as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
     return response
+
+
+def _length(n: int) -> bytes:
+    out = bytearray()
+    while n > 127:
+        out.append(n & 127 | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def _view(match: Match, seat: int) -> pb.SeatView:
     """What `seat` may see of `match` (View, and Apply's `view_as`); not a seat -> MalformedError."""
     if not 0 <= seat < match.players:
         match.view(seat)  # the rules refuse it, naming the seat
-    try:
-        return codec.seat_view_to_proto(match, seat)
-    except MalformedError as exc:  # our output, not the caller's input
-        raise EncodingError(f"cannot encode the view: {exc}") from exc
+    return codec.seat_view_to_proto(match, seat)
 
 
 def _load_tournament(request: Any) -> Tournament:
@@ -71,7 +70,7 @@ def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.Tourna
     try:
         return pb.TournamentResponse(state=tournament_codec.dump(tournament),
                                      events=tournament_codec.events_to_proto(events))
-    except MalformedError as exc:  # our output, not the caller's input
+    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
@@ -86,15 +85,12 @@ class EngineServicer(pb_grpc.EngineServicer):
         return self._variants
 
     def NewMatch(self, request: pb.NewMatchRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
-        has_deal = request.HasField("deal")
-        if has_deal and request.no_deal:
-            raise MalformedError("deal and no_deal: give one or the other")
-        match, events = Match.new(
+        match, events = calls.new_match(
             request.variant,
             request.players,
             options=codec.options_from_proto(request.variant, request.options),
             seed=request.seed if request.HasField("seed") else None,
-            deal=codec.deal_from_proto(request.deal) if has_deal else None,
+            deal=codec.deal_from_proto(request.deal) if request.HasField("deal") else None,
             setup=codec.setup_from_proto(request),
             no_deal=request.no_deal,
         )
@@ -103,7 +99,7 @@ class EngineServicer(pb_grpc.EngineServicer):
     def StartRound(self, request: pb.StartRoundRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)
         deal = codec.deal_from_proto(request.deal) if request.HasField("deal") else None
-        return _answer(match, match.start_round(deal))
+        return _answer(match, calls.start_round(match, deal))
 
     def LegalActions(self, request: pb.StateRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
         match = _load(request)
@@ -111,61 +107,30 @@ class EngineServicer(pb_grpc.EngineServicer):
 
     def Apply(self, request: pb.ApplyRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)
-        try:
-            events = match.apply(request.action, request.seat if request.HasField("seat") else None)
-        except IllegalActionError:
-            metrics.record_illegal(match.variant)
-            raise
-        # Before the metrics: a view_as that is not a seat refuses the whole call (INVALID_ARGUMENT).
-        view = None
+        events = calls.apply(match, request.action, request.seat if request.HasField("seat") else None)
+        response = _answer(match, events)
         if request.HasField("view_as"):
             try:
-                view = _view(match, request.view_as)
+                response.view.CopyFrom(_view(match, request.view_as))
             except MalformedError as exc:
                 raise MalformedError(f"view_as: {exc}") from exc
-        metrics.record_actions(match.variant, (request.action,))
-        metrics.record_events(match.variant, events)
-        response = _answer(match, events)
-        if view is not None:
-            response.view.CopyFrom(view)
         return response
 
     def Replay(self, request: pb.ReplayRequest, context: grpc.ServicerContext) -> pb.ReplayResponse:
         match = _load(request)
-        events: list[Event] = []
-        refused: RulesError | None = None
-        applied = 0
-        for action in request.actions:
-            try:
-                events.extend(match.apply(action))
-            except RulesError as exc:  # the match is left as it was before this action
-                refused = exc
-                break
-            applied += 1
-        metrics.record_actions(match.variant, request.actions[:applied])
-        metrics.record_events(match.variant, events)
-        answer = _answer(match, events)
-        response = pb.ReplayResponse(
-            state=answer.state, events=answer.events, applied=applied, ok=refused is None,
-            failed_index=-1 if refused is None else applied)
-        if refused is not None:
-            response.reason = str(refused)
-            if isinstance(refused, IllegalActionError):
-                response.error_kind = "illegal"
-                metrics.record_illegal(match.variant)
-            else:
-                response.error_kind = "malformed"
-        return response
+        done = calls.replay(match, request.actions)
+        answer = _answer(match, done.events)
+        return pb.ReplayResponse(state=answer.state, events=answer.events, applied=done.applied, ok=done.ok,
+                                 failed_index=-1 if done.ok else done.applied, reason=done.reason,
+                                 error_kind=done.error_kind)
 
     def Settle(self, request: pb.SettleRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)
         ending = codec.ending_from_proto(request.ending, "ending")
         if ending not in ("out", "blocked"):
             raise MalformedError(f"ending: ENDING_OUT or ENDING_BLOCKED, not {pb.Ending.Name(request.ending)}")
-        events = match.settle(
-            ending, codec.hands_from_proto(request.hands, "hands"),
-            request.last_placer if request.HasField("last_placer") else None)
-        metrics.record_events(match.variant, events)
+        events = calls.settle(match, ending, codec.hands_from_proto(request.hands, "hands"),
+                              request.last_placer if request.HasField("last_placer") else None)
         return _answer(match, events)
 
     def View(self, request: pb.ViewRequest, context: grpc.ServicerContext) -> pb.SeatView:
@@ -173,9 +138,7 @@ class EngineServicer(pb_grpc.EngineServicer):
 
     def Timeout(self, request: pb.TimeoutRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)
-        events = match.timeout(request.seat)
-        metrics.record_events(match.variant, events)
-        return _answer(match, events)
+        return _answer(match, calls.timeout(match, request.seat))
 
     # ------------------------------------------------------------ Bykovo micro-tournament (B)
 
@@ -201,5 +164,5 @@ class EngineServicer(pb_grpc.EngineServicer):
                 standings=tournament_codec.standings_to_proto(tournament.standings()),
                 next_players=[] if tournament.over else tournament.next_players(),
                 over=tournament.over)
-        except MalformedError as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             raise EncodingError(f"cannot encode the standings: {exc}") from exc

@@ -1,21 +1,20 @@
-"""The one place where exceptions become gRPC status codes.
+"""Where the engine's exceptions become gRPC status codes.
 
-`StatusInterceptor` wraps every unary method of `domino.v1.Engine`: it parses
-the request itself (so undecodable bytes are INVALID_ARGUMENT, not grpcio's
-generic INTERNAL) and turns whatever the handler raises into a status:
+`StatusInterceptor` wraps every unary method of `domino.v1.Engine` and
+`domino.v1.JsonEngine`: it parses the request itself (so undecodable bytes are
+INVALID_ARGUMENT, not grpcio's generic INTERNAL) and turns whatever the handler
+raises into a status, through the contract's one table (`domino.v1.errors`):
 
 =====================================  ==========================================
-raised                                 status (details)
+raised                                 refusal -> status (details)
 =====================================  ==========================================
-`MalformedError`, protobuf DecodeError INVALID_ARGUMENT (the rules' message, naming the field)
-`MisdealError`                         FAILED_PRECONDITION ("misdeal: ...")
-`IllegalActionError`                   FAILED_PRECONDITION (the rules' message)
+`MalformedError`, protobuf DecodeError MALFORMED -> INVALID_ARGUMENT (naming the field)
+`MisdealError`                         MISDEAL -> FAILED_PRECONDITION ("misdeal: ...")
+`IllegalActionError`                   ILLEGAL -> FAILED_PRECONDITION (the rules' message)
 anything else                          INTERNAL ("internal error"; logged with its traceback)
 =====================================  ==========================================
 
-Clients map back the same way (`clients/engine_client.py`). Details are cut to
-`MAX_DETAILS` characters: a message may quote hostile input, and gRPC carries
-it in a header that clients limit (8 KiB by default).
+The gateway and the Python client map statuses back with the same table.
 """
 from __future__ import annotations
 
@@ -24,35 +23,33 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import grpc
+from domino.v1.channel import ENGINE, JSON_ENGINE
+from domino.v1.errors import Refusal, status_of
 from google.protobuf.message import DecodeError
 
-from engine_service.rules import IllegalActionError, MalformedError, MisdealError, RulesError
+from engine_service.rules import IllegalActionError, MisdealError, RulesError
 
 log = logging.getLogger("engine_service.status")
 
-ENGINE_PREFIX = "/domino.v1.Engine/"
-MAX_DETAILS = 500
-MISDEAL_PREFIX = "misdeal:"
+PREFIXES = (f"/{ENGINE}/", f"/{JSON_ENGINE}/")
 INTERNAL_DETAILS = "internal error"
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_DETAILS else text[: MAX_DETAILS - 3] + "..."
+def refusal_for(exc: RulesError) -> Refusal:
+    """Which refusal a rules exception is."""
+    if isinstance(exc, MisdealError):
+        return Refusal.MISDEAL
+    if isinstance(exc, IllegalActionError):
+        return Refusal.ILLEGAL
+    return Refusal.MALFORMED
 
 
 def status_for(exc: BaseException) -> tuple[grpc.StatusCode, str]:
     """The status code and details for an exception raised while serving a call."""
-    if isinstance(exc, MisdealError):
-        text = str(exc)
-        if not text.startswith(MISDEAL_PREFIX):
-            text = f"{MISDEAL_PREFIX} {text}"
-        return grpc.StatusCode.FAILED_PRECONDITION, _clip(text)
-    if isinstance(exc, IllegalActionError):
-        return grpc.StatusCode.FAILED_PRECONDITION, _clip(str(exc) or "illegal in this state")
-    if isinstance(exc, (MalformedError, RulesError)):
-        return grpc.StatusCode.INVALID_ARGUMENT, _clip(str(exc) or "malformed request")
+    if isinstance(exc, RulesError):
+        return status_of(refusal_for(exc), str(exc))
     if isinstance(exc, DecodeError):
-        return grpc.StatusCode.INVALID_ARGUMENT, "request is not a valid protobuf message of its type"
+        return status_of(Refusal.MALFORMED, "request is not a valid protobuf message of its type")
     return grpc.StatusCode.INTERNAL, INTERNAL_DETAILS
 
 
@@ -116,14 +113,14 @@ class UnaryInterceptor(grpc.ServerInterceptor):
 
 
 class StatusInterceptor(UnaryInterceptor):
-    """Maps exceptions to statuses for the Engine's unary methods (health and reflection untouched)."""
+    """Maps exceptions to statuses for both engine services' unary methods (health and reflection untouched)."""
 
-    def __init__(self, prefix: str = ENGINE_PREFIX) -> None:
+    def __init__(self, prefixes: tuple[str, ...] = PREFIXES) -> None:
         super().__init__()
-        self._prefix = prefix
+        self._prefixes = prefixes
 
     def applies_to(self, method: str) -> bool:
-        return method.startswith(self._prefix)
+        return method.startswith(self._prefixes)
 
     def wrap(self, method: str, handler: Handler, behavior: Behavior) -> Handler:
         wrapped: Handler = grpc.unary_unary_rpc_method_handler(

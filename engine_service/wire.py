@@ -1,43 +1,68 @@
-"""A `MatchState` read from and written to its serialized bytes: the servicer's hot path.
+"""A `MatchState` between its serialized bytes and `Match`: the one codec of the state's proto form.
 
 Every engine call decodes the state it carries and most encode the next one.
 Through the generated protobuf classes that costs a Python object per field,
-per hand and per placement, and under load it was most of a call's time. Here
-a state goes between `Match` and bytes directly, with tables for tiles,
-hands and placements (and `bytes(list)` for the packed lists).
+per hand and per placement; here a state goes between `Match` and bytes
+directly, with the tables of `engine_service.codec` for tiles, hands and
+placements (and `bytes(list)` for the packed lists).
 
-The protobuf path in `engine_service.codec` stays the definition of the format:
-
-- `encode_state(m)` writes exactly the bytes of
-  `codec.state_to_proto(m.to_dict()).SerializeToString()`;
-- `decode_state(data)` gives exactly the match (or the refusal, word for word)
-  of `Match.from_dict(codec.state_from_proto(MatchState.FromString(data)))`.
-
-It reads only the canonical encoding that protobuf writers produce (each
-field once, repeated numbers packed, values within their types' ranges).
-Anything else, and any state the rules refuse, goes to the protobuf path, so
-that errors and their messages come from there. tests/engine/test_wire.py
-compares both paths on states of every preset, and on corrupted ones.
+- `encode_state(match)` writes the canonical encoding, the bytes protobuf's own
+  deterministic serializer writes for the same message (tests/engine/test_wire.py
+  checks it field by field on states of every preset). There is no other path: a
+  value that does not fit its field is a bug and raises.
+- `decode_state(data)` reads the canonical encoding. Bytes in any other valid
+  encoding (fields out of order or repeated, lists not packed, unknown fields,
+  over-long varints) are first rewritten into the canonical one by protobuf
+  (parse, drop unknown fields, serialize deterministically) and read again; each
+  such rewrite is counted in ``domino_engine_state_decode_fallbacks_total``, so a
+  peer that writes states another way shows on the dashboard, and the tests show
+  that no state this engine writes takes it. A value the message cannot hold
+  (a tile id above 27, an unknown ending or arm) is refused with a
+  `MalformedError` naming the field, and every rule about a state's consistency
+  is `Match.from_tiles`'s, the same checks as `Match.from_dict`.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from domino.v1 import engine_pb2 as pb
+from google.protobuf.message import DecodeError
 
-from engine_service import codec
+from engine_service import metrics
+from engine_service.codec import (
+    ARM_PB,
+    DECODE_LEAD,
+    DECODE_PLAY,
+    ENCODE_PLACEMENT,
+    ENDING_NAME,
+    ENDINGS,
+    ids,
+    options_from_proto,
+    options_to_proto,
+    record_from_proto,
+    record_to_proto,
+)
 from engine_service.rules.errors import MalformedError
 from engine_service.rules.ledger import Ledger
 from engine_service.rules.match import Match
 from engine_service.rules.notation import Placement
 from engine_service.rules.round import Round
-from engine_service.rules.tiles import TILE_COUNT
+from engine_service.rules.tiles import NAMES, TILE_COUNT
 
-__all__ = ["decode_state", "encode_state", "match_from_proto", "match_to_proto", "state_field"]
+__all__ = ["decode_state", "encode_state"]
 
 
-class _Unusual(Exception):
-    """Not the canonical encoding of a state this module reads: the protobuf path takes it."""
+class _Odd(Exception):
+    """Bytes this reader does not take as they are: another encoding, or a value the field cannot hold.
+
+    `reason` is a short fixed phrase (the fallback counter's label); `path` and `problem`
+    say what is wrong when the bytes were canonical (the refusal's message).
+    """
+
+    def __init__(self, reason: str, path: str = "state", problem: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.message = f"{path}: {problem or reason}"
 
 
 _U32 = 1 << 32
@@ -65,13 +90,13 @@ def _varint(v: int) -> bytes:
 
 def _u32(v: int) -> bytes:
     if not 0 <= v < _U32:
-        raise _Unusual("out of uint32")
+        raise ValueError(f"{v} does not fit a uint32 field")
     return _varint(v)
 
 
 def _i32(v: int) -> bytes:
     if not -_I32 <= v < _I32:
-        raise _Unusual("out of int32")
+        raise ValueError(f"{v} does not fit an int32 field")
     return _varint(v)
 
 
@@ -91,25 +116,24 @@ def _packed(tag: bytes, values: list[int], signed: bool) -> bytes:
 
 
 def _placement_fields() -> dict[Placement, bytes]:
-    """Each placement -> its whole `Round.layout` entry (tag, length, Placement), from codec's table."""
+    """Each placement -> its whole `Round.layout` entry (tag, length, Placement)."""
     out: dict[Placement, bytes] = {}
-    for placed, (tile, arm, closes, flipped) in codec._ENCODE_PLACEMENT.items():
+    for placed, (tile, arm, closes, flipped) in ENCODE_PLACEMENT.items():
         msg = pb.Placement(tile=tile, arm=arm, closes=closes, flipped=flipped)  # type: ignore[arg-type]
         out[placed] = _delimited(b"\x2a", msg.SerializeToString())
     return out
 
 
 _PLACEMENT_FIELD = _placement_fields()
-_ARM_PB: tuple[int, ...] = codec._ARM_PB
-_ENDING_PB: dict[str | None, int] = {None: 0, **{k: int(v) for k, v in codec.ENDINGS.items()}}
+_ENDING_PB: dict[str | None, int] = {None: 0, **ENDINGS}
 
 
 def _hand_field(mask: int) -> bytes:
     """A `Round.hands` entry: the tile ids of a bit set, ascending."""
     if not mask:
         return b"\x12\x00"
-    ids = bytes(codec._ids(mask))
-    return b"\x12" + _BYTE[len(ids) + 2] + b"\x0a" + _BYTE[len(ids)] + ids
+    tiles = bytes(ids(mask))
+    return b"\x12" + _BYTE[len(tiles) + 2] + b"\x0a" + _BYTE[len(tiles)] + tiles
 
 
 def _ledger(ledger: Ledger) -> bytes:
@@ -117,9 +141,8 @@ def _ledger(ledger: Ledger) -> bytes:
     if ledger.pot:
         parts.append(b"\x18" + _i32(ledger.pot))
     parts.append(_packed(b"\x22", ledger.scores, True))
-    for i, record in enumerate(ledger.history):
-        where = f"state.ledger.history[{i}]"
-        parts.append(_delimited(b"\x2a", codec._record_to_proto(record, where).SerializeToString()))
+    for record in ledger.history:
+        parts.append(_delimited(b"\x2a", record_to_proto(record).SerializeToString()))
     return b"".join(parts)
 
 
@@ -159,24 +182,25 @@ def _round(rnd: Round) -> bytes:
     end = layout.end
     for a in layout.arms:
         value = end[a]
-        parts.append(b"\x82\x01\x04\x08" + _BYTE[_ARM_PB[a]] + b"\x10" + _BYTE[value] if value
-                     else b"\x82\x01\x02\x08" + _BYTE[_ARM_PB[a]])
+        parts.append(b"\x82\x01\x04\x08" + _BYTE[ARM_PB[a]] + b"\x10" + _BYTE[value] if value
+                     else b"\x82\x01\x02\x08" + _BYTE[ARM_PB[a]])
     count = layout.count()
     if count:
         parts.append(b"\x88\x01" + _i32(count))
     return b"".join(parts)
 
 
-def _encode(match: Match) -> bytes:
+def encode_state(match: Match) -> bytes:
+    """The serialized `MatchState` of a match (canonical encoding); ValueError would be a bug."""
     parts = [_delimited(b"\x0a", match.preset.name.encode())]
     if match.players:
         parts.append(b"\x10" + _u32(match.players))
-    for name, text in codec.options_to_proto(match.overrides).items():
+    for name, text in sorted(options_to_proto(match.overrides).items()):
         entry = _delimited(b"\x0a", name.encode()) + _delimited(b"\x12", text.encode())
         parts.append(_delimited(b"\x1a", entry))
     if match.seed is not None:
         if not 0 <= match.seed < _U64:
-            raise _Unusual("seed out of uint64")
+            raise ValueError(f"seed {match.seed} does not fit a uint64 field")
         parts.append(b"\x20" + _varint(match.seed))
     if match.round_number:
         parts.append(b"\x28" + _u32(match.round_number))
@@ -195,25 +219,6 @@ def _encode(match: Match) -> bytes:
     return b"".join(parts)
 
 
-def encode_state(match: Match) -> bytes:
-    """The serialized `MatchState` of a match; MalformedError if it cannot be one (a bug)."""
-    try:
-        return _encode(match)
-    except Exception:  # noqa: BLE001 - the protobuf path raises the precise error (or agrees)
-        return codec.state_to_proto(match.to_dict()).SerializeToString()
-
-
-def state_field(match: Match) -> bytes:
-    """`encode_state(match)` as field 1 of an enclosing message (`MatchResponse.state`)."""
-    state = encode_state(match)
-    return b"\x0a" + _varint(len(state)) + state
-
-
-def match_to_proto(match: Match) -> pb.MatchState:
-    """`codec.state_to_proto(match.to_dict())`, built from the bytes."""
-    return pb.MatchState.FromString(encode_state(match))
-
-
 # ---------------------------------------------------------------- reading
 
 
@@ -221,22 +226,25 @@ def _varint_at(data: bytes, i: int) -> tuple[int, int]:
     """The varint starting at data[i] and the index after it."""
     v = 0
     shift = 0
+    n = len(data)
     while True:
-        b = data[i]  # IndexError when truncated
+        if i >= n:
+            raise _Odd("truncated")
+        b = data[i]
         i += 1
         v |= (b & 127) << shift
         if b < 128:
             return v, i
         shift += 7
         if shift > 63:
-            raise _Unusual("varint longer than 10 bytes")
+            raise _Odd("long varint")
 
 
-def _scan(data: bytes, repeated: frozenset[int]) -> dict[int, Any]:
+def _scan(data: bytes, repeated: frozenset[int], known: frozenset[int]) -> dict[int, Any]:
     """Field number -> varint (int) or length-delimited payload (bytes); the `repeated` ones as lists.
 
-    Other wire types, a field given twice that is not in `repeated`, or a truncated
-    message are not canonical.
+    Another wire type, a field given twice that is not in `repeated`, a field the
+    message does not define or a truncated message are another encoding.
     """
     fields: dict[int, Any] = {}
     n = len(data)
@@ -248,11 +256,15 @@ def _scan(data: bytes, repeated: frozenset[int]) -> dict[int, Any]:
             key, i = _varint_at(data, i - 1)
         wire = key & 7
         if wire == 0:
+            if i >= n:
+                raise _Odd("truncated")
             value: Any = data[i]
             i += 1
             if value > 127:
                 value, i = _varint_at(data, i - 1)
         elif wire == 2:
+            if i >= n:
+                raise _Odd("truncated")
             size = data[i]
             i += 1
             if size > 127:
@@ -260,14 +272,16 @@ def _scan(data: bytes, repeated: frozenset[int]) -> dict[int, Any]:
             value = data[i:i + size]
             i += size
             if i > n:
-                raise _Unusual("truncated")
+                raise _Odd("truncated")
         else:
-            raise _Unusual("wire type")
+            raise _Odd("wire type")
         number = key >> 3
+        if number not in known:
+            raise _Odd("unknown field")
         if number in repeated:
             fields.setdefault(number, []).append(value)
         elif number in fields:
-            raise _Unusual("a field twice")
+            raise _Odd("field twice")
         else:
             fields[number] = value
     return fields
@@ -276,7 +290,7 @@ def _scan(data: bytes, repeated: frozenset[int]) -> dict[int, Any]:
 def _uint(fields: dict[int, Any], number: int, limit: int = _U32) -> int:
     v = fields.get(number, 0)
     if type(v) is not int or v >= limit:
-        raise _Unusual("not a uint32 (or uint64)")
+        raise _Odd("not a varint field")
     return v
 
 
@@ -285,14 +299,14 @@ def _signed(v: int) -> int:
     if v < _I32:
         return v
     if v < _U64 - _I32:
-        raise _Unusual("out of int32")
+        raise _Odd("int32 range")
     return v - _U64
 
 
 def _sint(fields: dict[int, Any], number: int) -> int:
     v = fields.get(number, 0)
     if type(v) is not int:
-        raise _Unusual("not an int32")
+        raise _Odd("not a varint field")
     return _signed(v)
 
 
@@ -306,7 +320,7 @@ def _optional(fields: dict[int, Any], number: int, signed: bool = False, limit: 
 def _flag(fields: dict[int, Any], number: int) -> bool:
     v = fields.get(number, 0)
     if type(v) is not int or v > 1:
-        raise _Unusual("not a canonical bool")
+        raise _Odd("bool")
     return v == 1
 
 
@@ -316,7 +330,7 @@ def _numbers(fields: dict[int, Any], number: int, signed: bool = False) -> list[
     if payload is None:
         return []
     if type(payload) is not bytes:
-        raise _Unusual("not packed")
+        raise _Odd("not packed")
     if max(payload, default=0) < 128:
         return list(payload)
     values: list[int] = []
@@ -328,84 +342,105 @@ def _numbers(fields: dict[int, Any], number: int, signed: bool = False) -> list[
     if signed:
         return [_signed(v) for v in values]
     if max(values) >= _U32:
-        raise _Unusual("out of uint32")
+        raise _Odd("uint32 range")
     return values
 
 
 def _text(fields: dict[int, Any], number: int) -> str:
     payload = fields.get(number, b"")
     if type(payload) is not bytes:
-        raise _Unusual("not a string")
-    return payload.decode()  # UnicodeDecodeError: the protobuf path refuses it
+        raise _Odd("not a string")
+    try:
+        return payload.decode()
+    except UnicodeDecodeError:
+        raise _Odd("not UTF-8") from None
 
 
-def _known(fields: dict[int, Any], numbers: frozenset[int]) -> dict[int, Any]:
-    """`fields`, if it has no field the message does not define (protobuf would keep those aside)."""
-    if not numbers.issuperset(fields):
-        raise _Unusual("unknown fields")
-    return fields
-
-
+_BIT: tuple[int, ...] = tuple(1 << t for t in range(TILE_COUNT))
 # Canonical `Placement` payloads -> the rules' placement tuples: the lead, and a tile after it.
 _LEAD_BY_PAYLOAD: dict[bytes, Placement] = {
-    pb.Placement(tile=t, flipped=flag).SerializeToString(): placed
-    for (t, flag), placed in codec._DECODE_LEAD.items()
+    pb.Placement(tile=t, flipped=flag).SerializeToString(): placed for (t, flag), placed in DECODE_LEAD.items()
 }
 _PLAY_BY_PAYLOAD: dict[bytes, Placement] = {
     pb.Placement(tile=t, arm=arm, closes=closes).SerializeToString(): placed  # type: ignore[arg-type]
-    for (t, arm, closes), placed in codec._DECODE_PLAY.items()
+    for (t, arm, closes), placed in DECODE_PLAY.items()
 }
-# Canonical `OpenEnd` payloads the protobuf path accepts (a known arm, a value 0..6).
+# Canonical `OpenEnd` payloads (a known arm, a value 0..6): derived on output, checked on input.
 _END_PAYLOADS: frozenset[bytes] = frozenset(
     pb.OpenEnd(arm=arm, value=v).SerializeToString()  # type: ignore[arg-type]
-    for arm in _ARM_PB for v in range(7)
+    for arm in ARM_PB for v in range(7)
 )
-_BIT: tuple[int, ...] = tuple(1 << t for t in range(TILE_COUNT))
-_ENDING_NAME: dict[int, str | None] = {v: k for k, v in _ENDING_PB.items()}
 
-_STATE_REPEATED = frozenset({3})
-_LEDGER_REPEATED = frozenset({5})
-_ROUND_REPEATED = frozenset({2, 5, 16})
-_NO_REPEATED: frozenset[int] = frozenset()
 _STATE_FIELDS = frozenset(range(1, 14))
 _LEDGER_FIELDS = frozenset(range(1, 6))
 _ROUND_FIELDS = frozenset(range(1, 18))
+_HAND_FIELDS = frozenset({1})
 _ENTRY_FIELDS = frozenset({1, 2})
+_STATE_REPEATED = frozenset({3})
+_LEDGER_REPEATED = frozenset({5})
+_ROUND_REPEATED = frozenset({2, 5, 16})
+_NONE: frozenset[int] = frozenset()
 
 
-def _hand(payload: object) -> int:
+def _hand(payload: bytes, where: str) -> int:
     """A `Hand` payload -> its bit set."""
-    if type(payload) is not bytes:
-        raise _Unusual("not a message")
     if not payload:
         return 0
     if payload[0] != 0x0A or payload[1] != len(payload) - 2:
-        raise _Unusual("not a canonical hand")
+        raise _Odd("hand encoding")
     bit = _BIT
     m = 0
-    for t in payload[2:]:
-        m |= bit[t]  # IndexError for an id above 27 (or a multi-byte one)
-    if m.bit_count() != len(payload) - 2:
-        raise _Unusual("a tile twice in a hand")
+    for i, t in enumerate(payload[2:]):
+        if t >= TILE_COUNT:  # an id above 27 (or the first byte of a multi-byte one)
+            tiles = _numbers(_scan(payload, _NONE, _HAND_FIELDS), 1)
+            bad = next(j for j, u in enumerate(tiles) if u >= TILE_COUNT)
+            raise _Odd("tile id", f"{where}.tiles[{bad}]",
+                       f"tile id {tiles[bad]} is not a tile (0..{TILE_COUNT - 1})")
+        if m & bit[t]:
+            raise _Odd("tile twice", f"{where}.tiles[{i}]", f"{NAMES[t]} is twice in the hand")
+        m |= bit[t]
     return m
+
+
+def _placement(payload: bytes, i: int) -> Placement:
+    """A `Round.layout` entry -> the rules' placement (the lead when `i` is 0)."""
+    placed = (_LEAD_BY_PAYLOAD if i == 0 else _PLAY_BY_PAYLOAD).get(payload)
+    if placed is not None:
+        return placed
+    where = f"state.round.layout[{i}]"
+    f = _scan(payload, _NONE, frozenset({1, 2, 3, 4}))
+    tile, arm, closes, flipped = _uint(f, 1), _uint(f, 2), _flag(f, 3), _flag(f, 4)
+    if tile >= TILE_COUNT:
+        raise _Odd("tile id", f"{where}.tile", f"tile id {tile} is not a tile (0..{TILE_COUNT - 1})")
+    if i == 0:
+        raise _Odd("lead", where, "the first placement is the lead: arm ARM_CENTER, closes false")
+    if arm not in ARM_PB:
+        raise _Odd("arm", f"{where}.arm", f"unknown or central arm {arm} after the lead")
+    if flipped:
+        raise _Odd("flipped", f"{where}.flipped", "only the lead can be flipped")
+    raise _Odd("closes", f"{where}.closes", f"only a double closes its arm, not {NAMES[tile]}")
 
 
 def _options(entries: list[bytes]) -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in entries:
-        f = _known(_scan(entry, _NO_REPEATED), _ENTRY_FIELDS)
+        f = _scan(entry, _NONE, _ENTRY_FIELDS)
         name = _text(f, 1)
         if name in out:
-            raise _Unusual("an option twice")
+            raise _Odd("option twice")
         out[name] = _text(f, 2)
     return out
 
 
 def _ledger_from(payload: bytes) -> dict[str, Any]:
-    f = _known(_scan(payload, _LEDGER_REPEATED), _LEDGER_FIELDS)
+    f = _scan(payload, _LEDGER_REPEATED, _LEDGER_FIELDS)
     history = []
     for i, record in enumerate(f.get(5, ())):
-        history.append(codec._record_from_proto(pb.RoundRecord.FromString(record), f"state.ledger.history[{i}]"))
+        try:
+            message = pb.RoundRecord.FromString(record)
+        except DecodeError:
+            raise _Odd("record") from None
+        history.append(record_from_proto(message, f"state.ledger.history[{i}]"))
     return {
         "written": _numbers(f, 1, True),
         "remembered": _numbers(f, 2, True),
@@ -415,26 +450,61 @@ def _ledger_from(payload: bytes) -> dict[str, Any]:
     }
 
 
-def _decode(data: bytes) -> Match:
-    f = _known(_scan(data, _STATE_REPEATED), _STATE_FIELDS)
+def _ending(g: dict[int, Any]) -> str | None:
+    value = _uint(g, 12)
+    if value not in ENDING_NAME:
+        raise _Odd("ending", "state.round.ending", f"unknown ending {value}")
+    return ENDING_NAME[value]
+
+
+def _ends(ends: list[bytes]) -> None:
+    """The open ends: derived on output and ignored on input, but they must be ends."""
+    seen = set()
+    for i, e in enumerate(ends):
+        if e not in _END_PAYLOADS:
+            f = _scan(e, _NONE, frozenset({1, 2}))
+            if _uint(f, 2) > 6:
+                raise _Odd("end value", f"state.round.ends[{i}].value",
+                           f"{_uint(f, 2)} is not a number of the set (0..6)")
+            raise _Odd("end arm", f"state.round.ends[{i}].arm", f"unknown arm {_uint(f, 1)}")
+        if e[1] in seen:
+            raise _Odd("end arm", f"state.round.ends[{i}].arm", f"repeated arm {e[1]}")
+        seen.add(e[1])
+
+
+def _read(data: bytes) -> Match:
+    """The match in canonical bytes; `_Odd` when they are not that, MalformedError from the rules."""
+    f = _scan(data, _STATE_REPEATED, _STATE_FIELDS)
+    variant = _text(f, 1)
+    state: dict[str, Any] = {
+        "variant": variant,
+        "players": _uint(f, 2),
+        "options": options_from_proto(variant, _options(f.get(3, []))),
+        "seed": _optional(f, 4, limit=_U64),
+        "round_number": _uint(f, 5),
+        "ledger": _ledger_from(f.get(6, b"")),
+        "round": None,
+        "next_leader": _optional(f, 8),
+        "match_over": _flag(f, 9),
+        "losers": _numbers(f, 10),
+        "winners": _numbers(f, 11),
+        "rating": _numbers(f, 12, True),
+        "timed_out": _optional(f, 13),
+    }
     r = f.get(7)
-    if type(r) is not bytes:
-        raise _Unusual("no round")  # before the first deal: rare, the protobuf path reads it
-    g = _known(_scan(r, _ROUND_REPEATED), _ROUND_FIELDS)
-    hands = [_hand(h) for h in g.get(2, ())]
-    placements: list[Placement] = []
-    layout = g.get(5)
-    if layout:
-        placements.append(_LEAD_BY_PAYLOAD[layout[0]])  # KeyError: not a canonical lead
-        play = _PLAY_BY_PAYLOAD
-        placements.extend([play[p] for p in layout[1:]])
-    ends = g.get(16, ())
-    if ends and not (_END_PAYLOADS.issuperset(ends) and len({e[1] for e in ends}) == len(ends)):
-        raise _Unusual("an open end the protobuf path refuses")
+    if r is None:
+        return Match.from_tiles(state, [], [], [])
+    g = _scan(r, _ROUND_REPEATED, _ROUND_FIELDS)
+    hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
+    placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
+    _ends(g.get(16, []))
     if 17 in g:
         _sint(g, 17)  # count: derived on output, ignored on input
-    ending = _ENDING_NAME[_uint(g, 12)]  # KeyError: an unknown ending
-    rnd = {
+    boneyard = _numbers(g, 3)
+    for i, t in enumerate(boneyard):
+        if t >= TILE_COUNT:
+            raise _Odd("tile id", f"state.round.boneyard[{i}]", f"tile id {t} is not a tile (0..{TILE_COUNT - 1})")
+    state["round"] = {
         "leader": _uint(g, 1),
         "reserve": _uint(g, 4),
         "to_move": _uint(g, 6),
@@ -443,43 +513,35 @@ def _decode(data: bytes) -> Match:
         "last_placer": _optional(g, 9),
         "last_score": _sint(g, 10),
         "over": _flag(g, 11),
-        "ending": ending,
+        "ending": _ending(g),
         "winner": _optional(g, 13, signed=True),
         "round_points": _numbers(g, 14, True) or None,
         "places": _numbers(g, 15) or None,
     }
-    variant = _text(f, 1)
-    state = {
-        "variant": variant,
-        "players": _uint(f, 2),
-        "options": codec.options_from_proto(variant, _options(f.get(3, []))),
-        "seed": _optional(f, 4, limit=_U64),
-        "round_number": _uint(f, 5),
-        "ledger": _ledger_from(f.get(6, b"")),
-        "round": rnd,
-        "next_leader": _optional(f, 8),
-        "match_over": _flag(f, 9),
-        "losers": _numbers(f, 10),
-        "winners": _numbers(f, 11),
-        "rating": _numbers(f, 12, True),
-        "timed_out": _optional(f, 13),
-    }
-    return Match.from_tiles(state, hands, _numbers(g, 3), placements)
+    return Match.from_tiles(state, hands, boneyard, placements)
+
+
+def _canonical(data: bytes) -> bytes:
+    """`data` rewritten by protobuf into the canonical encoding (unknown fields dropped)."""
+    try:
+        msg = pb.MatchState.FromString(data)
+    except DecodeError as exc:  # and its kin: not a MatchState at all
+        raise MalformedError("state: not a valid MatchState message") from exc
+    msg.DiscardUnknownFields()
+    return msg.SerializeToString(deterministic=True)
 
 
 def decode_state(data: bytes) -> Match:
     """The match in a serialized `MatchState`; MalformedError (naming the field) if it is not one."""
     try:
-        return _decode(data)
-    except Exception:  # noqa: BLE001,S110 - the protobuf path below names what is wrong
-        pass
+        return _read(data)
+    except _Odd as odd:
+        first = odd
+    canonical = _canonical(data)
+    if canonical == data:  # already canonical: a value the field cannot hold
+        raise MalformedError(first.message)
+    metrics.record_state_fallback(first.reason)
     try:
-        msg = pb.MatchState.FromString(data)
-    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError, and its kin
-        raise MalformedError("state: not a valid MatchState message") from exc
-    return Match.from_dict(codec.state_from_proto(msg))
-
-
-def match_from_proto(msg: pb.MatchState) -> Match:
-    """`Match.from_dict(codec.state_from_proto(msg))`, read from the message's bytes."""
-    return decode_state(msg.SerializeToString())
+        return _read(canonical)
+    except _Odd as odd:
+        raise MalformedError(odd.message) from None

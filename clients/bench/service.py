@@ -136,8 +136,17 @@ def _wait_ready(gw: Proc, timeout: float = 20.0) -> None:
 # ---------------------------------------------------------------- requests
 
 
-def mid_round_kozel(seed: int = 2024) -> Any:
+MID_ROUND_SEED = 2024
+
+
+def mid_round_kozel(seed: int = MID_ROUND_SEED) -> Any:
     """A mid-round 4-player Kozel match (half of a random round played) and the next action."""
+    match, played = mid_round_kozel_moves(seed)
+    return match, match.legal_actions()[0]
+
+
+def mid_round_kozel_moves(seed: int = MID_ROUND_SEED) -> tuple[Any, list[tuple[int, str]]]:
+    """`mid_round_kozel`'s match and the (seat, action) pairs that led there from the deal."""
     import random
 
     from engine_service.rules import Match
@@ -152,9 +161,12 @@ def mid_round_kozel(seed: int = 2024) -> Any:
         actions = probe.legal_actions()
     rng = random.Random(seed)
     match, _ = Match.new("kozel", 4, seed=seed)
+    played = []
     for _ in range(moves // 2):
-        match.apply(rng.choice(match.legal_actions()))
-    return match, match.legal_actions()[0]
+        action = rng.choice(match.legal_actions())
+        played.append((match.to_move, action))
+        match.apply(action)
+    return match, played
 
 
 def grpc_frame(message: bytes) -> bytes:
@@ -166,10 +178,10 @@ def grpc_bodies() -> dict[str, tuple[str, bytes]]:
     from domino.v1 import engine_pb2 as pb
     from grpc_health.v1 import health_pb2
 
-    from engine_service import codec
+    from engine_service import wire
 
     match, action = mid_round_kozel()
-    apply = pb.ApplyRequest(state=codec.state_to_proto(match.to_dict()), action=action)
+    apply = pb.ApplyRequest(state=pb.MatchState.FromString(wire.encode_state(match)), action=action)
     return {
         "grpc_health": ("/grpc.health.v1.Health/Check", health_pb2.HealthCheckRequest().SerializeToString()),
         "grpc_apply": ("/domino.v1.Engine/Apply", apply.SerializeToString()),
@@ -328,10 +340,10 @@ def _ratio(runs: dict[str, list[Json]], a: str, b: str) -> Json:
 
 
 def _gateway_available() -> str | None:
-    try:
-        import api_gateway.server  # noqa: F401
-    except ImportError as exc:
-        return f"the REST gateway cannot be imported ({exc})"
+    import importlib.util
+
+    if importlib.util.find_spec("api_gateway") is None:
+        return "the REST gateway is not installed"
     return None
 
 
@@ -435,33 +447,39 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
     return result
 
 
-def _post(url: str, body: bytes) -> bytes:
+def _post(url: str, body: bytes, expect: int = 200) -> bytes:
     import urllib.request
 
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
     with urllib.request.urlopen(req, timeout=10) as resp:
-        if resp.status != 200:
+        if resp.status != expect:
             raise BenchError(f"{url}: HTTP {resp.status}")
         answer: bytes = resp.read()
     return answer
 
 
-def rest_bodies(keys: str) -> tuple[bytes, bytes, int]:
-    """The REST apply bodies (transparent, sealed) for the mid-round Kozel state, and the token's length."""
-    from api_gateway.tokens import KeyRing, new_sealed, seat_key
-    from engine_service import codec
+def rest_bodies(base: str) -> tuple[bytes, bytes, int]:
+    """The REST apply bodies (transparent, sealed) for the mid-round Kozel state, and the token's length.
 
-    match, action = mid_round_kozel()
+    The sealed one is made through the gateway at `base` itself: a sealed match with the
+    same seed, played to the same point with each seat's key.
+    """
+    match, played = mid_round_kozel_moves()
+    action = match.legal_actions()[0]
     transparent = json.dumps({"state": match.to_dict(), "action": action}, separators=(",", ":")).encode()
-    sealed = new_sealed(codec.state_to_proto(match.to_dict()).SerializeToString())
-    token = KeyRing.parse(keys).seal(sealed)
-    body = {"token": token, "seat_key": seat_key(sealed, match.to_move), "action": action}
+    created = json.loads(_post(base + "/v1/matches", json.dumps(
+        {"variant": "kozel", "players": 4, "seed": MID_ROUND_SEED, "mode": "sealed"}).encode(), expect=201))
+    keys, token = created["seat_keys"], created["token"]
+    for seat, move in played:
+        token = json.loads(_post(base + rest_routes()["apply"], json.dumps(
+            {"token": token, "seat_key": keys[seat], "action": move}).encode()))["token"]
+    body = {"token": token, "seat_key": keys[match.to_move], "action": action}
     return transparent, json.dumps(body, separators=(",", ":")).encode(), len(token)
 
 
 def _rest_paths(gw: Proc, workdir: Path, keys: str, result: Json | None, suffix: str = "") -> list[Path_]:
-    transparent, sealed, token_chars = rest_bodies(keys)
     base = f"http://{gw.address}"
+    transparent, sealed, token_chars = rest_bodies(base)
     apply_url = base + rest_routes()["apply"]
     paths = [Path_("rest_readyz", base + rest_routes()["readyz"], None, (), False)]
     for name, body in (("rest_apply_transparent", transparent), ("rest_apply_sealed", sealed)):
@@ -480,9 +498,9 @@ def _rest_paths(gw: Proc, workdir: Path, keys: str, result: Json | None, suffix:
 
 
 def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json) -> list[Path_]:
-    from api_gateway.tokens import KeyRing
+    from clients.serve_all import dev_token_keys
 
-    keys = KeyRing.generate("bench")
+    keys = dev_token_keys("bench")
     gw = start_gateway(workdir, [engine], keys)
     procs.append(gw)
     result["_keys"] = keys

@@ -5,15 +5,13 @@ service pays for parsing the state it is sent and serializing the new one. This
 module measures, per variant, on states taken at every decision of seeded
 random rounds:
 
-- ``proto``: what the gRPC servicer does: `MatchState` bytes -> `Match` and
+- ``proto``: what the typed servicer does: `MatchState` bytes -> `Match` and
   `Match` -> bytes (`engine_service.wire`: `decode_state`/`encode_state`);
-  ``proto_*_via_dict``: the reference path through the JSON-shaped dict;
-- ``json``: the transparent REST state: compact JSON text <-> `Match`;
-- ``gateway_json_in``/``gateway_json_out``: what the REST gateway itself does with a
-  transparent state (its marshmallow schema and the codec's dict path), when it is there;
+- ``json``: what the JSON face does with a transparent REST state: compact JSON
+  text <-> `Match` (orjson and the rules' `from_dict`/`to_dict`);
 - ``decision``: `legal_actions()` + `apply()` in process, to compare with;
-- sizes of a mid-round state: protobuf bytes, JSON bytes and, when the gateway
-  offers a sealer, the sealed token's length.
+- sizes of a mid-round state: protobuf bytes and JSON bytes (the sealed token's
+  length is measured through a real gateway by `domino bench service`).
 
 Timings are the best of a few repeats of a loop over all sampled states, in
 microseconds per state (a minimum: noise only ever adds).
@@ -76,32 +74,20 @@ def sample(variant: str, players: int, games: int, seed: int) -> tuple[list[Any]
     return states, mids, moves, seeds
 
 
-def _sealer() -> Callable[[bytes], str] | None:
-    """The gateway's state sealer (state bytes -> token, a key made here), when the gateway is there."""
-    try:
-        from api_gateway.tokens import KeyRing, new_sealed
-    except ImportError:
-        return None
-    ring = KeyRing.parse(KeyRing.generate("bench"))
-    return lambda state: ring.seal(new_sealed(state))
-
-
 def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: int = 5) -> Json:
     """Per-decision serialize/parse costs and typical sizes for one variant."""
-    from domino.v1 import engine_pb2 as pb
+    import orjson
 
-    from engine_service import codec, wire
+    from engine_service import wire
     from engine_service.rules import Match
 
     states, mids, moves, seeds = sample(variant, players, games, seed)
     if variant == "kingdomino":
         return _measure_json_only(variant, players, states, mids, moves, seeds, repeat)
-    dicts = [m.to_dict() for m in states]
-    blobs = [codec.state_to_proto(d).SerializeToString() for d in dicts]
-    texts = [json.dumps(d, separators=(",", ":")) for d in dicts]
-    from_dict, to_proto, from_proto = Match.from_dict, codec.state_to_proto, codec.state_from_proto
-    parse = pb.MatchState.FromString
-    dumps, loads = json.dumps, json.loads
+    blobs = [wire.encode_state(m) for m in states]
+    texts = [orjson.dumps(m.to_dict()) for m in states]
+    from_dict = Match.from_dict
+    dumps, loads = orjson.dumps, orjson.loads
     # What the servicer does: MatchState bytes <-> Match.
     encode_state, decode_state = wire.encode_state, wire.decode_state
 
@@ -115,19 +101,9 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
             decode_state(b)
         return len(blobs)
 
-    def proto_encode_via_dict() -> int:
-        for m in states:
-            to_proto(m.to_dict()).SerializeToString()
-        return len(states)
-
-    def proto_decode_via_dict() -> int:
-        for b in blobs:
-            from_dict(from_proto(parse(b)))
-        return len(blobs)
-
     def json_encode() -> int:
         for m in states:
-            dumps(m.to_dict(), separators=(",", ":"))
+            dumps(m.to_dict())
         return len(states)
 
     def json_decode() -> int:
@@ -154,7 +130,6 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     game_us = _best_per_item(replay, repeat) * decisions / len(seeds)
     new_us = _best_per_item(deal_only, repeat)
     decision_us = (game_us - new_us) / (decisions / len(seeds))
-    gateway = _gateway_json_costs(texts, blobs, repeat)
     result: Json = {
         "variant": variant,
         "players": players,
@@ -162,8 +137,6 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
         "proto_path": "wire",
         "proto_encode_us": _best_per_item(proto_encode, repeat),
         "proto_decode_us": _best_per_item(proto_decode, repeat),
-        "proto_encode_via_dict_us": _best_per_item(proto_encode_via_dict, repeat),
-        "proto_decode_via_dict_us": _best_per_item(proto_decode_via_dict, repeat),
         "json_encode_us": _best_per_item(json_encode, repeat),
         "json_decode_us": _best_per_item(json_decode, repeat),
         "decision_us": decision_us,
@@ -171,62 +144,23 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     }
     result["proto_roundtrip_us"] = result["proto_encode_us"] + result["proto_decode_us"]
     result["json_roundtrip_us"] = result["json_encode_us"] + result["json_decode_us"]
-    result.update(gateway)
     result["proto_roundtrip_per_decision"] = result["proto_roundtrip_us"] / decision_us
     result["json_roundtrip_per_decision"] = result["json_roundtrip_us"] / decision_us
     result.update(sizes(mids))
     return result
 
 
-def _gateway_json_costs(texts: list[str], blobs: list[bytes], repeat: int) -> Json:
-    """The gateway's own work on a transparent state, when the gateway is there.
-
-    In: JSON text -> its marshmallow `MatchStateSchema` -> `codec.state_to_proto`
-    (what a REST request costs before the engine is called); out:
-    `codec.state_from_proto` -> schema dump -> JSON text (the answer).
-    """
-    try:
-        from api_gateway.schemas import MatchStateSchema
-    except ImportError:
-        return {"gateway_json_in_us": None, "gateway_json_out_us": None}
-    from domino.v1 import engine_pb2 as pb
-
-    from engine_service import codec
-
-    schema = MatchStateSchema()
-    msgs = [pb.MatchState.FromString(b) for b in blobs]
-
-    def json_in() -> int:
-        for t in texts:
-            codec.state_to_proto(schema.load(json.loads(t)))
-        return len(texts)
-
-    def json_out() -> int:
-        for m in msgs:
-            json.dumps(schema.dump(codec.state_from_proto(m)), separators=(",", ":"))
-        return len(msgs)
-
-    return {"gateway_json_in_us": _best_per_item(json_in, repeat),
-            "gateway_json_out_us": _best_per_item(json_out, repeat)}
-
-
 def sizes(mids: list[Any]) -> Json:
-    """Median sizes of mid-round states: protobuf bytes, compact JSON bytes, sealed token chars."""
-    from engine_service import codec
+    """Median sizes of mid-round states: protobuf bytes and compact JSON bytes."""
+    from engine_service import wire
 
-    proto = [len(codec.state_to_proto(m.to_dict()).SerializeToString()) for m in mids]
+    proto = [len(wire.encode_state(m)) for m in mids]
     text = [len(json.dumps(m.to_dict(), separators=(",", ":"))) for m in mids]
-    out: Json = {
+    return {
         "mid_round_proto_bytes": int(statistics.median(proto)) if proto else 0,
         "mid_round_proto_bytes_max": max(proto, default=0),
         "mid_round_json_bytes": int(statistics.median(text)) if text else 0,
-        "mid_round_sealed_chars": None,
     }
-    seal = _sealer()
-    if seal is not None and mids:
-        tokens = [len(seal(codec.state_to_proto(m.to_dict()).SerializeToString())) for m in mids]
-        out["mid_round_sealed_chars"] = int(statistics.median(tokens))
-    return out
 
 
 def _measure_json_only(variant: str, players: int, states: list[Any], mids: list[Any], moves: list[list[str]],
@@ -271,7 +205,7 @@ def _measure_json_only(variant: str, players: int, states: list[Any], mids: list
         "json_encode_us": _best_per_item(json_encode, repeat),
         "json_decode_us": _best_per_item(json_decode, repeat),
         "decision_us": decision_us, "new_match_us": new_us,
-        "mid_round_proto_bytes": None, "mid_round_proto_bytes_max": None, "mid_round_sealed_chars": None,
+        "mid_round_proto_bytes": None, "mid_round_proto_bytes_max": None,
         "no_wire_form": "no protobuf form in domino.v1 yet",
     }
     out["json_roundtrip_us"] = out["json_encode_us"] + out["json_decode_us"]

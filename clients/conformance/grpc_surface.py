@@ -1,9 +1,12 @@
 """The gRPC engine service as a conformance surface (`domino conformance --grpc HOST:PORT`).
 
-States travel as protobuf and come back as the same JSON dicts the library
-surface produces (`engine_service.codec`); refusals come back as the rules'
-exceptions (`clients.engine_client` maps INVALID_ARGUMENT and
-FAILED_PRECONDITION), and anything else the service answers is a `SurfaceError`.
+Every step is a call to the engine over gRPC (`clients.engine_client`, on the
+engine's JSON face: states travel as the JSON dicts the library surface
+produces, converted by the engine); refusals come back as the rules' exceptions
+(INVALID_ARGUMENT and FAILED_PRECONDITION, mapped by the contract's table), and
+anything else the service answers is a `SurfaceError`. The typed face
+(`domino.v1.Engine`, states as MatchState messages) computes every call with the
+same code, and tests/engine hold it equal to the JSON face on every preset.
 """
 from __future__ import annotations
 

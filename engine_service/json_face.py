@@ -1,0 +1,241 @@
+"""The `domino.v1.JsonEngine` servicer: the engine's calls in the JSON of docs/rest.md.
+
+The REST gateway forwards a request's body here without reading the state it
+carries, so that the engine is the only place where a state changes form:
+
+- transparent: ``args.state`` is the rules' JSON state, read by `Match.from_dict`
+  (whose refusals name the field: ``state.round.hands[2]: ...``); the answer
+  carries ``state`` (`Match.to_dict`) and every event;
+- sealed: the state comes as the bytes of a MatchState (`JsonCall.state`, read
+  by `engine_service.wire`) and ``args.view_as`` names the viewer (a seat, or
+  ``"host"``); the answer's JSON shows that viewer's ``view`` and the events as
+  it may see them (`rules.views`), and the new state goes back as bytes.
+
+Arguments are checked for their keys here and for their values by the rules,
+as the typed servicer does; what a call does is `engine_service.calls`.
+"""
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import orjson
+from domino.v1 import engine_pb2 as pb
+from domino.v1 import engine_pb2_grpc as pb_grpc
+
+from engine_service import calls, wire
+from engine_service.calls import EncodingError
+from engine_service.rules import PRESETS, MalformedError, Match, Tournament, variants
+from engine_service.rules.views import Viewer, redact_events, view_for
+
+Json = dict[str, Any]
+Event = dict[str, Any]
+HOST = "host"
+
+_MATCH = frozenset({"state"})
+_SEALED = frozenset({"view_as"})
+
+
+def _args(call: pb.JsonCall, allowed: frozenset[str]) -> Json:
+    """The call's arguments: a JSON object with no key outside `allowed`."""
+    try:
+        args = orjson.loads(call.args) if call.args else {}
+    except orjson.JSONDecodeError as exc:
+        raise MalformedError(f"args: not JSON ({exc})") from None
+    if type(args) is not dict:
+        raise MalformedError("args: expected a JSON object")
+    unknown = [k for k in args if k not in allowed]
+    if unknown:
+        raise MalformedError(f"{unknown[0]}: unknown argument (expected {', '.join(sorted(allowed))})")
+    return args
+
+
+def _viewer(args: Json) -> Viewer:
+    """``args.view_as``: a seat, or None for the host (its seat range is the rules' to check)."""
+    who = args["view_as"]
+    if who == HOST:
+        return None
+    if type(who) is not int:
+        raise MalformedError(f"view_as: a seat or {HOST!r}, not {who!r}")
+    return who
+
+
+def _seat_of(viewer: Viewer, match: Match) -> Viewer:
+    """`viewer`, checked to be one of the match's seats (or the host)."""
+    if viewer is not None and not 0 <= viewer < match.players:
+        raise MalformedError(f"view_as: a seat 0..{match.players - 1} or {HOST!r}, not {viewer}")
+    return viewer
+
+
+class _Carried:
+    """The match a call carries, how it came (sealed or not), and who looks at the answer."""
+
+    __slots__ = ("match", "sealed", "viewer")
+
+    def __init__(self, call: pb.JsonCall, args: Json) -> None:
+        self.sealed = bool(call.state)
+        if self.sealed:
+            if "state" in args:
+                raise MalformedError("state: give the state in args or as bytes, not both")
+            if "view_as" not in args:
+                raise MalformedError("view_as: required with a sealed state (a seat or 'host')")
+            self.match = wire.decode_state(call.state)
+            self.viewer: Viewer = _seat_of(_viewer(args), self.match)
+        else:
+            if "view_as" in args:
+                raise MalformedError("view_as: only with a sealed state")
+            if "state" not in args:
+                raise MalformedError("state: required (pass back the state of the previous answer)")
+            self.viewer = None
+            self.match = Match.from_dict(args["state"])
+
+    def answer(self, events: list[Event], changed: bool = True, **extra: Any) -> pb.JsonAnswer:
+        """The answer once the call has changed the match (see `_answer`)."""
+        return _answer(self.match, events, self.sealed, self.viewer, changed, **extra)
+
+
+def _dumps(body: Json) -> bytes:
+    try:
+        return orjson.dumps(body)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+
+
+def _answer(match: Match, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
+            **extra: Any) -> pb.JsonAnswer:
+    """A changed match's answer: the state and every event (transparent), or the viewer's view,
+    the events as it may see them and the new state's bytes (sealed; none when `changed` is false)."""
+    if not sealed:
+        return pb.JsonAnswer(answer=_dumps({"state": match.to_dict(), "events": events, **extra}))
+    body = {"view": view_for(match, viewer), "events": redact_events(events, viewer), **extra}
+    return pb.JsonAnswer(answer=_dumps(body), state=wire.encode_state(match) if changed else b"")
+
+
+def _typed_default(option: Json) -> Json:
+    """A listed option's default as a JSON value of the option's type (the rules describe it as text)."""
+    text, kind = option.get("default"), option.get("type")
+    if kind == "bool" and text in ("true", "false"):
+        return {**option, "default": text == "true"}
+    if kind == "int" and isinstance(text, str) and text.lstrip("-").isdigit():
+        return {**option, "default": int(text)}
+    return option
+
+
+def _tournament(args: Json) -> Tournament:
+    try:
+        return Tournament.from_dict(args.get("state"))
+    except MalformedError as exc:  # the rules' message, e.g. "rounds[1].players must be [0, 1, 2, 4]"
+        raise MalformedError(f"state: {exc}") from None
+
+
+def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.JsonAnswer:
+    return pb.JsonAnswer(answer=_dumps({"state": tournament.to_dict(), "events": events}))
+
+
+Handler = Callable[[pb.JsonCall, grpc.ServicerContext], pb.JsonAnswer]
+
+
+class JsonEngineServicer(pb_grpc.JsonEngineServicer):
+    """Stateless: one instance serves every call on every thread."""
+
+    def __init__(self) -> None:
+        listing = [{**v, "options": [_typed_default(o) for o in v["options"]]}
+                   for v in variants() if v["name"] in PRESETS]
+        self._variants = pb.JsonAnswer(answer=_dumps({"variants": listing}))
+
+    def ListVariants(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        _args(call, frozenset())
+        return self._variants
+
+    def NewMatch(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, frozenset({"variant", "players", "options", "seed", "deal", "setup", "no_deal"})
+                     | _SEALED)
+        no_deal = args.get("no_deal", False)
+        if type(no_deal) is not bool:
+            raise MalformedError(f"no_deal: expected true or false, not {no_deal!r}")
+        match, events = calls.new_match(args.get("variant"), args.get("players"), options=args.get("options"),
+                                        seed=args.get("seed"), deal=args.get("deal"), setup=args.get("setup"),
+                                        no_deal=no_deal)
+        sealed = "view_as" in args
+        viewer = _seat_of(_viewer(args), match) if sealed else None
+        return _answer(match, events, sealed, viewer)
+
+    def StartRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"deal"})
+        carried = _Carried(call, args)
+        return carried.answer(calls.start_round(carried.match, args.get("deal")))
+
+    def LegalActions(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        carried = _Carried(call, _args(call, _MATCH | _SEALED))
+        match = carried.match
+        # Sealed: another seat's legal actions would reveal its tiles.
+        shown = not carried.sealed or carried.viewer == match.to_move
+        return pb.JsonAnswer(answer=_dumps({"seat": match.to_move,
+                                            "actions": match.legal_actions() if shown else []}))
+
+    def Apply(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"action", "seat"})
+        if "action" not in args:
+            raise MalformedError("action: required")
+        carried = _Carried(call, args)
+        return carried.answer(calls.apply(carried.match, args["action"], args.get("seat")))
+
+    def Replay(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"actions", "seat"})
+        actions = args.get("actions")
+        if type(actions) is not list:
+            raise MalformedError("actions: required, a list of actions")
+        carried = _Carried(call, args)
+        done = calls.replay(carried.match, actions, args.get("seat"))
+        return carried.answer(done.events, changed=done.applied > 0, applied=done.applied, ok=done.ok,
+                              failed_index=-1 if done.ok else done.applied, reason=done.reason,
+                              error_kind=done.error_kind)
+
+    def Settle(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"ending", "hands", "last_placer"})
+        carried = _Carried(call, args)
+        events = calls.settle(carried.match, args.get("ending"), args.get("hands"), args.get("last_placer"))
+        return carried.answer(events)
+
+    def View(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"seat"})
+        carried = _Carried(call, args)
+        if carried.sealed:
+            return pb.JsonAnswer(answer=_dumps(view_for(carried.match, carried.viewer)))
+        if "seat" not in args:
+            raise MalformedError("seat: required (whose view)")
+        return pb.JsonAnswer(answer=_dumps(carried.match.view(args["seat"])))
+
+    def Timeout(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"seat"})
+        if "seat" not in args:
+            raise MalformedError("seat: required (the seat that timed out)")
+        carried = _Carried(call, args)
+        return carried.answer(calls.timeout(carried.match, args["seat"]))
+
+    # ------------------------------------------------------------ Bykovo micro-tournament (B)
+
+    def CreateTournament(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, frozenset({"participants", "seed", "rating"}))
+        seed = args.get("seed")
+        tournament = Tournament.create(args.get("participants"), secrets.randbits(63) if seed is None else seed,
+                                       args.get("rating"))
+        return _tournament_answer(tournament, [])
+
+    def RecordTournamentRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, frozenset({"state", "points", "winner"}))
+        tournament = _tournament(args)
+        if "winner" not in args:
+            raise MalformedError("winner: required (the seat 0..3 that won the round)")
+        events = tournament.record_round(args.get("points"), args["winner"])
+        return _tournament_answer(tournament, events)
+
+    def TournamentStandings(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        tournament = _tournament(_args(call, frozenset({"state"})))
+        return pb.JsonAnswer(answer=_dumps({
+            "standings": tournament.standings(),
+            "next_players": [] if tournament.over else tournament.next_players(),
+            "over": tournament.over}))
+

@@ -1,0 +1,46 @@
+"""What a viewer may see of a match: a seat's view, the public view, events as seen (RULES.md C).
+
+A matching game hides the hands and the boneyard's order. A seat sees its own
+hand and everything on the table (`Match.view`); the public view (a host, a
+spectator) is any seat's view without that seat's hand and legal actions; and in
+the events of a call, a tile drawn by another seat is hidden. The engine shows
+sealed-mode callers nothing else, so this module is the whole of that policy.
+
+>>> from engine_service.rules import Match
+>>> match, events = Match.new("kozel", 2, seed=1)
+>>> public_view(match)["hand"], public_view(match)["seat"]
+([], None)
+>>> redact_events([{"type": "drew", "seat": 1, "tile": "3-6"}], 0)
+[{'type': 'drew', 'seat': 1, 'tile': None}]
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .match import Match
+
+Viewer = int | None  # a seat, or None for the public (host, spectator)
+Event = dict[str, Any]
+
+
+def public_view(match: Match) -> dict[str, Any]:
+    """The view of someone who holds no seat: no hand, no legal actions, `seat` null."""
+    view = match.view(0)
+    view.update(seat=None, hand=[], legal=[])
+    return view
+
+
+def view_for(match: Match, viewer: Viewer) -> dict[str, Any]:
+    """`viewer`'s view: a seat's own (`Match.view`), or the public one for None."""
+    return public_view(match) if viewer is None else match.view(viewer)
+
+
+def redact_events(events: Iterable[Event], viewer: Viewer) -> list[Event]:
+    """Events as `viewer` may see them: a tile drawn by another seat becomes null."""
+    out = []
+    for event in events:
+        if event.get("type") == "drew" and event.get("seat") != viewer:
+            event = {**event, "tile": None}
+        out.append(event)
+    return out

@@ -1,0 +1,116 @@
+"""A connection to the engine that the REST gateway and the Python client share.
+
+`EngineChannel` makes its gRPC channel on first use in each process (so a
+gunicorn worker never inherits one across fork), with the service config that
+retries UNAVAILABLE with backoff (safe: every engine call is a pure function of
+its request) and balances round-robin over every address the target resolves
+to (a headless Kubernetes Service). It hands out the generated stubs of both
+services and answers the standard health check.
+
+Part of the contract package with engine.proto and `domino.v1.errors`; it
+imports only grpcio and the generated modules.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Self
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from domino.v1 import engine_pb2, engine_pb2_grpc
+
+__all__ = ["DEFAULT_TIMEOUT", "ENGINE", "JSON_ENGINE", "EngineChannel", "service_config"]
+
+DEFAULT_TIMEOUT = 5.0
+ENGINE = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
+JSON_ENGINE = engine_pb2.DESCRIPTOR.services_by_name["JsonEngine"].full_name
+
+
+def service_config(max_attempts: int = 4, initial_backoff: float = 0.1, max_backoff: float = 2.0) -> str:
+    """gRPC service config: retry on UNAVAILABLE, round-robin over every address the name resolves to."""
+    return json.dumps({
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [{
+            "name": [{"service": ENGINE}, {"service": JSON_ENGINE}],
+            "retryPolicy": {
+                "maxAttempts": max_attempts,
+                "initialBackoff": f"{initial_backoff}s",
+                "maxBackoff": f"{max_backoff}s",
+                "backoffMultiplier": 2,
+                "retryableStatusCodes": ["UNAVAILABLE"],
+            },
+        }],
+    })
+
+
+class EngineChannel:
+    """One engine target ("host:port", or "dns:///name:port" for every replica), per process."""
+
+    def __init__(self, target: str, *, max_attempts: int = 4, max_message_bytes: int = 4 * 1024 * 1024) -> None:
+        self.target = target
+        self._options = [
+            ("grpc.enable_retries", 1),
+            ("grpc.service_config", service_config(max_attempts)),
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ]
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._channel: grpc.Channel | None = None
+        self._engine: engine_pb2_grpc.EngineStub | None = None
+        self._json: engine_pb2_grpc.JsonEngineStub | None = None
+        self._health: health_pb2_grpc.HealthStub | None = None
+
+    def _connect(self) -> None:
+        """This process's channel and stubs (made again after a fork)."""
+        with self._lock:
+            if self._channel is None or self._pid != os.getpid():
+                channel = grpc.insecure_channel(self.target, options=self._options)
+                self._engine = engine_pb2_grpc.EngineStub(channel)
+                self._json = engine_pb2_grpc.JsonEngineStub(channel)
+                self._health = health_pb2_grpc.HealthStub(channel)
+                self._channel = channel
+                self._pid = os.getpid()
+
+    @property
+    def engine(self) -> engine_pb2_grpc.EngineStub:
+        """The typed service's stub (`domino.v1.Engine`)."""
+        if self._engine is None or self._pid != os.getpid():
+            self._connect()
+        assert self._engine is not None
+        return self._engine
+
+    @property
+    def json(self) -> engine_pb2_grpc.JsonEngineStub:
+        """The JSON face's stub (`domino.v1.JsonEngine`)."""
+        if self._json is None or self._pid != os.getpid():
+            self._connect()
+        assert self._json is not None
+        return self._json
+
+    def health(self, timeout: float, service: str = ENGINE) -> str:
+        """The health status name of `service` ("SERVING", "NOT_SERVING", ...); raises grpc.RpcError."""
+        if self._health is None or self._pid != os.getpid():
+            self._connect()
+        assert self._health is not None
+        check = self._health.Check  # type: ignore[attr-defined]  # set in the stub's __init__
+        reply = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+        return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._channel is not None and self._pid == os.getpid():
+                self._channel.close()
+            self._channel = None
+            self._engine = None
+            self._json = None
+            self._health = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

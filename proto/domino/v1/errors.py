@@ -1,0 +1,74 @@
+"""The engine's error model: the one table between refusals and gRPC status codes.
+
+A call to `domino.v1.Engine` or `domino.v1.JsonEngine` is refused in one of
+three ways (docs/grpc.md "Error model"), each with its status code:
+
+==========  ====================  =============================================
+refusal     status code           meaning
+==========  ====================  =============================================
+MALFORMED   INVALID_ARGUMENT      the input cannot be understood (bad notation,
+                                  unknown variant or option, inconsistent state)
+ILLEGAL     FAILED_PRECONDITION   well formed, but the rules forbid it now
+MISDEAL     FAILED_PRECONDITION   an explicit deal the variant's misdeal rule
+                                  refuses (details start "misdeal:")
+==========  ====================  =============================================
+
+The engine maps the rules' exceptions to a refusal and the refusal to a status
+(`status_of`); the REST gateway and the Python client map a status back
+(`refusal_of`). Every other status is a failure of the service, not a refusal.
+
+This module belongs to the contract (with engine.proto) and imports only
+grpcio, so that the engine, the gateway and clients share it without importing
+each other.
+"""
+from __future__ import annotations
+
+import enum
+
+import grpc
+
+__all__ = ["MAX_DETAILS", "MISDEAL_PREFIX", "Refusal", "refusal_of", "status_of"]
+
+MISDEAL_PREFIX = "misdeal:"
+#: Details are cut to this many characters: a message may quote hostile input, and gRPC
+#: carries it in a header that clients limit (8 KiB by default).
+MAX_DETAILS = 500
+
+
+class Refusal(enum.Enum):
+    """Why the engine refused a call; the value is Replay's `error_kind` word."""
+
+    MALFORMED = "malformed"
+    ILLEGAL = "illegal"
+    MISDEAL = "misdeal"
+
+
+#: The table itself.
+STATUS: dict[Refusal, grpc.StatusCode] = {
+    Refusal.MALFORMED: grpc.StatusCode.INVALID_ARGUMENT,
+    Refusal.ILLEGAL: grpc.StatusCode.FAILED_PRECONDITION,
+    Refusal.MISDEAL: grpc.StatusCode.FAILED_PRECONDITION,
+}
+_DEFAULT_DETAILS = {Refusal.MALFORMED: "malformed request", Refusal.ILLEGAL: "illegal in this state",
+                    Refusal.MISDEAL: "misdeal"}
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_DETAILS else text[: MAX_DETAILS - 3] + "..."
+
+
+def status_of(refusal: Refusal, message: str) -> tuple[grpc.StatusCode, str]:
+    """The status code and details that carry `refusal` with its `message`."""
+    text = message or _DEFAULT_DETAILS[refusal]
+    if refusal is Refusal.MISDEAL and not text.startswith(MISDEAL_PREFIX):
+        text = f"{MISDEAL_PREFIX} {text}"
+    return STATUS[refusal], _clip(text)
+
+
+def refusal_of(code: grpc.StatusCode, details: str) -> Refusal | None:
+    """The refusal a status stands for, or None when the status is a failure of the service."""
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return Refusal.MALFORMED
+    if code == grpc.StatusCode.FAILED_PRECONDITION:
+        return Refusal.MISDEAL if details.startswith(MISDEAL_PREFIX) else Refusal.ILLEGAL
+    return None
