@@ -207,11 +207,13 @@ def start_gateway() -> Iterator[Callable[..., Gateway]]:
         gw.stop()
 
 
-RPCS = ("ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout")
+RPCS = ("ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout",
+        "CreateTournament", "RecordTournamentRound", "TournamentStandings")
 
 
-class ScriptedEngine(engine_pb2_grpc.EngineServicer):
-    """An in-process engine whose answers a test sets in `handlers`; records the calls it gets."""
+class ScriptedEngine(engine_pb2_grpc.JsonEngineServicer):
+    """An in-process engine (the JSON face the gateway calls) whose answers a test sets in `handlers`;
+    records the calls it gets."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -248,7 +250,7 @@ def fake_engine() -> Iterator[Callable[[], FakeEngine]]:
     def make() -> FakeEngine:
         servicer = ScriptedEngine()
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)])
-        engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+        engine_pb2_grpc.add_JsonEngineServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()
         servers.append(server)

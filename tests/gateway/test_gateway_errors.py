@@ -6,6 +6,7 @@ listens on (UNAVAILABLE), or at a scripted in-process engine that is slow
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -105,7 +106,7 @@ def test_a_slow_engine_is_504(start_gateway: Callable[..., Gateway], fake_engine
 
     def slow(request: Any, context: grpc.ServicerContext) -> Any:
         release.wait(5)
-        return pb.LegalActionsResponse(seat=0)
+        return _legal(0)
 
     engine.servicer.handlers["LegalActions"] = slow
     gw = start_gateway(engine.address, "--engine-timeout", "0.3")
@@ -140,7 +141,7 @@ def test_unavailable_is_retried_until_it_answers(start_gateway: Callable[..., Ga
         code = next(answers)
         if code is not None:
             context.abort(code, "restarting")
-        return pb.LegalActionsResponse(seat=2, actions=["1-1"])
+        return _legal(2, ["1-1"])
 
     engine.servicer.handlers["LegalActions"] = flaky
     gw = start_gateway(engine.address)
@@ -149,8 +150,13 @@ def test_unavailable_is_retried_until_it_answers(start_gateway: Callable[..., Ga
     assert engine.servicer.calls == ["LegalActions"] * 3
 
 
-def _answer_seat(seat: int) -> Callable[[Any, grpc.ServicerContext], pb.LegalActionsResponse]:
-    return lambda request, context: pb.LegalActionsResponse(seat=seat)
+def _legal(seat: int, actions: list[str] | None = None) -> pb.JsonAnswer:
+    """The JSON face's LegalActions answer."""
+    return pb.JsonAnswer(answer=json.dumps({"seat": seat, "actions": actions or []}).encode())
+
+
+def _answer_seat(seat: int) -> Callable[[Any, grpc.ServicerContext], pb.JsonAnswer]:
+    return lambda request, context: _legal(seat)
 
 
 def test_calls_are_balanced_over_several_engines(start_gateway: Callable[..., Gateway],

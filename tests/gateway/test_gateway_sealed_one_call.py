@@ -1,10 +1,10 @@
-"""A sealed apply asks the engine once (Apply with `view_as`), and answers exactly as before.
+"""Every sealed call asks the engine once (its JSON face, with `view_as`), and answers what the rules say.
 
-The engine here is the real servicer behind the real status interceptor, in
-process, with a count of the calls it gets; the gateway is a real gunicorn
-process in sealed mode. "As before" is checked against what the two-call path
-gives: the token's state viewed by the seat through /view (a View call), the
-events redacted for the mover, and the rules library playing alongside.
+The engine here is the real JSON-face servicer behind the real status
+interceptor, in process, with a count of the calls it gets; the gateway is a
+real gunicorn process in sealed mode. The answers are checked against the rules
+library playing alongside and against what /view answers for the new token:
+the mover's view, the events redacted for the mover, nothing else.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import grpc
 import pytest
 from domino.v1 import engine_pb2_grpc
 
+from engine_service.json_face import JsonEngineServicer
 from engine_service.rules import Match
-from engine_service.servicer import EngineServicer
 from engine_service.status import StatusInterceptor
 
 from .conftest import TOKEN_KEYS, Gateway
@@ -27,8 +27,8 @@ from .test_gateway_sealed import assert_only_public
 pytestmark = pytest.mark.service
 
 
-class CountingServicer(EngineServicer):
-    """The real engine, counting calls per method."""
+class CountingServicer(JsonEngineServicer):
+    """The real engine's JSON face, counting calls per method."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -47,7 +47,7 @@ class CountingServicer(EngineServicer):
 def _counted(name: str) -> Callable[..., Any]:
     def method(self: CountingServicer, request: Any, context: grpc.ServicerContext) -> Any:
         self.count(name)
-        return getattr(EngineServicer, name)(self, request, context)
+        return getattr(JsonEngineServicer, name)(self, request, context)
     return method
 
 
@@ -60,7 +60,7 @@ def counting_engine() -> Iterator[tuple[CountingServicer, str]]:
     servicer = CountingServicer()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=[StatusInterceptor()],
                          options=[("grpc.so_reuseport", 0)])
-    engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    engine_pb2_grpc.add_JsonEngineServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield servicer, f"127.0.0.1:{port}"
@@ -87,7 +87,7 @@ def test_a_sealed_apply_is_one_engine_call_and_the_same_answer(
         before = servicer.snapshot()
         r = gateway.post("/v1/matches/apply", {"token": token, "seat_key": keys[mover], "action": action})
         assert r.status == 200, r.json
-        assert _delta(servicer.snapshot(), before) == {"Apply": 1}  # no View call any more
+        assert _delta(servicer.snapshot(), before) == {"Apply": 1}
         answer = r.json
         assert set(answer) == {"token", "match_id", "seq", "view", "events"}
         assert answer["seq"] == moves + 1 and answer["match_id"] == created.json["match_id"]
@@ -123,3 +123,25 @@ def test_a_refused_sealed_apply_is_still_one_call_and_the_same_problem(
     host = gateway.post("/v1/matches/apply",
                         {"token": created["token"], "seat_key": created["host_key"], "action": "draw"})
     assert host.status == 403
+
+
+def test_a_sealed_replay_is_one_engine_call_of_the_seat_s_own_actions(
+        counting_engine: tuple[CountingServicer, str], start_gateway: Callable[..., Gateway]) -> None:
+    servicer, address = counting_engine
+    gateway = start_gateway(address, env={"STATE_TOKEN_KEYS": TOKEN_KEYS})
+    created = gateway.post("/v1/matches", {"variant": "kozel", "players": 2, "seed": 11, "mode": "sealed"}).json
+    reference, _ = Match.new("kozel", 2, seed=11)
+    mover = reference.to_move
+    mine = []
+    while reference.to_move == mover and len(mine) < 5:  # the mover's own moves in a row (draws)
+        action = "draw" if "draw" in reference.legal_actions() else reference.legal_actions()[0]
+        mine.append(action)
+        reference.apply(action)
+    before = servicer.snapshot()
+    # The mover's actions, then one more as if it were still its turn (refused unless it still is).
+    r = gateway.post("/v1/matches/replay", {"token": created["token"], "seat_key": created["seat_keys"][mover],
+                                            "actions": [*mine, "pass"]})
+    assert r.status == 200, r.json
+    assert _delta(servicer.snapshot(), before) == {"Replay": 1}
+    assert r.json["applied"] == len(mine) and r.json["view"] == reference.view(mover)
+    assert r.json["seq"] == 1  # one new version for the whole replay
