@@ -70,3 +70,16 @@ def test_dockerignore_keeps_the_context_small() -> None:
     for needed in ("!pyproject.toml", "!setup.py", "!proto/", "!engine_service/", "!api_gateway/",
                    "!clients/", "!docker/healthcheck.py"):
         assert needed in patterns
+
+
+def test_the_gateway_image_holds_no_engine_and_no_clients() -> None:
+    """The gateway carries states it does not read: its image copies only api_gateway/ and proto/."""
+    text = DOCKERFILES["gateway"].read_text()
+    copies = [line.split()[1:-1] for stage in stages(DOCKERFILES["gateway"]) for line in stage
+              if line.upper().startswith("COPY ") and "--from" not in line.lower()]
+    sources = {src.rstrip("/") for args in copies for src in args}
+    assert {"api_gateway", "proto"} <= sources
+    assert not sources & {"engine_service", "clients", "."}, sources
+    instructions = " ".join(line for stage in stages(DOCKERFILES["gateway"]) for line in stage)
+    assert "engine_service" not in instructions and "clients/" not in instructions
+    assert "COPY engine_service" not in text
