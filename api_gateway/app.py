@@ -44,7 +44,7 @@ The domino rules engine over JSON. The server keeps nothing between calls:
 every call carries its match, either **transparent** (`state`: the whole state
 as JSON, for trusted backends and pass-and-play) or **sealed** (`token` +
 `seat_key`: an encrypted state and the key of the seat acting, which sees only
-its own view). Actions use the notation of conformance/FORMAT.md (`3-6`,
+its own view). Actions use the notation of docs/FORMAT.md (`3-6`,
 `3-6@E`, `4-4@E!`, `2-2@E+5-5@W`, `draw`, `pass`). Errors are RFC 9457
 `application/problem+json`; their `type` is documented at `/v1/problems/<name>`.
 """

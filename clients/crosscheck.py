@@ -5,8 +5,9 @@ For each of N seeded two-player games:
 1. our engine deals the hands (`Match.new("block", 2, seed=...)`), and OpenSpiel's
    chance nodes are driven to give the same hands (seat 0 = OpenSpiel player 0;
    OpenSpiel deals its first 7 chance outcomes to player 0, the next 7 to
-   player 1, and its chance outcome index is the tile's index in the
-   double-six order 0-0, 0-1, ..., 6-6, which is also our tile id);
+   player 1). A chance outcome is the tile's index in OpenSpiel's own deck,
+   read from the game (`_DECK`) and matched to our tiles by name, never assumed
+   to be our tile id: OpenSpiel's main branch has reordered that deck before;
 2. the game is played move by move, a seeded RNG choosing among OUR legal
    actions; each is mapped to OpenSpiel's action (tile, covered pip value);
 3. at every decision the SETS of (tile, covered value) are compared. Ours may
@@ -65,10 +66,10 @@ class OpenSpielBlock:
         self.tile_name = {tile: f"{int(tile[0])}-{int(tile[1])}" for tile in bd._DECK}
         self.deck_index = {name: i for i, (tile, name) in enumerate(
             (t, f"{int(t[0])}-{int(t[1])}") for t in bd._DECK)}
+        self.deck_tile = {name: tile for tile, name in self.tile_name.items()}
         self.action_index = {s: i for i, s in enumerate(bd._ACTIONS_STR)}
-        # Sanity: OpenSpiel's deck order is ours (chance outcome i = our tile id i).
-        for i, tile in enumerate(bd._DECK):
-            assert self.tile_name[tile] == NAMES[i], (tile, NAMES[i])
+        if sorted(self.deck_index) != sorted(NAMES):
+            raise AssertionError(f"OpenSpiel's deck is not the double-six set: {sorted(self.deck_index)}")
 
     def deal(self, hands: list[list[str]]) -> Any:
         state = self.game.new_initial_state()
@@ -90,8 +91,7 @@ class OpenSpielBlock:
 
     def action_for(self, state: Any, player: int, pair: Pair) -> int:
         name, edge = pair
-        t = parse_tile(name)
-        tile = self.bd._DECK[t]
+        tile = self.deck_tile[NAMES[parse_tile(name)]]
         text = str(self.bd.Action(player, tile, None if edge is None else float(edge)))
         return self.action_index[text]
 

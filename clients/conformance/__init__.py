@@ -1,1 +1,1 @@
-"""Conformance scenarios (../shared/conformance/FORMAT.md) run against any surface of the engine."""
+"""Conformance scenarios (docs/FORMAT.md) run against any surface of the engine."""

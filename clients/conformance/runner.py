@@ -1,4 +1,4 @@
-"""Run conformance scenarios (conformance/FORMAT.md) against a surface of the engine.
+"""Run conformance scenarios (docs/FORMAT.md) against a surface of the engine.
 
 One line per failing check (file, step index, what differed), then the plain
 line ``N passed, M failed`` counting scenario files. The exit status is 1 when

@@ -35,6 +35,11 @@ ENDING_PB: dict[str | None, int] = {None: pb.ENDING_NONE,
 ENDING_WORD: dict[int, str | None] = {v: k for k, v in ENDING_PB.items()}
 
 
+def ending_word(value: int) -> str | None:
+    """An Ending value -> the rules' word; a value the enum does not name becomes text the rules refuse."""
+    return ENDING_WORD.get(value, f"#{value}")
+
+
 def arm_pb(name: str) -> int:
     """An arm's name ("N", "E", "N2" ...) -> the Arm enum value (ARM_N ...)."""
     return pb.Arm.Value(f"ARM_{name}")
@@ -130,7 +135,7 @@ def record_msg(r: Mapping[str, Any]) -> pb.RoundRecord:
 def record_dict(msg: pb.RoundRecord) -> Json:
     return {
         "number": msg.number,
-        "ending": ENDING_WORD[msg.ending],
+        "ending": ending_word(msg.ending),
         "winner": msg.winner if msg.HasField("winner") else None,
         "last_placer": msg.last_placer if msg.HasField("last_placer") else None,
         "round_points": list(msg.round_points),
@@ -233,7 +238,7 @@ def state_dict(msg: pb.MatchState) -> Json:
             "last_placer": _optional(r, "last_placer"),
             "last_score": r.last_score,
             "over": r.over,
-            "ending": ENDING_WORD.get(r.ending, f"#{r.ending}"),
+            "ending": ending_word(r.ending),
             "winner": _optional(r, "winner"),
             "round_points": list(r.round_points) or None,
             "places": list(r.places) or None,
@@ -275,7 +280,7 @@ def view_dict(msg: pb.SeatView) -> Json:
         "count": msg.count,
         "to_move": msg.to_move,
         "round_over": msg.round_over,
-        "ending": ENDING_WORD[msg.ending],
+        "ending": ending_word(msg.ending),
         "winner": _optional(msg, "winner"),
         "round_points": list(msg.round_points),
         "revealed_hands": [tile_names(h.tiles) for h in msg.revealed_hands],

@@ -93,3 +93,14 @@ def test_missing_openspiel_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
 def test_command_line_rejects_zero_games() -> None:
     with pytest.raises(SystemExit):
         crosscheck.main(["--games", "0"])
+
+
+def test_the_deck_order_is_read_from_the_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenSpiel's chance outcomes index its own `_DECK`, whose order its main branch has changed:
+    the cross-check reads that order from the game, so a reordered deck still agrees move by move."""
+    from open_spiel.python.games import block_dominoes as bd
+
+    monkeypatch.setattr(bd, "_DECK", list(reversed(bd._DECK)))
+    out = io.StringIO()
+    games, bad, _results = crosscheck.run(30, seed=7, out=out, verbose=True)
+    assert (games, bad) == (30, 0), out.getvalue()
