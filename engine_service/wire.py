@@ -125,7 +125,8 @@ def _placement_fields() -> dict[Placement, bytes]:
 
 
 _PLACEMENT_FIELD = _placement_fields()
-_ENDING_PB: dict[str | None, int] = {None: 0, **ENDINGS}
+_ENDING_PB: dict[str | None, int] = {None: 0}
+_ENDING_PB.update(ENDINGS)
 
 
 def _hand_field(mask: int) -> bytes:
@@ -409,7 +410,8 @@ def _placement(payload: bytes, i: int) -> Placement:
         return placed
     where = f"state.round.layout[{i}]"
     f = _scan(payload, _NONE, frozenset({1, 2, 3, 4}))
-    tile, arm, closes, flipped = _uint(f, 1), _uint(f, 2), _flag(f, 3), _flag(f, 4)
+    tile, arm, flipped = _uint(f, 1), _uint(f, 2), _flag(f, 4)
+    _flag(f, 3)  # closes: a flag like the others (what is wrong with it is said below)
     if tile >= TILE_COUNT:
         raise _Odd("tile id", f"{where}.tile", f"tile id {tile} is not a tile (0..{TILE_COUNT - 1})")
     if i == 0:

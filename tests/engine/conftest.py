@@ -140,6 +140,12 @@ def stub(channel: grpc.Channel) -> engine_pb2_grpc.EngineStub:
 
 
 @pytest.fixture(scope="session")
+def json_stub(channel: grpc.Channel) -> engine_pb2_grpc.JsonEngineStub:
+    """The JSON face (`domino.v1.JsonEngine`) of the shared engine."""
+    return engine_pb2_grpc.JsonEngineStub(channel)
+
+
+@pytest.fixture(scope="session")
 def client(engine: EngineProcess) -> Iterator[EngineClient]:
     with EngineClient(engine.address, timeout=10) as c:
         yield c

@@ -9,7 +9,6 @@ from typing import Any
 
 import grpc
 import pytest
-from domino.v1 import engine_pb2 as pb
 from flask import Flask
 from flask.testing import FlaskClient
 
