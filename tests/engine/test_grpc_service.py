@@ -1,4 +1,10 @@
-"""Every Engine RPC and every error mapping, against a real server process."""
+"""Every Engine RPC and every error mapping, against a real server process.
+
+States go in as protobuf writes them (`proto_oracle` builds the message of a
+state dict) and answers are read with `wire.decode_state` and compared with the
+rules library playing the same moves. Garbage is refused cleanly on both faces:
+INVALID_ARGUMENT (or FAILED_PRECONDITION), never INTERNAL.
+"""
 from __future__ import annotations
 
 import random
@@ -6,17 +12,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
+import orjson
+import proto_oracle as po
 import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
-from engine_service import codec
-from engine_service.rules import PRESETS, MalformedError, Match, variants
+from engine_service import wire
+from engine_service.rules import PRESETS, Match, variants
 from engine_service.rules.tiles import NAMES
 
 pytestmark = pytest.mark.service
 
 Stub = engine_pb2_grpc.EngineStub
+JsonStub = engine_pb2_grpc.JsonEngineStub
 IA = grpc.StatusCode.INVALID_ARGUMENT
 FP = grpc.StatusCode.FAILED_PRECONDITION
 
@@ -42,7 +51,20 @@ def new_state(stub: Stub, seed: int = 42, variant: str = "kozel", players: int =
 
 
 def library(state: pb.MatchState) -> Match:
-    return Match.from_dict(codec.state_from_proto(state))
+    """The match a typed answer carries, as the engine itself reads it."""
+    return wire.decode_state(state.SerializeToString())
+
+
+def assert_state(state: pb.MatchState, match: Match) -> None:
+    """A typed answer's state is the library's match: as protobuf would write it, and read back."""
+    assert state == po.state_msg(match.to_dict())
+    assert library(state).to_dict() == match.to_dict()
+
+
+def json_call(method: Any, args: dict[str, Any], state: bytes = b"") -> dict[str, Any]:
+    answer: dict[str, Any] = orjson.loads(method(pb.JsonCall(args=orjson.dumps(args), state=state),
+                                                 timeout=10).answer)
+    return answer
 
 
 # ---------------------------------------------------------------- every RPC
@@ -51,7 +73,7 @@ def library(state: pb.MatchState) -> Match:
 def test_list_variants_lists_every_preset_with_its_options(stub: Stub) -> None:
     reply = stub.ListVariants(pb.ListVariantsRequest(), timeout=10)
     served = [v for v in variants() if v["name"] in PRESETS]  # the games MatchState carries
-    assert codec.variants_from_proto(reply) == served
+    assert po.variants_list(reply) == served
     kozel = next(v for v in reply.variants if v.name == "kozel")
     assert (kozel.min_players, kozel.max_players) == (2, 4)
     target = next(o for o in kozel.options if o.name == "target")
@@ -64,7 +86,9 @@ def test_new_match_from_a_seed_is_reproducible(stub: Stub) -> None:
     assert first == second
     assert first.state.seed == 7 and first.state.round_number == 1
     assert first.events[0].WhichOneof("kind") == "round_dealt"
-    assert codec.state_from_proto(first.state) == Match.new("kozel", 4, seed=7)[0].to_dict()
+    match, events = Match.new("kozel", 4, seed=7)
+    assert_state(first.state, match)
+    assert po.event_dicts(first.events) == events
     assert sorted(t for h in first.state.round.hands for t in h.tiles) == list(range(28))
 
 
@@ -76,7 +100,7 @@ def test_new_match_without_seed_records_the_random_seed(stub: Stub) -> None:
 
 
 def test_new_match_with_an_explicit_deal_and_options(stub: Stub) -> None:
-    request = pb.NewMatchRequest(variant="kozel", players=4, deal=codec.deal_to_proto(ROUND_ROBIN),
+    request = pb.NewMatchRequest(variant="kozel", players=4, deal=po.deal_msg(ROUND_ROBIN),
                                  options={"target": "51"})
     reply = stub.NewMatch(request, timeout=10)
     assert not reply.state.HasField("seed")
@@ -95,7 +119,7 @@ def test_new_match_with_setup_and_no_deal(stub: Stub) -> None:
 
 def test_start_round_deals_the_next_round_or_refuses(stub: Stub) -> None:
     state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, no_deal=True), timeout=10).state
-    dealt = stub.StartRound(pb.StartRoundRequest(state=state, deal=codec.deal_to_proto(ROUND_ROBIN)), timeout=10)
+    dealt = stub.StartRound(pb.StartRoundRequest(state=state, deal=po.deal_msg(ROUND_ROBIN)), timeout=10)
     assert dealt.state.round_number == 1 and dealt.events[0].round_dealt.leader == 3
     err = refused(stub.StartRound, pb.StartRoundRequest(state=dealt.state))
     assert err.code() == FP and "still being played" in err.details()
@@ -115,8 +139,8 @@ def test_legal_actions_and_apply_match_the_library(stub: Stub) -> None:
         action = rng.choice(list(legal.actions))
         reply = stub.Apply(pb.ApplyRequest(state=state, action=action, seat=legal.seat), timeout=10)
         events = match.apply(action)
-        assert codec.state_from_proto(reply.state) == match.to_dict()
-        assert codec.events_from_proto(reply.events) == events
+        assert_state(reply.state, match)
+        assert po.event_dicts(reply.events) == events
         state = reply.state
 
 
@@ -129,7 +153,7 @@ def test_replay_applies_everything_or_stops_at_the_first_refusal(stub: Stub) -> 
         match.apply(actions[-1])
     whole = stub.Replay(pb.ReplayRequest(state=state, actions=actions), timeout=10)
     assert (whole.ok, whole.applied, whole.failed_index, whole.reason, whole.error_kind) == (True, 6, -1, "", "")
-    assert codec.state_from_proto(whole.state) == match.to_dict()
+    assert_state(whole.state, match)
 
     before = library(state)
     for a in actions[:2]:
@@ -137,7 +161,7 @@ def test_replay_applies_everything_or_stops_at_the_first_refusal(stub: Stub) -> 
     bad = stub.Replay(pb.ReplayRequest(state=state, actions=[*actions[:2], "6-6@Q", *actions[2:]]), timeout=10)
     assert (bad.ok, bad.applied, bad.failed_index, bad.error_kind) == (False, 2, 2, "malformed")
     assert "6-6@Q" in bad.reason
-    assert codec.state_from_proto(bad.state) == before.to_dict()
+    assert_state(bad.state, before)
 
     illegal = stub.Replay(pb.ReplayRequest(state=state, actions=[actions[0], actions[0]]), timeout=10)
     assert (illegal.ok, illegal.applied, illegal.failed_index, illegal.error_kind) == (False, 1, 1, "illegal")
@@ -151,16 +175,16 @@ def test_settle_scores_a_round_from_the_hands_left(stub: Stub) -> None:
     state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=2, no_deal=True), timeout=10).state
     hands = [[], ["6-6", "5-6"]]
     reply = stub.Settle(pb.SettleRequest(state=state, ending=pb.ENDING_OUT,
-                                         hands=codec.hands_to_proto(hands, "hands")), timeout=10)
+                                         hands=po.hand_msgs(hands)), timeout=10)
     expected = library(state)
     events = expected.settle("out", hands)
-    assert codec.state_from_proto(reply.state) == expected.to_dict()
-    assert codec.events_from_proto(reply.events) == events
+    assert_state(reply.state, expected)
+    assert po.event_dicts(reply.events) == events
     record = reply.state.ledger.history[0]
     assert record.ending == pb.ENDING_OUT and list(record.round_points) == [0, 23]
     for ending in (pb.ENDING_NONE, pb.ENDING_FISH):
         err = refused(stub.Settle, pb.SettleRequest(state=state, ending=ending,
-                                                    hands=codec.hands_to_proto(hands, "hands")))
+                                                    hands=po.hand_msgs(hands)))
         assert err.code() == IA and err.details().startswith("ending:")
 
 
@@ -169,7 +193,7 @@ def test_view_hides_the_other_hands(stub: Stub) -> None:
     match = library(state)
     for seat in range(4):
         view = stub.View(pb.ViewRequest(state=state, seat=seat), timeout=10)
-        assert codec.view_from_proto(view) == match.view(seat)
+        assert po.view_dict(view) == match.view(seat)
         assert list(view.hand.tiles) == list(state.round.hands[seat].tiles)
         assert list(view.hand_sizes) == [7, 7, 7, 7] and not view.revealed_hands
         assert bool(view.legal) == (seat == match.to_move)
@@ -201,7 +225,7 @@ def test_malformed_input_is_invalid_argument_naming_what_is_wrong(stub: Stub) ->
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, options={"eggs": "1"}), "eggs"),
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, options={"target": "x"}), "target"),
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, no_deal=True,
-                                           deal=codec.deal_to_proto(ROUND_ROBIN)), "deal and no_deal"),
+                                           deal=po.deal_msg(ROUND_ROBIN)), "deal and no_deal"),
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, deal=pb.Deal(hands=[pb.Hand(tiles=[30])])),
          "deal.hands[0].tiles[0]: tile id 30"),
     ]
@@ -214,7 +238,7 @@ def test_malformed_input_is_invalid_argument_naming_what_is_wrong(stub: Stub) ->
 def test_illegal_actions_are_failed_precondition(stub: Stub) -> None:
     state = new_state(stub, seed=42)
     match = library(state)
-    not_held = next(n for n in NAMES if n not in codec.state_from_proto(state)["round"]["hands"][match.to_move])
+    not_held = next(n for n in NAMES if n not in match.to_dict()["round"]["hands"][match.to_move])
     for request, needle in [
         (pb.ApplyRequest(state=state, action=not_held), "does not hold"),
         (pb.ApplyRequest(state=state, action=match.legal_actions()[0], seat=(match.to_move + 1) % 4), "turn"),
@@ -226,16 +250,16 @@ def test_illegal_actions_are_failed_precondition(stub: Stub) -> None:
 
 def test_a_misdeal_is_failed_precondition_starting_misdeal(stub: Stub) -> None:
     err = refused(stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4,
-                                                    deal=codec.deal_to_proto(FIVE_DOUBLES)))
+                                                    deal=po.deal_msg(FIVE_DOUBLES)))
     assert err.code() == FP and err.details().startswith("misdeal:")
     # the same deal is fine without the misdeal rule
     ok = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, options={"misdeal": "none"},
-                                          deal=codec.deal_to_proto(FIVE_DOUBLES)), timeout=10)
+                                          deal=po.deal_msg(FIVE_DOUBLES)), timeout=10)
     assert ok.state.round_number == 1
 
 
 def _state_dict(stub: Stub) -> dict[str, Any]:
-    return codec.state_from_proto(new_state(stub, seed=3))
+    return library(new_state(stub, seed=3)).to_dict()
 
 
 @pytest.mark.parametrize("damage,needle", [
@@ -248,15 +272,20 @@ def _state_dict(stub: Stub) -> dict[str, Any]:
     (lambda d: d["round"].update(to_move=9), "to_move"),
     (lambda d: d["ledger"].update(written=[1, 2]), "written"),
 ])
-def test_garbage_states_are_refused_cleanly(stub: Stub, damage: Any, needle: str) -> None:
+def test_garbage_states_are_refused_cleanly_on_both_faces(stub: Stub, json_stub: JsonStub, damage: Any,
+                                                          needle: str) -> None:
+    """The same inconsistent state as a MatchState (typed face) and as JSON (JSON face): INVALID_ARGUMENT."""
     d = _state_dict(stub)
     damage(d)
-    err = refused(stub.LegalActions, pb.StateRequest(state=codec.state_to_proto(d)))
+    err = refused(stub.LegalActions, pb.StateRequest(state=po.state_msg(d)))
+    assert err.code() == IA and needle in err.details()
+    err = refused(json_stub.LegalActions, pb.JsonCall(args=orjson.dumps({"state": d})))
     assert err.code() == IA and needle in err.details()
 
 
-def test_undecodable_bytes_are_invalid_argument(channel: grpc.Channel) -> None:
-    raw = channel.unary_unary("/domino.v1.Engine/Apply")
+@pytest.mark.parametrize("method", ["/domino.v1.Engine/Apply", "/domino.v1.JsonEngine/Apply"])
+def test_undecodable_bytes_are_invalid_argument(channel: grpc.Channel, method: str) -> None:
+    raw = channel.unary_unary(method)
     with pytest.raises(grpc.RpcError) as info:
         raw(b"\xff\xff\xff\xff\x0f", timeout=10)
     assert info.value.code() == IA
@@ -329,10 +358,10 @@ def _damage(d: dict[str, Any], rng: random.Random) -> None:
         d["match_over"] = rng.random() < 0.3
 
 
-def test_randomly_inconsistent_states_never_crash_the_server(stub: Stub) -> None:
-    """Well-formed but impossible states: refused INVALID_ARGUMENT (or played on), never INTERNAL."""
+def test_randomly_inconsistent_states_never_crash_the_server(stub: Stub, json_stub: JsonStub) -> None:
+    """Well-formed but impossible states, on both faces: refused INVALID_ARGUMENT (or played on), never INTERNAL."""
     rng = random.Random(7)
-    codes: dict[str, int] = {}
+    codes: dict[tuple[str, str], int] = {}
     for i in range(200):
         match = library(new_state(stub, seed=i, variant=rng.choice(["kozel", "osel", "all-fives", "bykovo"])))
         for _ in range(rng.randrange(12)):
@@ -342,17 +371,20 @@ def test_randomly_inconsistent_states_never_crash_the_server(stub: Stub) -> None
         d = match.to_dict()
         for _ in range(rng.randint(1, 2)):
             _damage(d, rng)
-        try:
-            state = codec.state_to_proto(d)
-        except MalformedError:  # refused before it leaves (e.g. a reversed layout leads with "a-b@E")
-            continue
+        state = po.state_msg(d)
+        action = rng.choice(["pass", "draw", "1-1"])
+        seat = rng.randrange(4)
         for call, request in [(stub.LegalActions, pb.StateRequest(state=state)),
-                              (stub.Apply, pb.ApplyRequest(state=state, action=rng.choice(["pass", "draw", "1-1"]))),
-                              (stub.View, pb.ViewRequest(state=state, seat=rng.randrange(4)))]:
+                              (stub.Apply, pb.ApplyRequest(state=state, action=action)),
+                              (stub.View, pb.ViewRequest(state=state, seat=seat)),
+                              (json_stub.Apply, pb.JsonCall(args=orjson.dumps({"state": d, "action": action}))),
+                              (json_stub.View, pb.JsonCall(args=orjson.dumps({"state": d, "seat": seat})))]:
             code = _outcome(call, request)
-            codes[code] = codes.get(code, 0) + 1
-    assert set(codes) <= SAFE_CODES, codes
-    assert codes.get("INVALID_ARGUMENT", 0) > 100, codes
+            face = "json" if isinstance(request, pb.JsonCall) else "typed"
+            codes[face, code] = codes.get((face, code), 0) + 1
+    assert {code for _, code in codes} <= SAFE_CODES, codes
+    assert codes.get(("typed", "INVALID_ARGUMENT"), 0) > 200, codes
+    assert codes.get(("json", "INVALID_ARGUMENT"), 0) > 150, codes
 
 
 def test_concurrent_calls_are_independent(stub: Stub) -> None:
@@ -365,7 +397,36 @@ def test_concurrent_calls_are_independent(stub: Stub) -> None:
             match.apply(action)
             if match.round is None or match.round.over:
                 break
-        return codec.state_from_proto(state) == match.to_dict()
+        return library(state).to_dict() == match.to_dict()
 
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(play, range(16)))
+
+
+# ---------------------------------------------------------------- known bugs (see test_wire.py, test_grpc_codec.py)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="BUG codec.options_from_proto: int('--5') raises ValueError, answered INTERNAL")
+def test_option_text_that_is_no_number_is_invalid_argument(stub: Stub) -> None:
+    err = refused(stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, seed=1, options={"target": "--5"}))
+    assert err.code() == IA and "target" in err.details()
+
+
+def _request_with(state: bytes, tail: bytes) -> bytes:
+    """A serialized StateRequest whose state is `state` followed by the raw bytes `tail`."""
+    inner = state + tail
+    assert len(inner) < 1 << 14
+    size = bytes([len(inner)]) if len(inner) < 128 else bytes([len(inner) & 127 | 128, len(inner) >> 7])
+    return b"\x0a" + size + inner
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="BUG wire._scan: a field of the wrong wire type (kept by protobuf as an unknown "
+                          "field and sent on) reaches the readers as an int: TypeError, answered INTERNAL")
+def test_a_state_with_a_field_of_the_wrong_wire_type_is_read_as_protobuf_reads_it(channel: grpc.Channel,
+                                                                                  stub: Stub) -> None:
+    state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, seed=3, no_deal=True), timeout=10).state
+    raw = channel.unary_unary("/domino.v1.Engine/LegalActions", response_deserializer=pb.LegalActionsResponse.FromString)
+    # field 7 (the round, a message) as a varint: protobuf keeps it aside and reads a match not yet dealt
+    assert _outcome(raw, _request_with(state.SerializeToString(), b"\x38\x05")) == "OK"
