@@ -15,6 +15,7 @@ with messages naming the field (`MalformedError`).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
@@ -88,8 +89,9 @@ def _placements() -> tuple[dict[Placement, tuple[int, int, bool, bool]], dict[tu
     play: dict[tuple[int, int, bool], Placement] = {}
     for t in range(TILE_COUNT):
         for flag in (False, True):
-            encode[(t, CENTER, flag)] = (t, pb.ARM_CENTER, False, flag)
-            lead[(t, flag)] = (t, CENTER, flag)
+            if not (flag and IS_DOUBLE[t]):  # a double reads the same both ways: never flipped
+                encode[(t, CENTER, flag)] = (t, pb.ARM_CENTER, False, flag)
+                lead[(t, flag)] = (t, CENTER, flag)
             if flag and not IS_DOUBLE[t]:
                 continue
             for arm in range(ARM_COUNT):
@@ -150,6 +152,9 @@ def ending_from_proto(value: int, where: str) -> str | None:
     return ENDING_NAME[value]
 
 
+_DECIMAL = re.compile(r"-?[0-9]{1,11}")
+
+
 @cache
 def _option_types(variant: str) -> dict[str, str]:
     """Option name -> "bool" / "int" / "enum" for a preset ({} for an unknown preset)."""
@@ -172,7 +177,7 @@ def options_from_proto(variant: str, options: Mapping[str, str]) -> dict[str, Op
         kind = types.get(name)
         if kind == "bool" and text in ("true", "false"):
             out[name] = text == "true"
-        elif kind == "int" and text.lstrip("-").isdigit() and len(text) < 12:
+        elif kind == "int" and _DECIMAL.fullmatch(text):
             out[name] = int(text)
         else:
             out[name] = text

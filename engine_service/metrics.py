@@ -14,7 +14,8 @@ engine does not know, so hostile input cannot grow the label set):
 - ``domino_engine_rounds_finished_total{variant, ending}``: ending out, fish, blocked, sortir.
 - ``domino_engine_matches_finished_total{variant}``.
 - ``domino_engine_state_decode_fallbacks_total{reason}``: states that came in another valid
-  encoding than the canonical one and were rewritten by protobuf before being read
+  encoding than the canonical one (a field repeated, a list not packed, an unknown field,
+  a wrong wire type) and were rewritten by protobuf before being read
   (`engine_service.wire`); `reason` is what the fast reader stopped at. States this engine
   writes never take it, so a rising count means a peer writes states another way.
 

@@ -10,13 +10,15 @@ placements (and `bytes(list)` for the packed lists).
   deterministic serializer writes for the same message (tests/engine/test_wire.py
   checks it field by field on states of every preset). There is no other path: a
   value that does not fit its field is a bug and raises.
-- `decode_state(data)` reads the canonical encoding. Bytes in any other valid
-  encoding (fields out of order or repeated, lists not packed, unknown fields,
-  over-long varints) are first rewritten into the canonical one by protobuf
-  (parse, drop unknown fields, serialize deterministically) and read again; each
-  such rewrite is counted in ``domino_engine_state_decode_fallbacks_total``, so a
-  peer that writes states another way shows on the dashboard, and the tests show
-  that no state this engine writes takes it. A value the message cannot hold
+- `decode_state(data)` reads the canonical encoding, and takes as they are the
+  harmless variations of it (fields out of order, explicit default values,
+  over-long varints). Bytes in any other valid encoding (a field repeated, a list
+  not packed, an unknown field, a field of the wrong wire type) are first
+  rewritten into the canonical one by protobuf (parse, drop unknown fields,
+  serialize deterministically) and read again; each such rewrite is counted in
+  ``domino_engine_state_decode_fallbacks_total``, so a peer that writes states
+  another way shows on the dashboard, and the tests show that no state this
+  engine writes takes it. A value the message cannot hold
   (a tile id above 27, an unknown ending or arm) is refused with a
   `MalformedError` naming the field, and every rule about a state's consistency
   is `Match.from_tiles`'s, the same checks as `Match.from_dict`.
@@ -241,22 +243,47 @@ def _varint_at(data: bytes, i: int) -> tuple[int, int]:
             raise _Odd("long varint")
 
 
-def _scan(data: bytes, repeated: frozenset[int], known: frozenset[int]) -> dict[int, Any]:
-    """Field number -> varint (int) or length-delimited payload (bytes); the `repeated` ones as lists.
+class _Shape:
+    """What a message's fields are: which it defines, which repeat, which are length-delimited."""
 
-    Another wire type, a field given twice that is not in `repeated`, a field the
-    message does not define or a truncated message are another encoding.
+    __slots__ = ("known", "repeated", "lengthy")
+
+    def __init__(self, known: range | set[int], repeated: set[int], lengthy: set[int]) -> None:
+        self.known = frozenset(known)
+        self.repeated = frozenset(repeated)
+        self.lengthy = frozenset(lengthy)
+
+
+_STATE = _Shape(range(1, 14), {3}, {1, 3, 6, 7, 10, 11, 12})
+_LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
+_ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
+_HAND = _Shape({1}, set(), {1})
+_ENTRY = _Shape({1, 2}, set(), {1, 2})
+_PLACEMENT = _Shape({1, 2, 3, 4}, set(), set())
+_END = _Shape({1, 2}, set(), set())
+
+
+def _scan(data: bytes, shape: _Shape) -> dict[int, Any]:
+    """Field number -> varint (int) or length-delimited payload (bytes); the repeated ones as lists.
+
+    A field of another wire type than its own, a field given twice that does not
+    repeat, a field the message does not define or a truncated message are another
+    encoding (protobuf keeps a field of the wrong wire type aside, as unknown).
     """
     fields: dict[int, Any] = {}
     n = len(data)
     i = 0
+    lengthy = shape.lengthy
     while i < n:
         key = data[i]
         i += 1
         if key > 127:
             key, i = _varint_at(data, i - 1)
         wire = key & 7
+        number = key >> 3
         if wire == 0:
+            if number in lengthy:
+                raise _Odd("wire type")
             if i >= n:
                 raise _Odd("truncated")
             value: Any = data[i]
@@ -264,6 +291,8 @@ def _scan(data: bytes, repeated: frozenset[int], known: frozenset[int]) -> dict[
             if value > 127:
                 value, i = _varint_at(data, i - 1)
         elif wire == 2:
+            if number not in lengthy:
+                raise _Odd("wire type")
             if i >= n:
                 raise _Odd("truncated")
             size = data[i]
@@ -276,10 +305,9 @@ def _scan(data: bytes, repeated: frozenset[int], known: frozenset[int]) -> dict[
                 raise _Odd("truncated")
         else:
             raise _Odd("wire type")
-        number = key >> 3
-        if number not in known:
+        if number not in shape.known:
             raise _Odd("unknown field")
-        if number in repeated:
+        if number in shape.repeated:
             fields.setdefault(number, []).append(value)
         elif number in fields:
             raise _Odd("field twice")
@@ -372,28 +400,19 @@ _END_PAYLOADS: frozenset[bytes] = frozenset(
     for arm in ARM_PB for v in range(7)
 )
 
-_STATE_FIELDS = frozenset(range(1, 14))
-_LEDGER_FIELDS = frozenset(range(1, 6))
-_ROUND_FIELDS = frozenset(range(1, 18))
-_HAND_FIELDS = frozenset({1})
-_ENTRY_FIELDS = frozenset({1, 2})
-_STATE_REPEATED = frozenset({3})
-_LEDGER_REPEATED = frozenset({5})
-_ROUND_REPEATED = frozenset({2, 5, 16})
-_NONE: frozenset[int] = frozenset()
 
 
 def _hand(payload: bytes, where: str) -> int:
     """A `Hand` payload -> its bit set."""
     if not payload:
         return 0
-    if payload[0] != 0x0A or payload[1] != len(payload) - 2:
+    if len(payload) < 2 or payload[0] != 0x0A or payload[1] != len(payload) - 2:
         raise _Odd("hand encoding")
     bit = _BIT
     m = 0
     for i, t in enumerate(payload[2:]):
         if t >= TILE_COUNT:  # an id above 27 (or the first byte of a multi-byte one)
-            tiles = _numbers(_scan(payload, _NONE, _HAND_FIELDS), 1)
+            tiles = _numbers(_scan(payload, _HAND), 1)
             bad = next(j for j, u in enumerate(tiles) if u >= TILE_COUNT)
             raise _Odd("tile id", f"{where}.tiles[{bad}]",
                        f"tile id {tiles[bad]} is not a tile (0..{TILE_COUNT - 1})")
@@ -409,7 +428,7 @@ def _placement(payload: bytes, i: int) -> Placement:
     if placed is not None:
         return placed
     where = f"state.round.layout[{i}]"
-    f = _scan(payload, _NONE, frozenset({1, 2, 3, 4}))
+    f = _scan(payload, _PLACEMENT)
     tile, arm, flipped = _uint(f, 1), _uint(f, 2), _flag(f, 4)
     _flag(f, 3)  # closes: a flag like the others (what is wrong with it is said below)
     if tile >= TILE_COUNT:
@@ -426,7 +445,7 @@ def _placement(payload: bytes, i: int) -> Placement:
 def _options(entries: list[bytes]) -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in entries:
-        f = _scan(entry, _NONE, _ENTRY_FIELDS)
+        f = _scan(entry, _ENTRY)
         name = _text(f, 1)
         if name in out:
             raise _Odd("option twice")
@@ -435,7 +454,7 @@ def _options(entries: list[bytes]) -> dict[str, str]:
 
 
 def _ledger_from(payload: bytes) -> dict[str, Any]:
-    f = _scan(payload, _LEDGER_REPEATED, _LEDGER_FIELDS)
+    f = _scan(payload, _LEDGER)
     history = []
     for i, record in enumerate(f.get(5, ())):
         try:
@@ -464,7 +483,7 @@ def _ends(ends: list[bytes]) -> None:
     seen = set()
     for i, e in enumerate(ends):
         if e not in _END_PAYLOADS:
-            f = _scan(e, _NONE, frozenset({1, 2}))
+            f = _scan(e, _END)
             if _uint(f, 2) > 6:
                 raise _Odd("end value", f"state.round.ends[{i}].value",
                            f"{_uint(f, 2)} is not a number of the set (0..6)")
@@ -476,7 +495,7 @@ def _ends(ends: list[bytes]) -> None:
 
 def _read(data: bytes) -> Match:
     """The match in canonical bytes; `_Odd` when they are not that, MalformedError from the rules."""
-    f = _scan(data, _STATE_REPEATED, _STATE_FIELDS)
+    f = _scan(data, _STATE)
     variant = _text(f, 1)
     state: dict[str, Any] = {
         "variant": variant,
@@ -496,7 +515,7 @@ def _read(data: bytes) -> Match:
     r = f.get(7)
     if r is None:
         return Match.from_tiles(state, [], [], [])
-    g = _scan(r, _ROUND_REPEATED, _ROUND_FIELDS)
+    g = _scan(r, _ROUND)
     hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
     placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
     _ends(g.get(16, []))

@@ -1,17 +1,17 @@
-"""Apply with `view_as`: the new state's view for that seat in the same call, exactly what View answers."""
+"""Apply with `view_as` (typed face): the new state's view for that seat in the same call, exactly what View
+answers, and what the JSON face shows that seat."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import grpc
+import proto_oracle as po
 import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
 from clients.engine_client import EngineClient
-from engine_service import codec
-from engine_service.rules import MalformedError
+from engine_service import wire
 
 pytestmark = pytest.mark.service
 
@@ -49,15 +49,19 @@ def _play_round(stub: engine_pb2_grpc.EngineStub, variant: str, players: int, se
 @pytest.mark.parametrize(("variant", "players", "seed"), CASES)
 def test_apply_view_as_equals_view_of_the_new_state(stub: engine_pb2_grpc.EngineStub, variant: str,
                                                      players: int, seed: int) -> None:
+    """Along a whole random round, Apply with each `view_as` answers the plain Apply's state and events plus
+    exactly View's answer for that seat."""
     _play_round(stub, variant, players, seed)
 
 
 def test_apply_view_as_through_a_draw(stub: engine_pb2_grpc.EngineStub) -> None:
+    """The round played above for 2-player Kozel includes draws and ends: views are right across both."""
     kinds = _play_round(stub, "kozel", 2, 11)
     assert "drew" in kinds and "round_ended" in kinds
 
 
 def test_a_view_as_that_is_not_a_seat_is_invalid_argument(stub: engine_pb2_grpc.EngineStub) -> None:
+    """A view_as beyond the seats is refused as the caller's error, naming view_as."""
     state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, seed=42), timeout=5).state
     action = stub.LegalActions(pb.StateRequest(state=state), timeout=5).actions[0]
     for bad in (4, 99):
@@ -67,15 +71,26 @@ def test_a_view_as_that_is_not_a_seat_is_invalid_argument(stub: engine_pb2_grpc.
         assert (err.value.details() or "").startswith("view_as: ")
 
 
-def test_the_client_returns_the_view_and_keeps_the_old_answer(engine: Any) -> None:
-    with EngineClient(engine.address) as client:
-        answer = client.new_match("kozel", 2, seed=11)
-        seat, actions = client.legal_actions(answer.state)
-        plain = client.apply(answer.state, actions[0], seat)
-        assert plain.view is None
-        viewed = client.apply(answer.state, actions[0], seat, view_as=seat)
-        assert (viewed.state, viewed.events) == (plain.state, plain.events)
-        assert viewed.view == client.view(plain.state, seat)
-        assert viewed.view == codec.view_from_proto(codec.view_to_proto(viewed.view))
-        with pytest.raises(MalformedError, match="view_as"):
-            client.apply(answer.state, actions[0], seat, view_as=2)
+def test_the_typed_view_is_the_json_faces_view(stub: engine_pb2_grpc.EngineStub, client: EngineClient) -> None:
+    """Both faces show a seat the same thing: Apply's `view_as` and View, read back by the oracle, equal the
+    JSON face's View of the same state, seat by seat, along a round with draws."""
+    rng = random.Random(11)
+    answer = client.new_match("kozel", 2, seed=11)
+    state, typed = answer.state, stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=2, seed=11),
+                                               timeout=5).state
+    drew = False
+    while True:
+        seat, actions = client.legal_actions(state)
+        if not actions:
+            break
+        action = rng.choice(actions)
+        drew |= action == "draw"
+        state = client.apply(state, action, seat).state
+        viewer = rng.randrange(2)
+        reply = stub.Apply(pb.ApplyRequest(state=typed, action=action, seat=seat, view_as=viewer), timeout=5)
+        typed = reply.state
+        assert wire.decode_state(typed.SerializeToString()).to_dict() == state
+        assert po.view_dict(reply.view) == client.view(state, viewer)
+        other = stub.View(pb.ViewRequest(state=typed, seat=1 - viewer), timeout=5)
+        assert po.view_dict(other) == client.view(state, 1 - viewer)
+    assert drew

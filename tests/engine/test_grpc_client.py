@@ -1,4 +1,4 @@
-"""clients.engine_client: the typed client against the real engine, and its retry and deadline policy."""
+"""clients.engine_client: the Python client (JSON face) against the real engine, and its retry and deadline policy."""
 from __future__ import annotations
 
 import json
@@ -10,10 +10,12 @@ from concurrent import futures
 from typing import Any
 
 import grpc
+import orjson
 import pytest
 from domino.v1 import engine_pb2 as pb
+from domino.v1.channel import ENGINE, JSON_ENGINE, service_config
 
-from clients.engine_client import EngineClient, EngineError, service_config
+from clients.engine_client import EngineClient, EngineError
 from engine_service.rules import (
     PRESETS,
     IllegalActionError,
@@ -27,6 +29,7 @@ pytestmark = pytest.mark.service
 
 
 def test_a_whole_match_through_the_client_equals_the_library(client: EngineClient) -> None:
+    """A seeded 3-player Kozel match to its end through the client (JSON face): every answer is the library's."""
     rng = random.Random(3)
     answer = client.new_match("kozel", 3, seed=3)
     match, events = Match.new("kozel", 3, seed=3)
@@ -49,8 +52,13 @@ def test_a_whole_match_through_the_client_equals_the_library(client: EngineClien
 
 
 def test_client_replay_settle_timeout_and_variants(client: EngineClient) -> None:
+    """The client's other calls answer as the rules do; the listing types option defaults."""
     served = [v for v in variants() if v["name"] in PRESETS]  # the games MatchState carries
-    assert client.list_variants() == served
+    typed = {"bool": lambda text: text == "true", "int": int, "enum": str}
+    assert client.list_variants() == [  # the JSON face types each option's default as the option is
+        {**v, "options": [{**o, "default": typed[o["type"]](o["default"])} for o in v["options"]]} for v in served]
+    kozel = next(v for v in client.list_variants() if v["name"] == "kozel")
+    assert {o["name"]: o["default"] for o in kozel["options"]}["target"] == 101
     start = client.new_match("kozel", 2, seed=1).state
     _, actions = client.legal_actions(start)
     result = client.replay(start, [actions[0], "bogus"])
@@ -64,6 +72,8 @@ def test_client_replay_settle_timeout_and_variants(client: EngineClient) -> None
 
 
 def test_refusals_come_back_as_the_rules_exceptions(client: EngineClient) -> None:
+    """INVALID_ARGUMENT, FAILED_PRECONDITION and misdeals come back as the rules' exceptions, other statuses
+    as EngineError."""
     state = client.new_match("kozel", 4, seed=42).state
     with pytest.raises(MalformedError, match="not an action"):
         client.apply(state, "1-1@X")
@@ -75,48 +85,66 @@ def test_refusals_come_back_as_the_rules_exceptions(client: EngineClient) -> Non
         ["1-5", "1-6", "2-3", "2-4", "2-5", "2-6", "3-4"], ["3-5", "3-6", "4-5", "4-6", "5-5", "5-6", "6-6"]]}
     with pytest.raises(MisdealError, match="^misdeal:"):
         client.new_match("kozel", 4, deal=five_doubles)
-    # arguments protobuf cannot carry are malformed before anything is sent
+    # the engine reads the arguments: the rules refuse them, naming what is wrong
     with pytest.raises(MalformedError, match="seed"):
         client.new_match("kozel", 4, seed=-1)
-    with pytest.raises(MalformedError, match=r"state\.round\.hands\[0\]\[0\]"):
+    with pytest.raises(MalformedError, match=r"state\.round\.hands must list 4 hands"):
         client.legal_actions({**state, "round": {**state["round"], "hands": [["x"]]}})
+    with pytest.raises(MalformedError, match="not a tile: 'x'"):
+        client.legal_actions({**state, "round": {**state["round"], "hands": [["x"], [], [], []]}})
+    # what JSON cannot carry is malformed before anything is sent
+    with pytest.raises(MalformedError, match="NewMatch"):
+        client.new_match("kozel", 4, seed=2**70)
     with pytest.raises(EngineError) as big:
         client.apply(state, "x" * 300_000)
     assert big.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-def test_service_config_retries_only_unavailable() -> None:
+def test_service_config_retries_only_unavailable_on_both_services() -> None:
+    """The shared channel retries UNAVAILABLE only, for both services, balancing round-robin."""
     config = json.loads(service_config(max_attempts=5))
     policy = config["methodConfig"][0]["retryPolicy"]
-    assert config["methodConfig"][0]["name"] == [{"service": "domino.v1.Engine"}]
+    assert (ENGINE, JSON_ENGINE) == ("domino.v1.Engine", "domino.v1.JsonEngine")
+    assert config["methodConfig"][0]["name"] == [{"service": ENGINE}, {"service": JSON_ENGINE}]
     assert policy["retryableStatusCodes"] == ["UNAVAILABLE"] and policy["maxAttempts"] == 5
+    assert config["loadBalancingConfig"] == [{"round_robin": {}}]
+
+
+def test_the_client_speaks_to_the_json_face_and_exposes_the_typed_stub(client: EngineClient) -> None:
+    """`client.stub` is the typed service on the same channel: the same match, in both forms."""
+    from engine_service import wire
+
+    answer = client.new_match("kozel", 2, seed=4)
+    typed = client.stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=2, seed=4), timeout=5)
+    assert wire.decode_state(typed.state.SerializeToString()).to_dict() == answer.state
+    assert client.health(JSON_ENGINE) == "SERVING"
 
 
 # ---------------------------------------------------------------- retry and deadline, against a scripted server
 
 
 class Scripted:
-    """A real gRPC server whose ListVariants answers from a script of status codes (then OK)."""
+    """A real gRPC server whose JSON-face ListVariants answers from a script of status codes (then OK)."""
 
     def __init__(self, script: list[grpc.StatusCode], delay: float = 0.0) -> None:
         self.script = list(script)
         self.delay = delay
         self.attempts = 0
         handler = grpc.unary_unary_rpc_method_handler(
-            self._list, request_deserializer=pb.ListVariantsRequest.FromString,
-            response_serializer=pb.ListVariantsResponse.SerializeToString)
+            self._list, request_deserializer=pb.JsonCall.FromString,
+            response_serializer=pb.JsonAnswer.SerializeToString)
         self.server = grpc.server(futures.ThreadPoolExecutor(2), options=[("grpc.so_reuseport", 0)])
         self.server.add_generic_rpc_handlers(
-            [grpc.method_handlers_generic_handler("domino.v1.Engine", {"ListVariants": handler})])
+            [grpc.method_handlers_generic_handler(JSON_ENGINE, {"ListVariants": handler})])
         self.port = self.server.add_insecure_port("127.0.0.1:0")
         self.server.start()
 
-    def _list(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
+    def _list(self, request: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         self.attempts += 1
         time.sleep(self.delay)
         if self.script:
             context.abort(self.script.pop(0), "scripted")
-        return pb.ListVariantsResponse(variants=[pb.Variant(name="kozel", family="K")])
+        return pb.JsonAnswer(answer=orjson.dumps({"variants": [{"name": "kozel", "family": "K"}]}))
 
 
 @pytest.fixture
@@ -133,6 +161,7 @@ def scripted() -> Iterator[Callable[..., Scripted]]:
 
 
 def test_unavailable_is_retried_until_it_answers(scripted: Callable[..., Scripted]) -> None:
+    """Two UNAVAILABLE answers, then OK: the client sees OK after three attempts."""
     server = scripted([grpc.StatusCode.UNAVAILABLE] * 2)
     with EngineClient(f"127.0.0.1:{server.port}", timeout=5) as c:
         assert [v["name"] for v in c.list_variants()] == ["kozel"]
@@ -140,6 +169,7 @@ def test_unavailable_is_retried_until_it_answers(scripted: Callable[..., Scripte
 
 
 def test_retries_stop_at_max_attempts(scripted: Callable[..., Scripted]) -> None:
+    """An engine that stays UNAVAILABLE is tried max_attempts times, then EngineError."""
     server = scripted([grpc.StatusCode.UNAVAILABLE] * 10)
     with EngineClient(f"127.0.0.1:{server.port}", timeout=5, max_attempts=3) as c, \
             pytest.raises(EngineError) as info:
@@ -148,6 +178,7 @@ def test_retries_stop_at_max_attempts(scripted: Callable[..., Scripted]) -> None
 
 
 def test_other_statuses_are_not_retried(scripted: Callable[..., Scripted]) -> None:
+    """INTERNAL is not retried (it would fail again): one attempt."""
     server = scripted([grpc.StatusCode.INTERNAL])
     with EngineClient(f"127.0.0.1:{server.port}", timeout=5) as c, pytest.raises(EngineError) as info:
         c.list_variants()
@@ -155,6 +186,7 @@ def test_other_statuses_are_not_retried(scripted: Callable[..., Scripted]) -> No
 
 
 def test_every_call_has_a_deadline(scripted: Callable[..., Scripted]) -> None:
+    """A slow engine is cut off at the client's timeout with DEADLINE_EXCEEDED."""
     server = scripted([], delay=1.0)
     with EngineClient(f"127.0.0.1:{server.port}", timeout=0.2) as c:
         started = time.monotonic()
@@ -165,6 +197,7 @@ def test_every_call_has_a_deadline(scripted: Callable[..., Scripted]) -> None:
 
 
 def test_no_server_is_an_engine_error() -> None:
+    """Nobody listening: EngineError (UNAVAILABLE or DEADLINE_EXCEEDED), not a hang."""
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

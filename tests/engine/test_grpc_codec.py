@@ -57,6 +57,8 @@ def test_tile_ids_follow_the_contracts_table() -> None:
 
 
 def test_arms_and_endings_follow_the_enums_by_name() -> None:
+    """ARM_PB and ENDINGS map the rules' names to the enum values of the same names; unknown endings are
+    refused."""
     assert [pb.Arm.Name(a) for a in codec.ARM_PB] == [f"ARM_{name}" for name in ARM_NAMES]  # type: ignore[arg-type]
     assert codec.ENDINGS == {e: po.ENDING_PB[e] for e in po.ENDING_NAMES}
     assert codec.ending_from_proto(pb.ENDING_NONE, "ending") is None
@@ -105,6 +107,7 @@ def test_the_placement_tables_are_inverse_and_only_doubles_close() -> None:
 
 
 def test_options_travel_as_text_and_come_back_typed() -> None:
+    """Typed options become the wire's text and come back typed by the preset's option types."""
     typed = {"target": 51, "double_pair": True, "fish_scoring": "max_takes_all", "open_threshold": -3}
     text = {"target": "51", "double_pair": "true", "fish_scoring": "max_takes_all", "open_threshold": "-3"}
     assert codec.options_to_proto(typed) == text
@@ -121,15 +124,14 @@ def test_options_travel_as_text_and_come_back_typed() -> None:
         Match.new("kozel", 4, options=codec.options_from_proto("kozel", {"target": "lots"}))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="BUG codec.options_from_proto: text.lstrip('-').isdigit() lets '--5' and '²' through "
-                          "to int(), whose ValueError is not a rules refusal (INTERNAL over gRPC)")
 @pytest.mark.parametrize("text", ["--5", "²"])
 def test_option_text_that_is_no_number_is_passed_on_for_the_rules_to_refuse(text: str) -> None:
+    """Text that only looks numeric to str.isdigit is not a number: passed on as text, never a ValueError."""
     assert codec.options_from_proto("kozel", {"target": text}) == {"target": text}
 
 
 def test_deal_keeps_whether_a_boneyard_was_given() -> None:
+    """A Deal becomes the rules' deal with exactly the keys given: an empty boneyard given stays given."""
     hands = [["1-1", "2-2"], ["3-3", "4-4"]]
     assert codec.deal_from_proto(po.deal_msg({"hands": hands})) == {"hands": hands}
     given = {"hands": hands, "boneyard": [], "leader": 1}
@@ -145,6 +147,7 @@ def test_deal_keeps_whether_a_boneyard_was_given() -> None:
 
 
 def test_setup_comes_from_a_request() -> None:
+    """The setup fields of a NewMatchRequest become the rules' setup, None when none is given."""
     request = pb.NewMatchRequest(written=[30, 32, 13], remembered=[1, 2, 3], pot=4, scores=[5, 6, 7])
     assert codec.setup_from_proto(request) == {"written": [30, 32, 13], "remembered": [1, 2, 3], "pot": 4,
                                                "scores": [5, 6, 7]}
@@ -156,6 +159,7 @@ def test_setup_comes_from_a_request() -> None:
 
 
 def test_variants_listing_is_the_rules_listing() -> None:
+    """ListVariants carries every field of `variants()` for the presets the typed face serves."""
     listed = [v for v in variants() if v["name"] in PRESETS]
     assert po.variants_list(codec.variants_to_proto(listed)) == listed
 
@@ -175,6 +179,8 @@ def test_events_and_score_rows_are_the_rules_ones(variant: str, players: int) ->
 
 
 def test_every_kind_of_event_is_covered() -> None:
+    """The matches sampled here produce every kind of Event the contract has, so the tests above cover them
+    all."""
     kinds = {e["type"] for name, n in (("kozel", 2), ("threes-fives", 2), ("kozel", 4), ("block", 2))
              for _, events in played(name, n, seed=3, steps=400) for e in events}
     assert kinds == {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
@@ -196,6 +202,7 @@ def test_seat_view_is_the_rules_view_for_every_seat(variant: str, players: int) 
 
 
 def test_a_mid_round_four_player_kozel_state_is_compact() -> None:
+    """A 4-player Kozel state mid-round is under 200 bytes on the wire."""
     sizes = []
     for seed in range(30):
         match, _ = Match.new("kozel", 4, seed=seed)
@@ -208,6 +215,7 @@ def test_a_mid_round_four_player_kozel_state_is_compact() -> None:
 
 
 def test_docstring_examples() -> None:
+    """The codec module's docstring examples hold."""
     import doctest
 
     assert doctest.testmod(codec).failed == 0

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+import orjson
+import proto_oracle as po
 import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from engine_service import codec
-from engine_service.rules import Match
+from engine_service import codec, wire
 
 pytestmark = pytest.mark.service
 
@@ -31,11 +32,13 @@ def value(all_samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name
 
 
 def test_metrics_count_calls_codes_latency_and_the_game(engine_factory: Callable[..., Any]) -> None:
+    """Calls by method and code, latency, actions, illegal actions, finished rounds and matches count exactly;
+    unknown variant names never become labels."""
     server = engine_factory()
     with grpc.insecure_channel(server.address) as ch:
         stub = engine_pb2_grpc.EngineStub(ch)
         state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, seed=42), timeout=5).state
-        match = Match.from_dict(codec.state_from_proto(state))
+        match = wire.decode_state(state.SerializeToString())
         actions = []
         for _ in range(3):
             actions.append(match.legal_actions()[0])
@@ -53,8 +56,8 @@ def test_metrics_count_calls_codes_latency_and_the_game(engine_factory: Callable
 
         # a settled round (out) and a match ended by a timeout, in a 3-player match
         fresh = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=3, no_deal=True), timeout=5).state
-        settled = stub.Settle(pb.SettleRequest(state=fresh, ending=pb.ENDING_OUT, hands=codec.hands_to_proto(
-            [[], ["6-6"], ["5-5"]], "hands")), timeout=5).state
+        settled = stub.Settle(pb.SettleRequest(state=fresh, ending=pb.ENDING_OUT, hands=po.hand_msgs(
+            [[], ["6-6"], ["5-5"]])), timeout=5).state
         stub.Timeout(pb.TimeoutRequest(state=settled, seat=0), timeout=5)
         # an unknown variant name must not become a label
         with pytest.raises(grpc.RpcError):
@@ -110,3 +113,64 @@ def test_domain_counters_follow_a_whole_match(engine_factory: Callable[..., Any]
         assert value(s, "domino_engine_rounds_finished_total", variant="kozel", ending=ending) == n
     assert value(s, "domino_engine_matches_finished_total", variant="kozel") == 1
     assert not [line for line in server.logs() if line["msg"] == "call"]
+
+
+def test_the_json_face_is_counted_under_its_own_service_and_in_the_same_domain_counters(
+        engine_factory: Callable[..., Any]) -> None:
+    """Both faces share what a call counts: the same actions through the JSON face count the same."""
+    server = engine_factory("--no-log-calls")
+    with grpc.insecure_channel(server.address) as ch:
+        json = engine_pb2_grpc.JsonEngineStub(ch)
+
+        def call(method: Any, args: dict[str, Any], state: bytes = b"") -> pb.JsonAnswer:
+            answer: pb.JsonAnswer = method(pb.JsonCall(args=orjson.dumps(args), state=state), timeout=5)
+            return answer
+
+        state = orjson.loads(call(json.NewMatch, {"variant": "kozel", "players": 4, "seed": 42}).answer)["state"]
+        for action in ["1-1", "1-4@E"]:
+            state = orjson.loads(call(json.Apply, {"state": state, "action": action}).answer)["state"]
+        sealed = call(json.NewMatch, {"variant": "kozel", "players": 4, "seed": 42, "view_as": "host"}).state
+        sealed = call(json.Apply, {"action": "1-1", "view_as": 3}, sealed).state  # seed 42: seat 3 leads 1-1
+        with pytest.raises(grpc.RpcError):  # illegal: seat 1 does not hold 6-6
+            call(json.Apply, {"state": state, "action": "6-6@E"})
+        with pytest.raises(grpc.RpcError):
+            call(json.Apply, {"state": state, "action": "nonsense"})
+        replay = orjson.loads(call(json.Replay, {"state": state, "actions": ["4-5@E", "6-6@E"]}).answer)
+        assert (replay["applied"], replay["error_kind"]) == (1, "illegal")
+    s = samples(server.metrics())
+    face = {"grpc_service": "domino.v1.JsonEngine"}
+    assert value(s, "grpc_server_handled_total", **face, grpc_method="Apply", grpc_code="OK") == 3
+    assert value(s, "grpc_server_handled_total", **face, grpc_method="Apply", grpc_code="FAILED_PRECONDITION") == 1
+    assert value(s, "grpc_server_handled_total", **face, grpc_method="Apply", grpc_code="INVALID_ARGUMENT") == 1
+    assert value(s, "grpc_server_handled_total", **face, grpc_method="NewMatch", grpc_code="OK") == 2
+    assert value(s, "grpc_server_handled_total", **face, grpc_method="Replay", grpc_code="OK") == 1
+    assert value(s, "grpc_server_handling_seconds_count", **face, grpc_method="Apply") == 5
+    assert value(s, "grpc_server_handled_total", grpc_service="domino.v1.Engine", grpc_method="Apply",
+                 grpc_code="OK") == 0
+    assert value(s, "domino_engine_actions_applied_total", variant="kozel", kind="play") == 4
+    assert value(s, "domino_engine_illegal_actions_total", variant="kozel") == 2
+
+
+def test_states_in_another_encoding_are_counted_as_fallbacks(engine_factory: Callable[..., Any]) -> None:
+    """The engine's own states never take the fallback; a peer's other encoding does, once per state read."""
+    server = engine_factory("--no-log-calls")
+    with grpc.insecure_channel(server.address) as ch:
+        stub = engine_pb2_grpc.EngineStub(ch)
+        json = engine_pb2_grpc.JsonEngineStub(ch)
+        state = stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=4, seed=42), timeout=5).state
+        for _ in range(3):
+            action = stub.LegalActions(pb.StateRequest(state=state), timeout=5).actions[0]
+            state = stub.Apply(pb.ApplyRequest(state=state, action=action), timeout=5).state
+        sealed = json.NewMatch(pb.JsonCall(args=orjson.dumps({"variant": "kozel", "players": 4, "seed": 42,
+                                                              "view_as": "host"})), timeout=5).state
+        json.View(pb.JsonCall(args=b'{"view_as": 0}', state=sealed), timeout=5)
+        clean = samples(server.metrics())
+        # the same state with an unknown field (protobuf keeps it and sends it on), and with a list not packed
+        state.ledger.MergeFromString(b"\xa0\x06\x01")
+        stub.LegalActions(pb.StateRequest(state=state), timeout=5)
+        json.View(pb.JsonCall(args=b'{"view_as": 0}', state=sealed + b"\x50\x00"), timeout=5)  # losers [0]
+    s = samples(server.metrics())
+    total = "domino_engine_state_decode_fallbacks_total"
+    assert not [k for k in clean if k[0] == total and clean[k]]
+    counted = {dict(labels)["reason"]: v for (name, labels), v in s.items() if name == total}
+    assert sum(counted.values()) == 2, counted

@@ -62,6 +62,8 @@ def status_of(refusal: Refusal, message: str) -> tuple[grpc.StatusCode, str]:
     text = message or _DEFAULT_DETAILS[refusal]
     if refusal is Refusal.MISDEAL and not text.startswith(MISDEAL_PREFIX):
         text = f"{MISDEAL_PREFIX} {text}"
+    elif refusal is Refusal.ILLEGAL and text.startswith(MISDEAL_PREFIX):
+        text = f"illegal: {text}"  # so that it does not read back as a misdeal
     return STATUS[refusal], _clip(text)
 
 
