@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from . import options as opt
 from .family import Family
 from .layout import Layout
-from .options import OptionValue
 from .tiles import ALL_TILES
 
 if TYPE_CHECKING:
@@ -25,9 +24,6 @@ class Block(Family):
     code = "BL"
     draws = False
     specs = {s.name: s for s in (opt.HAND_SIZE, opt.lead_option("seat0"))}
-
-    def __init__(self, options: dict[str, OptionValue], players: int) -> None:
-        super().__init__(options, players)
 
     def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
         return 0, ALL_TILES
