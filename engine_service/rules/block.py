@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import options as opt
+from .events import Event
 from .family import Family
 from .layout import Layout
 from .tiles import ALL_TILES
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Event
 
 
 class Block(Family):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import options as opt
 from .errors import MalformedError
+from .events import Event
 from .family import Family, holder_of_first
 from .layout import Layout
 from .options import OptionValue
@@ -24,7 +25,7 @@ from .tiles import DOUBLE_OF, NUMBER_MASK
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Event, Round
+    from .round import Round
 
 #: Three full circles of consecutive passes end the round (B).
 PASS_LIMIT_CIRCLES = 3

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import options as opt
 from .deal import SplitMix64, derive_seed
+from .events import Event
 from .family import NON_DOUBLES_DESCENDING, Family, holder_of_first
 from .layout import LINE, SPINNER, Layout
 from .options import OptionValue
@@ -23,7 +24,6 @@ from .tiles import ALL_TILES, DOUBLE_OF
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Event
 
 HIGHEST_DOUBLE_FIRST = tuple(DOUBLE_OF[v] for v in range(6, -1, -1)) + NON_DOUBLES_DESCENDING
 

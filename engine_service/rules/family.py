@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import MalformedError
+from .events import Event
 from .layout import LINE, Layout
 from .options import OptionSpec, OptionValue
 from .tiles import ALL_TILES, DOUBLE_MASK, NUMBER_MASK, PIPS, bits, tile_id
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Event, Round
+    from .round import Round
 
 #: Descending order of non-doubles used by first-lead rules: 5-6, 4-6, ..., 0-6, 4-5, ...
 NON_DOUBLES_DESCENDING: tuple[int, ...] = tuple(

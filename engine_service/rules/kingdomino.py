@@ -31,13 +31,12 @@ import secrets
 from typing import Any
 
 from .errors import IllegalActionError, MalformedError
+from .events import Event
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
 from .kingdomino_notation import parse_action
 from .kingdomino_setup import NAME, KDConfig, check_seed, config, explicit_deal, seeded_deal
 from .kingdomino_state import decode
 from .kingdomino_tiles import describe
-
-Event = dict[str, Any]
 
 MIDDLE_KINGDOM_BONUS = 10
 HARMONY_BONUS = 5

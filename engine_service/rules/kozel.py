@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import options as opt
+from .events import Event
 from .family import (
     NON_DOUBLES_DESCENDING,
     Family,
@@ -24,7 +25,6 @@ from .tiles import ALL_TILES, DOUBLE_OF, PIPS, bits
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Event
 
 ZERO_ZERO = DOUBLE_OF[0]
 #: K rating: max(1, round((100 - score) / 10)) for every seat that did not lose (seed 001).

@@ -19,12 +19,13 @@ from typing import Any, NoReturn
 
 from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
+from .events import Event
 from .family import Family
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
-from .round import Event, Round
+from .round import Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
 
 ENDINGS = ("out", "fish", "blocked", "sortir")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import options as opt
+from .events import Event
 from .family import Family, holder_of_first
 from .layout import CROSS, Layout
 from .ledger import single_highest
@@ -18,7 +19,6 @@ from .tiles import DOUBLE_OF, tile_id
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Event
 
 #: O lead: 1-1, 2-2 ... 6-6, 0-0; with no double anywhere 0-1, then ascending 0-2, 1-2, 0-3, 1-3, 2-3, ...
 OSEL_ORDER = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + tuple(

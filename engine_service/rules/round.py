@@ -8,9 +8,10 @@ round exactly as it was. Scoring a finished round belongs to the family
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import IllegalActionError
+from .events import Event
 from .layout import Layout
 from .notation import (
     ARM_NAMES,
@@ -32,8 +33,6 @@ from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, O
 
 if TYPE_CHECKING:
     from .family import Family
-
-Event = dict[str, Any]
 
 
 class Round:
