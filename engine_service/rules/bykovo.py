@@ -25,7 +25,6 @@ from .tiles import DOUBLE_OF, NUMBER_MASK
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Round
 
 #: Three full circles of consecutive passes end the round (B).
 PASS_LIMIT_CIRCLES = 3
@@ -63,19 +62,21 @@ class Bykovo(Family):
 
     # ------------------------------------------------------------ the end of a round
 
-    @staticmethod
-    def _last_of_circle(rnd: Round) -> int:
-        return (rnd.leader - 1) % rnd.players
+    def _last_of_circle(self, leader: int) -> int:
+        """The seat before the leader, whose turn completes a circle."""
+        return (leader - 1) % self.players
 
-    def round_ends_when_out(self, rnd: Round, seat: int) -> bool:
+    def round_ends_when_out(self, leader: int, seat: int, out: int) -> bool:
         """Only when the circle is complete: the winner, or a later seat, sits before the leader."""
-        return seat == self._last_of_circle(rnd) or len(rnd.out) == rnd.players
+        return seat == self._last_of_circle(leader) or out == self.players
 
-    def round_ends_after_turn(self, rnd: Round, seat: int) -> bool:
-        return bool(rnd.out) and seat == self._last_of_circle(rnd)
+    def round_ends_after_turn(self, leader: int, seat: int, out: int) -> bool:
+        """Once a seat is out, the round ends with the turn of the seat before the leader."""
+        return out > 0 and seat == self._last_of_circle(leader)
 
-    def passes_end_round(self, rnd: Round) -> bool:
-        return rnd.passes >= PASS_LIMIT_CIRCLES * rnd.players
+    def passes_end_round(self, passes: int) -> bool:
+        """Three full circles of consecutive passes."""
+        return passes >= PASS_LIMIT_CIRCLES * self.players
 
     def ending_name(self, how: str, layout: Layout | None) -> str:
         if how == "out":

@@ -18,7 +18,6 @@ from .tiles import ALL_TILES, DOUBLE_MASK, NUMBER_MASK, PIPS, bits, tile_id
 
 if TYPE_CHECKING:
     from .match import Match
-    from .round import Round
 
 #: Descending order of non-doubles used by first-lead rules: 5-6, 4-6, ..., 0-6, 4-5, ...
 NON_DOUBLES_DESCENDING: tuple[int, ...] = tuple(
@@ -140,13 +139,20 @@ class Family:
         """Credit points scored in play; returns the points actually taken (may end the match)."""
         return 0
 
-    def round_ends_when_out(self, rnd: Round, seat: int) -> bool:
+    # The round's end hooks take the few numbers they read, not the `Round` itself, so that
+    # the families stay below round.py: `leader` led the round, `seat` has just moved and
+    # `out` seats have gone out so far (it among them when it has just gone out).
+
+    def round_ends_when_out(self, leader: int, seat: int, out: int) -> bool:
+        """Whether the round ends now that `seat` has played its last tile (C: yes)."""
         return True
 
-    def round_ends_after_turn(self, rnd: Round, seat: int) -> bool:
+    def round_ends_after_turn(self, leader: int, seat: int, out: int) -> bool:
+        """Whether the round ends after `seat`'s turn although someone may still play (B)."""
         return False
 
-    def passes_end_round(self, rnd: Round) -> bool:
+    def passes_end_round(self, passes: int) -> bool:
+        """Whether `passes` consecutive passes end the round (B), besides a blocked layout."""
         return False
 
     # ------------------------------------------------------------ scoring
