@@ -38,7 +38,7 @@ class Block(Family):
         lowest = [s for s, p in enumerate(points) if p == low]
         winner = lowest[0] if len(lowest) == 1 else None
         if winner is not None:
-            match.ledger.scores[winner] += sum(points) - low
+            match.ledger.add_score(winner, sum(points) - low)
         record = match.record_round(ending, winner, last_placer, points, out)
         events: list[Event] = [{"type": "round_ended", "record": record}]
         winners = [] if winner is None else [winner]

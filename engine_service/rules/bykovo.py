@@ -108,9 +108,10 @@ class Bykovo(Family):
             winner = last_placer
         points = [0 if s == winner else self.hand_points(h) for s, h in enumerate(hands)]
         places = sports_places(points, winner)
-        scores = match.ledger.scores
+        ledger = match.ledger
         for s, p in enumerate(points):
-            scores[s] += p
+            ledger.add_score(s, p)
+        scores = ledger.scores
         record = match.record_round(ending, winner, last_placer, points, out, places)
         events: list[Event] = [{"type": "round_ended", "record": record}]
         limit = LIMITS[self.players] if self.players in LIMITS else 100

@@ -110,10 +110,10 @@ class Counting(Family):
 
     def credit(self, match: Match, side: int, points: int) -> int:
         """Add points to a side's score, honouring exact_target; returns what was taken."""
-        scores = match.ledger.scores
-        if self.exact and scores[side] + points > self.target:
+        ledger = match.ledger
+        if self.exact and ledger.scores[side] + points > self.target:
             return 0
-        scores[side] += points
+        ledger.add_score(side, points)
         return points
 
     def hand_bonus(self, own: int, others: int) -> int:

@@ -98,19 +98,17 @@ class Kozel(Family):
             top = single_highest(points)
             gains = [0] * len(points)
             if top is None:
-                ledger.pot += total
+                ledger.feed_pot(total)
                 scoring: list[int] = []
             else:
-                gains[top] = total + ledger.pot
-                ledger.pot = 0
+                gains[top] = total + ledger.take_pot()
                 scoring = [top]
                 cleared = {s for s in range(len(points)) if s != top}
         else:
             scoring = list(range(len(points)))
             top = single_highest(points)
             if ledger.pot and top is not None:
-                gains[top] += ledger.pot
-                ledger.pot = 0
+                gains[top] += ledger.take_pot()
         winner = out[0] if ending == "out" and out else None
         for seat in scoring:
             if seat == winner:

@@ -88,7 +88,7 @@ class Osel(Family):
             if convention == "own":
                 gains = dict(enumerate(side_points))
             elif top is None:
-                ledger.pot += sum(side_points)
+                ledger.feed_pot(sum(side_points))
             elif convention == "own_to_loser":
                 gains[top] = side_points[top]
             else:  # all_to_loser
@@ -98,8 +98,7 @@ class Osel(Family):
         scorers = sorted(gains)
         top = single_highest([side_points[s] for s in scorers]) if scorers else None
         if ledger.pot and top is not None:
-            gains[scorers[top]] += ledger.pot
-            ledger.pot = 0
+            gains[scorers[top]] += ledger.take_pot()
         if winner is not None and not ledger.opened(winner):
             ledger.forget(winner)
         for side, gain in gains.items():
