@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import options as opt
 from .events import Event
-from .family import Family
+from .family import Family, RoundContext
 from .layout import Layout
 from .tiles import ALL_TILES
 
@@ -25,7 +25,7 @@ class Block(Family):
     draws = False
     specs = {s.name: s for s in (opt.HAND_SIZE, opt.lead_option("seat0"))}
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return 0, ALL_TILES
 
     def finish_round(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import options as opt
 from .errors import MalformedError
 from .events import Event
-from .family import Family, holder_of_first
+from .family import Family, RoundContext, holder_of_first
 from .layout import Layout
 from .options import OptionValue
 from .tiles import DOUBLE_OF, NUMBER_MASK
@@ -57,7 +57,7 @@ class Bykovo(Family):
         super().__init__(options, players)
         self.voluntary_pass = bool(options["voluntary_pass"])
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return holder_of_first((DOUBLE_OF[0],), hands)
 
     # ------------------------------------------------------------ the end of a round

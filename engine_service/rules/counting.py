@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import options as opt
 from .deal import SplitMix64, derive_seed
 from .events import Event
-from .family import NON_DOUBLES_DESCENDING, Family, holder_of_first
+from .family import NON_DOUBLES_DESCENDING, Family, RoundContext, holder_of_first
 from .layout import LINE, SPINNER, Layout
 from .options import OptionValue
 from .tiles import ALL_TILES, DOUBLE_OF
@@ -75,25 +75,25 @@ class Counting(Family):
 
     # ------------------------------------------------------------ lead
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         if self.options.get("lead") == "highest-double":
             return holder_of_first(HIGHEST_DOUBLE_FIRST, hands)
-        return self._lot(match), ALL_TILES
+        return self._lot(ctx), ALL_TILES
 
-    def _lot(self, match: Match) -> int:
+    def _lot(self, ctx: RoundContext) -> int:
         """The lead by lot: drawn from the match seed for this round (seat 0 without a seed)."""
-        if match.seed is None:
+        if ctx.seed is None:
             return 0
-        return SplitMix64(derive_seed(match.seed, match.round_number + 1, 0x1EAD)).below(self.players)
+        return SplitMix64(derive_seed(ctx.seed, ctx.round_number + 1, 0x1EAD)).below(self.players)
 
-    def lead_given(self, match: Match, hands: list[int], leader: int) -> tuple[int, int]:
+    def lead_given(self, ctx: RoundContext, hands: list[int], leader: int) -> tuple[int, int]:
         if self.options.get("lead") == "highest-double":
-            return self.lead(match, hands)
+            return self.lead(ctx, hands)
         return leader, ALL_TILES
 
-    def lead_mask(self, match: Match, hands: list[int], leader: int) -> int:
+    def lead_mask(self, ctx: RoundContext, hands: list[int], leader: int) -> int:
         if self.options.get("lead") == "highest-double":
-            return super().lead_mask(match, hands, leader)
+            return super().lead_mask(ctx, hands, leader)
         return ALL_TILES
 
     # ------------------------------------------------------------ scoring

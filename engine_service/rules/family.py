@@ -8,6 +8,7 @@ is a new module plus a registry entry.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import MalformedError
@@ -66,6 +67,22 @@ def holder_of_first(order: tuple[int, ...], hands: list[int]) -> tuple[int, int]
     raise MalformedError("no seat holds a tile to lead")
 
 
+@dataclass(frozen=True, slots=True)
+class RoundContext:
+    """What a family may know of the match when it names a round's lead (C "Lead").
+
+    Plain values rather than the `Match`, so that the families sit below match.py.
+    `round_number` is the number of rounds dealt when asked (the round being dealt is
+    ``round_number + 1``); `next_leader` is the seat a K round's winner handed the lead to;
+    `recorded` says whether the score table holds a round yet.
+    """
+
+    seed: int | None
+    round_number: int
+    next_leader: int | None
+    recorded: bool
+
+
 class Family:
     """Base of the matching-game families; subclasses set flags and override hooks."""
 
@@ -108,17 +125,17 @@ class Family:
     def is_misdeal(self, hands: list[int]) -> bool:
         return misdeal_rule(self.options.get("misdeal", "none"), hands)
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         """(leader, mask of tiles it may lead) for a new round."""
         return 0, ALL_TILES
 
-    def lead_given(self, match: Match, hands: list[int], leader: int) -> tuple[int, int]:
+    def lead_given(self, ctx: RoundContext, hands: list[int], leader: int) -> tuple[int, int]:
         """The lead when a deal names its leader: only lot-based families take it."""
-        return self.lead(match, hands)
+        return self.lead(ctx, hands)
 
-    def lead_mask(self, match: Match, hands: list[int], leader: int) -> int:
+    def lead_mask(self, ctx: RoundContext, hands: list[int], leader: int) -> int:
         """The tiles `leader` may lead with, for a stored round not yet led (decoding)."""
-        seat, mask = self.lead(match, hands)
+        seat, mask = self.lead(ctx, hands)
         if seat != leader:
             raise MalformedError(f"round.leader is {leader}, but the rules give the lead to seat {seat}")
         return mask
@@ -176,4 +193,4 @@ class Family:
         raise MalformedError(f"variant {match.variant} has no timeout rule")
 
 
-__all__ = ["NON_DOUBLES_DESCENDING", "Family", "holder_of_first", "round_half_up_div"]
+__all__ = ["NON_DOUBLES_DESCENDING", "Family", "RoundContext", "holder_of_first", "round_half_up_div"]

@@ -15,6 +15,7 @@ from .events import Event
 from .family import (
     NON_DOUBLES_DESCENDING,
     Family,
+    RoundContext,
     holder_of_first,
     round_half_up_div,
 )
@@ -58,9 +59,9 @@ class Kozel(Family):
 
     # ------------------------------------------------------------ dealing and playing
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
-        if match.next_leader is not None and match.ledger.history:
-            return match.next_leader, ALL_TILES
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
+        if ctx.next_leader is not None and ctx.recorded:
+            return ctx.next_leader, ALL_TILES
         order = ONE_ONE_UP if self.options["lead"] == "one-one-up" else HIGHEST_DOUBLE
         return holder_of_first(order, hands)
 

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
-from .family import Family
+from .family import Family, RoundContext
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
@@ -125,12 +125,17 @@ class Match:
             hands, boneyard, redeals = deal_with_redeals(
                 self.players, family.hand_size, derive_seed(self.seed, self.round_number + 1),
                 family.is_misdeal)
-        leader, lead_mask = family.lead(self, hands) if leader_hint is None else \
-            family.lead_given(self, hands, leader_hint)
+        ctx = self._context()
+        leader, lead_mask = family.lead(ctx, hands) if leader_hint is None else \
+            family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
         self.round_number += 1
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
+
+    def _context(self) -> RoundContext:
+        """What the family may know of this match to name a round's lead."""
+        return RoundContext(self.seed, self.round_number, self.next_leader, bool(self.ledger.history))
 
     # ------------------------------------------------------------ play
 
@@ -502,7 +507,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     over = _bool(data.get("over", False), "state.round.over")
     lead_mask = ALL_TILES
     if not placements and not over:
-        lead_mask = family.lead_mask(match, hands, leader)
+        lead_mask = family.lead_mask(match._context(), hands, leader)
     rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
     reserve = _nonneg(data.get("reserve", 0), "state.round.reserve")
     if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import options as opt
 from .events import Event
-from .family import Family, holder_of_first
+from .family import Family, RoundContext, holder_of_first
 from .layout import CROSS, Layout
 from .ledger import single_highest
 from .options import OptionValue
@@ -50,7 +50,7 @@ class Osel(Family):
         reserve = options["boneyard_reserve"]
         self.reserve = int(str(reserve))
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return holder_of_first(OSEL_ORDER, hands)
 
     def new_layout(self) -> Layout:
