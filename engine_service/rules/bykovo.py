@@ -13,18 +13,15 @@ else a sortir.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import options as opt
 from .errors import MalformedError
-from .events import Event
-from .family import Family, RoundContext, holder_of_first
+from .family import Family, MatchEnd, RoundContext, RoundResult, holder_of_first
 from .layout import Layout
+from .ledger import Ledger
 from .options import OptionValue
 from .tiles import DOUBLE_OF, NUMBER_MASK
-
-if TYPE_CHECKING:
-    from .match import Match
 
 #: Three full circles of consecutive passes end the round (B).
 PASS_LIMIT_CIRCLES = 3
@@ -91,9 +88,11 @@ class Bykovo(Family):
         return "sortir"
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
+    ) -> RoundResult:
+        """B: the first seat out, else the last placer, wins; the others' hand points go into
+        their running totals, with sports places; a total at the limit is out of the match."""
         if out:
             ending = "out"
             winner = out[0]
@@ -108,19 +107,16 @@ class Bykovo(Family):
             winner = last_placer
         points = [0 if s == winner else self.hand_points(h) for s, h in enumerate(hands)]
         places = sports_places(points, winner)
-        ledger = match.ledger
         for s, p in enumerate(points):
             ledger.add_score(s, p)
         scores = ledger.scores
-        record = match.record_round(ending, winner, last_placer, points, out, places)
-        events: list[Event] = [{"type": "round_ended", "record": record}]
         limit = LIMITS[self.players] if self.players in LIMITS else 100
         losers = [s for s, total in enumerate(scores) if total >= limit]
+        end: MatchEnd | None = None
         if losers:
             best = min(scores)
-            winners = [s for s, total in enumerate(scores) if total == best]
-            events.extend(match.end_match(losers, winners, []))
-        return events
+            end = MatchEnd(losers, [s for s, total in enumerate(scores) if total == best], [])
+        return RoundResult(ending, winner, last_placer, points, out, places, match_end=end)
 
 
 PRESETS: dict[str, dict[str, Any]] = {

@@ -5,20 +5,22 @@ preset's resolved options and the player count. The round engine reads its
 flags (draws, closing arms, voluntary pass ...) and calls its hooks for the
 lead, the in-play score and the scoring of a finished round; adding a variant
 is a new module plus a registry entry.
+
+The families know nothing of `Match`: they are handed plain values (a
+`RoundContext`, the `Ledger`, hands and counts) and return what happened (a
+`RoundResult`, a `MatchEnd`), which `Match` records and reports. So the rules'
+imports form a tree (tests/rules/test_import_tree.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from .errors import MalformedError
-from .events import Event
 from .layout import LINE, Layout
+from .ledger import Ledger
 from .options import OptionSpec, OptionValue
 from .tiles import ALL_TILES, DOUBLE_MASK, NUMBER_MASK, PIPS, bits, tile_id
-
-if TYPE_CHECKING:
-    from .match import Match
 
 #: Descending order of non-doubles used by first-lead rules: 5-6, 4-6, ..., 0-6, 4-5, ...
 NON_DOUBLES_DESCENDING: tuple[int, ...] = tuple(
@@ -69,7 +71,7 @@ def holder_of_first(order: tuple[int, ...], hands: list[int]) -> tuple[int, int]
 
 @dataclass(frozen=True, slots=True)
 class RoundContext:
-    """What a family may know of the match when it names a round's lead (C "Lead").
+    """What a family may know of the match when it names a round's lead (each family's lead rule).
 
     Plain values rather than the `Match`, so that the families sit below match.py.
     `round_number` is the number of rounds dealt when asked (the round being dealt is
@@ -81,6 +83,39 @@ class RoundContext:
     round_number: int
     next_leader: int | None
     recorded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """How a match ends: the losing and the winning sides, and the rating where the variant
+    has one (K; empty elsewhere). `Match` sorts the sides when it ends the match."""
+
+    losers: list[int]
+    winners: list[int]
+    rating: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """A finished round as its family scored it, for `Match` to record (C "Score table").
+
+    By the time it is returned the family has updated the ledger (written,
+    remembered, pot, running scores), so the row `Match` appends shows the totals
+    after the round. `ending` is out, fish, blocked or sortir; `winner` a side
+    (seat or team) or None; `round_points` and `places` are per seat (`places`: B
+    only); `out` the seats that went out, in order. `next_leader` counts only for
+    a family with `names_next_leader` (K), which then sets it even to None.
+    `match_end` is set when the match ends with this round.
+    """
+
+    ending: str
+    winner: int | None
+    last_placer: int | None
+    round_points: list[int]
+    out: list[int]
+    places: list[int] | None = None
+    next_leader: int | None = None
+    match_end: MatchEnd | None = None
 
 
 class Family:
@@ -99,6 +134,7 @@ class Family:
     counts = False               # TF, A3, A5: in-play scoring from the open-end count
     teams = False
     many_out = False             # B: several seats may go out in one round
+    names_next_leader = False    # K: a round's winner (else the fisherman) leads the next one
 
     def __init__(self, options: dict[str, OptionValue], players: int) -> None:
         self.options = options
@@ -152,9 +188,13 @@ class Family:
     def in_play_points(self, count: int) -> int:
         return 0
 
-    def after_play(self, match: Match, seat: int, points: int, events: list[Event]) -> int:
-        """Credit points scored in play; returns the points actually taken (may end the match)."""
-        return 0
+    def after_play(self, ledger: Ledger, seat: int, points: int) -> tuple[int, MatchEnd | None]:
+        """Credit points `seat` scored in play to `ledger` (TF, A3, A5).
+
+        Returns the points actually taken (exact_target may refuse them), and how
+        the match ends now if it does.
+        """
+        return 0, None
 
     # The round's end hooks take the few numbers they read, not the `Round` itself, so that
     # the families stay below round.py: `leader` led the round, `seat` has just moved and
@@ -183,14 +223,29 @@ class Family:
         return "out" if how == "out" else "blocked"
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
-        """Score a finished round into the match ledger; returns the events."""
+    ) -> RoundResult:
+        """Score a finished round into `ledger` and return it for the score table.
+
+        `how` is how the round stopped ("out", "blocked" or "fish-exhausted"; the
+        family names the ending), `hands` what each seat holds, `out` the seats
+        that went out, `layout` the table (None for a round settled from hands).
+        """
         raise NotImplementedError
 
-    def timeout(self, match: Match, seat: int) -> list[Event]:
-        raise MalformedError(f"variant {match.variant} has no timeout rule")
+    def timeout(self, ledger: Ledger, seat: int) -> MatchEnd | None:
+        """How the match ends when `seat` times out; None where the variant has no timeout
+        rule (`Match` then refuses the call)."""
+        return None
 
 
-__all__ = ["NON_DOUBLES_DESCENDING", "Family", "RoundContext", "holder_of_first", "round_half_up_div"]
+__all__ = [
+    "NON_DOUBLES_DESCENDING",
+    "Family",
+    "MatchEnd",
+    "RoundContext",
+    "RoundResult",
+    "holder_of_first",
+    "round_half_up_div",
+]

@@ -7,18 +7,14 @@ has three conventions; a tie for the highest feeds the eggs pot.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import options as opt
-from .events import Event
-from .family import Family, RoundContext, holder_of_first
+from .family import Family, MatchEnd, RoundContext, RoundResult, holder_of_first
 from .layout import CROSS, Layout
-from .ledger import single_highest
+from .ledger import Ledger, single_highest
 from .options import OptionValue
 from .tiles import DOUBLE_OF, tile_id
-
-if TYPE_CHECKING:
-    from .match import Match
 
 #: O lead: 1-1, 2-2 ... 6-6, 0-0; with no double anywhere 0-1, then ascending 0-2, 1-2, 0-3, 1-3, 2-3, ...
 OSEL_ORDER = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + tuple(
@@ -64,10 +60,11 @@ class Osel(Family):
         return "out" if how == "out" else "fish"
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
-        ledger = match.ledger
+    ) -> RoundResult:
+        """O scoring per side: the losers' points (or the fish convention) through the opening
+        rule, ties into the eggs pot; the first side at the target is the donkey."""
         threshold = int(self.options["open_threshold"])
         ending = self.ending_name(how, layout)
         points = [self.hand_points(h) for h in hands]
@@ -103,14 +100,10 @@ class Osel(Family):
             ledger.forget(winner)
         for side, gain in gains.items():
             ledger.score_with_opening(side, gain, threshold)
-        record = match.record_round(ending, winner, last_placer, points, out)
-        events: list[Event] = [{"type": "round_ended", "record": record}]
         target = int(self.options["target"])
         losers = [s for s, w in enumerate(ledger.written) if w >= target]
-        if losers:
-            winners = [s for s in range(sides) if s not in losers]
-            events.extend(match.end_match(losers, winners, []))
-        return events
+        end = MatchEnd(losers, [s for s in range(sides) if s not in losers], []) if losers else None
+        return RoundResult(ending, winner, last_placer, points, out, match_end=end)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
