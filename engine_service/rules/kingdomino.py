@@ -291,7 +291,15 @@ class Kingdomino:
     @classmethod
     def from_dict(cls, data: object) -> Kingdomino:
         """Decode and validate a state; MalformedError names the first field that is wrong."""
-        return decode(cls, data)
+        parts = decode(data)
+        game = cls(parts.cfg, parts.seed, parts.kings, parts.pile)
+        game.current_tiles = parts.current_tiles
+        game.current_kings = parts.current_kings
+        game.next_tiles = parts.next_tiles
+        game.next_kings = parts.next_kings
+        game.picker = parts.picker
+        game.kingdoms = parts.kingdoms
+        return game
 
     def view(self, player: object) -> dict[str, Any]:
         """What `player` may see: everything but the undrawn pile's order (and the seed that
