@@ -201,7 +201,7 @@ class Family:
     # `out` seats have gone out so far (it among them when it has just gone out).
 
     def round_ends_when_out(self, leader: int, seat: int, out: int) -> bool:
-        """Whether the round ends now that `seat` has played its last tile (C: yes)."""
+        """Whether the round ends now that `seat` has played its last tile (yes, but for B)."""
         return True
 
     def round_ends_after_turn(self, leader: int, seat: int, out: int) -> bool:
