@@ -69,11 +69,14 @@ def holder_of_first(order: tuple[int, ...], hands: list[int]) -> tuple[int, int]
     raise MalformedError("no seat holds a tile to lead")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundContext:
     """What a family may know of the match when it names a round's lead (each family's lead rule).
 
     Plain values rather than the `Match`, so that the families sit below match.py.
+    Like `RoundResult` and `MatchEnd`, a value built once and read, but not a frozen
+    dataclass: one of each is built per round, and a frozen one costs 1.5-3 us to
+    build (its __init__ goes through object.__setattr__), in the compiled build too.
     `round_number` is the number of rounds dealt when asked (the round being dealt is
     ``round_number + 1``); `next_leader` is the seat a K round's winner handed the lead to;
     `recorded` says whether the score table holds a round yet.
@@ -85,7 +88,7 @@ class RoundContext:
     recorded: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MatchEnd:
     """How a match ends: the losing and the winning sides, and the rating where the variant
     has one (K; empty elsewhere). `Match` sorts the sides when it ends the match."""
@@ -95,7 +98,7 @@ class MatchEnd:
     rating: list[int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundResult:
     """A finished round as its family scored it, for `Match` to record (C "Score table").
 

@@ -32,7 +32,7 @@ from .kingdomino_setup import (
 KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decoded:
     """A state's parts, each checked and all consistent: what `Kingdomino` is made of.
 
