@@ -14,8 +14,6 @@ imports it: the rules' imports form a tree).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .errors import MalformedError
 from .kingdomino_board import Kingdom, geometry
 from .kingdomino_notation import parse_action
@@ -32,24 +30,30 @@ from .kingdomino_setup import (
 KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
 
 
-@dataclass(slots=True)
 class Decoded:
     """A state's parts, each checked and all consistent: what `Kingdomino` is made of.
 
     The rows as `Kingdomino` keeps them: `current_kings` a king per tile,
     `next_kings` a king or -1 per tile; `picker` the king picking now, -1 for none.
+    A plain class, not a dataclass, like the families' results (family.py says why).
     """
 
-    cfg: KDConfig
-    seed: int | None
-    kings: list[int]
-    pile: list[int]
-    current_tiles: list[int]
-    current_kings: list[int]
-    next_tiles: list[int]
-    next_kings: list[int]
-    picker: int
-    kingdoms: list[Kingdom]
+    __slots__ = ("cfg", "current_kings", "current_tiles", "kingdoms", "kings", "next_kings", "next_tiles",
+                 "picker", "pile", "seed")
+
+    def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int],
+                 current_tiles: list[int], current_kings: list[int], next_tiles: list[int],
+                 next_kings: list[int], picker: int, kingdoms: list[Kingdom]) -> None:
+        self.cfg = cfg
+        self.seed = seed
+        self.kings = kings
+        self.pile = pile
+        self.current_tiles = current_tiles
+        self.current_kings = current_kings
+        self.next_tiles = next_tiles
+        self.next_kings = next_kings
+        self.picker = picker
+        self.kingdoms = kingdoms
 
 
 def decode(data: object) -> Decoded:
