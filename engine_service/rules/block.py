@@ -8,17 +8,13 @@ A block match is that one hand.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import options as opt
-from .family import Family
+from .family import Family, MatchEnd, RoundContext, RoundResult
 from .layout import Layout
-from .options import OptionValue
+from .ledger import Ledger
 from .tiles import ALL_TILES
-
-if TYPE_CHECKING:
-    from .match import Match
-    from .round import Event
 
 
 class Block(Family):
@@ -26,29 +22,24 @@ class Block(Family):
     draws = False
     specs = {s.name: s for s in (opt.HAND_SIZE, opt.lead_option("seat0"))}
 
-    def __init__(self, options: dict[str, OptionValue], players: int) -> None:
-        super().__init__(options, players)
-
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return 0, ALL_TILES
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
+    ) -> RoundResult:
+        """BL: the lowest hand scores the others' pips (a tie for lowest: nobody); the hand ends the match."""
         points = [self.hand_points(h) for h in hands]
         ending = "out" if how == "out" else "blocked"
         low = min(points)
         lowest = [s for s, p in enumerate(points) if p == low]
         winner = lowest[0] if len(lowest) == 1 else None
         if winner is not None:
-            match.ledger.scores[winner] += sum(points) - low
-        record = match.record_round(ending, winner, last_placer, points, out)
-        events: list[Event] = [{"type": "round_ended", "record": record}]
+            ledger.add_score(winner, sum(points) - low)
         winners = [] if winner is None else [winner]
         losers = [] if winner is None else [s for s in range(self.players) if s != winner]
-        events.extend(match.end_match(losers, winners, []))
-        return events
+        return RoundResult(ending, winner, last_placer, points, out, match_end=MatchEnd(losers, winners, []))
 
 
 PRESETS: dict[str, dict[str, Any]] = {

@@ -13,18 +13,15 @@ else a sortir.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import options as opt
 from .errors import MalformedError
-from .family import Family, holder_of_first
+from .family import Family, MatchEnd, RoundContext, RoundResult, holder_of_first
 from .layout import Layout
+from .ledger import Ledger
 from .options import OptionValue
 from .tiles import DOUBLE_OF, NUMBER_MASK
-
-if TYPE_CHECKING:
-    from .match import Match
-    from .round import Event, Round
 
 #: Three full circles of consecutive passes end the round (B).
 PASS_LIMIT_CIRCLES = 3
@@ -57,24 +54,26 @@ class Bykovo(Family):
         super().__init__(options, players)
         self.voluntary_pass = bool(options["voluntary_pass"])
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return holder_of_first((DOUBLE_OF[0],), hands)
 
     # ------------------------------------------------------------ the end of a round
 
-    @staticmethod
-    def _last_of_circle(rnd: Round) -> int:
-        return (rnd.leader - 1) % rnd.players
+    def _last_of_circle(self, leader: int) -> int:
+        """The seat before the leader, whose turn completes a circle."""
+        return (leader - 1) % self.players
 
-    def round_ends_when_out(self, rnd: Round, seat: int) -> bool:
+    def round_ends_when_out(self, leader: int, seat: int, out: int) -> bool:
         """Only when the circle is complete: the winner, or a later seat, sits before the leader."""
-        return seat == self._last_of_circle(rnd) or len(rnd.out) == rnd.players
+        return seat == self._last_of_circle(leader) or out == self.players
 
-    def round_ends_after_turn(self, rnd: Round, seat: int) -> bool:
-        return bool(rnd.out) and seat == self._last_of_circle(rnd)
+    def round_ends_after_turn(self, leader: int, seat: int, out: int) -> bool:
+        """Once a seat is out, the round ends with the turn of the seat before the leader."""
+        return out > 0 and seat == self._last_of_circle(leader)
 
-    def passes_end_round(self, rnd: Round) -> bool:
-        return rnd.passes >= PASS_LIMIT_CIRCLES * rnd.players
+    def passes_end_round(self, passes: int) -> bool:
+        """Three full circles of consecutive passes."""
+        return passes >= PASS_LIMIT_CIRCLES * self.players
 
     def ending_name(self, how: str, layout: Layout | None) -> str:
         if how == "out":
@@ -89,9 +88,11 @@ class Bykovo(Family):
         return "sortir"
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
+    ) -> RoundResult:
+        """B: the first seat out, else the last placer, wins; the others' hand points go into
+        their running totals, with sports places; a total at the limit is out of the match."""
         if out:
             ending = "out"
             winner = out[0]
@@ -106,18 +107,16 @@ class Bykovo(Family):
             winner = last_placer
         points = [0 if s == winner else self.hand_points(h) for s, h in enumerate(hands)]
         places = sports_places(points, winner)
-        scores = match.ledger.scores
         for s, p in enumerate(points):
-            scores[s] += p
-        record = match.record_round(ending, winner, last_placer, points, out, places)
-        events: list[Event] = [{"type": "round_ended", "record": record}]
+            ledger.add_score(s, p)
+        scores = ledger.scores
         limit = LIMITS[self.players] if self.players in LIMITS else 100
         losers = [s for s, total in enumerate(scores) if total >= limit]
+        end: MatchEnd | None = None
         if losers:
             best = min(scores)
-            winners = [s for s, total in enumerate(scores) if total == best]
-            events.extend(match.end_match(losers, winners, []))
-        return events
+            end = MatchEnd(losers, [s for s, total in enumerate(scores) if total == best], [])
+        return RoundResult(ending, winner, last_placer, points, out, places, match_end=end)
 
 
 PRESETS: dict[str, dict[str, Any]] = {

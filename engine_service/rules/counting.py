@@ -12,18 +12,15 @@ target are not taken, in play or at the end of a hand.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from . import options as opt
 from .deal import SplitMix64, derive_seed
-from .family import NON_DOUBLES_DESCENDING, Family, holder_of_first
+from .family import NON_DOUBLES_DESCENDING, Family, MatchEnd, RoundContext, RoundResult, holder_of_first
 from .layout import LINE, SPINNER, Layout
+from .ledger import Ledger
 from .options import OptionValue
 from .tiles import ALL_TILES, DOUBLE_OF
-
-if TYPE_CHECKING:
-    from .match import Match
-    from .round import Event
 
 HIGHEST_DOUBLE_FIRST = tuple(DOUBLE_OF[v] for v in range(6, -1, -1)) + NON_DOUBLES_DESCENDING
 
@@ -75,25 +72,25 @@ class Counting(Family):
 
     # ------------------------------------------------------------ lead
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         if self.options.get("lead") == "highest-double":
             return holder_of_first(HIGHEST_DOUBLE_FIRST, hands)
-        return self._lot(match), ALL_TILES
+        return self._lot(ctx), ALL_TILES
 
-    def _lot(self, match: Match) -> int:
+    def _lot(self, ctx: RoundContext) -> int:
         """The lead by lot: drawn from the match seed for this round (seat 0 without a seed)."""
-        if match.seed is None:
+        if ctx.seed is None:
             return 0
-        return SplitMix64(derive_seed(match.seed, match.round_number + 1, 0x1EAD)).below(self.players)
+        return SplitMix64(derive_seed(ctx.seed, ctx.round_number + 1, 0x1EAD)).below(self.players)
 
-    def lead_given(self, match: Match, hands: list[int], leader: int) -> tuple[int, int]:
+    def lead_given(self, ctx: RoundContext, hands: list[int], leader: int) -> tuple[int, int]:
         if self.options.get("lead") == "highest-double":
-            return self.lead(match, hands)
+            return self.lead(ctx, hands)
         return leader, ALL_TILES
 
-    def lead_mask(self, match: Match, hands: list[int], leader: int) -> int:
+    def lead_mask(self, ctx: RoundContext, hands: list[int], leader: int) -> int:
         if self.options.get("lead") == "highest-double":
-            return super().lead_mask(match, hands, leader)
+            return super().lead_mask(ctx, hands, leader)
         return ALL_TILES
 
     # ------------------------------------------------------------ scoring
@@ -108,12 +105,11 @@ class Counting(Family):
                 points += count // k if self.by_multiples else count
         return points
 
-    def credit(self, match: Match, side: int, points: int) -> int:
+    def credit(self, ledger: Ledger, side: int, points: int) -> int:
         """Add points to a side's score, honouring exact_target; returns what was taken."""
-        scores = match.ledger.scores
-        if self.exact and scores[side] + points > self.target:
+        if self.exact and ledger.scores[side] + points > self.target:
             return 0
-        scores[side] += points
+        ledger.add_score(side, points)
         return points
 
     def hand_bonus(self, own: int, others: int) -> int:
@@ -121,9 +117,10 @@ class Counting(Family):
         return others
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
+    ) -> RoundResult:
+        """The winning side (out, else the lowest hand) takes the hand bonus; reaching the target ends the match."""
         points = [self.hand_points(h) for h in hands]
         ending = "out" if how == "out" else "blocked"
         winner_seat = self._winner_seat(ending, points, out)
@@ -132,12 +129,8 @@ class Counting(Family):
             winner = self.side_of(winner_seat)
             own = points[winner_seat]
             others = sum(p for s, p in enumerate(points) if self.side_of(s) != winner)
-            self.credit(match, winner, self.end_bonus(ending, own, others))
-        events: list[Event] = []
-        record = match.record_round(ending, winner, last_placer, points, out)
-        events.append({"type": "round_ended", "record": record})
-        events.extend(self._check_match(match))
-        return events
+            self.credit(ledger, winner, self.end_bonus(ending, own, others))
+        return RoundResult(ending, winner, last_placer, points, out, match_end=self._check_match(ledger))
 
     def end_bonus(self, ending: str, own: int, others: int) -> int:
         return self.hand_bonus(own, others)
@@ -152,21 +145,20 @@ class Counting(Family):
             return None
         return lowest[0]
 
-    def _check_match(self, match: Match) -> list[Event]:
+    def _check_match(self, ledger: Ledger) -> MatchEnd | None:
         """The side that has reached the target wins (scores only ever cross one side at a time)."""
-        scores = match.ledger.scores
+        scores = ledger.scores
         if max(scores) < self.target:
-            return []
+            return None
         best = max(scores)
         winners = [s for s, v in enumerate(scores) if v == best]
         losers = [s for s in range(len(scores)) if s not in winners]
-        return match.end_match(losers, winners, [])
+        return MatchEnd(losers, winners, [])
 
-    def after_play(self, match: Match, seat: int, points: int, events: list[Event]) -> int:
+    def after_play(self, ledger: Ledger, seat: int, points: int) -> tuple[int, MatchEnd | None]:
         """Credit in-play points to the seat's side; reaching the target ends the match at once."""
-        taken = self.credit(match, self.side_of(seat), points)
-        events.extend(self._check_match(match))
-        return taken
+        taken = self.credit(ledger, self.side_of(seat), points)
+        return taken, self._check_match(ledger)
 
 
 class FivesAndThrees(Counting):

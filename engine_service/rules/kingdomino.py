@@ -31,13 +31,12 @@ import secrets
 from typing import Any
 
 from .errors import IllegalActionError, MalformedError
+from .events import Event
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
 from .kingdomino_notation import parse_action
 from .kingdomino_setup import NAME, KDConfig, check_seed, config, explicit_deal, seeded_deal
 from .kingdomino_state import decode
 from .kingdomino_tiles import describe
-
-Event = dict[str, Any]
 
 MIDDLE_KINGDOM_BONUS = 10
 HARMONY_BONUS = 5
@@ -292,7 +291,15 @@ class Kingdomino:
     @classmethod
     def from_dict(cls, data: object) -> Kingdomino:
         """Decode and validate a state; MalformedError names the first field that is wrong."""
-        return decode(cls, data)
+        parts = decode(data)
+        game = cls(parts.cfg, parts.seed, parts.kings, parts.pile)
+        game.current_tiles = parts.current_tiles
+        game.current_kings = parts.current_kings
+        game.next_tiles = parts.next_tiles
+        game.next_kings = parts.next_kings
+        game.picker = parts.picker
+        game.kingdoms = parts.kingdoms
+        return game
 
     def view(self, player: object) -> dict[str, Any]:
         """What `player` may see: everything but the undrawn pile's order (and the seed that

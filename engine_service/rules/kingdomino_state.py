@@ -7,10 +7,12 @@ the player count plays with, each kingdom replayed tile by tile under the
 placement rules (a discard only where the tile fitted nowhere), the kings each
 on one tile or picking, and each player's number of tiles matching the rounds
 played.
+
+`decode` returns the checked parts (`Decoded`) and `Kingdomino.from_dict` builds
+the game from them, so this module does not import the game (kingdomino.py
+imports it: the rules' imports form a tree).
 """
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from .errors import MalformedError
 from .kingdomino_board import Kingdom, geometry
@@ -25,14 +27,37 @@ from .kingdomino_setup import (
     tile_number,
 )
 
-if TYPE_CHECKING:
-    from .kingdomino import Kingdomino
-
 KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
 
 
-def decode(cls: type[Kingdomino], data: object) -> Kingdomino:
-    """Build a game of class `cls` from a state, or raise MalformedError."""
+class Decoded:
+    """A state's parts, each checked and all consistent: what `Kingdomino` is made of.
+
+    The rows as `Kingdomino` keeps them: `current_kings` a king per tile,
+    `next_kings` a king or -1 per tile; `picker` the king picking now, -1 for none.
+    A plain class, not a dataclass, like the families' results (family.py says why).
+    """
+
+    __slots__ = ("cfg", "current_kings", "current_tiles", "kingdoms", "kings", "next_kings", "next_tiles",
+                 "picker", "pile", "seed")
+
+    def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int],
+                 current_tiles: list[int], current_kings: list[int], next_tiles: list[int],
+                 next_kings: list[int], picker: int, kingdoms: list[Kingdom]) -> None:
+        self.cfg = cfg
+        self.seed = seed
+        self.kings = kings
+        self.pile = pile
+        self.current_tiles = current_tiles
+        self.current_kings = current_kings
+        self.next_tiles = next_tiles
+        self.next_kings = next_kings
+        self.picker = picker
+        self.kingdoms = kingdoms
+
+
+def decode(data: object) -> Decoded:
+    """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
     unknown = sorted(str(k) for k in data if k not in KEYS)
@@ -78,14 +103,8 @@ def decode(cls: type[Kingdomino], data: object) -> Kingdomino:
 
     _check_turn(cfg, kings, current_kings, next_kings, picker, kingdoms)
 
-    game = cls(cfg, seed, kings, pile)
-    game.current_tiles = current_tiles
-    game.current_kings = current_kings
-    game.next_tiles = next_tiles
-    game.next_kings = next_kings
-    game.picker = -1 if picker is None else picker
-    game.kingdoms = kingdoms
-    return game
+    return Decoded(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
+                   -1 if picker is None else picker, kingdoms)
 
 
 def _tile_of(action: str) -> int:
@@ -194,4 +213,4 @@ def _check_turn(cfg: KDConfig, kings: list[int], current: list[int], nxt: list[i
                 f"{rounds * cfg.kings_each + acted}")
 
 
-__all__ = ["decode"]
+__all__ = ["Decoded", "decode"]

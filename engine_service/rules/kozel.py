@@ -8,23 +8,22 @@ reaching the target is the goat. The fish can be scored on everyone or on one
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import options as opt
 from .family import (
     NON_DOUBLES_DESCENDING,
     Family,
+    MatchEnd,
+    RoundContext,
+    RoundResult,
     holder_of_first,
     round_half_up_div,
 )
 from .layout import Layout
-from .ledger import single_highest
+from .ledger import Ledger, single_highest
 from .options import OptionValue
 from .tiles import ALL_TILES, DOUBLE_OF, PIPS, bits
-
-if TYPE_CHECKING:
-    from .match import Match
-    from .round import Event
 
 ZERO_ZERO = DOUBLE_OF[0]
 #: K rating: max(1, round((100 - score) / 10)) for every seat that did not lose (seed 001).
@@ -38,6 +37,7 @@ HIGHEST_DOUBLE = tuple(DOUBLE_OF[v] for v in (6, 5, 4, 3, 2, 1, 0)) + NON_DOUBLE
 
 class Kozel(Family):
     code = "K"
+    names_next_leader = True
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("one-one-up", "highest-double"),
@@ -58,9 +58,9 @@ class Kozel(Family):
 
     # ------------------------------------------------------------ dealing and playing
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
-        if match.next_leader is not None and match.ledger.history:
-            return match.next_leader, ALL_TILES
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
+        if ctx.next_leader is not None and ctx.recorded:
+            return ctx.next_leader, ALL_TILES
         order = ONE_ONE_UP if self.options["lead"] == "one-one-up" else HIGHEST_DOUBLE
         return holder_of_first(order, hands)
 
@@ -84,10 +84,11 @@ class Kozel(Family):
         return "out" if how == "out" else "fish"
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
-        ledger = match.ledger
+    ) -> RoundResult:
+        """K scoring: hand points through the opening rule, the fish on everyone or on one (with
+        the eggs pot); the winner, else the fisherman, leads next; a seat at the target is the goat."""
         threshold = int(self.options["open_threshold"])
         ending = self.ending_name(how, layout)
         points = [self.hand_points(h) for h in hands]
@@ -98,19 +99,17 @@ class Kozel(Family):
             top = single_highest(points)
             gains = [0] * len(points)
             if top is None:
-                ledger.pot += total
+                ledger.feed_pot(total)
                 scoring: list[int] = []
             else:
-                gains[top] = total + ledger.pot
-                ledger.pot = 0
+                gains[top] = total + ledger.take_pot()
                 scoring = [top]
                 cleared = {s for s in range(len(points)) if s != top}
         else:
             scoring = list(range(len(points)))
             top = single_highest(points)
             if ledger.pot and top is not None:
-                gains[top] += ledger.pot
-                ledger.pot = 0
+                gains[top] += ledger.take_pot()
         winner = out[0] if ending == "out" and out else None
         for seat in scoring:
             if seat == winner:
@@ -122,35 +121,28 @@ class Kozel(Family):
             if not ledger.opened(seat):
                 ledger.forget(seat)
         leader = winner if winner is not None else last_placer
-        events: list[Event] = []
-        match.next_leader = leader
-        record = match.record_round(ending, winner, last_placer, points, out)
-        events.append({"type": "round_ended", "record": record})
-        if leader is not None:
-            events.append({"type": "next_leader", "seat": leader})
         target = int(self.options["target"])
         losers = [s for s, w in enumerate(ledger.written) if w >= target]
-        if losers:
-            events.extend(match.end_match(losers, [], self._rating(match, losers)))
-        return events
+        end = MatchEnd(losers, [], self._rating(ledger, losers)) if losers else None
+        return RoundResult(ending, winner, last_placer, points, out, next_leader=leader, match_end=end)
 
-    def _rating(self, match: Match, losers: list[int]) -> list[int]:
+    def _rating(self, ledger: Ledger, losers: list[int]) -> list[int]:
         """K rating: non-losers gain max(1, round((100 - score) / 10)), as the source writes it
         (whatever the target)."""
         return [
             0 if s in losers else max(1, round_half_up_div(RATING_BASE - w, 10))
-            for s, w in enumerate(match.ledger.written)
+            for s, w in enumerate(ledger.written)
         ]
 
-    def timeout(self, match: Match, seat: int) -> list[Event]:
-        """K rating after a timeout: the seat gains 0, others max(1, round((its score - own) / 10))."""
-        written = match.ledger.written
+    def timeout(self, ledger: Ledger, seat: int) -> MatchEnd:
+        """K rating after a timeout: the seat loses and gains 0, the others gain
+        max(1, round((its score - own) / 10))."""
+        written = ledger.written
         rating = [
             0 if s == seat else max(1, round_half_up_div(written[seat] - w, 10))
             for s, w in enumerate(written)
         ]
-        match.timed_out = seat
-        return match.end_match([seat], [], rating)
+        return MatchEnd([seat], [], rating)
 
 
 PRESETS: dict[str, dict[str, Any]] = {

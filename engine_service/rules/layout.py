@@ -64,9 +64,6 @@ class Layout:
 
     # ------------------------------------------------------------ queries
 
-    def open_arms(self) -> list[int]:
-        return self.arms.copy()
-
     def ends(self) -> dict[str, int]:
         """Open arms and the numbers they show (closed and unopened arms absent)."""
         end = self.end

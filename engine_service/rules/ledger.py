@@ -48,6 +48,20 @@ class Ledger:
         """The side loses its remembered points (went out before opening, or K fish on one)."""
         self.remembered[side] = 0
 
+    def add_score(self, side: int, points: int) -> None:
+        """Running scores (TF, A3, A5, B, BL): `points` more for `side`."""
+        self.scores[side] += points
+
+    def feed_pot(self, points: int) -> None:
+        """The eggs pot (K, O): a round's points that no single side takes wait for the next one."""
+        self.pot += points
+
+    def take_pot(self) -> int:
+        """Empty the eggs pot; returns what it held, for the side that wins it (K, O)."""
+        pot = self.pot
+        self.pot = 0
+        return pot
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "written": self.written.copy(),

@@ -19,12 +19,13 @@ from typing import Any, NoReturn
 
 from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
-from .family import Family
+from .events import Event
+from .family import Family, MatchEnd, RoundContext, RoundResult
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
-from .round import Event, Round
+from .round import Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
 
 ENDINGS = ("out", "fish", "blocked", "sortir")
@@ -124,12 +125,17 @@ class Match:
             hands, boneyard, redeals = deal_with_redeals(
                 self.players, family.hand_size, derive_seed(self.seed, self.round_number + 1),
                 family.is_misdeal)
-        leader, lead_mask = family.lead(self, hands) if leader_hint is None else \
-            family.lead_given(self, hands, leader_hint)
+        ctx = self._context()
+        leader, lead_mask = family.lead(ctx, hands) if leader_hint is None else \
+            family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
         self.round_number += 1
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
+
+    def _context(self) -> RoundContext:
+        """What the family may know of this match to name a round's lead."""
+        return RoundContext(self.seed, self.round_number, self.next_leader, bool(self.ledger.history))
 
     # ------------------------------------------------------------ play
 
@@ -171,13 +177,14 @@ class Match:
         raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
 
     def _credit_in_play(self, rnd: Round, event: Event, events: list[Event]) -> None:
-        """Points scored in play go to the ledger (the family may refuse some: exact target)."""
-        ended: list[Event] = []
-        taken = self.family.after_play(self, event["seat"], event["points"], ended)
+        """Points scored in play go to the ledger (the family may refuse some: exact target),
+        and may end the match at once (TF, A3, A5)."""
+        taken, end = self.family.after_play(self.ledger, event["seat"], event["points"])
         if taken != event["points"]:
             event["points"] = taken
             rnd.last_score = taken
-        events.extend(ended)
+        if end is not None:
+            events.append(self._end_match(end))
 
     def _playing_round(self) -> Round:
         if self.match_over:
@@ -189,13 +196,14 @@ class Match:
         return self.round
 
     def _finish(self, rnd: Round) -> list[Event]:
-        events = self.family.finish_round(
-            self, rnd.ending or "blocked", rnd.hands, rnd.out, rnd.last_placer, rnd.layout)
-        record = self.ledger.history[-1]
-        rnd.ending = record["ending"]
-        rnd.winner = record["winner"]
-        rnd.round_points = list(record["round_points"])
-        rnd.places = list(record["places"]) or None
+        """Have the family score the round that just ended; record it and mark the round with it."""
+        result = self.family.finish_round(
+            self.ledger, rnd.ending or "blocked", rnd.hands, rnd.out, rnd.last_placer, rnd.layout)
+        events = self._conclude(result)
+        rnd.ending = result.ending
+        rnd.winner = result.winner
+        rnd.round_points = list(result.round_points)
+        rnd.places = list(result.places) if result.places else None
         return events
 
     def settle(self, ending: object, hands: object, last_placer: object = None) -> list[Event]:
@@ -227,45 +235,58 @@ class Match:
             last_placer = _seat(last_placer, self.players, "settle.last_placer")
         self.round = None
         self.round_number += 1
-        return self.family.finish_round(self, ending, masks, out, last_placer, None)
+        return self._conclude(self.family.finish_round(self.ledger, ending, masks, out, last_placer, None))
 
     def timeout(self, seat: object) -> list[Event]:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""
         if self.match_over:
             raise IllegalActionError("the match is over")
         seat = _seat(seat, self.players, "seat")
-        return self.family.timeout(self, seat)
+        end = self.family.timeout(self.ledger, seat)
+        if end is None:
+            raise MalformedError(f"variant {self.variant} has no timeout rule")
+        self.timed_out = seat
+        return [self._end_match(end)]
 
-    # ------------------------------------------------------------ used by families
+    # ------------------------------------------------------------ what the families decided
 
-    def record_round(self, ending: str, winner: int | None, last_placer: int | None,
-                     round_points: list[int], out: list[int],
-                     places: list[int] | None = None) -> dict[str, Any]:
-        """Append the finished round to the score table (C "Score table") and return it."""
+    def _conclude(self, result: RoundResult) -> list[Event]:
+        """Record a round its family scored and report it: the round, the next leader (K), the match's end."""
+        events: list[Event] = [{"type": "round_ended", "record": self._record_round(result)}]
+        if self.family.names_next_leader:
+            self.next_leader = result.next_leader
+            if result.next_leader is not None:
+                events.append({"type": "next_leader", "seat": result.next_leader})
+        if result.match_end is not None:
+            events.append(self._end_match(result.match_end))
+        return events
+
+    def _record_round(self, result: RoundResult) -> dict[str, Any]:
+        """Append the finished round to the score table (C "Score table") and return its row."""
         ledger = self.ledger
         record = {
             "number": self.round_number,
-            "ending": ending,
-            "winner": winner,
-            "last_placer": last_placer,
-            "round_points": list(round_points),
+            "ending": result.ending,
+            "winner": result.winner,
+            "last_placer": result.last_placer,
+            "round_points": list(result.round_points),
             "written": ledger.written.copy(),
             "remembered": ledger.remembered.copy(),
             "pot": ledger.pot,
             "scores": ledger.scores.copy(),
-            "places": list(places or []),
-            "out": list(out),
+            "places": list(result.places or []),
+            "out": list(result.out),
         }
         ledger.history.append(record)
         return record
 
-    def end_match(self, losers: list[int], winners: list[int], rating: list[int]) -> list[Event]:
+    def _end_match(self, end: MatchEnd) -> Event:
+        """End the match as the family decided; returns the match_ended event."""
         self.match_over = True
-        self.losers = sorted(losers)
-        self.winners = sorted(winners)
-        self.rating = list(rating)
-        return [{"type": "match_ended", "losers": self.losers, "winners": self.winners,
-                 "rating": self.rating}]
+        self.losers = sorted(end.losers)
+        self.winners = sorted(end.winners)
+        self.rating = list(end.rating)
+        return {"type": "match_ended", "losers": self.losers, "winners": self.winners, "rating": self.rating}
 
     # ------------------------------------------------------------ views and copies
 
@@ -501,7 +522,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     over = _bool(data.get("over", False), "state.round.over")
     lead_mask = ALL_TILES
     if not placements and not over:
-        lead_mask = family.lead_mask(match, hands, leader)
+        lead_mask = family.lead_mask(match._context(), hands, leader)
     rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
     reserve = _nonneg(data.get("reserve", 0), "state.round.reserve")
     if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:

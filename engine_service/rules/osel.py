@@ -7,18 +7,14 @@ has three conventions; a tie for the highest feeds the eggs pot.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import options as opt
-from .family import Family, holder_of_first
+from .family import Family, MatchEnd, RoundContext, RoundResult, holder_of_first
 from .layout import CROSS, Layout
-from .ledger import single_highest
+from .ledger import Ledger, single_highest
 from .options import OptionValue
 from .tiles import DOUBLE_OF, tile_id
-
-if TYPE_CHECKING:
-    from .match import Match
-    from .round import Event
 
 #: O lead: 1-1, 2-2 ... 6-6, 0-0; with no double anywhere 0-1, then ascending 0-2, 1-2, 0-3, 1-3, 2-3, ...
 OSEL_ORDER = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + tuple(
@@ -50,7 +46,7 @@ class Osel(Family):
         reserve = options["boneyard_reserve"]
         self.reserve = int(str(reserve))
 
-    def lead(self, match: Match, hands: list[int]) -> tuple[int, int]:
+    def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return holder_of_first(OSEL_ORDER, hands)
 
     def new_layout(self) -> Layout:
@@ -64,10 +60,11 @@ class Osel(Family):
         return "out" if how == "out" else "fish"
 
     def finish_round(
-        self, match: Match, how: str, hands: list[int], out: list[int], last_placer: int | None,
+        self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
         layout: Layout | None,
-    ) -> list[Event]:
-        ledger = match.ledger
+    ) -> RoundResult:
+        """O scoring per side: the losers' points (or the fish convention) through the opening
+        rule, ties into the eggs pot; the first side at the target is the donkey."""
         threshold = int(self.options["open_threshold"])
         ending = self.ending_name(how, layout)
         points = [self.hand_points(h) for h in hands]
@@ -88,7 +85,7 @@ class Osel(Family):
             if convention == "own":
                 gains = dict(enumerate(side_points))
             elif top is None:
-                ledger.pot += sum(side_points)
+                ledger.feed_pot(sum(side_points))
             elif convention == "own_to_loser":
                 gains[top] = side_points[top]
             else:  # all_to_loser
@@ -98,20 +95,15 @@ class Osel(Family):
         scorers = sorted(gains)
         top = single_highest([side_points[s] for s in scorers]) if scorers else None
         if ledger.pot and top is not None:
-            gains[scorers[top]] += ledger.pot
-            ledger.pot = 0
+            gains[scorers[top]] += ledger.take_pot()
         if winner is not None and not ledger.opened(winner):
             ledger.forget(winner)
         for side, gain in gains.items():
             ledger.score_with_opening(side, gain, threshold)
-        record = match.record_round(ending, winner, last_placer, points, out)
-        events: list[Event] = [{"type": "round_ended", "record": record}]
         target = int(self.options["target"])
         losers = [s for s, w in enumerate(ledger.written) if w >= target]
-        if losers:
-            winners = [s for s in range(sides) if s not in losers]
-            events.extend(match.end_match(losers, winners, []))
-        return events
+        end = MatchEnd(losers, [s for s in range(sides) if s not in losers], []) if losers else None
+        return RoundResult(ending, winner, last_placer, points, out, match_end=end)
 
 
 PRESETS: dict[str, dict[str, Any]] = {

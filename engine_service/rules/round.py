@@ -8,9 +8,9 @@ round exactly as it was. Scoring a finished round belongs to the family
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .errors import IllegalActionError
+from .events import Event
+from .family import Family
 from .layout import Layout
 from .notation import (
     ARM_NAMES,
@@ -29,11 +29,6 @@ from .notation import (
     parse_action,
 )
 from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER, bits
-
-if TYPE_CHECKING:
-    from .family import Family
-
-Event = dict[str, Any]
 
 
 class Round:
@@ -274,7 +269,7 @@ class Round:
             self.passes += 1
             self.last_score = 0
             events.append({"type": "passed", "seat": seat})
-            if fam.passes_end_round(self) or fam.round_ends_after_turn(self, seat):
+            if fam.passes_end_round(self.passes) or fam.round_ends_after_turn(self.leader, seat, len(self.out)):
                 self._end("out" if self.out else "blocked")
                 return True
             self._advance()
@@ -311,7 +306,7 @@ class Round:
                 events.append({"type": "points_scored", "seat": seat, "points": points, "count": count})
         if hand == 0:
             self.out.append(seat)
-            if fam.round_ends_when_out(self, seat):
+            if fam.round_ends_when_out(self.leader, seat, len(self.out)):
                 self._end("out")
                 return True
         arms = layout.arms
@@ -320,7 +315,7 @@ class Round:
             self._end("fish-exhausted")
             return True
         if fam.many_out:
-            if fam.round_ends_after_turn(self, seat):
+            if fam.round_ends_after_turn(self.leader, seat, len(self.out)):
                 self._end("out" if self.out else "blocked")
                 return True
             self._advance()
