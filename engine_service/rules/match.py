@@ -233,9 +233,14 @@ class Match:
             raise MalformedError("settle: ending 'blocked' but a seat has an empty hand")
         if last_placer is not None:
             last_placer = _seat(last_placer, self.players, "settle.last_placer")
+        # Scored on a copy of the ledger: a family that refuses (B blocked without its fisherman)
+        # leaves the match exactly as it was.
+        ledger = self.ledger.copy()
+        result = self.family.finish_round(ledger, ending, masks, out, last_placer, None)
+        self.ledger = ledger
         self.round = None
         self.round_number += 1
-        return self._conclude(self.family.finish_round(self.ledger, ending, masks, out, last_placer, None))
+        return self._conclude(result)
 
     def timeout(self, seat: object) -> list[Event]:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""
@@ -463,8 +468,8 @@ def _round_from_dict(match: Match, data: object) -> Round:
     if not isinstance(boneyard_in, list):
         raise MalformedError("state.round.boneyard must be a list of tiles")
     boneyard = []
-    for item in boneyard_in:
-        t = parse_tile(item)
+    for i, item in enumerate(boneyard_in):
+        t = parse_tile(item, f"state.round.boneyard[{i}]")
         if seen >> t & 1:
             raise MalformedError(f"state: {NAMES[t]} appears twice")
         seen |= 1 << t
@@ -472,7 +477,12 @@ def _round_from_dict(match: Match, data: object) -> Round:
     layout_in = data.get("layout") or []
     if not isinstance(layout_in, list):
         raise MalformedError("state.round.layout must be a list of placements")
-    placements = [parse_placement(item, i == 0) for i, item in enumerate(layout_in)]
+    placements = []
+    for i, item in enumerate(layout_in):
+        try:
+            placements.append(parse_placement(item, i == 0))
+        except MalformedError as exc:
+            raise MalformedError(f"state.round.layout[{i}]: {exc}") from None
     return _round_from_parts(match, data, hands, seen, boneyard, placements)
 
 
@@ -594,6 +604,8 @@ def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> di
         v = r.get(key) or []
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             raise MalformedError(f"{where}.{key} must be a list of integers")
+        if any(not -_INT_LIMIT <= x <= _INT_LIMIT for x in v):
+            raise MalformedError(f"{where}.{key}: an integer is out of range")
         return list(v)
     def opt_int(key: str) -> int | None:
         v = r.get(key)

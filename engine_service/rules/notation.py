@@ -1,4 +1,4 @@
-"""Arms and action strings of conformance/FORMAT.md, parsed once and cached.
+"""Arms and action strings of docs/FORMAT.md, parsed once and cached.
 
 An action string names what the seat to move does:
 ``3-6`` (lead), ``3-6@E`` (attach to arm E), ``4-4@E!`` (a double closing its

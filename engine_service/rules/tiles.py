@@ -66,11 +66,12 @@ def tile_id(a: int, b: int) -> int:
         raise MalformedError(f"no tile {a}-{b} in the double-six set") from None
 
 
-def parse_tile(text: object) -> int:
-    """Parse `a-b` (either order) into a tile id; MalformedError otherwise."""
+def parse_tile(text: object, where: str = "") -> int:
+    """Parse `a-b` (either order) into a tile id; MalformedError otherwise (naming `where` it was)."""
     t = NAME_TO_ID.get(text) if isinstance(text, str) else None
     if t is None:
-        raise MalformedError(f"not a tile: {text!r} (expected 'a-b' with 0 <= a, b <= 6)")
+        prefix = f"{where}: " if where else ""
+        raise MalformedError(f"{prefix}not a tile: {text!r} (expected 'a-b' with 0 <= a, b <= 6)")
     return t
 
 
@@ -109,9 +110,12 @@ def parse_hand(items: object, what: str = "hand") -> int:
     if not isinstance(items, (list, tuple)):
         raise MalformedError(f"{what} must be a list of tiles")
     m = 0
-    for item in items:
-        t = parse_tile(item)
+    for i, item in enumerate(items):
+        t = NAME_TO_ID.get(item) if isinstance(item, str) else None
+        if t is None:
+            t = parse_tile(item, f"{what}[{i}]")
         if m >> t & 1:
             raise MalformedError(f"{what} holds {NAMES[t]} twice")
         m |= 1 << t
     return m
+

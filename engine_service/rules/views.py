@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .events import Event
 from .match import Match
 
 Viewer = int | None  # a seat, or None for the public (host, spectator)
-Event = dict[str, Any]
 
 
 def public_view(match: Match) -> dict[str, Any]:

@@ -46,6 +46,16 @@ def test_malformed_input_is_400_naming_the_field_or_action(gateway: Gateway) -> 
     bad_layout = {**state, "round": {**state["round"], "layout": ["1-1", "zz@E"]}}
     body = assert_problem(gateway.post("/v1/matches/legal", {"state": bad_layout}), 400, "malformed")
     assert body["field"] == "state.round.layout[1]"
+    # The state's insides are the engine's: its refusals name the field, as 400s (not the gateway's 422).
+    for damaged, field in ((["9-9"], "state.round.hands[2][0]"),):
+        hands = [list(h) for h in state["round"]["hands"]]
+        hands[2] = damaged + hands[2][1:]
+        body = assert_problem(gateway.post("/v1/matches/apply", {"state": {**state, "round": {**state["round"],
+                                                                                            "hands": hands}},
+                                                                "action": "1-1"}), 400, "malformed")
+        assert body["field"] == field
+    body = assert_problem(gateway.post("/v1/matches/legal", {"state": {**state, "players": "4"}}), 400, "malformed")
+    assert "players" in body["detail"]
     body = assert_problem(gateway.post("/v1/matches/apply", {"state": {**state, "options": {"nope": 1}},
                                                             "action": "1-1"}), 400, "malformed")
     assert "nope" in body["detail"]

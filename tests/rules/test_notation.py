@@ -1,4 +1,4 @@
-"""Action strings of conformance/FORMAT.md "Notation": every form round-trips, bad ones are malformed."""
+"""Action strings of docs/FORMAT.md "Notation": every form round-trips, bad ones are malformed."""
 from __future__ import annotations
 
 import itertools

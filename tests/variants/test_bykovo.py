@@ -38,9 +38,12 @@ def test_bykovo_settled_blocked_round_is_won_by_the_last_placer() -> None:
     """A blocked round is won by the seat that placed the last tile, whatever it holds (B)."""
     match, _ = Match.new("bykovo", 4, no_deal=True)
     hands = [["6-6"], ["0-1"], ["5-6", "4-4"], ["2-3"]]
+    before = match.to_dict()
     with pytest.raises(MalformedError):
         match.settle("blocked", hands)                       # who placed last is needed
+    assert match.to_dict() == before                         # refused: nothing changed
     match.settle("blocked", hands, last_placer=0)
+    assert match.round_number == 1
     record = match.ledger.history[-1]
     assert record["winner"] == 0
     assert record["round_points"] == [0, 1, 19, 5]
