@@ -73,26 +73,23 @@ def engine_tables(r: Json) -> list[str]:
         out.append(f"Not measured: {name} ({why}).")
     for label, per in r.get("stateless", {}).items():
         out += ["", f"### Cost of statelessness ({LABELS[label]}), microseconds per decision", "",
-                ("| variant | proto encode | proto decode | JSON encode | JSON decode | gateway JSON in / out | "
+                ("| variant | proto encode | proto decode | JSON encode | JSON decode | "
                  "decision in process | proto round trip / decision | JSON round trip / decision |"),
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name, x in per.items():
             pr = x["proto_roundtrip_per_decision"]
-            gw = (f"{_f(x.get('gateway_json_in_us'), 0)} / {_f(x.get('gateway_json_out_us'), 0)}"
-                  if x.get("gateway_json_in_us") else "–")
             out.append(f"| {name} | {_f(x['proto_encode_us'], 1)} | {_f(x['proto_decode_us'], 1)} | "
-                       f"{x['json_encode_us']:.1f} | {x['json_decode_us']:.1f} | {gw} | {x['decision_us']:.2f} | "
+                       f"{x['json_encode_us']:.1f} | {x['json_decode_us']:.1f} | {x['decision_us']:.2f} | "
                        f"{'–' if pr is None else f'{pr:.0f}x'} | {x['json_roundtrip_per_decision']:.0f}x |")
     per = r.get("stateless", {}).get("ours", {})
     if per:
         out += ["", "### Sizes of a mid-round state (median over the sampled rounds)", "",
-                "| variant | protobuf bytes (max) | compact JSON bytes | sealed token characters |",
-                "|---|---:|---:|---:|"]
+                "| variant | protobuf bytes (max) | compact JSON bytes |",
+                "|---|---:|---:|"]
         for name, x in per.items():
             proto = ("– (no wire form yet)" if x["mid_round_proto_bytes"] is None
                      else f"{x['mid_round_proto_bytes']} ({x['mid_round_proto_bytes_max']})")
-            out.append(f"| {name} | {proto} | {x['mid_round_json_bytes']} | "
-                       f"{_f(x.get('mid_round_sealed_chars'))} |")
+            out.append(f"| {name} | {proto} | {x['mid_round_json_bytes']} |")
     return out
 
 
@@ -134,7 +131,7 @@ def service_tables(r: Json) -> list[str]:
     req = r["paths"].get("grpc_apply", {}).get("request_bytes")
     if sizes or req:
         out += ["", f"Request sizes for the mid-round 4-player Kozel state: gRPC ApplyRequest {req} bytes; "
-                f"sealed token {sizes.get('kozel4_mid_round_sealed_chars', sizes.get('kozel4_mid_round_sealed_token_chars', '–'))} "
+                f"sealed token {sizes.get('kozel4_mid_round_sealed_token_chars', '–')} "
                 "characters; the REST bodies "
                 + ", ".join(f"{PATH_LABELS[k]} {v['request_bytes']} bytes" for k, v in r["paths"].items()
                             if k.startswith("rest_apply")) + "."]
