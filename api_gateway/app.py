@@ -33,6 +33,7 @@ from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
 from api_gateway.routes import matches_blp, problems_blp, variants_blp
 from api_gateway.schemas import ProblemSchema
+from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
@@ -158,7 +159,9 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         GATEWAY_CONFIG=cfg,
     )
     engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts)
-    app.extensions["domino_matches"] = Matches(engine, _key_ring(cfg))
+    keys = _key_ring(cfg)
+    store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
+    app.extensions["domino_matches"] = Matches(engine, keys, store)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     api = GatewayApi(app)
     for blueprint in (variants_blp, matches_blp, tournaments_blp, problems_blp):

@@ -17,6 +17,8 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_MAX_BODY_BYTES | 262144 | largest request body; more is 413 |
 | GATEWAY_RETRY_AFTER | 1 | seconds a 503 asks the client to wait |
 | STATE_TOKEN_KEYS | (none) | sealed-mode keys, `kid:base64key,...`, newest first |
+| GATEWAY_TOKEN_STORE | sqlite:///$TMPDIR/domino-gateway-versions.sqlite3 | where the latest version of every live sealed match is kept: `sqlite:///path` (one host: every worker opens the file) or `redis://host:6379/0` (a cluster) |
+| GATEWAY_MATCH_TTL | 86400 | seconds a sealed match may stay idle before its tokens expire |
 | GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
 | LOG_LEVEL | INFO | |
 """
@@ -51,6 +53,8 @@ class GatewayConfig:
     retry_after: int = 1
     token_keys: str = ""
     dev_token_key: bool = False
+    token_store: str = ""            # "" = the embedded default (`store.default_url()`)
+    match_ttl: int = 24 * 3600
     log_level: str = "INFO"
 
 
@@ -113,6 +117,8 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         max_body_bytes=pick_int("GATEWAY_MAX_BODY_BYTES", d.max_body_bytes, 1024, 16 * 1024 * 1024),
         retry_after=pick_int("GATEWAY_RETRY_AFTER", d.retry_after, 0, 3600),
         token_keys=environ.get("STATE_TOKEN_KEYS", "").strip(),
+        token_store=(get("GATEWAY_TOKEN_STORE") or "").strip(),
+        match_ttl=pick_int("GATEWAY_MATCH_TTL", d.match_ttl, 60, 90 * 24 * 3600),
         dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
         log_level=level,
     )

@@ -6,11 +6,16 @@ A request carries its match in one of two ways (`CarrierSchema`):
   the request's arguments to the engine's JSON face as they are (the state
   unread) and answers the engine's JSON as it comes: the new state and events.
 - sealed: ``token`` and ``seat_key``. The token is opened (`api_gateway.tokens`),
-  the key says who is acting (a seat, or the match's host), and the engine gets
+  the key says who is acting (a seat, or the match's host), the version store
+  (`api_gateway.store`) says whether the token is the match's latest (an old one is
+  refused before anything else is done with it), and the engine gets
   the state's bytes with ``view_as`` naming that caller: it answers the caller's
   own view and the events as the caller may see them (another seat's drawn tile
   null), and the new state's bytes, which go into the new token. No other seat's
-  hand, no boneyard order and no seed ever reach a sealed caller.
+  hand, no boneyard order and no seed ever reach a sealed caller. A call that
+  changed the match moves the store's version from the token's to the next
+  (compare-and-set): of two calls made with the same token, one wins and the
+  other is refused as stale, its answer never sent.
 
 Whether an action is legal, and every conversion of a state, is the engine's.
 The only decisions taken here are about who may ask what in sealed mode: a seat
@@ -33,6 +38,7 @@ import orjson
 
 from api_gateway.engine import Engine
 from api_gateway.problems import Problem, SealedForbidden, SealedModeDisabled, UnknownVariant
+from api_gateway.store import VersionStore
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
@@ -71,9 +77,13 @@ def _sealed_answer(keys: KeyRing, sealed: Sealed, answer: bytes, extra: Json | N
 class Matches:
     """The gateway's calls; one instance per app, shared by the worker's threads."""
 
-    def __init__(self, engine: Engine, keys: KeyRing | None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, engine: Engine, keys: KeyRing | None, store: VersionStore | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if keys is not None and store is None:
+            raise ValueError("sealed mode needs a version store: tokens are never accepted unchecked")
         self.engine = engine
         self._keys = keys
+        self._store = store
         self._clock = clock
         self._variants: tuple[float, list[Json]] | None = None
         self._variants_lock = threading.Lock()
@@ -105,13 +115,20 @@ class Matches:
             raise SealedModeDisabled("set STATE_TOKEN_KEYS to use sealed mode")
         return self._keys
 
+    @property
+    def store(self) -> VersionStore:
+        assert self._store is not None  # sealed mode always has one (`__init__`)
+        return self._store
+
     def load(self, body: Mapping[str, Any]) -> Carried:
         """The match of a validated request body (exactly one of state or token + seat_key)."""
         args = {k: v for k, v in body.items() if k not in _ENVELOPE}
         if "token" not in body:
             return Carried(args)
         sealed = self.keys.open(body["token"])
-        return Carried(args, sealed, principal_for(sealed, body["seat_key"]))
+        principal = principal_for(sealed, body["seat_key"])
+        self.store.check(sealed.match_id, sealed.seq)  # an old token goes no further
+        return Carried(args, sealed, principal)
 
     def _call(self, method: str, carried: Carried, args: Json | None = None) -> bytes:
         """`method` on the carried match: the answer's JSON, in sealed mode with the next token in front."""
@@ -119,7 +136,10 @@ class Matches:
             return self.engine.call(method, carried.args if args is None else args).answer
         reply = self.engine.call(method, {**(carried.args if args is None else args), "view_as": carried.viewer},
                                  carried.sealed.state)
-        sealed = carried.sealed.advanced(reply.state) if reply.state else carried.sealed
+        sealed = carried.sealed
+        if reply.state:  # the match changed: this token's version must still be the latest
+            self.store.advance(sealed.match_id, sealed.seq)
+            sealed = sealed.advanced(reply.state)
         return _sealed_answer(self.keys, sealed, reply.answer)
 
     @staticmethod
@@ -143,6 +163,7 @@ class Matches:
         keys = self.keys  # 501 before the engine is asked, when sealed mode is off
         reply = self.engine.call("NewMatch", {**args, "view_as": HOST})
         sealed = new_sealed(reply.state)
+        self.store.create(sealed.match_id)
         return _sealed_answer(keys, sealed, reply.answer, {
             "seat_keys": [seat_key(sealed, s) for s in range(body["players"])],
             "host_key": host_key(sealed),

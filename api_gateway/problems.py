@@ -15,6 +15,9 @@ engine FAILED_PRECONDITION          409     illegal-action          action
   ... details "misdeal: ..."        409     misdeal
 unknown variant                     404     unknown-variant         field
 token cannot be opened              400     invalid-token           field
+token not the match's latest        409     stale-token             field, latest
+no record of the match (idle)       410     match-expired           field
+version store unreachable           503     store-unavailable       Retry-After header
 wrong seat key                      403     wrong-seat-key          field
 not allowed to a sealed caller      403     sealed-forbidden        field
 sealed mode not configured          501     sealed-mode-disabled
@@ -43,6 +46,7 @@ from api_gateway.engine import (
     EngineMisdeal,
     EngineUnavailable,
 )
+from api_gateway.store import MatchExpired, StaleToken, StoreUnavailable
 from api_gateway.tokens import SeatKeyError, TokenError
 
 log = logging.getLogger("api_gateway.problems")
@@ -78,6 +82,17 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("invalid-token", 400, "The state token cannot be opened",
                 "The token was altered or truncated, was not issued by this service, or was sealed with a "
                 "key that has been retired. Nothing was done."),
+    ProblemType("stale-token", 409, "The token is not the latest of its match",
+                "Every call that changes a sealed match makes a new token and retires the one it was "
+                "given; only the latest token of a match is accepted (`latest` is its version, `seq` of "
+                "the latest answer). An old token, or the loser of two calls made at once with the same "
+                "token, is refused and nothing is done with it. Use the token of your latest answer."),
+    ProblemType("match-expired", 410, "The sealed match has expired",
+                "The service keeps the version of a sealed match while it is played; after the idle time "
+                "the operator set (GATEWAY_MATCH_TTL, a day by default) its tokens are refused. Start a new match."),
+    ProblemType("store-unavailable", 503, "The token version store is unavailable",
+                "Sealed calls need the store that says which token of a match is the latest, and it did "
+                "not answer; no token is accepted unchecked. Try again after Retry-After seconds."),
     ProblemType("wrong-seat-key", 403, "The seat key does not belong to this match",
                 "Use the key handed out for your seat when the match was created."),
     ProblemType("sealed-forbidden", 403, "Not allowed to this caller in sealed mode",
@@ -207,6 +222,16 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("engine-error", f"engine {exc.method} answered {exc.code}")
     if isinstance(exc, TokenError):
         return Problem.of("invalid-token", str(exc), field="token")
+    if isinstance(exc, StaleToken):
+        return Problem.of("stale-token", str(exc), field="token", latest=exc.latest)
+    if isinstance(exc, MatchExpired):
+        return Problem.of("match-expired", "token: this sealed match has been idle longer than the service "
+                                           "keeps matches; start a new one", field="token")
+    if isinstance(exc, StoreUnavailable):
+        log.error("token version store: %s", exc)
+        problem = Problem.of("store-unavailable", "the token version store did not answer")
+        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
+        return problem
     if isinstance(exc, SeatKeyError):
         return Problem.of("wrong-seat-key", str(exc), field="seat_key")
     if isinstance(exc, SealedForbidden):

@@ -53,13 +53,14 @@ _DESCRIPTIONS = {
     400: "Malformed: bad notation, unknown variant or option, inconsistent state, bad token",
     403: "Sealed mode: the key does not allow this",
     404: "Not found",
-    409: "Illegal in this state (or a misdeal); nothing changed",
+    409: "Illegal in this state (or a misdeal), or a sealed token that is not the match's latest; nothing changed",
+    410: "Sealed mode: the match has been idle longer than the service keeps it",
     413: "Request body too large",
     415: "Send Content-Type: application/json",
     422: "The body does not match the schema",
     501: "Sealed mode is not configured",
     502: "The engine failed",
-    503: "The engine is unavailable (see Retry-After)",
+    503: "The engine, or in sealed mode the token version store, is unavailable (see Retry-After)",
     504: "The engine did not answer in time",
 }
 
@@ -104,7 +105,7 @@ def matches() -> Matches:
 
 
 _ENGINE = (502, 503, 504)
-_CARRIED = (400, 403, 409, 413, 415, 422, 501, *_ENGINE)
+_CARRIED = (400, 403, 409, 410, 413, 415, 422, 501, *_ENGINE)
 
 
 @variants_blp.route("")

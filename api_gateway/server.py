@@ -19,6 +19,7 @@ import sys
 from collections.abc import MutableMapping, Sequence
 
 from api_gateway.config import DEFAULT_ENGINE, DEFAULT_PORT, ConfigError, GatewayConfig, from_env
+from api_gateway.store import StoreUnavailable, check_store, default_url
 from api_gateway.tokens import KeyRing, KeyRingError
 
 log = logging.getLogger("api_gateway.server")
@@ -31,6 +32,8 @@ _FLAGS = {  # flag destination -> environment variable
     "workers": "GATEWAY_WORKERS",
     "threads": "GATEWAY_THREADS",
     "max_body_bytes": "GATEWAY_MAX_BODY_BYTES",
+    "token_store": "GATEWAY_TOKEN_STORE",
+    "match_ttl": "GATEWAY_MATCH_TTL",
     "log_level": "LOG_LEVEL",
 }
 
@@ -51,6 +54,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", help="gunicorn worker processes [GATEWAY_WORKERS, 2]")
     p.add_argument("--threads", help="threads per worker [GATEWAY_THREADS, 4]")
     p.add_argument("--max-body-bytes", help="largest request body, more is 413 [GATEWAY_MAX_BODY_BYTES, 262144]")
+    p.add_argument("--token-store", metavar="URL",
+                   help="where each sealed match's latest version is kept: sqlite:///path (one host) or "
+                        "redis://host:6379/0 (a cluster) [GATEWAY_TOKEN_STORE, sqlite:///$TMPDIR/"
+                        "domino-gateway-versions.sqlite3]")
+    p.add_argument("--match-ttl", metavar="SECONDS",
+                   help="idle time after which a sealed match's tokens expire [GATEWAY_MATCH_TTL, 86400]")
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR [LOG_LEVEL, INFO]")
     p.add_argument("--access-log", action="store_true", default=None,
                    help="one line per request on stderr [GATEWAY_ACCESS_LOG]")
@@ -76,6 +85,10 @@ def prepare(argv: Sequence[str], environ: MutableMapping[str, str] = os.environ)
     if args.dev_token_key:
         environ["GATEWAY_DEV_TOKEN_KEY"] = "true"
     cfg = from_env(environ)
+    try:
+        check_store(cfg.token_store or default_url())  # a bad URL or path fails now, naming it
+    except (ValueError, StoreUnavailable) as exc:
+        raise ConfigError(f"GATEWAY_TOKEN_STORE: {exc}") from None
     if cfg.token_keys:
         KeyRing.parse(cfg.token_keys)  # fail now, not in every worker
     elif cfg.dev_token_key:

@@ -7,6 +7,7 @@
 #                live scrape of the running engine and gateway (tests/deploy)
 #   podman       podman build --isolation=chroot of docker/Dockerfile.* (buildah, crun come with it)
 #   debootstrap  the local Debian base image those builds start FROM (docker/base-image.sh)
+#   redis-server the cluster token version store (tests/gateway start their own on loopback)
 #   gcc, python3-dev  the mypyc-compiled build that `make test` also tests (scripts/build_compiled.sh);
 #                python3-dev only when the venv's Python has no headers of its own
 #
@@ -24,13 +25,14 @@ command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=
 command -v h2load      >/dev/null 2>&1 || need+=(nghttp2-client)   # gRPC load for `domino bench service`
 command -v wrk         >/dev/null 2>&1 || need+=(wrk)              # HTTP load for `domino bench service`
 command -v gcc         >/dev/null 2>&1 || need+=(gcc)              # the compiled build
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)    # the cluster token version store
 python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     2>/dev/null || need+=(python3-dev)
 # de-duplicate
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
 
 if [ "${#need[@]}" -eq 0 ]; then
-    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers already installed"
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server already installed"
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -54,5 +56,8 @@ done
 # tests start their own on loopback, so stop the packaged one if it started.
 if command -v service >/dev/null 2>&1 && [ -x /etc/init.d/prometheus ]; then
     service prometheus stop >/dev/null 2>&1 || true
+fi
+if command -v service >/dev/null 2>&1 && [ -x /etc/init.d/redis-server ]; then
+    service redis-server stop >/dev/null 2>&1 || true
 fi
 echo "ci-system-deps: done in $(( $(date +%s) - start ))s"

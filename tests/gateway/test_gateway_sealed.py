@@ -146,7 +146,7 @@ def test_sealed_replay_applies_the_seats_own_actions(gateway: Gateway) -> None:
     assert r.status == 200
     assert (r.json["ok"], r.json["applied"], r.json["failed_index"], r.json["error_kind"]) == (False, 1, 1, "illegal")
     assert r.json["seq"] == 1 and r.json["view"]["layout"] == reference.to_dict()["round"]["layout"]
-    too_many = sealed(gateway, "replay", created["token"], created["seat_keys"][mover], actions=["pass"] * 33)
+    too_many = sealed(gateway, "replay", r.json["token"], created["seat_keys"][mover], actions=["pass"] * 33)
     assert too_many.status == 422
 
 
@@ -222,16 +222,20 @@ def test_tokens_of_the_previous_key_still_open_and_come_back_under_the_newest(ga
     assert r.status == 200 and r.json["token"].startswith("v1.new.")
 
 
-def test_an_older_token_still_works_which_the_design_cannot_prevent(gateway: Gateway) -> None:
-    """docs/security.md: a stateless server cannot tell an old token from the latest one.
-
-    `match_id` and `seq` are what an operator's store needs to refuse the replay.
-    """
+def test_an_older_token_is_refused_as_stale(gateway: Gateway) -> None:
+    """docs/security.md: only the latest token of a match is accepted (the version store), so a seat
+    cannot fork the match from a token it kept, nor read anything through one."""
     created = create(gateway, players=4)
     token, keys = created["token"], created["seat_keys"]
     mover = created["view"]["to_move"]
     action = sealed(gateway, "legal", token, keys[mover]).json["actions"][0]
-    first = sealed(gateway, "apply", token, keys[mover], action=action).json
-    again = sealed(gateway, "apply", token, keys[mover], action=action).json  # the old token, once more
-    assert (first["match_id"], first["seq"]) == (again["match_id"], again["seq"]) == (created["match_id"], 1)
-    assert first["view"] == again["view"]
+    first = sealed(gateway, "apply", token, keys[mover], action=action)
+    assert first.status == 200 and first.json["seq"] == 1
+    for call, extra in (("apply", {"action": action}), ("replay", {"actions": [action]}), ("view", {}),
+                        ("legal", {}), ("timeout", {}), ("next-round", {})):
+        again = sealed(gateway, call, token, keys[mover], **extra)  # the old token, once more
+        assert again.status == 409, (call, again.json)
+        assert again.json["type"] == "/v1/problems/stale-token" and again.json["latest"] == 1
+        assert again.json["field"] == "token" and "view" not in again.json
+    latest = sealed(gateway, "view", first.json["token"], keys[mover])
+    assert latest.status == 200 and latest.json == first.json["view"]

@@ -1,0 +1,267 @@
+"""The version record of every live sealed match: which token is the latest (docs/security.md).
+
+A sealed token names its match and its version (`Sealed.match_id`, `Sealed.seq`).
+Without a record of the latest version, a seat could keep an old token and play
+on from it: fork the match, replay draws to read the boneyard, then go on with
+its real token leaving no trace. The store keeps ``match id -> latest seq`` and
+the gateway accepts a token only when it is the latest:
+
+- a call that only reads (view, legal actions) `check`s the version;
+- a call that changes the match `advance`s it from the token's version to the
+  next with compare-and-set, after the engine answered (the engine is pure, so
+  an answer whose advance fails is simply dropped): of two calls racing with the
+  same token, exactly one wins and the other is refused as stale.
+
+Two stores behind this one interface:
+
+- `SqliteStore`, the embedded default: a SQLite file in WAL mode that every
+  gunicorn worker of one host opens (``sqlite:///path``); no server needed.
+- `RedisStore`, for a cluster (``redis://host:6379/0``): one Redis that every
+  gateway replica shares; compare-and-set is a Lua script, so it is atomic.
+
+A record lives as long as the match is used: each call pushes its expiry `ttl`
+seconds ahead, and a token of a match idle longer is refused as expired. When
+the store cannot be reached the call is refused with `StoreUnavailable` (503):
+never accepted unchecked.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+__all__ = ["DEFAULT_TTL", "MatchExpired", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
+           "VersionStore", "check_store", "default_url", "open_store"]
+
+#: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
+DEFAULT_TTL = 24 * 3600
+
+
+class StaleToken(Exception):
+    """The token is not the match's latest: an old one kept, or the loser of a race."""
+
+    def __init__(self, latest: int, given: int) -> None:
+        super().__init__(f"token: version {given} of this match, but version {latest} is the latest "
+                         "(use the token of the latest answer; an old token cannot be played again)")
+        self.latest = latest
+        self.given = given
+
+
+class MatchExpired(Exception):
+    """The store holds no record of the match: idle for longer than the store keeps records."""
+
+
+class StoreUnavailable(Exception):
+    """The version store cannot be reached or refused the operation; the call is refused, not let through."""
+
+
+class VersionStore(Protocol):
+    """``match id -> latest version``, shared by every worker and replica that serves the same keys."""
+
+    ttl: int
+
+    def create(self, match_id: bytes) -> None:
+        """A new match at version 0."""
+
+    def check(self, match_id: bytes, seq: int) -> None:
+        """Raise `StaleToken` unless `seq` is the latest (`MatchExpired` if unknown); keeps the record alive."""
+
+    def advance(self, match_id: bytes, seq: int) -> None:
+        """Compare-and-set `seq` -> `seq + 1`; `StaleToken` if `seq` is not the latest (`MatchExpired` if unknown)."""
+
+    def ping(self) -> None:
+        """Raise `StoreUnavailable` unless the store answers."""
+
+    def close(self) -> None:
+        ...
+
+
+def default_url() -> str:
+    """The embedded store next to the other temporary files: one per host, shared by every worker."""
+    return f"sqlite:///{Path(os.environ.get('TMPDIR', '/tmp')) / 'domino-gateway-versions.sqlite3'}"
+
+
+def check_store(url: str) -> None:
+    """Refuse a store URL the gateway could not use, before any worker starts: a bad scheme or
+    path, a SQLite file that cannot be created. (A Redis store is only parsed: it may come up
+    after the gateway; until it answers, sealed calls are 503.)"""
+    store = open_store(url)
+    store.close()
+
+
+def open_store(url: str, ttl: int = DEFAULT_TTL) -> VersionStore:
+    """The store an URL names: ``sqlite:///absolute/path`` or ``redis://[:password@]host:port/db``."""
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        path = url[len("sqlite://"):]
+        if not path.startswith("/"):
+            raise ValueError(f"token store {url!r}: use sqlite:///absolute/path")
+        return SqliteStore(path, ttl)
+    if scheme in ("redis", "rediss", "unix"):
+        return RedisStore(url, ttl)
+    raise ValueError(f"token store {url!r}: expected sqlite:///path or redis://host:port/db")
+
+
+# ---------------------------------------------------------------- SQLite (one host)
+
+
+class SqliteStore:
+    """A SQLite file in WAL mode: each worker opens its own connections; the file is the shared record.
+
+    Writes are short transactions (`BEGIN IMMEDIATE`), so workers queue on the
+    file's write lock for microseconds; `busy_timeout` bounds how long one waits
+    before the call is refused as `StoreUnavailable`. Expired records are swept
+    now and then by whichever worker writes.
+    """
+
+    SWEEP_EVERY = 1000
+
+    def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
+                 busy_ms: int = 2000) -> None:
+        self.path = path
+        self.ttl = ttl
+        self._clock = clock
+        self._busy_ms = busy_ms
+        self._local = threading.local()
+        self._writes = 0
+        self._conn()  # creates the file and the table now: a bad path fails at start, naming it
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
+            return conn
+        try:
+            conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
+                                   check_same_thread=True)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={int(self._busy_ms)}")
+            conn.execute("CREATE TABLE IF NOT EXISTS versions "
+                         "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"token store {self.path}: {exc}") from None
+        self._local.conn = conn
+        self._local.pid = os.getpid()
+        return conn
+
+    def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        try:
+            return work(self._conn())
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"token store {self.path}: {exc}") from None
+
+    def create(self, match_id: bytes) -> None:
+        expires = self._clock() + self.ttl
+        self._run(lambda c: c.execute("INSERT INTO versions VALUES (?, 0, ?)", (match_id, expires)))
+        self._sweep()
+
+    def _latest(self, c: sqlite3.Connection, match_id: bytes) -> int:
+        row = c.execute("SELECT seq, expires FROM versions WHERE match_id = ?", (match_id,)).fetchone()
+        if row is None or row[1] < self._clock():
+            raise MatchExpired()
+        seq: int = row[0]
+        return seq
+
+    def check(self, match_id: bytes, seq: int) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            latest = self._latest(c, match_id)
+            if latest != seq:
+                raise StaleToken(latest, seq)
+            c.execute("UPDATE versions SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
+        self._run(work)
+
+    def advance(self, match_id: bytes, seq: int) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            done = c.execute("UPDATE versions SET seq = ?, expires = ? WHERE match_id = ? AND seq = ? AND expires >= ?",
+                             (seq + 1, self._clock() + self.ttl, match_id, seq, self._clock()))
+            if done.rowcount != 1:
+                raise StaleToken(self._latest(c, match_id), seq)
+        self._run(work)
+        self._sweep()
+
+    def ping(self) -> None:
+        self._run(lambda c: c.execute("SELECT 1").fetchone())
+
+    def _sweep(self) -> None:
+        self._writes += 1
+        if self._writes % self.SWEEP_EVERY == 0:
+            self._run(lambda c: c.execute("DELETE FROM versions WHERE expires < ?", (self._clock(),)))
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+# ---------------------------------------------------------------- Redis (a cluster)
+
+# KEYS[1]: the record; ARGV: expected seq, new seq, ttl. 1: advanced; 0: stale (then the latest is
+# returned as the second value); -1: no record.
+_ADVANCE = """
+local latest = redis.call('GET', KEYS[1])
+if not latest then return {-1, 0} end
+if latest ~= ARGV[1] then return {0, tonumber(latest)} end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return {1, 0}
+"""
+
+
+class RedisStore:
+    """One Redis shared by every gateway replica: ``domino:v:<match id hex> -> seq`` with an expiry."""
+
+    PREFIX = "domino:v:"
+
+    def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
+        import redis  # only a cluster needs it
+
+        self.url = url
+        self.ttl = ttl
+        self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
+        self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                                           health_check_interval=30)
+        self._advance = self._redis.register_script(_ADVANCE)
+
+    def _run(self, work: Callable[[], Any]) -> Any:
+        try:
+            return work()
+        except self._errors as exc:
+            raise StoreUnavailable(f"token store {urlsplit(self.url).hostname}: {exc}") from None
+
+    def ping(self) -> None:
+        self._run(self._redis.ping)
+
+    def _key(self, match_id: bytes) -> str:
+        return self.PREFIX + match_id.hex()
+
+    def create(self, match_id: bytes) -> None:
+        self._run(lambda: self._redis.set(self._key(match_id), 0, ex=self.ttl))
+
+    def check(self, match_id: bytes, seq: int) -> None:
+        key = self._key(match_id)
+
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.get(key)
+            pipe.expire(key, self.ttl)
+            return pipe.execute()[0]
+        latest = self._run(work)
+        if latest is None:
+            raise MatchExpired()
+        if int(latest) != seq:
+            raise StaleToken(int(latest), seq)
+
+    def advance(self, match_id: bytes, seq: int) -> None:
+        done, latest = self._run(lambda: self._advance(keys=[self._key(match_id)], args=[seq, seq + 1, self.ttl]))
+        if done == -1:
+            raise MatchExpired()
+        if done == 0:
+            raise StaleToken(int(latest), seq)
+
+    def close(self) -> None:
+        self._redis.close()

@@ -1,0 +1,250 @@
+"""The token version store (`api_gateway.store`): SQLite for one host, Redis for a cluster.
+
+Both stores behind the one interface are held to the same contract: a new match
+is at version 0; only the latest version passes `check`; `advance` is a
+compare-and-set that exactly one of several racers wins (threads, and for SQLite
+separate processes sharing the file); an unknown or expired match is
+`MatchExpired`; a store that cannot be reached is `StoreUnavailable`, never a
+pass. Redis is Debian's `redis-server`, started here on a free loopback port.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from api_gateway.store import (
+    MatchExpired,
+    RedisStore,
+    SqliteStore,
+    StaleToken,
+    StoreUnavailable,
+    VersionStore,
+    check_store,
+    open_store,
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    """A `redis-server` of the test's own on loopback (no persistence)."""
+
+    def __init__(self, tmp: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed: apt-get install redis-server (scripts/ci-system-deps.sh)")
+        self.binary = binary
+        self.port = _free_port()
+        self.tmp = tmp
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VersionStore]:
+    made: VersionStore
+    if request.param == "sqlite":
+        made = SqliteStore(str(tmp_path / "versions.sqlite3"), ttl=3600)
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        made = RedisStore(server.url, ttl=3600)
+    yield made
+    made.close()
+
+
+def test_only_the_latest_version_passes_and_advancing_is_compare_and_set(store: VersionStore) -> None:
+    match = secrets.token_bytes(16)
+    store.create(match)
+    store.check(match, 0)
+    store.advance(match, 0)
+    store.check(match, 1)
+    with pytest.raises(StaleToken) as old:
+        store.check(match, 0)
+    assert (old.value.latest, old.value.given) == (1, 0)
+    with pytest.raises(StaleToken):
+        store.advance(match, 0)          # a kept token cannot move the match again
+    with pytest.raises(StaleToken):
+        store.advance(match, 5)          # nor can one from the future
+    store.advance(match, 1)
+    store.check(match, 2)
+    other = secrets.token_bytes(16)
+    with pytest.raises(MatchExpired):
+        store.check(other, 0)            # never created (or expired)
+    with pytest.raises(MatchExpired):
+        store.advance(other, 0)
+
+
+def test_of_racing_calls_with_one_token_exactly_one_wins(store: VersionStore) -> None:
+    match = secrets.token_bytes(16)
+    store.create(match)
+    barrier = threading.Barrier(8)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def racer() -> None:
+        barrier.wait()
+        try:
+            store.advance(match, 0)
+            result = "won"
+        except StaleToken:
+            result = "stale"
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=racer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["stale"] * 7 + ["won"]
+    store.check(match, 1)
+
+
+def _advance_in_a_process(path: str, match: bytes, start: multiprocessing.synchronize.Event,
+                          results: multiprocessing.Queue[str]) -> None:
+    store = SqliteStore(path, ttl=3600)
+    start.wait()
+    try:
+        store.advance(match, 0)
+        results.put("won")
+    except StaleToken:
+        results.put("stale")
+
+
+def test_gunicorn_workers_share_the_sqlite_file(tmp_path: Path) -> None:
+    """Separate processes (as gunicorn's workers are) race on one file: one wins."""
+    path = str(tmp_path / "versions.sqlite3")
+    match = secrets.token_bytes(16)
+    SqliteStore(path).create(match)
+    ctx = multiprocessing.get_context("fork")
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_advance_in_a_process, args=(path, match, start, results)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(20)
+    assert sorted(results.get(timeout=5) for _ in procs) == ["stale"] * 3 + ["won"]
+    SqliteStore(path).check(match, 1)
+
+
+def test_sqlite_records_expire_after_the_idle_time_and_use_keeps_them(tmp_path: Path) -> None:
+    now = [1000.0]
+    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=60, clock=lambda: now[0])
+    match = secrets.token_bytes(16)
+    store.create(match)
+    now[0] += 50
+    store.check(match, 0)               # used: alive for another 60 s
+    now[0] += 50
+    store.advance(match, 0)
+    now[0] += 61
+    with pytest.raises(MatchExpired):
+        store.check(match, 1)
+    with pytest.raises(MatchExpired):
+        store.advance(match, 1)
+
+
+def test_redis_records_expire_after_the_idle_time(redis_server: RedisServer) -> None:
+    store = RedisStore(redis_server.url, ttl=1)
+    match = secrets.token_bytes(16)
+    store.create(match)
+    store.check(match, 0)
+    time.sleep(1.3)
+    with pytest.raises(MatchExpired):
+        store.check(match, 0)
+
+
+def test_an_unreachable_store_refuses_instead_of_passing(tmp_path: Path) -> None:
+    store = RedisStore(f"redis://127.0.0.1:{_free_port()}/0", timeout=0.3)
+    match = secrets.token_bytes(16)
+    for operation in (lambda: store.create(match), lambda: store.check(match, 0),
+                      lambda: store.advance(match, 0), store.ping):
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable):
+            operation()
+        assert time.monotonic() - started < 3
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    locked.chmod(0o500)
+    if os.geteuid() != 0:  # root writes anywhere: a path under a file fails for everyone
+        with pytest.raises(StoreUnavailable):
+            SqliteStore(str(locked / "v.sqlite3"))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreUnavailable):
+        SqliteStore(str(tmp_path / "file" / "v.sqlite3"))
+
+
+def test_store_urls() -> None:
+    with pytest.raises(ValueError, match="sqlite:///absolute/path"):
+        open_store("sqlite://relative.db")
+    with pytest.raises(ValueError, match="expected sqlite"):
+        open_store("memcached://x")
+    with pytest.raises(StoreUnavailable):
+        check_store("sqlite:///nonexistent-dir/for/sure/v.sqlite3")
+
+
+def _expect(call: Callable[[], object], kind: type[BaseException]) -> None:
+    with pytest.raises(kind):
+        call()
+
+
+def test_a_redis_outage_is_unavailable_and_its_return_is_noticed(redis_server: RedisServer) -> None:
+    store = RedisStore(redis_server.url, ttl=3600, timeout=0.5)
+    match = secrets.token_bytes(16)
+    store.create(match)
+    redis_server.stop()
+    try:
+        _expect(lambda: store.check(match, 0), StoreUnavailable)
+    finally:
+        redis_server.start()
+    # Back, but empty (no persistence here): the match's record is gone, so its tokens are refused.
+    _expect(lambda: store.check(match, 0), MatchExpired)
+    store.create(match)
+    store.check(match, 0)
