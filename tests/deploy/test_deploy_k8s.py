@@ -379,3 +379,44 @@ def test_rules_and_dashboard_ship_unchanged(overlay: str) -> None:
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     shipped = json.loads(dashboard["data"]["domino-dashboard.json"])
     assert shipped == json.loads((REPO / "monitoring" / "grafana" / "domino-dashboard.json").read_text())
+
+
+# ------------------------------------------------------------------ the token version store
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_token_store_is_one_hardened_redis_only_the_gateway_reaches(overlay: str) -> None:
+    objs = build(overlay)
+    redis = one(objs, "Deployment", "domino-redis")
+    assert redis["spec"]["replicas"] == 1 and redis["spec"]["strategy"]["type"] == "Recreate"
+    spec = pod_template(redis)["spec"]
+    assert spec["securityContext"]["runAsNonRoot"] is True and spec["automountServiceAccountToken"] is False
+    (container,) = spec["containers"]
+    sc = container["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True and sc["capabilities"]["drop"] == ["ALL"]
+    assert sc["allowPrivilegeEscalation"] is False
+    for bound in ("requests", "limits"):
+        assert set(container["resources"][bound]) == {"cpu", "memory"}, bound
+    assert {"startupProbe", "readinessProbe", "livenessProbe"} <= set(container)
+    assert ":" in container["image"] and not container["image"].endswith(":latest")
+    # the gateway is pointed at it
+    settings = settings_of(objs)
+    service = one(objs, "Service", "domino-redis")
+    ns = NAMESPACES[overlay]
+    assert settings["GATEWAY_TOKEN_STORE"] == "redis://domino-redis:6379/0"  # the Service, in its own namespace
+    assert service["spec"]["ports"][0]["port"] == 6379
+    assert int(settings["GATEWAY_MATCH_TTL"]) > 0
+    # and only the gateway reaches it
+    policies = find(objs, "NetworkPolicy")
+
+    def pod_of(name: str) -> Pod:
+        template = pod_template(one(objs, "Deployment", name))
+        ports = {p["name"]: p["containerPort"] for p in template["spec"]["containers"][0]["ports"]}
+        return Pod(ns, template["metadata"]["labels"], ports)
+
+    store, gateway, engine = pod_of("domino-redis"), pod_of("domino-gateway"), pod_of("domino-engine")
+    stranger = Pod(ns, {"app": "debug-shell"})
+    assert allowed(policies, gateway, store, 6379)
+    for src in (engine, stranger, Pod("default", {"app.kubernetes.io/name": "domino-gateway"})):
+        assert not allowed(policies, src, store, 6379), src.labels
+    assert not allowed(policies, store, gateway, gateway.ports["http"])
