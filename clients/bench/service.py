@@ -16,12 +16,16 @@ Paths:
 - ``rest_readyz``: REST ``GET /readyz`` (gateway -> engine health); the gateway
   goes to the engine as the image ships it: the compiled one when there is one;
 - ``rest_apply_transparent``: REST apply with the JSON state;
-- ``rest_apply_sealed``: REST apply with a sealed state token.
+- ``rest_apply_sealed``: REST apply with a sealed state token: 4-player Kozel matches
+  played from the deal to the round's end, each move with its match's latest token.
 
 For each path: throughput at saturation (median of ``--repeats`` runs, the
 paths compared interleaved, each pair's ratio taken from runs back to back), then
-latency percentiles at half of that throughput (``h2load --rps``, HTTP/1.1 with
-``--h1`` for REST; percentiles from h2load's per-request log). Scale-out: REST
+latency percentiles at half of that throughput (gRPC: ``h2load --rps`` and its
+per-request log; REST: ``wrk --latency`` with 4 connections paced to the rate).
+The REST paths run from wrk scripts (`clients.bench.sealed_games`): sealed apply
+plays many real sealed matches, each move with the latest token of its match,
+because the gateway refuses a token once it is not the latest. Scale-out: REST
 apply (sealed) against a gateway over one engine and one over two (the
 gateway's client-side round-robin), interleaved at the same load.
 """
@@ -38,10 +42,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clients.bench import sealed_games
 from clients.bench.compiled import ROOT
 
 Json = dict[str, Any]
@@ -248,30 +254,6 @@ def h2load_saturate(url: str, seconds: float, body: Path | None = None, headers:
     return res
 
 
-def wrk_saturate(url: str, seconds: float, workdir: Path, body: Path | None = None,
-                 headers: tuple[str, ...] = (), connections: int = 16) -> Json:
-    script = workdir / "wrk.lua"
-    lines = []
-    if body is not None:
-        lines += ['wrk.method = "POST"', f'local f = io.open("{body}", "rb")', "wrk.body = f:read(\"*a\")",
-                  "f:close()"]
-    for h in headers:
-        k, _, v = h.partition(":")
-        lines.append(f'wrk.headers["{k.strip()}"] = "{v.strip()}"')
-    script.write_text("\n".join(lines) + "\n")
-    argv = ["wrk", "-t", "1", "-c", str(connections), "-d", f"{max(1, round(seconds))}s", "-s", str(script), url]
-    out = _run(argv, seconds + 60)
-    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    total = re.search(r"(\d+) requests in", out)
-    if not m or not total:
-        raise BenchError(f"cannot read wrk's output:\n{out[-2000:]}")
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    failed = (int(bad.group(1)) if bad else 0) + (sum(int(g) for g in errors.groups()) if errors else 0)
-    return {"req_per_s": float(m.group(1)), "requests": int(total.group(1)), "failed": failed,
-            "tool": f"wrk -c {connections}"}
-
-
 def percentile(sorted_xs: list[float], q: float) -> float:
     """Nearest-rank percentile of an ascending list."""
     if not sorted_xs:
@@ -309,6 +291,10 @@ class Path_:
     body: Path | None
     headers: tuple[str, ...]
     grpc: bool
+    #: REST only: the wrk script for a run, given the pacing delay (ms, None at saturation) and the
+    #: highest rate the run may reach (sealed apply makes as many fresh matches as that needs).
+    script: Callable[[float | None, float], str] | None = None
+    rate_hint: float = 2000.0
 
 
 def _median(xs: list[float]) -> float:
@@ -318,7 +304,27 @@ def _median(xs: list[float]) -> float:
 def _saturate(p: Path_, seconds: float, workdir: Path) -> Json:
     if p.grpc:
         return h2load_saturate(p.url, seconds, p.body, p.headers)
-    return wrk_saturate(p.url, seconds, workdir, p.body, p.headers)
+    assert p.script is not None
+    res = sealed_games.run_wrk(p.url, p.script(None, p.rate_hint), workdir, seconds, 16)
+    p.rate_hint = max(res["req_per_s"] * 1.5, 50.0)
+    return res
+
+
+def _latency(p: Path_, seconds: float, rate: float, workdir: Path) -> Json:
+    """Latency percentiles at `rate` requests per second: h2load --rps (gRPC), paced wrk (REST)."""
+    if p.grpc:
+        return h2load_latency(p.url, seconds, rate, workdir, p.body, p.headers)
+    assert p.script is not None
+    clients = 4
+    # wrk paces by a delay before each request, so a connection sends one per (delay + latency): a
+    # short probe measures the latency at about this load, and the delay is set to leave `rate`.
+    delay = clients * 1000.0 / rate
+    probe = sealed_games.run_wrk(p.url, p.script(delay, rate), workdir, 1.0, clients)
+    latency_ms = max(clients * 1000.0 / max(probe["req_per_s"], 1.0) - delay, 0.0)
+    delay = max(clients * 1000.0 / rate - latency_ms, 0.0)
+    res = sealed_games.run_wrk(p.url, p.script(delay, rate), workdir, seconds, clients, latency=True)
+    res.update(target_rate=rate, tool=f"wrk -c {clients} --latency, paced to {rate:.0f} req/s")
+    return res
 
 
 def _interleaved(paths: list[Path_], seconds: float, repeats: int, workdir: Path, log: Any) -> dict[str, list[Json]]:
@@ -410,7 +416,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
                 # The gateway over the engine as the image ships it: on the compiled build when there is one.
                 rest_engine = engines.get("_compiled", engine)
                 result["rest_engine"] = rest_engine.name
-                rest_paths = _rest_setup(workdir, rest_engine, procs, result)
+                rest_paths = _rest_setup(workdir, rest_engine, procs, result, seconds)
                 rest_runs = _interleaved(rest_paths, seconds, repeats, workdir, log)
                 runs.update(rest_runs)
                 result["ratios"]["rest_apply_sealed/rest_readyz"] = _ratio(
@@ -426,7 +432,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
                 entry["saturation_runs"] = [round(r["req_per_s"], 1) for r in runs[p.name]]
                 entry["tool"] = runs[p.name][0]["tool"]
                 half = entry["saturation_req_per_s"] / 2
-                lat = h2load_latency(p.url, seconds, half, workdir, p.body, p.headers, h1=not p.grpc)
+                lat = _latency(p, seconds, half, workdir)
                 if lat["failed"]:
                     raise BenchError(f"{p.name}: {lat['failed']} failed requests at half load")
                 result["latency"][p.name] = lat
@@ -477,34 +483,44 @@ def rest_bodies(base: str) -> tuple[bytes, bytes, int]:
     return transparent, json.dumps(body, separators=(",", ":")).encode(), len(token)
 
 
-def _rest_paths(gw: Proc, workdir: Path, keys: str, result: Json | None, suffix: str = "") -> list[Path_]:
+def _rest_paths(gw: Proc, workdir: Path, seconds: float, result: Json | None, suffix: str = "") -> list[Path_]:
     base = f"http://{gw.address}"
-    transparent, sealed, token_chars = rest_bodies(base)
+    transparent, _sealed, token_chars = rest_bodies(base)
     apply_url = base + rest_routes()["apply"]
-    paths = [Path_("rest_readyz", base + rest_routes()["readyz"], None, (), False)]
-    for name, body in (("rest_apply_transparent", transparent), ("rest_apply_sealed", sealed)):
-        answer = _post(apply_url, body)  # checked once: a 200 with the new state or token
-        if b'"events"' not in answer:
-            raise BenchError(f"{name}: unexpected answer {answer[:300]!r}")
-        file = workdir / f"{name}{suffix}.json"
-        file.write_bytes(body)
-        paths.append(Path_(name, apply_url, file, ("Content-Type: application/json",), False))
-        if result is not None:
-            result["paths"][name] = {"request_bytes": len(body), "answer_bytes": len(answer)}
+    body = workdir / f"rest_apply_transparent{suffix}.json"
+    body.write_bytes(transparent)
+    answer = _post(apply_url, transparent)  # checked once: a 200 with the new state
+    if b'"events"' not in answer:
+        raise BenchError(f"rest_apply_transparent: unexpected answer {answer[:300]!r}")
+    seeds = iter(range(1, 1_000_000))
+
+    def sealed(delay_ms: float | None, rate: float) -> str:
+        return sealed_games.sealed_script(sealed_games.make_games(base, sealed_games.games_for(seconds, rate),
+                                                                  next(seeds)), delay_ms)
+
+    paths = [
+        Path_("rest_readyz", base + rest_routes()["readyz"], None, (), False,
+              lambda delay, rate: sealed_games.fixed_script(None, delay)),
+        Path_("rest_apply_transparent", apply_url, body, (), False,
+              lambda delay, rate: sealed_games.fixed_script(body, delay)),
+        Path_("rest_apply_sealed", base, None, (), False, sealed),
+    ]
     if result is not None:
         result["paths"]["rest_readyz"] = {}
+        result["paths"]["rest_apply_transparent"] = {"request_bytes": len(transparent), "answer_bytes": len(answer)}
+        result["paths"]["rest_apply_sealed"] = {"request_bytes": len(_sealed)}
         result.setdefault("sizes", {})["kozel4_mid_round_sealed_token_chars"] = token_chars
     return paths
 
 
-def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json) -> list[Path_]:
+def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json, seconds: float) -> list[Path_]:
     from clients.serve_all import dev_token_keys
 
     keys = dev_token_keys("bench")
     gw = start_gateway(workdir, [engine], keys)
     procs.append(gw)
     result["_keys"] = keys
-    return _rest_paths(gw, workdir, keys, result)
+    return _rest_paths(gw, workdir, seconds, result)
 
 
 def _scale_out(workdir: Path, procs: list[Proc], engine: Proc, seconds: float, repeats: int, log: Any,
@@ -516,8 +532,8 @@ def _scale_out(workdir: Path, procs: list[Proc], engine: Proc, seconds: float, r
     engines = [engine, second]
     two = start_gateway(workdir, engines, keys, 1)
     procs.append(two)
-    path_one = next(p for p in _rest_paths(one, workdir, keys, None, "-1") if p.name == "rest_apply_sealed")
-    path_two = next(p for p in _rest_paths(two, workdir, keys, None, "-2") if p.name == "rest_apply_sealed")
+    path_one = next(p for p in _rest_paths(one, workdir, seconds, None, "-1") if p.name == "rest_apply_sealed")
+    path_two = next(p for p in _rest_paths(two, workdir, seconds, None, "-2") if p.name == "rest_apply_sealed")
     path_one.name, path_two.name = "one_engine", "two_engines"
     runs = _interleaved([path_one, path_two], seconds, repeats, workdir, log)
     return {
