@@ -5,8 +5,8 @@ encode it, orjson under 1 us. The output is the same JSON (compact, keys in
 insertion order, non-string keys as strings). Anything orjson refuses (an
 integer beyond 64 bits, a type only Flask's default handler knows) falls back
 to Flask's own provider, so no answer can fail for being encoded this way.
-Request bodies are still parsed by the json module: it reads integers of any
-size exactly, which the validation messages rely on.
+Reading JSON (`loads`: Flask's `request.get_json`) goes through
+`api_gateway.bodies.parse`, as the request schemas' bodies do.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.sansio.response import Response
+
+from api_gateway import bodies
 
 # Dates go to Flask's handler (HTTP dates, as Flask writes them), not orjson's RFC 3339.
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -37,6 +39,9 @@ class FastJSONProvider(DefaultJSONProvider):
             if encoded is not None:
                 return encoded.decode()
         return super().dumps(obj, **kwargs)
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return bodies.parse(s)
 
     def response(self, *args: Any, **kwargs: Any) -> Response:
         if self._app.debug:  # pretty-printed, as Flask does in debug mode

@@ -189,7 +189,7 @@ def from_http(error: HTTPException) -> Problem:
                           field=_first_field(messages), errors=messages)
     if status == 400 and isinstance(getattr(error, "exc", None), ValueError):
         # webargs: the body is not JSON (JSONDecodeError) or not UTF-8 (UnicodeDecodeError)
-        return Problem.of("malformed-json", f"the body is not JSON: {error.exc}")  # type: ignore[attr-defined]
+        return Problem.of("malformed-json", f"the body is not JSON the gateway accepts: {error.exc}")  # type: ignore[attr-defined]
     phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else error.name
     problem = Problem(status, phrase, error.description)
     if status == 405:

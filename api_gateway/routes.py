@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 from flask import Response, current_app, jsonify
 from flask.views import MethodView
-from flask_smorest import Blueprint  # type: ignore[import-untyped]
 
 from api_gateway import problems
+from api_gateway.bodies import Blueprint
 from api_gateway.matches import Matches
 from api_gateway.schemas import (
     ApplySchema,

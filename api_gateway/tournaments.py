@@ -15,8 +15,8 @@ from typing import Any
 
 from flask import Response, current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint  # type: ignore[import-untyped]
 
+from api_gateway.bodies import Blueprint
 from api_gateway.engine import Engine
 from api_gateway.routes import _ENGINE, _problems, answer
 from api_gateway.schemas import (

@@ -238,3 +238,39 @@ def test_swagger_ui_is_served_from_the_package_not_a_cdn(client: FlaskClient) ->
         r = client.get(f"/docs/assets/{asset}")
         assert r.status_code == 200 and len(r.data) > 1000
     assert client.get("/docs/assets/../../app.py").status_code == 404
+
+
+# ---------------------------------------------------------------- cheap hostile bodies
+
+
+DEEP = "[" * 1000 + "]" * 1000
+
+
+@pytest.mark.parametrize(("path", "raw", "words"), [
+    ("/v1/matches", DEEP, "nested deeper"),
+    ("/v1/matches", '{"variant": "kozel", "players": 4, "options": {"x": ' + DEEP + "}}", "nested deeper"),
+    ("/v1/matches/apply", '{"state": {"variant": "kozel", "players": 4, "round": {"layout": ' + DEEP + '}}, '
+                          '"action": "1-1"}', "nested deeper"),
+    ("/v1/matches", '{"variant": "kozel", "players": 4, "seed": ' + "9" * 4000 + "}", "number"),
+    ("/v1/matches", '{"variant": "kozel", "players": ' + "9" * 4000 + "}", "number"),
+    ("/v1/matches", '{"variant": "\\ud800", "players": 4}', "surrogate"),
+    ("/v1/matches", b'{"variant": "\xff", "players": 4}', "utf-8"),
+    ("/v1/tournaments", '{"participants": ' + DEEP + "}", "nested deeper"),
+])
+def test_cheap_hostile_bodies_are_400_problems_never_500(client: FlaskClient, path: str, raw: str | bytes,
+                                                          words: str) -> None:
+    """JSON nested a thousand levels deep, numbers of thousands of digits, lone surrogates and bytes that are
+    not UTF-8 are refused by the body reader (api_gateway.bodies) before anything else reads them."""
+    r = client.post(path, data=raw, content_type="application/json")
+    problem = r.get_json()
+    assert r.status_code == 400 and r.mimetype == "application/problem+json", problem
+    assert problem["type"] == "/v1/problems/malformed-json" and words in problem["detail"].lower()
+
+
+def test_a_body_as_deep_as_the_limit_is_read() -> None:
+    from api_gateway.bodies import MAX_DEPTH, BodyError, parse
+
+    assert parse("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    with pytest.raises(BodyError):
+        parse("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    assert parse('{"a": [{"b": {"c": 1}}]}') == {"a": [{"b": {"c": 1}}]}
