@@ -15,6 +15,7 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 from collections.abc import MutableMapping, Sequence
 
@@ -89,6 +90,8 @@ def prepare(argv: Sequence[str], environ: MutableMapping[str, str] = os.environ)
         check_store(cfg.token_store or default_url())  # a bad URL or path fails now, naming it
     except (ValueError, StoreUnavailable) as exc:
         raise ConfigError(f"GATEWAY_TOKEN_STORE: {exc}") from None
+    if cfg.port:
+        port_is_free(cfg.host, cfg.port)
     if cfg.token_keys:
         KeyRing.parse(cfg.token_keys)  # fail now, not in every worker
     elif cfg.dev_token_key:
@@ -98,6 +101,25 @@ def prepare(argv: Sequence[str], environ: MutableMapping[str, str] = os.environ)
         log.warning("sealed mode uses a random key made for this run: tokens die with the process; "
                     "set STATE_TOKEN_KEYS in production")
     return cfg, bool(args.dev)
+
+
+def port_is_free(host: str, port: int) -> None:
+    """ConfigError naming the address when something already listens there.
+
+    The workers bind with SO_REUSEPORT (api_gateway/gunicorn_conf.py), and so would a
+    second gateway started by mistake on the same port: the kernel would then share the
+    connections between the two, silently. A bind without SO_REUSEPORT fails on a port
+    taken that way (or any other way), so it is tried first and released at once.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc} (is another gateway running "
+                              "there? choose a free port with --port or GATEWAY_PORT)") from None
 
 
 def _run_dev(cfg: GatewayConfig) -> int:

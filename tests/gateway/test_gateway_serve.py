@@ -147,3 +147,13 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
                 for child in children:  # each runs in its own session: a killed parent leaves them behind
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(child, signal.SIGKILL)
+
+
+def test_a_second_gateway_on_a_busy_port_fails_naming_it(gateway: Gateway) -> None:
+    """The workers bind with SO_REUSEPORT; a second gateway on the same port must not share it silently."""
+    port = int(gateway.url.rsplit(":", 1)[1])
+    done = subprocess.run([sys.executable, "-m", "api_gateway", "--port", str(port), "--engine", "127.0.0.1:1"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert f"127.0.0.1:{port}" in done.stderr and "in use" in done.stderr
+    assert gateway.get("/healthz").status == 200  # the first one is untouched
