@@ -212,7 +212,10 @@ def from_exception(exc: BaseException) -> Problem:
     if isinstance(exc, EngineMalformed):
         return Problem.of("malformed", exc.details, field=exc.field, action=_action())
     if isinstance(exc, EngineUnavailable):
-        problem = Problem.of("engine-unavailable", f"engine {exc.method}: {exc.details}")
+        # Its details name the engine's addresses: logged for the operator, never sent to clients.
+        log.warning("engine %s unavailable: %s", exc.method, exc.details)
+        problem = Problem.of("engine-unavailable", f"the rules engine did not answer ({exc.method}); "
+                                                   "try again after Retry-After seconds")
         problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
         return problem
     if isinstance(exc, EngineDeadline):
