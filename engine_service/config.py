@@ -33,7 +33,7 @@ class Config:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     reflection: bool = True
     grace_seconds: float = 5.0
-    shutdown_delay_seconds: float = 0.0
+    shutdown_delay_seconds: float = 0.5   # NOT_SERVING while still serving: the gateway moves off first
     log_level: str = "INFO"
     log_calls: bool = True
 
@@ -103,7 +103,7 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds in-flight calls get to finish on shutdown [ENGINE_GRACE_SECONDS, 5]")
     p.add_argument("--shutdown-delay", type=_seconds,
                    help="seconds to keep serving after health turns NOT_SERVING, so load balancers "
-                        "notice [ENGINE_SHUTDOWN_DELAY_SECONDS, 0]")
+                        "and the gateway notice [ENGINE_SHUTDOWN_DELAY_SECONDS, 0.5]")
     p.add_argument("--log-level", type=_level, help="DEBUG, INFO, WARNING, ERROR [LOG_LEVEL, INFO]")
     p.add_argument("--log-calls", action=argparse.BooleanOptionalAction, default=None,
                    help="one JSON log line per call at INFO [ENGINE_LOG_CALLS, true]")
