@@ -8,7 +8,8 @@ turns the first into a RecursionError (a 500) and keeps the others; here:
 - orjson parses (C code, no recursion limit reached by any body the size limit
   lets in) and refuses invalid UTF-8, lone surrogates and numbers that do not
   fit a double (an integer of thousands of digits);
-- nesting deeper than `MAX_DEPTH` is refused;
+- nesting deeper than `MAX_DEPTH` is refused (the contract's limit, `domino.v1.jsonargs`,
+  which the engine's JSON face checks too);
 
 each as `BodyError`, a 400 `malformed-json` problem naming what is wrong. An
 integer beyond 64 bits becomes a float, which every integer field refuses (422).
@@ -19,15 +20,12 @@ from typing import Any
 
 import flask
 import orjson
+from domino.v1.jsonargs import MAX_DEPTH, too_deep
 from flask_smorest import Blueprint as SmorestBlueprint  # type: ignore[import-untyped]
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 __all__ = ["MAX_DEPTH", "BodyError", "BodyParser", "Blueprint", "parse"]
-
-#: Deeper than any body of the API (a transparent state is six levels), far below any stack limit.
-MAX_DEPTH = 32
-
 
 class BodyError(ValueError):
     """The body is not JSON the gateway accepts (says why)."""
@@ -39,21 +37,9 @@ def parse(data: bytes | str) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise BodyError(str(exc)) from None
-    _check_depth(value)
+    if too_deep(value):
+        raise BodyError(f"nested deeper than {MAX_DEPTH} levels")
     return value
-
-
-def _check_depth(value: Any) -> None:
-    """Refuse nesting deeper than MAX_DEPTH, without recursion."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if type(item) is dict else item if type(item) is list else ()
-        for child in children:
-            if type(child) is dict or type(child) is list:
-                if depth >= MAX_DEPTH:
-                    raise BodyError(f"nested deeper than {MAX_DEPTH} levels")
-                stack.append((child, depth + 1))
 
 
 class BodyParser(FlaskParser):

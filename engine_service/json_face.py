@@ -24,6 +24,7 @@ import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
+from domino.v1.jsonargs import MAX_DEPTH, too_deep
 
 from engine_service import calls, wire
 from engine_service.calls import EncodingError
@@ -46,6 +47,8 @@ def _args(call: pb.JsonCall, allowed: frozenset[str]) -> Json:
         raise MalformedError(f"args: not JSON ({exc})") from None
     if type(args) is not dict:
         raise MalformedError("args: expected a JSON object")
+    if too_deep(args):
+        raise MalformedError(f"args: nested deeper than {MAX_DEPTH} levels")
     unknown = [k for k in args if k not in allowed]
     if unknown:
         raise MalformedError(f"{unknown[0]}: unknown argument (expected {', '.join(sorted(allowed))})")

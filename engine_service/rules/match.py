@@ -36,7 +36,7 @@ class Match:
 
     __slots__ = (
         "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-        "next_leader", "match_over", "losers", "winners", "rating", "timed_out",
+        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit",
     )
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
@@ -55,6 +55,9 @@ class Match:
         self.winners: list[int] = []
         self.rating: list[int] = []
         self.timed_out: int | None = None
+        #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
+        #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
+        self.at_limit = False
 
     # ------------------------------------------------------------ creation
 
@@ -97,11 +100,17 @@ class Match:
                 setattr(self.ledger, key, _int_list(setup[key], sides, f"setup.{key}"))
         if "pot" in setup:
             self.ledger.pot = _nonneg(setup["pot"], "setup.pot")
+        for key in ("written", "remembered"):
+            if any(v < 0 for v in getattr(self.ledger, key)):
+                raise MalformedError(f"setup.{key} must not be negative")  # as a decoded state's
+        self.at_limit = _near_limit(self)
 
     def start_round(self, deal: object = None) -> list[Event]:
         """Deal the next round: explicitly, or from the match seed."""
         if self.match_over:
             raise IllegalActionError("the match is over")
+        if self.at_limit:
+            raise IllegalActionError(AT_LIMIT)
         if self.round is not None and not self.round.over:
             raise IllegalActionError("the current round is still being played")
         family = self.family
@@ -156,7 +165,7 @@ class Match:
     def apply(self, action: object, seat: object = None) -> list[Event]:
         """Apply one action of the seat to move (`seat`, when given, must be that seat); returns what happened."""
         rnd = self.round
-        if (rnd is None or rnd.over or self.match_over or not isinstance(action, str)
+        if (rnd is None or rnd.over or self.match_over or not isinstance(action, str) or self.at_limit
                 or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
             self._refuse(action, seat)
         events: list[Event] = []
@@ -174,6 +183,8 @@ class Match:
         if seat is not None and type(seat) is not int:
             raise MalformedError(f"seat must be an integer, not {type(seat).__name__}")
         rnd = self._playing_round()
+        if self.at_limit:
+            raise IllegalActionError(AT_LIMIT)
         raise IllegalActionError(f"it is seat {rnd.to_move}'s turn, not seat {seat}'s")
 
     def _credit_in_play(self, rnd: Round, event: Event, events: list[Event]) -> None:
@@ -210,6 +221,8 @@ class Match:
         """Score a round played at a physical table from the hands left."""
         if self.match_over:
             raise IllegalActionError("the match is over")
+        if self.at_limit:
+            raise IllegalActionError(AT_LIMIT)
         if self.round is not None and not self.round.over:
             raise IllegalActionError("a round is being played here: finish it instead of settling")
         if ending not in ("out", "blocked"):
@@ -307,6 +320,7 @@ class Match:
         new.winners = self.winners.copy()
         new.rating = self.rating.copy()
         new.timed_out = self.timed_out
+        new.at_limit = self.at_limit
         return new
 
     def to_dict(self) -> dict[str, Any]:
@@ -422,6 +436,7 @@ class Match:
         rnd = data.get("round")
         if rnd is not None:
             match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
+        match.at_limit = _near_limit(match)
         return match
 
 
@@ -549,6 +564,8 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     lp = data.get("last_placer")
     rnd.last_placer = None if lp is None else _seat(lp, players, "state.round.last_placer")
     rnd.last_score = _int(data.get("last_score", 0), "state.round.last_score")
+    if rnd.last_score and not family.counts:
+        raise MalformedError(f"state.round.last_score: {match.variant} scores nothing in play, so it is 0")
     rnd.over = over
     ending = data.get("ending")
     if ending is not None and ending not in ENDINGS:
@@ -692,3 +709,14 @@ def _int_list(v: object, n: int, what: str) -> list[int]:
 
 
 _INT_LIMIT = 10**9
+#: One call adds far less than this to any number (a round, a hand's points): a state within it of
+#: `_INT_LIMIT` plays no further (`Match.at_limit`), so every answer decodes again.
+HEADROOM = 10**6
+AT_LIMIT = ("this match's numbers (rounds played, points) are at the limit a state can hold "
+            f"({_INT_LIMIT - HEADROOM:,}): start a new match")
+
+
+def _near_limit(match: Match) -> bool:
+    ledger = match.ledger
+    numbers = [match.round_number, ledger.pot, *ledger.written, *ledger.remembered, *ledger.scores]
+    return max(abs(v) for v in numbers) > _INT_LIMIT - HEADROOM

@@ -200,8 +200,9 @@ class Tournament:
         t = cls.create(participants if isinstance(participants, list) else [], seed if isinstance(seed, int) else -1)
         first = data.get("first_sitters") or []
         n = len(t.participants)
-        if (not isinstance(first, list) or len(first) != n - SEATS or len(set(first)) != len(first)
-                or not all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < n for p in first)):
+        if (not isinstance(first, list) or len(first) != n - SEATS
+                or not all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < n for p in first)
+                or len(set(first)) != len(first)):
             raise MalformedError(f"first_sitters must list {n - SEATS} different participant indexes")
         t.first_sitters = sorted(first)
         rounds = data.get("rounds") or []
