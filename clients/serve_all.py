@@ -9,8 +9,10 @@ STATE_TOKEN_KEYS a random key is made for this run.
 
 Each child runs in its own session, so a Ctrl-C reaches only this process,
 which forwards one SIGTERM to every child and waits for them to stop (the
-engine and gunicorn both drain gracefully). If any child dies, the others are
-stopped and the exit status is 1.
+engine and gunicorn both drain gracefully). A child that dies is started again
+on the same ports (the gateway's engine list stays right, and meanwhile it sends
+every call to the engines that are up); one that dies more than
+`MAX_RESTARTS` times within `RESTART_WINDOW` seconds stops everything, exit status 1.
 """
 from __future__ import annotations
 
@@ -24,22 +26,26 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import IO
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 25.0
+MAX_RESTARTS = 5
+RESTART_WINDOW = 60.0
 _POLL = 0.2
 
 
 @dataclass
 class Child:
-    """One started service and the address it printed."""
+    """One started service, the address it printed, and how to start it again."""
 
     name: str
     proc: subprocess.Popen[str]
     address: dict[str, str | None]
+    argv: list[str] = field(default_factory=list)
+    restarts: list[float] = field(default_factory=list)
 
 
 class StartError(RuntimeError):
@@ -82,10 +88,37 @@ def _read_address(name: str, proc: subprocess.Popen[str], timeout: float = START
 def _start(name: str, argv: list[str], env: dict[str, str]) -> Child:
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        return Child(name, proc, _read_address(name, proc))
+        return Child(name, proc, _read_address(name, proc), argv)
     except StartError:
         _stop([Child(name, proc, {})])
         raise
+
+
+def _port_of(address: str | None) -> str:
+    return "0" if not address else address.rsplit(":", 1)[1]
+
+
+def _engine_argv(host: str, port: str, metrics_port: str) -> list[str]:
+    # -P: the working directory must not come before PYTHONPATH (build/compiled)
+    return [sys.executable, "-P", "-m", "engine_service", "--host", host, "--port", port,
+            "--metrics-port", metrics_port]
+
+
+def _restart(child: Child, env: dict[str, str]) -> Child | None:
+    """`child`, dead, started again with the same command on the same ports; None when it keeps dying."""
+    now = time.monotonic()
+    recent = [t for t in child.restarts if now - t < RESTART_WINDOW]
+    if len(recent) >= MAX_RESTARTS:
+        return None
+    if child.name.startswith("engine"):  # the ports it got (port 0 picked free ones): the gateway's list names them
+        argv = _engine_argv(child.argv[child.argv.index("--host") + 1], _port_of(child.address.get("grpc")),
+                            _port_of(child.address.get("metrics")))
+    else:
+        argv = child.argv
+    restarted = _start(child.name, argv, env)
+    restarted.argv = child.argv if not child.name.startswith("engine") else argv
+    restarted.restarts = [*recent, now]
+    return restarted
 
 
 def _stop(children: Sequence[Child]) -> None:
@@ -137,10 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for i in range(args.engines):
             port = args.engine_port if i == 0 else 0
             metrics_port = args.engine_metrics_port if i == 0 else 0
-            children.append(_start(f"engine {i + 1}", [
-                # -P: the working directory must not come before PYTHONPATH (build/compiled)
-                sys.executable, "-P", "-m", "engine_service", "--host", args.host, "--port", str(port),
-                "--metrics-port", str(metrics_port)], env))
+            children.append(_start(f"engine {i + 1}", _engine_argv(args.host, str(port), str(metrics_port)), env))
         engines = [str(c.address["grpc"]) for c in children]
         children.append(_start("gateway", [
             sys.executable, "-m", "api_gateway", "--host", args.host, "--port", str(args.port),
@@ -157,13 +187,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Point a browser at {gateway}/docs   (Ctrl-C stops everything)", flush=True)
 
     status = 0
-    while not stop_requested:
-        dead = [c for c in children if c.proc.poll() is not None]
-        if dead:
-            print(f"domino serve all: {dead[0].name} exited with status {dead[0].proc.returncode}; stopping",
-                  file=sys.stderr)
-            status = 1
-            break
+    while not stop_requested and status == 0:
+        for i, child in enumerate(children):
+            if child.proc.poll() is None or stop_requested:
+                continue
+            code = child.proc.returncode
+            if child.proc.stdout is not None:
+                child.proc.stdout.close()
+            try:
+                again = _restart(child, env)
+            except StartError as exc:
+                print(f"domino serve all: {child.name} exited with status {code} and could not start again: "
+                      f"{exc}; stopping", file=sys.stderr)
+                status = 1
+                break
+            if again is None:
+                print(f"domino serve all: {child.name} exited with status {code}, {MAX_RESTARTS} times within "
+                      f"{RESTART_WINDOW:.0f} s; stopping", file=sys.stderr)
+                status = 1
+                break
+            children[i] = again
+            print(f"domino serve all: {child.name} exited with status {code}; started again "
+                  f"(pid {again.proc.pid})", file=sys.stderr, flush=True)
         time.sleep(_POLL)
     _stop(children)
     return status

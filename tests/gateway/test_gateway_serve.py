@@ -157,3 +157,52 @@ def test_a_second_gateway_on_a_busy_port_fails_naming_it(gateway: Gateway) -> No
     assert done.returncode == 2
     assert f"127.0.0.1:{port}" in done.stderr and "in use" in done.stderr
     assert gateway.get("/healthz").status == 200  # the first one is untouched
+
+
+def test_serve_all_starts_a_dead_engine_again_and_keeps_serving() -> None:
+    """`domino serve all --engines 2`: an engine SIGKILLed is started again on its ports; the gateway never
+    stops answering (the other engine serves meanwhile), and Ctrl-C still stops everything."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clients.cli", "serve", "all", "--engines", "2", "--engine-port", "0",
+         "--engine-metrics-port", "0", "--port", str(port), "--workers", "1"],
+        cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    children: set[int] = set()
+    try:
+        lines = Lines(proc).until(r"Point a browser at")
+        engines = [line for line in lines if line.startswith("engine")]
+        grpc_ports = [re.search(r"grpc 127\.0\.0\.1:(\d+)", line).group(1) for line in engines]  # type: ignore[union-attr]
+        children = _children(proc.pid)
+        gw = Gateway(proc, f"http://127.0.0.1:{port}", open(os.devnull, "w+"))  # noqa: SIM115
+        victim = next(pid for pid in sorted(children) if b"engine_service" in Path(f"/proc/{pid}/cmdline").read_bytes())
+        os.kill(victim, signal.SIGKILL)
+        statuses = []
+        deadline = time.monotonic() + 10
+        restarted = False
+        while time.monotonic() < deadline and not restarted:
+            statuses.append(gw.post("/v1/matches", {"variant": "kozel", "players": 4}).status)
+            now = _children(proc.pid)
+            restarted = len(now) == 3 and victim not in now
+            time.sleep(0.05)
+        assert restarted, "the dead engine was not started again"
+        assert set(statuses) == {201}, statuses
+        for _ in range(20):  # both engines serve again
+            assert gw.post("/v1/matches", {"variant": "kozel", "players": 4}).status == 201
+        new = (_children(proc.pid) - children).pop()
+        argv = Path(f"/proc/{new}/cmdline").read_bytes().split(b"\0")
+        assert argv[argv.index(b"--port") + 1].decode() in grpc_ports  # on one of the two ports the gateway knows
+        children = _children(proc.pid)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(40) == 0
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
