@@ -46,11 +46,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("bench", help="benchmarks: `domino bench engine|service|report` (flags go to it)",
                    add_help=False)
 
+    sub.add_parser("soak", help="every variant, both modes, for minutes, memory watched (flags go to it)",
+                   add_help=False)
+
     args, rest = parser.parse_known_args(argv)
     if args.command == "bench":
         from clients.bench import main as bench
 
         return bench(rest)
+    if args.command == "soak":
+        from clients.soak import main as soak
+
+        return soak(rest)
     if args.command == "crosscheck":
         from clients.crosscheck import main as crosscheck
 
