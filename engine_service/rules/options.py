@@ -25,23 +25,17 @@ class OptionSpec:
     maximum: int | None = None
 
     def parse(self, value: object) -> OptionValue:
-        """Validate and normalise a value (strings such as "true" or "13" are accepted)."""
+        """Validate a value of the option's own type: a boolean, an integer in bounds, or one of the
+        enum's names. Nothing is coerced: "true" is not true, "13" is not 13, 0 is not "0"
+        (the typed gRPC face turns its option text into these types first: `codec.options_from_proto`).
+        """
         if self.type == "bool":
-            if isinstance(value, bool):
+            if type(value) is bool:
                 return value
-            if isinstance(value, str) and value.lower() in ("true", "false"):
-                return value.lower() == "true"
-            raise MalformedError(f"option {self.name}: expected true or false, got {value!r}")
+            raise MalformedError(f"option {self.name}: expected true or false, got {_shown(value)}")
         if self.type == "int":
-            if isinstance(value, bool):
-                raise MalformedError(f"option {self.name}: expected an integer, got {value!r}")
-            if isinstance(value, str):
-                try:
-                    value = int(value.strip())
-                except ValueError:
-                    raise MalformedError(f"option {self.name}: expected an integer, got {value!r}") from None
-            if not isinstance(value, int):
-                raise MalformedError(f"option {self.name}: expected an integer, got {value!r}")
+            if type(value) is not int:
+                raise MalformedError(f"option {self.name}: expected an integer, got {_shown(value)}")
             if (self.minimum is not None and value < self.minimum) or (
                 self.maximum is not None and value > self.maximum
             ):
@@ -49,12 +43,11 @@ class OptionSpec:
                     f"option {self.name}: {value} is outside {self.minimum}..{self.maximum}"
                 )
             return value
-        text = str(value).lower() if isinstance(value, bool) else str(value) if isinstance(value, (str, int)) else None
-        if text is None or text not in self.allowed:
+        if type(value) is not str or value not in self.allowed:
             raise MalformedError(
-                f"option {self.name}: {value!r} is not one of {', '.join(self.allowed)}"
+                f"option {self.name}: {_shown(value)} is not one of {', '.join(self.allowed)}"
             )
-        return text
+        return value
 
     def text(self, value: OptionValue) -> str:
         """The value as text (the gRPC contract carries options as strings)."""
@@ -70,6 +63,12 @@ class OptionSpec:
             "default": self.text(default),
             "description": self.description,
         }
+
+
+def _shown(value: object) -> str:
+    """A caller's value in a message: its repr, cut short (it may be anything a client sent)."""
+    text = repr(value) if isinstance(value, (bool, int, float, str)) or value is None else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _enum(name: str, description: str, *allowed: str) -> OptionSpec:

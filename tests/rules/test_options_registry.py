@@ -1,6 +1,8 @@
 """Presets and options (RULES.md "Options: names and values are part of the API", K table)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from engine_service.rules import PRESETS, MalformedError, Match, variants
@@ -91,14 +93,29 @@ def test_a_value_outside_the_list_is_refused_naming_the_option(name: str, value:
         Match.new("kozel", 4, options={name: value}, seed=1)
 
 
-def test_option_values_as_text_are_normalised_and_defaults_are_not_carried() -> None:
+def test_defaults_are_not_carried() -> None:
     match, _ = Match.new("kozel", 4, options={
-        "double_pair": "true", "open_threshold": "20", "target": 101, "fish_scoring": "each",
+        "double_pair": True, "open_threshold": 20, "target": 101, "fish_scoring": "each",
     }, seed=3)
     assert match.to_dict()["options"] == {"double_pair": True, "open_threshold": 20}
-    _, family, effective = make_family("kozel", 4, {"fish_without_double": "false"})
+    _, family, effective = make_family("kozel", 4, {"fish_without_double": False})
     assert effective == {"fish_without_double": False}
     assert family.fish_without_double is False
+
+
+@pytest.mark.parametrize("options,said", [
+    ({"double_pair": "true"}, "expected true or false, got 'true'"),
+    ({"double_pair": 1}, "expected true or false, got 1"),
+    ({"target": "101"}, "expected an integer, got '101'"),
+    ({"target": 101.0}, "expected an integer, got 101.0"),
+    ({"target": True}, "expected an integer, got True"),
+    ({"fish_scoring": 0}, "0 is not one of"),
+    ({"fish_scoring": ["each"]}, "list is not one of"),
+])
+def test_option_values_are_never_coerced(options: dict[str, object], said: str) -> None:
+    """docs/security.md: no type coercion. The gRPC face's option text is typed by codec first."""
+    with pytest.raises(MalformedError, match=re.escape(said)):
+        Match.new("kozel", 4, options=options, seed=3)
 
 
 def test_options_must_be_an_object() -> None:

@@ -276,8 +276,10 @@ def test_bad_player_counts_are_refused(players: Any) -> None:
         Kingdomino.new(players, seed=1)
 
 
-def test_options_given_as_text_and_defaults_are_not_stored() -> None:
-    game, _ = Kingdomino.new(2, options={"mighty_duel": "true", "harmony": False, "dynasty": "false"}, seed=3)
+def test_defaults_are_not_stored_and_text_is_not_a_boolean() -> None:
+    with pytest.raises(MalformedError, match="mighty_duel: expected true or false, got 'true'"):
+        Kingdomino.new(2, options={"mighty_duel": "true"}, seed=3)
+    game, _ = Kingdomino.new(2, options={"mighty_duel": True, "harmony": False, "dynasty": False}, seed=3)
     assert game.options == {"mighty_duel": True}
     assert game.to_dict()["options"] == {"mighty_duel": True}
     assert game.cfg.size == 7 and game.cfg.tiles == 48 and game.cfg.kings == 4
