@@ -13,7 +13,8 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_ENGINE_TIMEOUT | 5 | deadline of every engine call, in seconds (retries included) |
 | GATEWAY_ENGINE_ATTEMPTS | 4 | attempts per engine call when it answers UNAVAILABLE |
 | GATEWAY_WORKERS | 2 | gunicorn worker processes |
-| GATEWAY_THREADS | 4 | threads per worker (gthread) |
+| GATEWAY_CONNECTIONS | 1000 | connections one worker holds at once (each a greenlet: `api_gateway.worker`); more wait in the listen queue |
+| GATEWAY_READ_TIMEOUT | 5 | seconds a client has to send a request's line and headers, then again its body (slower: closed, or 408); also the keep-alive idle time |
 | GATEWAY_MAX_BODY_BYTES | 262144 | largest request body; more is 413 |
 | GATEWAY_RETRY_AFTER | 1 | seconds a 503 asks the client to wait |
 | STATE_TOKEN_KEYS | (none) | sealed-mode keys, `kid:base64key,...`, newest first |
@@ -48,7 +49,8 @@ class GatewayConfig:
     engine_timeout: float = 5.0
     engine_attempts: int = 4
     workers: int = 2
-    threads: int = 4
+    connections: int = 1000
+    read_timeout: int = 5
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     retry_after: int = 1
     token_keys: str = ""
@@ -113,7 +115,8 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         else _seconds("GATEWAY_ENGINE_TIMEOUT", timeout_text),
         engine_attempts=pick_int("GATEWAY_ENGINE_ATTEMPTS", d.engine_attempts, 1, 5),
         workers=pick_int("GATEWAY_WORKERS", d.workers, 1, 64),
-        threads=pick_int("GATEWAY_THREADS", d.threads, 1, 64),
+        connections=pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000),
+        read_timeout=pick_int("GATEWAY_READ_TIMEOUT", d.read_timeout, 1, 300),
         max_body_bytes=pick_int("GATEWAY_MAX_BODY_BYTES", d.max_body_bytes, 1024, 16 * 1024 * 1024),
         retry_after=pick_int("GATEWAY_RETRY_AFTER", d.retry_after, 0, 3600),
         token_keys=environ.get("STATE_TOKEN_KEYS", "").strip(),

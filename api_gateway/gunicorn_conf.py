@@ -4,8 +4,9 @@
 environment variables of `api_gateway.config`); it also works with gunicorn
 run by hand. What it takes care of:
 
-- bind, workers (processes) and threads (gthread: a worker waits on the engine
-  while other threads serve) from GATEWAY_* variables;
+- bind, workers (processes) and connections per worker from GATEWAY_* variables;
+  the worker class is `api_gateway.worker.GatewayWorker` (gevent: a connection is
+  a greenlet, not a thread, and every read has a deadline: see that module);
 - each worker listens on its own socket (SO_REUSEPORT, gunicorn's ``reuse_port``)
   and the kernel spreads new connections over them: with one shared socket the
   first idle worker accepted a whole burst of keep-alive connections, and under
@@ -78,12 +79,12 @@ bind = [f"{_host}:{_port}"]
 reuse_port = True
 wsgi_app = "api_gateway.wsgi:app"
 workers = _cfg.workers
-threads = _cfg.threads
-worker_class = "gthread"
+worker_connections = _cfg.connections
+worker_class = "api_gateway.worker.GatewayWorker"
 preload_app = False
 timeout = 30
 graceful_timeout = 15
-keepalive = 5
+keepalive = _cfg.read_timeout  # the gevent worker's header deadline and keep-alive idle time
 control_socket_disable = True
 errorlog = "-"
 loglevel = _cfg.log_level.lower()

@@ -31,7 +31,8 @@ _FLAGS = {  # flag destination -> environment variable
     "engine": "GATEWAY_ENGINE",
     "engine_timeout": "GATEWAY_ENGINE_TIMEOUT",
     "workers": "GATEWAY_WORKERS",
-    "threads": "GATEWAY_THREADS",
+    "connections": "GATEWAY_CONNECTIONS",
+    "read_timeout": "GATEWAY_READ_TIMEOUT",
     "max_body_bytes": "GATEWAY_MAX_BODY_BYTES",
     "token_store": "GATEWAY_TOKEN_STORE",
     "match_ttl": "GATEWAY_MATCH_TTL",
@@ -53,7 +54,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--engine-timeout", metavar="SECONDS",
                    help="deadline of each engine call [GATEWAY_ENGINE_TIMEOUT, 5]")
     p.add_argument("--workers", help="gunicorn worker processes [GATEWAY_WORKERS, 2]")
-    p.add_argument("--threads", help="threads per worker [GATEWAY_THREADS, 4]")
+    p.add_argument("--connections", help="connections each worker holds at once [GATEWAY_CONNECTIONS, 1000]")
+    p.add_argument("--read-timeout", metavar="SECONDS",
+                   help="time a client has to send a request's headers, then its body; also the keep-alive "
+                        "idle time [GATEWAY_READ_TIMEOUT, 5]")
     p.add_argument("--max-body-bytes", help="largest request body, more is 413 [GATEWAY_MAX_BODY_BYTES, 262144]")
     p.add_argument("--token-store", metavar="URL",
                    help="where each sealed match's latest version is kept: sqlite:///path (one host) or "

@@ -111,12 +111,15 @@ def open_store(url: str, ttl: int = DEFAULT_TTL) -> VersionStore:
 
 
 class SqliteStore:
-    """A SQLite file in WAL mode: each worker opens its own connections; the file is the shared record.
+    """A SQLite file in WAL mode: each worker process opens one connection; the file is the shared record.
 
     Writes are short transactions (`BEGIN IMMEDIATE`), so workers queue on the
     file's write lock for microseconds; `busy_timeout` bounds how long one waits
     before the call is refused as `StoreUnavailable`. Expired records are swept
-    now and then by whichever worker writes.
+    now and then by whichever worker writes. One connection per process, used
+    under a lock: the gateway's connections are greenlets (`api_gateway.worker`),
+    and a connection per greenlet (threading.local under gevent) would open a
+    file handle for every client connection.
     """
 
     SWEEP_EVERY = 1000
@@ -127,17 +130,20 @@ class SqliteStore:
         self.ttl = ttl
         self._clock = clock
         self._busy_ms = busy_ms
-        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._pid = 0
         self._writes = 0
-        self._conn()  # creates the file and the table now: a bad path fails at start, naming it
+        with self._lock:
+            self._conn()  # creates the file and the table now: a bad path fails at start, naming it
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            return conn
+        """This process's connection (a forked child opens its own); the caller holds the lock."""
+        if self._connection is not None and self._pid == os.getpid():
+            return self._connection
         try:
             conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
-                                   check_same_thread=True)
+                                   check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_ms)}")
@@ -145,15 +151,15 @@ class SqliteStore:
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
-        self._local.conn = conn
-        self._local.pid = os.getpid()
+        self._connection, self._pid = conn, os.getpid()
         return conn
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
-        try:
-            return work(self._conn())
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"token store {self.path}: {exc}") from None
+        with self._lock:
+            try:
+                return work(self._conn())
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"token store {self.path}: {exc}") from None
 
     def create(self, match_id: bytes) -> None:
         expires = self._clock() + self.ttl
@@ -193,10 +199,10 @@ class SqliteStore:
             self._run(lambda c: c.execute("DELETE FROM versions WHERE expires < ?", (self._clock(),)))
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        with self._lock:
+            if self._connection is not None and self._pid == os.getpid():
+                self._connection.close()
+            self._connection = None
 
 
 # ---------------------------------------------------------------- Redis (a cluster)

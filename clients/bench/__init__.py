@@ -2,6 +2,7 @@
 
     domino bench engine [--seconds S | --games N] [--repeats R] [--compiled auto|yes|no] [--json]
     domino bench service [--seconds S] [--json]
+    domino bench slow-clients [--connections N] [--seconds S]
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -54,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--require-tools", action="store_true",
                    help="fail instead of skipping when h2load or wrk is missing")
 
+    w = sub.add_parser("slow-clients", help="the gateway under 1,000 half-sent requests, against itself calm")
+    common(w)
+    w.add_argument("--connections", type=int, default=1000, help="attacking connections held open (default 1000)")
+    w.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
+
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -77,6 +83,13 @@ def main(argv: list[str]) -> int:
                                 compiled=args.compiled, groups=args.group)
         text = engine.format_text(result)
         save = engine.save
+    elif args.what == "slow-clients":
+        from clients.bench import slow_clients
+
+        result = slow_clients.run(connections=100 if args.tiny else args.connections,
+                                  seconds=1.0 if args.tiny else args.seconds, log=sys.stderr)
+        text = slow_clients.format_text(result)
+        save = slow_clients.save
     else:
         from clients.bench import service
 

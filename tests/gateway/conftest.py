@@ -185,7 +185,7 @@ def gateway_metrics_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def gateway(engine_proc: EngineProc, gateway_metrics_dir: Path) -> Iterator[Gateway]:
     """The shared gateway: 2 gunicorn workers, sealed mode with keys "new" (sealing) and "old"."""
-    gw = launch_gateway(engine_proc.address, "--workers", "2", "--threads", "4",
+    gw = launch_gateway(engine_proc.address, "--workers", "2",
                         env={"STATE_TOKEN_KEYS": TOKEN_KEYS,
                              "PROMETHEUS_MULTIPROC_DIR": str(gateway_metrics_dir)})
     yield gw

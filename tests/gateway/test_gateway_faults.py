@@ -109,7 +109,7 @@ class Load:
 def test_one_of_two_engines_killed_under_load_fails_no_request(
         engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:
     a, b = engines(), engines()
-    gateway = start_gateway(f"ipv4:{a.address},{b.address}", "--threads", "4")
+    gateway = start_gateway(f"ipv4:{a.address},{b.address}")
     with Load(gateway) as load:
         time.sleep(1.5)
         assert a.calls() > 0 and b.calls() > 0  # both were serving
@@ -126,7 +126,7 @@ def test_a_stopping_engine_gets_no_new_calls_and_finishes_its_own(
         engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:
     # 2 s of NOT_SERVING while still serving, then up to 5 s for calls in flight.
     a, b = engines("--shutdown-delay", "2", "--grace", "5"), engines()
-    gateway = start_gateway(f"ipv4:{a.address},{b.address}", "--threads", "4")
+    gateway = start_gateway(f"ipv4:{a.address},{b.address}")
     with Load(gateway) as load:
         time.sleep(1.5)
         assert a.calls() > 0 and b.calls() > 0
