@@ -8,11 +8,15 @@ given deals).
 """
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError
 from engine_service.rules.kingdomino_score import GameResult, rank
@@ -354,3 +358,42 @@ def test_a_dynasty_key_without_the_option_is_refused() -> None:
     state["dynasty"] = {"games": [], "deals": []}
     with pytest.raises(MalformedError, match="only a dynasty"):
         Kingdomino.from_dict(state)
+
+
+@functools.cache
+def _base_state(game_number: int, explicit: bool) -> dict[str, Any]:
+    return dynasty_state(game_number, seed=None if explicit else 6)
+
+
+def _junk() -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), st.booleans(), st.integers(-3, 60), st.floats(allow_nan=False), st.text(max_size=12),
+                     st.lists(st.integers(-1, 50), max_size=6),
+                     st.dictionaries(st.sampled_from(["tiles", "kings", "scores", "x"]), st.integers(-1, 50),
+                                     max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(game_number=st.integers(1, 3), explicit=st.booleans(), junk=_junk(), choice=st.integers(0, 10**6))
+def test_hostile_dynasty_parts_only_ever_raise_malformed(game_number: int, explicit: bool, junk: Any,
+                                                          choice: int) -> None:
+    state = copy.deepcopy(_base_state(game_number, explicit))
+    # every place inside state["dynasty"], one of them replaced by junk
+    places: list[tuple[Any, Any]] = []
+
+    def walk(node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+        for key, child in items:
+            places.append((node, key))
+            walk(child)
+
+    walk(state["dynasty"])
+    if places:
+        node, key = places[choice % len(places)]
+        node[key] = junk
+    else:
+        state["dynasty"] = junk
+    try:
+        decoded = Kingdomino.from_dict(state)
+    except MalformedError:
+        return
+    assert Kingdomino.from_dict(decoded.to_dict()).to_dict() == decoded.to_dict()
