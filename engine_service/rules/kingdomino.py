@@ -34,12 +34,27 @@ from .errors import IllegalActionError, MalformedError
 from .events import Event
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
 from .kingdomino_notation import parse_action
-from .kingdomino_setup import NAME, KDConfig, check_seed, config, explicit_deal, seeded_deal
+from .kingdomino_score import (
+    HARMONY_BONUS,
+    MIDDLE_KINGDOM_BONUS,
+    GameResult,
+    game_result,
+    kingdom_score,
+    rank,
+)
+from .kingdomino_setup import (
+    DYNASTY_GAMES,
+    NAME,
+    KDConfig,
+    check_seed,
+    config,
+    dynasty_deals,
+    explicit_deal,
+    game_seed,
+    seeded_deal,
+)
 from .kingdomino_state import decode
 from .kingdomino_tiles import describe
-
-MIDDLE_KINGDOM_BONUS = 10
-HARMONY_BONUS = 5
 
 
 class Kingdomino:
@@ -49,12 +64,21 @@ class Kingdomino:
     with the king standing on each); `next` the next row (a king or -1 per
     tile). `picker` is the king that must pick now (-1: none): in the first
     round the next king in lot order, later the king that has just placed.
+
+    Dynasty (option `dynasty`, issue 14): one match of `DYNASTY_GAMES` games by
+    the same players. The fields above hold the game being played (or the last
+    one, once the dynasty is over); `games` the results of the games finished
+    before it; `deals` the explicit deals of the games not yet started (empty
+    with a seed: each game's deal derives from it, `game_seed`). When a game
+    ends the next one is dealt and started at once, in the same `apply`.
     """
 
     __slots__ = (
         "cfg",
         "current_kings",
         "current_tiles",
+        "deals",
+        "games",
         "kingdoms",
         "kings",
         "next_kings",
@@ -76,6 +100,8 @@ class Kingdomino:
         self.picker = -1
         geo = geometry(cfg.size)
         self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
+        self.games: list[GameResult] = []
+        self.deals: list[tuple[list[int], list[int]]] = []
 
     # ------------------------------------------------------------ creation
 
@@ -90,23 +116,51 @@ class Kingdomino:
         """A new game: from an explicit `deal` ({"tiles": pile, "kings": first-pick order}) or a seed.
 
         With neither, a random seed is drawn (and recorded, so the game can be replayed).
+        A dynasty's explicit deal gives every game's: ``{"games": [deal, deal, deal]}``.
         """
         cfg = config(players, options)
         checked = check_seed(seed)
         if deal is not None and checked is not None:
             raise MalformedError("give a seed or a deal, not both")
-        if deal is not None:
+        deals: list[tuple[list[int], list[int]]] = []
+        if deal is not None and cfg.dynasty:
+            deals = dynasty_deals(cfg, deal)
+            pile, kings = deals.pop(0)
+        elif deal is not None:
             pile, kings = explicit_deal(cfg, deal)
         else:
             if checked is None:
                 checked = secrets.randbits(63)
             pile, kings = seeded_deal(cfg, checked)
         game = cls(cfg, checked, kings, pile)
-        events: list[Event] = [{"type": "game_started", "players": cfg.players, "kings": list(kings),
-                                "seed": checked}]
-        game._lay_row(events)
-        game.picker = 0
+        game.deals = deals
+        events: list[Event] = []
+        game._begin(events)
         return game, events
+
+    def _begin(self, events: list[Event]) -> None:
+        """Announce the game dealt in the fields, lay its first row and let the first king pick."""
+        started: Event = {"type": "game_started", "players": self.cfg.players, "kings": list(self.kings),
+                          "seed": self.seed}
+        if self.cfg.dynasty:
+            started["game"] = self.game_number
+        events.append(started)
+        self._lay_row(events)
+        self.picker = 0
+
+    def _next_game(self, events: list[Event]) -> None:
+        """Dynasty: deal the next game (from the seed, or the next explicit deal) and start it."""
+        if self.seed is not None:
+            pile, kings = seeded_deal(self.cfg, game_seed(self.seed, len(self.games)))
+        else:
+            pile, kings = self.deals.pop(0)
+        self.pile = pile
+        self.kings = kings
+        self.current_tiles = []
+        self.current_kings = []
+        geo = geometry(self.cfg.size)
+        self.kingdoms = [Kingdom(geo) for _ in range(self.cfg.players)]
+        self._begin(events)
 
     def _lay_row(self, events: list[Event]) -> None:
         """Lay the next row from the pile, in ascending number order (empty when the pile is)."""
@@ -131,7 +185,13 @@ class Kingdomino:
 
     @property
     def game_over(self) -> bool:
+        """The game (a dynasty: its last game) is over: nothing more can be played."""
         return self.picker < 0 and not self.current_tiles
+
+    @property
+    def game_number(self) -> int:
+        """The game in the fields, 1-based: 1..3 in a dynasty, always 1 otherwise."""
+        return len(self.games) + 1
 
     @property
     def to_move(self) -> int | None:
@@ -154,18 +214,10 @@ class Kingdomino:
         return placements if placements else [f"discard {tile}"]
 
     def scores(self) -> list[int]:
-        """Per player: regions' squares x crowns; the option bonuses once the game is over."""
+        """Per player, in the game being played (a dynasty: see `totals`): regions' squares x
+        crowns; the option bonuses once the game is over."""
         over = self.game_over
-        cfg = self.cfg
-        out: list[int] = []
-        for kingdom in self.kingdoms:
-            score = kingdom.region_score()
-            if over and cfg.middle_kingdom and kingdom.centred():
-                score += MIDDLE_KINGDOM_BONUS
-            if over and cfg.harmony and kingdom.discards == 0:
-                score += HARMONY_BONUS
-            out.append(score)
-        return out
+        return [kingdom_score(self.cfg, kingdom, over) for kingdom in self.kingdoms]
 
     def largest_region(self) -> list[int]:
         return [k.largest_region() for k in self.kingdoms]
@@ -173,13 +225,35 @@ class Kingdomino:
     def crowns(self) -> list[int]:
         return [k.crowns() for k in self.kingdoms]
 
-    def winners(self) -> list[int]:
-        """Once over: the best score; tie: the larger single region, then more crowns, else shared."""
+    def totals(self) -> dict[str, list[int]]:
+        """Per player, summed over the games so far, the one being played included (its bonuses
+        once over): ``scores``, ``largest_region`` and ``crowns``. Without dynasty: this game's."""
+        scores, largest, crowns = self.scores(), self.largest_region(), self.crowns()
+        for result in self.games:
+            for p in range(self.cfg.players):
+                scores[p] += result.scores[p]
+                largest[p] += result.largest_region[p]
+                crowns[p] += result.crowns[p]
+        return {"scores": scores, "largest_region": largest, "crowns": crowns}
+
+    def ranking(self) -> tuple[list[int], str | None]:
+        """(winners, decided_by) once over, else ([], None). The best score; tie: the larger single
+        region, then more crowns, else shared (RULES.md KD). A dynasty ranks by its totals: scores,
+        then largest regions and crowns, both summed over the games (issue 14). `decided_by` names
+        the key that decided: ``score``, ``largest_region``, ``crowns`` or ``shared``."""
         if not self.game_over:
-            return []
-        keys = list(zip(self.scores(), self.largest_region(), self.crowns()))
-        best = max(keys)
-        return [p for p, key in enumerate(keys) if key == best]
+            return [], None
+        t = self.totals()
+        return rank(t["scores"], t["largest_region"], t["crowns"])
+
+    def winners(self) -> list[int]:
+        """Once over: the best score; tie: the larger single region, then more crowns, else shared.
+        A dynasty: the same by the totals of its games."""
+        return self.ranking()[0]
+
+    def game_scores(self) -> list[list[int]]:
+        """Per game so far (the one being played last, running), each player's score."""
+        return [r.scores.copy() for r in self.games] + [self.scores()]
 
     # ------------------------------------------------------------ play
 
@@ -202,8 +276,30 @@ class Kingdomino:
         else:
             self._place(verb, tile, x, y, d, events)
         if self.game_over:
-            events.append({"type": "game_over", "scores": self.scores(), "winners": self.winners()})
+            self._game_ended(events)
         return events
+
+    def _game_ended(self, events: list[Event]) -> None:
+        """Announce the end of the game with its tie-breaks; a dynasty then starts its next game,
+        or, after its last, announces its own end by the totals."""
+        result = game_result(self.cfg, self.kingdoms)
+        ended: Event = {"type": "game_over", "scores": result.scores.copy(),
+                        "largest_region": result.largest_region.copy(), "crowns": result.crowns.copy(),
+                        "winners": result.winners.copy(), "decided_by": result.decided_by}
+        if not self.cfg.dynasty:
+            events.append(ended)
+            return
+        ended["game"] = self.game_number
+        events.append(ended)
+        if self.game_number < DYNASTY_GAMES:
+            self.games.append(result)
+            self._next_game(events)
+            return
+        totals = self.totals()
+        winners, decided_by = self.ranking()
+        events.append({"type": "dynasty_over", "games": self.game_scores(), "scores": totals["scores"],
+                       "largest_region": totals["largest_region"], "crowns": totals["crowns"],
+                       "winners": winners, "decided_by": decided_by})
 
     def _pick(self, tile: int, events: list[Event]) -> None:
         king = self.picker
@@ -270,11 +366,17 @@ class Kingdomino:
         new.next_kings = self.next_kings.copy()
         new.picker = self.picker
         new.kingdoms = [k.copy() for k in self.kingdoms]
+        new.games = self.games.copy()           # results are never changed once made
+        new.deals = [(pile.copy(), kings.copy()) for pile, kings in self.deals]
         return new
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole state as JSON (the pile's order included: see `view` for players)."""
-        return {
+        """The whole state as JSON (the pile's order included: see `view` for players).
+
+        A dynasty adds ``dynasty``: ``{"games": [finished game's result...], "deals": [{tiles,
+        kings} of each game not yet started: explicit deals only]}``; a result is
+        ``{kingdoms, scores, largest_region, crowns, winners, decided_by}``."""
+        state: dict[str, Any] = {
             "variant": NAME,
             "players": self.cfg.players,
             "options": self.cfg.options,
@@ -287,6 +389,12 @@ class Kingdomino:
             "picker": None if self.picker < 0 else self.picker,
             "kingdoms": [k.log.copy() for k in self.kingdoms],
         }
+        if self.cfg.dynasty:
+            state["dynasty"] = {
+                "games": [r.to_dict() for r in self.games],
+                "deals": [{"tiles": pile.copy(), "kings": kings.copy()} for pile, kings in self.deals],
+            }
+        return state
 
     @classmethod
     def from_dict(cls, data: object) -> Kingdomino:
@@ -299,11 +407,18 @@ class Kingdomino:
         game.next_kings = parts.next_kings
         game.picker = parts.picker
         game.kingdoms = parts.kingdoms
+        game.games = parts.games
+        game.deals = parts.deals
         return game
 
     def view(self, player: object) -> dict[str, Any]:
         """What `player` may see: everything but the undrawn pile's order (and the seed that
-        fixes it); only the pile's size is shown, not even which tiles are in it."""
+        fixes it); only the pile's size is shown, not even which tiles are in it.
+
+        A dynasty's ``dynasty`` keeps the finished games and hides the deals of the games to
+        come, adding ``game`` (1..3, the one being played), ``of`` (3), ``game_scores`` (per
+        game, the one being played last) and ``totals`` (scores, largest_region, crowns summed
+        over the games so far); ``winners``, ``decided_by`` and ``game_over`` are then the dynasty's."""
         if not isinstance(player, int) or isinstance(player, bool) or not 0 <= player < self.players:
             raise MalformedError(f"player must be 0..{self.players - 1}, not {player!r}")
         state = self.to_dict()
@@ -321,7 +436,16 @@ class Kingdomino:
             "crowns": self.crowns(),
             "game_over": self.game_over,
             "winners": self.winners(),
+            "decided_by": self.ranking()[1],
         })
+        if self.cfg.dynasty:
+            state["dynasty"] = {
+                "games": state["dynasty"]["games"],
+                "game": self.game_number,
+                "of": DYNASTY_GAMES,
+                "game_scores": self.game_scores(),
+                "totals": self.totals(),
+            }
         return state
 
 

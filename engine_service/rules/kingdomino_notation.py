@@ -24,8 +24,10 @@ _MAX_TEXT = 40
 
 def _int(text: str, what: str, action: str) -> int:
     body = text[1:] if text[:1] == "-" else text
-    if not body or not body.isascii() or not body.isdigit() or len(body) > 7:
+    if not body or not body.isascii() or not body.isdigit():
         raise MalformedError(f"action {action!r}: {what} must be an integer, not {text!r}")
+    if len(body) > 7:
+        raise MalformedError(f"action {action!r}: {what} must be an integer of at most 7 digits, not {text!r}")
     return int(text)
 
 

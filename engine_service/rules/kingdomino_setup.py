@@ -8,7 +8,9 @@ Deals (RULES.md KD, C "Deal"): an explicit deal is the draw pile in order plus
 the kings in first-pick order; a seeded deal shuffles the 48 tiles with the
 project's SplitMix64 shuffle (`deal.shuffled`), keeps the first 24 / 36 / 48
 (so the removed tiles are random, from the seed) and draws the kings' order by
-lot from an independent sub-seed.
+lot from an independent sub-seed. A dynasty (option `dynasty`, issue 14) deals
+each of its three games so: the first from the seed, the next from sub-seeds
+(`game_seed`), or from three explicit deals (`dynasty_deals`).
 
 >>> config(2, {}).kings, config(3, {}).tiles, config(2, {"mighty_duel": True}).size
 (4, 36, 7)
@@ -29,6 +31,8 @@ NAME = "kingdomino"
 FAMILY = "KD"
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
+#: Games in a dynasty (option `dynasty`, the publisher's variant; issue 14).
+DYNASTY_GAMES = 3
 DESCRIPTION = ("Kingdomino (\"Лоскутное королевство\"): draft terrain dominoes and build a 5x5 "
                "kingdom around your castle; regions score squares x crowns (RULES.md KD, seed 001)")
 
@@ -40,7 +44,8 @@ SPECS: dict[str, OptionSpec] = {
     "harmony": OptionSpec(
         "harmony", "bool", "+5 at the end when the kingdom is complete (no tile discarded)"),
     "dynasty": OptionSpec(
-        "dynasty", "bool", "not supported: RULES.md KD and the seeds do not say what it is; true is refused"),
+        "dynasty", "bool", "a series of 3 games by the same players in one match; the winner by the summed "
+        "scores (ties: summed largest regions, then summed crowns, else shared); issue 14"),
 }
 DEFAULTS: dict[str, OptionValue] = {
     "mighty_duel": False, "middle_kingdom": False, "harmony": False, "dynasty": False,
@@ -69,6 +74,7 @@ class KDConfig:
     tiles: int               # tiles in play: 24 / 36 / 48 (48 with mighty_duel)
     middle_kingdom: bool
     harmony: bool
+    dynasty: bool            # a match of DYNASTY_GAMES games, scores summed (issue 14)
     overrides: tuple[tuple[str, OptionValue], ...]   # options that differ from the defaults
 
     @property
@@ -92,17 +98,13 @@ def config(players: object, options: object) -> KDConfig:
     """Validate the player count and options (unknown ones refused by name)."""
     n = check_players(players)
     resolved, effective = resolve(SPECS, DEFAULTS, options)
-    if resolved["dynasty"]:
-        raise MalformedError(
-            "option dynasty: true is not supported: neither RULES.md KD nor its source (seed 001) "
-            "says what the dynasty variant is")
     duel = bool(resolved["mighty_duel"])
     if duel and n != 2:
         raise MalformedError(f"option mighty_duel: the mighty duel is for 2 players, not {n}")
     kings = 3 if n == 3 else 4
     tiles = TILE_COUNT if duel else {2: 24, 3: 36, 4: 48}[n]
     return KDConfig(n, 7 if duel else 5, kings, tiles, bool(resolved["middle_kingdom"]),
-                    bool(resolved["harmony"]), tuple(sorted(effective.items())))
+                    bool(resolved["harmony"]), bool(resolved["dynasty"]), tuple(sorted(effective.items())))
 
 
 def check_seed(seed: object, what: str = "seed") -> int | None:
@@ -127,18 +129,36 @@ def seeded_deal(cfg: KDConfig, seed: int) -> tuple[list[int], list[int]]:
     return pile, [owners[k] for k in lot]
 
 
-def explicit_deal(cfg: KDConfig, deal: object) -> tuple[list[int], list[int]]:
+def game_seed(seed: int, game: int) -> int:
+    """The seed of game `game` (0-based) of a dynasty: the first game is the match seed itself
+    (so it is the very game a single-game match of that seed plays), later games a sub-seed."""
+    return seed if game == 0 else derive_seed(seed, 3, game)
+
+
+def dynasty_deals(cfg: KDConfig, deal: object) -> list[tuple[list[int], list[int]]]:
+    """Validate a dynasty's explicit deals, ``{"games": [deal, deal, deal]}``: one per game, in order."""
+    if not isinstance(deal, dict) or set(deal) != {"games"}:
+        raise MalformedError(
+            f"deal: a dynasty is dealt as {{\"games\": [...]}}, one {{tiles, kings}} deal per game "
+            f"({DYNASTY_GAMES} games)")
+    games = deal["games"]
+    if not isinstance(games, list) or len(games) != DYNASTY_GAMES:
+        raise MalformedError(f"deal.games must list {DYNASTY_GAMES} deals, one per game of the dynasty")
+    return [explicit_deal(cfg, d, f"deal.games[{g}]") for g, d in enumerate(games)]
+
+
+def explicit_deal(cfg: KDConfig, deal: object, what: str = "deal") -> tuple[list[int], list[int]]:
     """Validate ``{"tiles": [...], "kings": [...]}`` (FORMAT.md): (pile, king owners)."""
     if not isinstance(deal, dict):
-        raise MalformedError("deal must be an object with tiles and kings")
+        raise MalformedError(f"{what} must be an object with tiles and kings")
     unknown = set(deal) - {"tiles", "kings"}
     if unknown:
-        raise MalformedError(f"deal: unknown keys {sorted(unknown)}")
-    pile = tile_list(deal.get("tiles"), "deal.tiles")
+        raise MalformedError(f"{what}: unknown keys {sorted(str(k) for k in unknown)}")
+    pile = tile_list(deal.get("tiles"), f"{what}.tiles")
     if len(pile) != cfg.tiles:
         raise MalformedError(
-            f"deal.tiles lists {len(pile)} tiles; {cfg.players} players play with {cfg.tiles}")
-    return pile, king_owners(cfg, deal.get("kings"), "deal.kings")
+            f"{what}.tiles lists {len(pile)} tiles; {cfg.players} players play with {cfg.tiles}")
+    return pile, king_owners(cfg, deal.get("kings"), f"{what}.kings")
 
 
 def tile_list(value: object, what: str) -> list[int]:
@@ -180,6 +200,7 @@ def king_owners(cfg: KDConfig, value: object, what: str) -> list[int]:
 __all__ = [
     "DEFAULTS",
     "DESCRIPTION",
+    "DYNASTY_GAMES",
     "FAMILY",
     "NAME",
     "SPECS",
@@ -187,7 +208,9 @@ __all__ = [
     "check_seed",
     "config",
     "describe",
+    "dynasty_deals",
     "explicit_deal",
+    "game_seed",
     "king_owners",
     "seeded_deal",
     "tile_list",

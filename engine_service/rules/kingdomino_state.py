@@ -6,7 +6,8 @@ naming it: types and ranges, every tile in exactly one place and as many as
 the player count plays with, each kingdom replayed tile by tile under the
 placement rules (a discard only where the tile fitted nowhere), the kings each
 on one tile or picking, and each player's number of tiles matching the rounds
-played.
+played. A dynasty's finished games (issue 14) are replayed too, each complete,
+and their results must be what their kingdoms score.
 
 `decode` returns the checked parts (`Decoded`) and `Kingdomino.from_dict` builds
 the game from them, so this module does not import the game (kingdomino.py
@@ -17,17 +18,23 @@ from __future__ import annotations
 from .errors import MalformedError
 from .kingdomino_board import Kingdom, geometry
 from .kingdomino_notation import parse_action
+from .kingdomino_score import GameResult, game_result
 from .kingdomino_setup import (
+    DYNASTY_GAMES,
     NAME,
     KDConfig,
     check_seed,
     config,
+    explicit_deal,
     king_owners,
     tile_list,
     tile_number,
 )
 
 KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
+#: Only with option dynasty: ``{"games": [result...], "deals": [deal...]}``.
+DYNASTY_KEY = "dynasty"
+RESULT_KEYS = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
 
 
 class Decoded:
@@ -38,12 +45,13 @@ class Decoded:
     A plain class, not a dataclass, like the families' results (family.py says why).
     """
 
-    __slots__ = ("cfg", "current_kings", "current_tiles", "kingdoms", "kings", "next_kings", "next_tiles",
-                 "picker", "pile", "seed")
+    __slots__ = ("cfg", "current_kings", "current_tiles", "deals", "games", "kingdoms", "kings", "next_kings",
+                 "next_tiles", "picker", "pile", "seed")
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int],
                  current_tiles: list[int], current_kings: list[int], next_tiles: list[int],
-                 next_kings: list[int], picker: int, kingdoms: list[Kingdom]) -> None:
+                 next_kings: list[int], picker: int, kingdoms: list[Kingdom], games: list[GameResult],
+                 deals: list[tuple[list[int], list[int]]]) -> None:
         self.cfg = cfg
         self.seed = seed
         self.kings = kings
@@ -54,13 +62,15 @@ class Decoded:
         self.next_kings = next_kings
         self.picker = picker
         self.kingdoms = kingdoms
+        self.games = games
+        self.deals = deals
 
 
 def decode(data: object) -> Decoded:
     """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
-    unknown = sorted(str(k) for k in data if k not in KEYS)
+    unknown = sorted(str(k) for k in data if k not in KEYS and k != DYNASTY_KEY)
     if unknown:
         raise MalformedError(f"state: unknown keys {unknown}")
     missing = [k for k in KEYS if k not in data]
@@ -73,6 +83,11 @@ def decode(data: object) -> Decoded:
         raise MalformedError("state.options must be an object")
     cfg = config(data["players"], options)
     seed = check_seed(data["seed"], "state.seed")
+    if cfg.dynasty and DYNASTY_KEY not in data:
+        raise MalformedError(f"state: missing keys ['{DYNASTY_KEY}'] (option dynasty: true)")
+    if not cfg.dynasty and DYNASTY_KEY in data:
+        raise MalformedError(f"state.{DYNASTY_KEY}: only a dynasty (option dynasty: true) has it")
+    games, deals = _dynasty(cfg, seed, data[DYNASTY_KEY]) if cfg.dynasty else ([], [])
     kings = king_owners(cfg, data["kings"], "state.kings")
     pile = tile_list(data["pile"], "state.pile")
     current_tiles, current_kings = _row(cfg, data["current"], "state.current", free=False)
@@ -80,7 +95,7 @@ def decode(data: object) -> Decoded:
     if next_tiles and len(next_tiles) != cfg.kings:
         raise MalformedError(f"state.next must hold {cfg.kings} tiles, or none in the last round")
     picker = _king_or_none(cfg, data["picker"], "state.picker")
-    kingdoms = _kingdoms(cfg, data["kingdoms"])
+    kingdoms = _kingdoms(cfg, data["kingdoms"], "state.kingdoms")
 
     # Every tile in exactly one place, as many as are played with.
     seen = 0
@@ -102,9 +117,63 @@ def decode(data: object) -> Decoded:
         raise MalformedError("state.next is empty but the pile is not: the next row must be laid")
 
     _check_turn(cfg, kings, current_kings, next_kings, picker, kingdoms)
+    if cfg.dynasty and picker is None and not current_tiles and len(games) < DYNASTY_GAMES - 1:
+        raise MalformedError(f"state: game {len(games) + 1} of the dynasty is over, "
+                             "so the next one must have been started")
 
     return Decoded(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
-                   -1 if picker is None else picker, kingdoms)
+                   -1 if picker is None else picker, kingdoms, games, deals)
+
+
+def _dynasty(cfg: KDConfig, seed: int | None, value: object
+             ) -> tuple[list[GameResult], list[tuple[list[int], list[int]]]]:
+    """The finished games (each replayed, complete, its results recomputed) and the deals to come:
+    none with a seed (each game's deal derives from it), one per game not yet started without."""
+    what = f"state.{DYNASTY_KEY}"
+    if not isinstance(value, dict) or set(value) != {"games", "deals"}:
+        raise MalformedError(f"{what} must be an object with games and deals")
+    raw_games = value["games"]
+    if not isinstance(raw_games, list) or len(raw_games) > DYNASTY_GAMES - 1:
+        raise MalformedError(f"{what}.games must list the finished games before the current one "
+                             f"(at most {DYNASTY_GAMES - 1})")
+    games = [_finished_game(cfg, item, f"{what}.games[{g}]") for g, item in enumerate(raw_games)]
+    raw_deals = value["deals"]
+    want = 0 if seed is not None else DYNASTY_GAMES - 1 - len(games)
+    if not isinstance(raw_deals, list) or len(raw_deals) != want:
+        raise MalformedError(f"{what}.deals must list {want} deals, one per game not yet started"
+                             + (" (none with a seed: the deals derive from it)" if seed is not None else ""))
+    deals = [explicit_deal(cfg, d, f"{what}.deals[{i}]") for i, d in enumerate(raw_deals)]
+    return games, deals
+
+
+def _finished_game(cfg: KDConfig, value: object, what: str) -> GameResult:
+    if not isinstance(value, dict) or set(value) != set(RESULT_KEYS):
+        raise MalformedError(f"{what} must be an object with {', '.join(RESULT_KEYS)}")
+    kingdoms = _kingdoms(cfg, value["kingdoms"], f"{what}.kingdoms")
+    each = cfg.tiles // cfg.players
+    seen = 0
+    for p, k in enumerate(kingdoms):
+        if len(k.log) != each:
+            raise MalformedError(f"{what}.kingdoms[{p}]: a finished game has {each} tiles per player, "
+                                 f"not {len(k.log)}")
+        for action in k.log:
+            t = _tile_of(action)
+            if seen >> t & 1:
+                raise MalformedError(f"{what}.kingdoms[{p}]: tile {t} is in two kingdoms")
+            seen |= 1 << t
+    result = game_result(cfg, kingdoms)
+    expected = result.to_dict()
+    for key in RESULT_KEYS[1:]:
+        if not _same(value[key], expected[key]):
+            raise MalformedError(f"{what}.{key} must be what the kingdoms scored: {expected[key]!r}")
+    return result
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as JSON: `True` is not `1`."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 def _tile_of(action: str) -> int:
@@ -142,14 +211,14 @@ def _row(cfg: KDConfig, value: object, what: str, free: bool) -> tuple[list[int]
     return tiles, kings
 
 
-def _kingdoms(cfg: KDConfig, value: object) -> list[Kingdom]:
+def _kingdoms(cfg: KDConfig, value: object, where: str) -> list[Kingdom]:
     """Replay every player's actions; each must have been legal when it was taken."""
     if not isinstance(value, list) or len(value) != cfg.players:
-        raise MalformedError(f"state.kingdoms must list {cfg.players} lists of actions, player 0 first")
+        raise MalformedError(f"{where} must list {cfg.players} lists of actions, player 0 first")
     geo = geometry(cfg.size)
     kingdoms: list[Kingdom] = []
     for p, log in enumerate(value):
-        what = f"state.kingdoms[{p}]"
+        what = f"{where}[{p}]"
         if not isinstance(log, list) or len(log) > cfg.tiles // cfg.players:
             raise MalformedError(
                 f"{what} must be a list of at most {cfg.tiles // cfg.players} place/discard actions")
