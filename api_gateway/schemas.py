@@ -147,7 +147,7 @@ class RoundRecordSchema(StrictSchema):
     written = _ints("K/O: written totals after the round")
     remembered = _ints("K/O: remembered points after the round")
     pot = _points("K/O: eggs pot after the round")
-    scores = _ints("TF/A3/A5/B: running scores after the round")
+    scores = _ints("the score after the round, in every variant (K/O: the written points)")
     places = _ints("B: places of the round", (0, UINT32_MAX))
     out = _ints("seats that went out, in order", (0, UINT32_MAX))
 
@@ -158,7 +158,9 @@ class LedgerSchema(StrictSchema):
     written = _ints("K/O: written points per seat (or team)")
     remembered = _ints("K/O: remembered points per seat (or team)")
     pot = _points("K/O: eggs waiting for the next single highest seat")
-    scores = _ints("TF/A3/A5/B: running score per seat (or team)")
+    scores = _ints("THE score per seat (or team), in every variant: what players call the score and an app "
+                   "shows in its score table (K/O: equal to the written points, with `remembered` and `pot` "
+                   "beside them; TF/A3/A5/B/BL: the running score)")
     history = fields.List(fields.Nested(RoundRecordSchema), validate=validate.Length(max=10000),
                           metadata={"description": "every finished round, oldest first"})
 
@@ -304,7 +306,7 @@ class SetupSchema(StrictSchema):
     written = _ints("K/O written points")
     remembered = _ints("K/O remembered points")
     pot = _points("K/O eggs pot")
-    scores = _ints("running scores")
+    scores = _ints("running scores (K/O: leave out; the score there is `written`)")
 
 
 MODES = ["transparent", "sealed"]
@@ -409,8 +411,10 @@ class LegalAnswerSchema(Schema):
         "description": "its legal actions (sealed: only when the caller is that seat)"})
 
 
-class ViewAnswerSchema(SeatViewSchema):
-    """A seat's view (transparent: any seat; sealed: the caller's)."""
+class ViewAnswerSchema(Schema):
+    """A seat's view (transparent: any seat; sealed: the caller's), under `view` as in every answer."""
+
+    view = fields.Nested(SeatViewSchema, required=True)
 
 
 class ProblemSchema(Schema):

@@ -193,7 +193,8 @@ class EngineClient:
 
     def view(self, state: Json, seat: int) -> Json:
         """What `seat` may see."""
-        return self._call("View", {"state": state, "seat": seat})
+        view: Json = self._call("View", {"state": state, "seat": seat})["view"]
+        return view
 
     def timeout(self, state: Json, seat: int) -> Answer:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""

@@ -205,11 +205,12 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
     def View(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})
         carried = _Carried(call, args)
+        # {"view": ...}: the same member as in every other answer that carries a view
         if carried.sealed:
-            return pb.JsonAnswer(answer=_dumps(view_for(carried.match, carried.viewer)))
+            return pb.JsonAnswer(answer=_dumps({"view": view_for(carried.match, carried.viewer)}))
         if "seat" not in args:
             raise MalformedError("seat: required (whose view)")
-        return pb.JsonAnswer(answer=_dumps(carried.match.view(args["seat"])))
+        return pb.JsonAnswer(answer=_dumps({"view": carried.match.view(args["seat"])}))
 
     def Timeout(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})

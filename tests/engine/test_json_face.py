@@ -127,7 +127,7 @@ def test_both_faces_settle_time_out_and_deal_alike(stub: Stub, json_stub: JsonSt
     _same_events(ended.events, answer["events"])
     for seat in range(2):
         view, _ = call(json_stub.View, {"state": answer["state"], "seat": seat})
-        assert po.view_dict(stub.View(pb.ViewRequest(state=ended.state, seat=seat), timeout=10)) == view
+        assert {"view": po.view_dict(stub.View(pb.ViewRequest(state=ended.state, seat=seat), timeout=10))} == view
 
 
 # ---------------------------------------------------------------- sealed
@@ -190,7 +190,7 @@ def test_sealed_view_is_the_viewers_view(json_stub: JsonStub) -> None:
         match = wire.decode_state(state)
         for viewer in (0, 1, 2, None):
             answer, unchanged = call(json_stub.View, {"view_as": "host" if viewer is None else viewer}, state)
-            assert answer == view_for(match, viewer) and unchanged == b""
+            assert answer == {"view": view_for(match, viewer)} and unchanged == b""
         _, state = call(json_stub.Apply, {"action": rng.choice(match.legal_actions()), "view_as": "host"}, state)
 
 
