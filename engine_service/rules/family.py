@@ -151,6 +151,7 @@ class Family:
     teams = False
     many_out = False             # B: several seats may go out in one round
     names_next_leader = False    # K: a round's winner (else the fisherman) leads the next one
+    score_is_written = False     # K, O: the score players speak of is the written points (ledger.scores mirrors them)
 
     def __init__(self, options: dict[str, OptionValue], players: int) -> None:
         self.options = options

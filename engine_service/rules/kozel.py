@@ -38,6 +38,7 @@ HIGHEST_DOUBLE = tuple(DOUBLE_OF[v] for v in (6, 5, 4, 3, 2, 1, 0)) + NON_DOUBLE
 class Kozel(Family):
     code = "K"
     names_next_leader = True
+    score_is_written = True
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("one-one-up", "highest-double"),

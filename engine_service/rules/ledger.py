@@ -12,6 +12,10 @@ from typing import Any
 
 @dataclass(slots=True)
 class Ledger:
+    """One match's points, per side. `scores` is "the score" in every variant, the one place an app
+    reads to draw a score table: the running score (TF, A3, A5, B, BL), or in K and O the written
+    points, which `score_with_opening` keeps it equal to (remembered points and the pot beside it)."""
+
     written: list[int]
     remembered: list[int]
     pot: int = 0
@@ -43,6 +47,7 @@ class Ledger:
             self.remembered[side] = 0
         else:
             self.remembered[side] += points
+        self.scores[side] = self.written[side]
 
     def forget(self, side: int) -> None:
         """The side loses its remembered points (went out before opening, or K fish on one)."""

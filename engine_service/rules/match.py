@@ -103,6 +103,11 @@ class Match:
         for key in ("written", "remembered"):
             if any(v < 0 for v in getattr(self.ledger, key)):
                 raise MalformedError(f"setup.{key} must not be negative")  # as a decoded state's
+        if self.family.score_is_written:
+            if "scores" in setup and self.ledger.scores != self.ledger.written:
+                raise MalformedError(f"setup.scores: in {self.preset.name} the score is the written points: "
+                                     "give setup.written")
+            self.ledger.scores = self.ledger.written.copy()
         self.at_limit = _near_limit(self)
 
     def start_round(self, deal: object = None) -> list[Event]:
@@ -423,7 +428,7 @@ class Match:
         players = int(data["players"])
         match = cls(p, family, effective, players, _seed(data.get("seed"), "state.seed"))
         match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
-        match.ledger = _ledger_from_dict(data.get("ledger") or {}, players, family.sides)
+        match.ledger = _ledger_from_dict(data.get("ledger") or {}, players, family.sides, family.score_is_written)
         nl = data.get("next_leader")
         match.next_leader = None if nl is None else _seat(nl, players, "state.next_leader")
         match.match_over = _bool(data.get("match_over", False), "state.match_over")
@@ -590,7 +595,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     return rnd
 
 
-def _ledger_from_dict(data: object, players: int, sides: int) -> Ledger:
+def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: bool) -> Ledger:
     if not isinstance(data, dict):
         raise MalformedError("state.ledger must be an object")
     ledger = Ledger.empty(sides)
@@ -600,6 +605,12 @@ def _ledger_from_dict(data: object, players: int, sides: int) -> Ledger:
     for key in ("written", "remembered"):
         if any(v < 0 for v in getattr(ledger, key)):
             raise MalformedError(f"state.ledger.{key} must not be negative")
+    if score_is_written and ledger.scores != ledger.written:
+        # K, O: scores mirror the written points; a state written before they did has zeros there.
+        if any(ledger.scores):
+            raise MalformedError("state.ledger.scores must equal state.ledger.written in this variant "
+                                 "(the score is the written points)")
+        ledger.scores = ledger.written.copy()
     ledger.pot = _nonneg(data.get("pot", 0), "state.ledger.pot")
     history = data.get("history") or []
     if not isinstance(history, list):

@@ -26,6 +26,7 @@ class Osel(Family):
     code = "O"
     closing = True
     multi_doubles = True
+    score_is_written = True
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("osel"),

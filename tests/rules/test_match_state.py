@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError
+from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError, variants
 
 # A 4-player Kozel deal (no boneyard): seat 0 holds 1-1 and leads it (K first lead).
 HANDS = [["0-0", "0-1", "0-2", "0-3", "0-4", "1-1", "1-4"],
@@ -327,3 +328,39 @@ def test_impossible_states_are_malformed(name: str, change: Callable[[dict[str, 
     change(state)
     with pytest.raises(MalformedError):
         Match.from_dict(state)
+
+
+# ---------------------------------------------------------------- one place for the score (issue 16)
+
+@pytest.mark.parametrize("variant,players", [(v["name"], p) for v in variants() for p in (2, 4)
+                                             if v["min_players"] <= p <= v["max_players"] and v["family"] != "KD"])
+def test_ledger_scores_is_the_score_in_every_variant(variant: str, players: int) -> None:
+    """An app draws a score table from `ledger.scores` alone: in Kozel and Osel it is the written points."""
+    rng = random.Random(5)
+    match, _ = Match.new(variant, players, seed=11)
+    for _ in range(4):
+        while match.round is not None and not match.round.over:
+            match.apply(rng.choice(match.legal_actions()))
+        ledger = match.to_dict()["ledger"]
+        if match.family.score_is_written:
+            assert ledger["scores"] == ledger["written"]
+        else:
+            assert ledger["written"] == [0] * len(ledger["scores"])
+        assert all(row["scores"] == (row["written"] if match.family.score_is_written else row["scores"])
+                   for row in ledger["history"])
+        assert match.view(0)["ledger"]["scores"] == ledger["scores"]
+        if match.match_over:
+            break
+        match.start_round()
+
+
+def test_kozel_scores_follow_the_written_points_through_setup_and_decoding() -> None:
+    match, _ = Match.new("kozel", 4, seed=3, setup={"written": [12, 0, 30, 0], "remembered": [0, 5, 0, 0]})
+    assert match.ledger.scores == [12, 0, 30, 0]
+    data = match.to_dict()
+    legacy = {**data, "ledger": {**data["ledger"], "scores": [0, 0, 0, 0]}}  # a state from before the mirror
+    assert Match.from_dict(legacy).ledger.scores == [12, 0, 30, 0]
+    with pytest.raises(MalformedError, match=r"state.ledger.scores must equal state.ledger.written"):
+        Match.from_dict({**data, "ledger": {**data["ledger"], "scores": [1, 0, 30, 0]}})
+    with pytest.raises(MalformedError, match="setup.scores: in kozel the score is the written points"):
+        Match.new("kozel", 4, seed=3, setup={"scores": [5, 0, 0, 0]})
