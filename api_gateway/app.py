@@ -134,6 +134,12 @@ def _operations(app: Flask, engine: Engine) -> None:
         response = flask.send_from_directory(str(swagger_ui_bundle.swagger_ui_path), filename, max_age=3600)
         return response
 
+    def to_docs() -> Response:
+        """`/` and `/docs/` lead to Swagger UI (a person typing the address lands on the docs)."""
+        return flask.redirect("/docs", code=302)
+
+    app.add_url_rule("/", "root", to_docs, methods=["GET"])
+    app.add_url_rule("/docs/", "docs_slash", to_docs, methods=["GET"], strict_slashes=True)
     app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
     app.add_url_rule("/readyz", "readyz", readyz, methods=["GET"])
     app.add_url_rule("/metrics", "metrics", metrics_view, methods=["GET"])

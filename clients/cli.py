@@ -37,7 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     where.add_argument("--rest", metavar="URL", help="run through the REST gateway")
     conf.add_argument("-q", "--quiet", action="store_true", help="print only failures and the total")
 
-    serve = sub.add_parser("serve", help="start a service (flags after it go to the service)")
+    # No -h of its own: `domino serve all --help` is the service's help, with every flag.
+    serve = sub.add_parser("serve", help="start a service: engine, gateway or all (`domino serve all --help`)",
+                           add_help=False)
     serve.add_argument("what", choices=["engine", "gateway", "all"])
 
     sub.add_parser("crosscheck", help="play seeded block games against OpenSpiel and compare (flags go to it)",

@@ -52,16 +52,45 @@ class StartError(RuntimeError):
     """A child did not print its address line in time (or exited)."""
 
 
+def _env_default(name: str, default: str) -> str:
+    text = os.environ.get(name, "").strip()
+    return text or default
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0..65535; 0 picks a free one)")
+    return port
+
+
+def _metrics_port(text: str) -> int | None:
+    return None if text.strip().lower() == "off" else _port(text)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="domino serve all",
-                                description="Start the gRPC engine and the REST gateway locally.")
-    p.add_argument("--host", default="127.0.0.1", help="address every service binds [127.0.0.1]")
-    p.add_argument("--engine-port", type=int, default=50051, help="gRPC port of the first engine [50051]")
-    p.add_argument("--engine-metrics-port", type=int, default=9101,
-                   help="Prometheus port of the first engine [9101]")
-    p.add_argument("--engines", type=int, default=1, help="engine replicas, balanced round-robin [1]")
-    p.add_argument("--port", type=int, default=8080, help="gateway HTTP port [8080]")
-    p.add_argument("--workers", type=int, default=2, help="gateway worker processes [2]")
+    p = argparse.ArgumentParser(
+        prog="domino serve all",
+        description="Start the gRPC engine and the REST gateway locally, as separate processes.",
+        epilog="Each flag falls back to the environment variable in brackets, then to the default. "
+               "Other settings of the engine and the gateway come from their own environment variables "
+               "(docs/grpc.md, docs/rest.md), which reach both services unchanged.")
+    p.add_argument("--host", default=_env_default("DOMINO_HOST", "127.0.0.1"),
+                   help="address every service binds [DOMINO_HOST, 127.0.0.1]")
+    p.add_argument("--engine-port", type=_port, default=_env_default("ENGINE_PORT", "50051"),
+                   help="gRPC port of the first engine, 0 for a free one [ENGINE_PORT, 50051]")
+    p.add_argument("--engine-metrics-port", type=_metrics_port, default=_env_default("ENGINE_METRICS_PORT", "9101"),
+                   help="Prometheus port of the first engine, 0 for a free one, off for none "
+                        "[ENGINE_METRICS_PORT, 9101]")
+    p.add_argument("--engines", type=int, default=1, help="engine replicas, balanced round-robin; the others "
+                                                          "take free ports [1]")
+    p.add_argument("--port", type=_port, default=_env_default("GATEWAY_PORT", "8080"),
+                   help="gateway HTTP port, 0 for a free one [GATEWAY_PORT, 8080]")
+    p.add_argument("--workers", type=int, default=_env_default("GATEWAY_WORKERS", "2"),
+                   help="gateway worker processes [GATEWAY_WORKERS, 2]")
     return p
 
 
@@ -112,7 +141,7 @@ def _restart(child: Child, env: dict[str, str]) -> Child | None:
         return None
     if child.name.startswith("engine"):  # the ports it got (port 0 picked free ones): the gateway's list names them
         argv = _engine_argv(child.argv[child.argv.index("--host") + 1], _port_of(child.address.get("grpc")),
-                            _port_of(child.address.get("metrics")))
+                            _port_of(child.address.get("metrics")) if child.address.get("metrics") else "off")
     else:
         argv = child.argv
     restarted = _start(child.name, argv, env)
@@ -169,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for i in range(args.engines):
             port = args.engine_port if i == 0 else 0
-            metrics_port = args.engine_metrics_port if i == 0 else 0
+            metrics_port = ("off" if args.engine_metrics_port is None else args.engine_metrics_port) if i == 0 else 0
             children.append(_start(f"engine {i + 1}", _engine_argv(args.host, str(port), str(metrics_port)), env))
         engines = [str(c.address["grpc"]) for c in children]
         children.append(_start("gateway", [
@@ -181,7 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
     for child in children[:-1]:
-        print(f"{child.name}: grpc {child.address['grpc']}, metrics http://{child.address['metrics']}/metrics")
+        metrics = f"http://{child.address['metrics']}/metrics" if child.address.get("metrics") else "off"
+        print(f"{child.name}: grpc {child.address['grpc']}, metrics {metrics}")
     gateway = f"http://{children[-1].address['http']}"
     print(f"gateway: {gateway} (metrics {gateway}/metrics)")
     print(f"Point a browser at {gateway}/docs   (Ctrl-C stops everything)", flush=True)

@@ -102,10 +102,10 @@ def test_settle_next_round_and_view(gateway: Gateway) -> None:
     assert r.json["events"][0]["type"] == "round_dealt"
 
     view = gateway.post("/v1/matches/view", {"state": dealt, "seat": 2})
-    assert view.status == 200
-    assert view.json["hand"] == dealt["round"]["hands"][2]
-    assert view.json["hand_sizes"] == [7, 7, 7, 7]
-    assert "hands" not in view.json and "boneyard" not in view.json
+    assert view.status == 200 and list(view.json) == ["view"]  # one shape: `view`, as in every answer
+    assert view.json["view"]["hand"] == dealt["round"]["hands"][2]
+    assert view.json["view"]["hand_sizes"] == [7, 7, 7, 7]
+    assert "hands" not in view.json["view"] and "boneyard" not in view.json["view"]
     assert gateway.post("/v1/matches/view", {"state": dealt}).status == 422  # which seat?
 
 
@@ -141,3 +141,6 @@ def test_health_readiness_and_docs(gateway: Gateway) -> None:
     docs = gateway.get("/docs")
     assert docs.status == 200 and b"swagger-ui-bundle.js" in docs.body
     assert gateway.get("/docs/assets/swagger-ui-bundle.js").status == 200
+    for lead in ("/", "/docs/"):  # urllib follows the redirect: a person typing either lands on the docs
+        landed = gateway.get(lead)
+        assert landed.status == 200 and b"swagger-ui-bundle.js" in landed.body, lead
