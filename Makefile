@@ -4,31 +4,45 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: install run test test-pure test-compiled compiled conformance lint typecheck bench bench-compiled clean proto
+.PHONY: install runtime system-deps run test test-pure test-compiled compiled conformance lint typecheck bench bench-compiled clean proto
 
-$(STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
+## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
+$(RUNTIME_STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
 	$(PY) setup.py --quiet build_py >/dev/null
+	touch $(RUNTIME_STAMP)
+
+runtime: $(RUNTIME_STAMP)
+
+## Everything: the runtime plus the test, benchmark and lint tools.
+$(STAMP): $(RUNTIME_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## The Debian tools the tests use (Prometheus, podman, redis-server, wrk ...): installed when
+## root, else one line saying how (scripts/ci-system-deps.sh).
+system-deps:
+	bash scripts/ci-system-deps.sh
 
 ## Regenerate proto/domino/v1/*_pb2*.py after editing the .proto files.
 proto: $(STAMP)
 	$(PY) setup.py --quiet build_py >/dev/null
 
 ## Run the engine and the gateway locally with default settings.
-run: install
+run: runtime
 	$(VENV)/bin/domino serve all
 
 ## Run the whole test suite (unit, property, conformance on every surface, services),
 ## then the rules, engine and conformance tests again on the mypyc-compiled build.
 test: test-pure test-compiled
 
-test-pure: install
+test-pure: system-deps install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 ## The compiled build of the engine's hot modules (scripts/build_compiled.sh) in build/compiled.

@@ -21,8 +21,7 @@ from .conftest import REPO, Gateway, free_port
 
 pytestmark = pytest.mark.service
 
-SHARED_PUBLIC = REPO.parent / "shared" / "conformance" / "public"
-PUBLIC = SHARED_PUBLIC if SHARED_PUBLIC.is_dir() else REPO / "tests" / "scenarios" / "public"
+PUBLIC = REPO / "tests" / "scenarios" / "public"  # the project's copy of the public scenarios
 OURS = REPO / "tests" / "scenarios"
 
 

@@ -57,7 +57,11 @@ def test_the_flask_development_server_serves_the_same_api(engine_proc: object) -
         assert gw.get("/metrics").status == 200
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(15)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:  # never left running, whatever happened to SIGINT
+            proc.kill()
+            proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
 
