@@ -25,12 +25,14 @@ import swagger_ui_bundle  # type: ignore[import-untyped]
 from flask import Flask, Response, g, request
 from flask_smorest import Api  # type: ignore[import-untyped]
 from flask_smorest.utils import prepare_response  # type: ignore[import-untyped]
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from api_gateway import metrics, problems
 from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
 from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
+from api_gateway.openapi import ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, variants_blp
 from api_gateway.schemas import ProblemSchema
 from api_gateway.store import VersionStore, default_url, open_store
@@ -134,7 +136,7 @@ def _operations(app: Flask, engine: Engine) -> None:
         response = flask.send_from_directory(str(swagger_ui_bundle.swagger_ui_path), filename, max_age=3600)
         return response
 
-    def to_docs() -> Response:
+    def to_docs() -> WerkzeugResponse:
         """`/` and `/docs/` lead to Swagger UI (a person typing the address lands on the docs)."""
         return flask.redirect("/docs", code=302)
 
@@ -169,7 +171,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     app.extensions["domino_matches"] = Matches(engine, keys, store)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
-    api = GatewayApi(app)
+    api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for blueprint in (variants_blp, matches_blp, tournaments_blp, problems_blp):
         api.register_blueprint(blueprint)
     _instrument(app)

@@ -15,7 +15,7 @@ them against `to_dict` for states of every preset).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
@@ -27,6 +27,7 @@ _MAX_TILES = 28
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
 
 
 class StrictInteger(fields.Integer):
@@ -55,13 +56,16 @@ class OptionValue(fields.Field[Any]):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("metadata", {})["oneOf"] = [
-            {"type": "boolean"}, {"type": "integer"}, {"type": "string", "maxLength": MAX_TEXT}]
+            {"type": "boolean"}, {"type": "integer", "minimum": INT64[0], "maximum": INT64[1]},
+            {"type": "string", "maxLength": MAX_TEXT}]
         super().__init__(**kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if isinstance(value, (bool, int)) or (isinstance(value, str) and len(value) <= MAX_TEXT):
+        if (isinstance(value, bool) or (isinstance(value, int) and INT64[0] <= value <= INT64[1])
+                or (isinstance(value, str) and len(value) <= MAX_TEXT)):
             return value
-        raise ValidationError("expected a boolean, an integer or a string")
+        raise ValidationError("expected a boolean, a 64-bit integer or a string of at most "
+                              f"{MAX_TEXT} characters")
 
 
 class Carried(fields.Nested):
@@ -315,7 +319,7 @@ MODES = ["transparent", "sealed"]
 class NewMatchSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.Length(1, MAX_TEXT), metadata={"example": "kozel"})
     players = StrictInteger(required=True, validate=validate.Range(0, UINT32_MAX), metadata={"example": 4})
-    options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
+    options = fields.Dict(keys=fields.String(), values=OptionValue(),  # an unknown name is the engine's 400
                           metadata={"description": "overrides of the preset's defaults"})
     seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
         "description": "deal from this seed; omitted or null: a random one (in sealed mode, omit it: "
@@ -327,6 +331,15 @@ class NewMatchSchema(StrictSchema):
         "description": "transparent (default): the answer carries the state; sealed: an opaque token and "
                        "one key per seat"})
 
+    #: The same rules as `_one_source`, in the OpenAPI document (api_gateway/openapi.py). A null
+    #: seed is the same as none.
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = {"allOf": [
+        {"not": {"required": ["seed", "deal"], "properties": {"seed": {"type": "integer"}}}},
+        {"not": {"required": ["no_deal", "seed"],
+                 "properties": {"no_deal": {"enum": [True]}, "seed": {"type": "integer"}}}},
+        {"not": {"required": ["no_deal", "deal"], "properties": {"no_deal": {"enum": [True]}}}},
+    ]}
+
     @validates_schema
     def _one_source(self, data: dict[str, Any], **kwargs: Any) -> None:
         if data.get("seed") is not None and "deal" in data:
@@ -335,8 +348,21 @@ class NewMatchSchema(StrictSchema):
             raise ValidationError("no_deal: no seed and no deal with it", "no_deal")
 
 
+_SEALED_KEYS = {"anyOf": [{"required": ["token"]}, {"required": ["seat_key"]}]}
+
+
+def carrier_rules(transparent: dict[str, Any] | None = None, sealed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The carrier rule as JSON Schema: `state` without `token` or `seat_key`, or `token` and
+    `seat_key` without `state`; each branch with the operation's own extra rules."""
+    transparent_branch = {"required": ["state"], "not": _SEALED_KEYS, **(transparent or {})}
+    sealed_branch = {"required": ["token", "seat_key"], "not": {"required": ["state"]}, **(sealed or {})}
+    return {"oneOf": [transparent_branch, sealed_branch]}
+
+
 class CarrierSchema(StrictSchema):
     """How a request carries the match: `state` (transparent) or `token` + `seat_key` (sealed)."""
+
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules()
 
     state = Carried(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
     token = fields.String(validate=validate.Length(1, 65536),
@@ -359,24 +385,54 @@ class ApplySchema(CarrierSchema):
     seat = _seat("if given, must be the seat to move (sealed: the key's seat)")
 
 
+#: Sealed replay: at most this many actions per call (the engine's work per token use stays small).
+MAX_SEALED_REPLAY = 32
+
+
 class ReplaySchema(CarrierSchema):
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules(
+        sealed={"properties": {"actions": {"maxItems": MAX_SEALED_REPLAY}}})
+
     actions = fields.List(_action(), required=True, validate=validate.Length(max=MAX_ACTIONS),
-                          metadata={"description": "applied in order, each by the seat to move then"})
+                          metadata={"description": f"applied in order, each by the seat to move then (sealed: "
+                                                   f"at most {MAX_SEALED_REPLAY})"})
+
+    @validates_schema
+    def _sealed_bound(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "token" in data and len(data.get("actions", ())) > MAX_SEALED_REPLAY:
+            raise ValidationError(f"at most {MAX_SEALED_REPLAY} in sealed mode", "actions")
 
 
 class SettleSchema(CarrierSchema):
+    """Transparent mode only: the caller declares the hands (a sealed caller is refused, 403)."""
+
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = {"required": ["state", "ending", "hands"], "not": _SEALED_KEYS}
+
     ending = fields.String(required=True, validate=validate.OneOf(["out", "blocked"]))
     hands = _hands("the hands left, seat 0 first", required=True)
     last_placer = _seat("the fisherman, when known")
 
 
 class NextRoundSchema(CarrierSchema):
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules(sealed={"not": {"anyOf": [
+        {"required": ["state"]}, {"required": ["deal"]}]}})
+
     deal = fields.Nested(DealSchema, metadata={
         "description": "transparent mode only: an explicit deal; omitted: dealt from the match seed"})
 
 
 class SeatArgumentSchema(CarrierSchema):
-    seat = _seat("the seat (sealed: defaults to the key's seat)")
+    """View and timeout: which seat. Transparent mode must say; a sealed seat key means its own seat
+    (the host key names the seat it times out)."""
+
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules(transparent={"required": ["state", "seat"]})
+
+    seat = _seat("the seat (required with state; sealed: defaults to the key's seat)")
+
+    @validates_schema
+    def _seat_given(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "state" in data and "seat" not in data:
+            raise ValidationError("required in transparent mode", "seat")
 
 
 # ---------------------------------------------------------------- answers
@@ -432,8 +488,10 @@ class ProblemSchema(Schema):
 
 # ---------------------------------------------------------------- Bykovo micro-tournament (B)
 
-#: A shape bound only: the engine refuses any count but 4..7 (400, naming the rule).
+#: A shape bound of a carried state's lists (the engine checks a state's participants itself).
 MAX_PARTICIPANTS = 16
+#: A new micro-tournament has 4 to 7 participants (RULES.md B); distinct names are the engine's check (400).
+MIN_PARTICIPANTS_NEW, MAX_PARTICIPANTS_NEW = 4, 7
 
 
 def _participant(**kwargs: Any) -> fields.String:
@@ -487,9 +545,10 @@ class TournamentStateSchema(StrictSchema):
 
 
 class NewTournamentSchema(StrictSchema):
-    participants = fields.List(_participant(), required=True, validate=validate.Length(max=MAX_PARTICIPANTS),
+    participants = fields.List(_participant(), required=True,
+                               validate=validate.Length(MIN_PARTICIPANTS_NEW, MAX_PARTICIPANTS_NEW),
                                metadata={"description": "4-7 distinct names, in the fixed tournament order "
-                                                        "(seats of a round follow it)",
+                                                        "(seats of a round follow it)", "uniqueItems": True,
                                          "example": ["Ann", "Bob", "Cid", "Dan", "Eve"]})
     seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
         "description": "lots from this seed; omitted or null: a random one, recorded in the state"})

@@ -145,7 +145,7 @@ def _run_dev(cfg: GatewayConfig) -> int:
 
 
 def _run_gunicorn() -> int:
-    from gunicorn.app.wsgiapp import WSGIApplication  # type: ignore[import-untyped]
+    from gunicorn.app.wsgiapp import WSGIApplication
 
     sys.argv = ["domino serve gateway", "-c", "python:api_gateway.gunicorn_conf"]
     try:
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
     if not dev:
         try:
-            import gunicorn  # type: ignore[import-untyped]  # noqa: F401
+            import gunicorn  # noqa: F401
         except ImportError:
             log.warning("gunicorn is not installed: running Flask's development server")
             dev = True

@@ -18,6 +18,7 @@ from flask.views import MethodView
 
 from api_gateway.bodies import Blueprint
 from api_gateway.engine import Engine
+from api_gateway.openapi import EXAMPLES
 from api_gateway.routes import _ENGINE, _problems, answer
 from api_gateway.schemas import (
     NewTournamentSchema,
@@ -62,7 +63,7 @@ _REFUSED = (400, 409, 413, 415, 422, *_ENGINE)
 
 @tournaments_blp.route("")
 class NewTournament(MethodView):
-    @tournaments_blp.arguments(NewTournamentSchema())
+    @tournaments_blp.arguments(NewTournamentSchema(), example=EXAMPLES["new_tournament"])
     @tournaments_blp.response(201, TournamentAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
     def post(self, body: Json) -> Response:
@@ -75,7 +76,7 @@ class NewTournament(MethodView):
 
 @tournaments_blp.route("/rounds")
 class RecordRound(MethodView):
-    @tournaments_blp.arguments(RecordRoundSchema())
+    @tournaments_blp.arguments(RecordRoundSchema(), example=EXAMPLES["record_round"])
     @tournaments_blp.response(200, TournamentAnswerSchema)
     @_problems(tournaments_blp, *_REFUSED)
     def post(self, body: Json) -> Response:
@@ -90,7 +91,7 @@ class RecordRound(MethodView):
 
 @tournaments_blp.route("/standings")
 class Standings(MethodView):
-    @tournaments_blp.arguments(TournamentCarrierSchema())
+    @tournaments_blp.arguments(TournamentCarrierSchema(), example=EXAMPLES["standings"])
     @tournaments_blp.response(200, StandingsAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
     def post(self, body: Json) -> Response:
