@@ -19,6 +19,7 @@ from flask.views import MethodView
 
 from api_gateway import problems
 from api_gateway.bodies import Blueprint
+from api_gateway.examples import EXAMPLES
 from api_gateway.matches import Matches
 from api_gateway.schemas import (
     ApplySchema,
@@ -128,7 +129,7 @@ class VariantOne(MethodView):
 
 @matches_blp.route("")
 class NewMatch(MethodView):
-    @matches_blp.arguments(NewMatchSchema())
+    @matches_blp.arguments(NewMatchSchema(), examples=EXAMPLES[""])
     @matches_blp.response(201, MatchAnswerSchema)
     @_problems(matches_blp, 400, 409, 413, 415, 422, 501, *_ENGINE)
     def post(self, body: Json) -> Response:
@@ -141,7 +142,7 @@ class NewMatch(MethodView):
 
 @matches_blp.route("/legal")
 class Legal(MethodView):
-    @matches_blp.arguments(CarrierSchema())
+    @matches_blp.arguments(CarrierSchema(), examples=EXAMPLES["/legal"])
     @matches_blp.response(200, LegalAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -151,7 +152,7 @@ class Legal(MethodView):
 
 @matches_blp.route("/apply")
 class Apply(MethodView):
-    @matches_blp.arguments(ApplySchema())
+    @matches_blp.arguments(ApplySchema(), examples=EXAMPLES["/apply"])
     @matches_blp.response(200, MatchAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -161,7 +162,7 @@ class Apply(MethodView):
 
 @matches_blp.route("/replay")
 class Replay(MethodView):
-    @matches_blp.arguments(ReplaySchema())
+    @matches_blp.arguments(ReplaySchema(), examples=EXAMPLES["/replay"])
     @matches_blp.response(200, ReplayAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -191,7 +192,7 @@ class NextRound(MethodView):
 
 @matches_blp.route("/timeout")
 class Timeout(MethodView):
-    @matches_blp.arguments(SeatArgumentSchema())
+    @matches_blp.arguments(SeatArgumentSchema(), examples=EXAMPLES["/timeout"])
     @matches_blp.response(200, MatchAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -201,7 +202,7 @@ class Timeout(MethodView):
 
 @matches_blp.route("/view")
 class View(MethodView):
-    @matches_blp.arguments(SeatArgumentSchema())
+    @matches_blp.arguments(SeatArgumentSchema(), examples=EXAMPLES["/view"])
     @matches_blp.response(200, ViewAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
