@@ -101,7 +101,8 @@ class Either(fields.Field[Any]):
         self.carried = carried
 
     def _schema(self, value: Any) -> Schema:
-        return self.schemas[self.pick(value)][1]()
+        schema: Schema = self.schemas[self.pick(value)][1]()
+        return schema
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         if value is None:
