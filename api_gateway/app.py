@@ -34,7 +34,7 @@ from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
 from api_gateway.openapi import ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, variants_blp
-from api_gateway.schemas import ProblemSchema
+from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
@@ -172,6 +172,8 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     app.extensions["domino_matches"] = Matches(engine, keys, store)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
+    for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
+        api.spec.components.schema(name, schema=schema)
     for blueprint in (variants_blp, matches_blp, tournaments_blp, problems_blp):
         api.register_blueprint(blueprint)
     _instrument(app)

@@ -22,8 +22,8 @@ from apispec import BasePlugin
 
 Json = dict[str, Any]
 
-#: Operation name -> a request body it accepts as it stands.
-EXAMPLES: dict[str, Json] = json.loads((Path(__file__).parent / "openapi_examples.json").read_text())
+#: Operation name -> its named examples ({"summary", "value"}), each a body it accepts as it stands.
+EXAMPLES: dict[str, dict[str, Json]] = json.loads((Path(__file__).parent / "openapi_examples.json").read_text())
 
 
 class ShapeRules(BasePlugin):

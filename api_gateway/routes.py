@@ -129,7 +129,7 @@ class VariantOne(MethodView):
 
 @matches_blp.route("")
 class NewMatch(MethodView):
-    @matches_blp.arguments(NewMatchSchema(), example=EXAMPLES["new_match"])
+    @matches_blp.arguments(NewMatchSchema(), examples=EXAMPLES["new_match"])
     @matches_blp.response(201, MatchAnswerSchema)
     @_problems(matches_blp, 400, 409, 413, 415, 422, 501, *_ENGINE)
     def post(self, body: Json) -> Response:
@@ -142,7 +142,7 @@ class NewMatch(MethodView):
 
 @matches_blp.route("/legal")
 class Legal(MethodView):
-    @matches_blp.arguments(CarrierSchema(), example=EXAMPLES["legal"])
+    @matches_blp.arguments(CarrierSchema(), examples=EXAMPLES["legal"])
     @matches_blp.response(200, LegalAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -152,7 +152,7 @@ class Legal(MethodView):
 
 @matches_blp.route("/apply")
 class Apply(MethodView):
-    @matches_blp.arguments(ApplySchema(), example=EXAMPLES["apply"])
+    @matches_blp.arguments(ApplySchema(), examples=EXAMPLES["apply"])
     @matches_blp.response(200, MatchAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -162,7 +162,7 @@ class Apply(MethodView):
 
 @matches_blp.route("/replay")
 class Replay(MethodView):
-    @matches_blp.arguments(ReplaySchema(), example=EXAMPLES["replay"])
+    @matches_blp.arguments(ReplaySchema(), examples=EXAMPLES["replay"])
     @matches_blp.response(200, ReplayAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -172,7 +172,7 @@ class Replay(MethodView):
 
 @matches_blp.route("/settle")
 class Settle(MethodView):
-    @matches_blp.arguments(SettleSchema(), example=EXAMPLES["settle"])
+    @matches_blp.arguments(SettleSchema(), examples=EXAMPLES["settle"])
     @matches_blp.response(200, MatchAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -182,7 +182,7 @@ class Settle(MethodView):
 
 @matches_blp.route("/next-round")
 class NextRound(MethodView):
-    @matches_blp.arguments(NextRoundSchema(), example=EXAMPLES["next_round"])
+    @matches_blp.arguments(NextRoundSchema(), examples=EXAMPLES["next_round"])
     @matches_blp.response(200, MatchAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -192,7 +192,7 @@ class NextRound(MethodView):
 
 @matches_blp.route("/timeout")
 class Timeout(MethodView):
-    @matches_blp.arguments(SeatArgumentSchema(), example=EXAMPLES["timeout"])
+    @matches_blp.arguments(SeatArgumentSchema(), examples=EXAMPLES["timeout"])
     @matches_blp.response(200, MatchAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:
@@ -202,7 +202,7 @@ class Timeout(MethodView):
 
 @matches_blp.route("/view")
 class View(MethodView):
-    @matches_blp.arguments(SeatArgumentSchema(), example=EXAMPLES["view"])
+    @matches_blp.arguments(SeatArgumentSchema(), examples=EXAMPLES["view"])
     @matches_blp.response(200, ViewAnswerSchema)
     @_problems(matches_blp, *_CARRIED)
     def post(self, body: Json) -> Response:

@@ -84,6 +84,43 @@ class Carried(fields.Nested):
         return value
 
 
+class Either(fields.Field[Any]):
+    """One of several schemas, chosen by the value itself (`pick`); documented as their ``oneOf``.
+
+    Used where a matching game's object and a Kingdomino one share a member (a state, a
+    view, an event, a deal). `pick(value)` returns the index of the schema the value is
+    for. Loading (`carried`): an object forwarded unread, as `Carried` does; otherwise
+    validated by the schema picked. Dumping goes through the schema picked, so a dump
+    check still compares every key. The schemas are named components
+    (`api_gateway.app` registers them under these names).
+    """
+
+    def __init__(self, schemas: list[tuple[str, type[Schema]]], pick: Any, carried: bool = False,
+                 **kwargs: Any) -> None:
+        metadata = kwargs.setdefault("metadata", {})
+        metadata["oneOf"] = [{"$ref": f"#/components/schemas/{name}"} for name, _ in schemas]
+        super().__init__(**kwargs)
+        self.schemas = schemas
+        self.pick = pick
+        self.carried = carried
+
+    def _schema(self, value: Any) -> Schema:
+        schema: Schema = self.schemas[self.pick(value)][1]()
+        return schema
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        if value is None:
+            return None
+        return self._schema(value).dump(value)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if type(value) is not dict:
+            raise ValidationError("expected an object")
+        if self.carried:
+            return value
+        return self._schema(value).load(value)
+
+
 def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
     return StrictInteger(validate=validate.Range(0, UINT32_MAX), metadata={"description": description},
                          **kwargs)
@@ -313,6 +350,220 @@ class SetupSchema(StrictSchema):
     scores = _ints("running scores (K/O: leave out; the score there is `written`)")
 
 
+# ---------------------------------------------------------------- Kingdomino (KD): Kingdomino.to_dict, view, events
+#
+# Kept in a section of their own: Kingdomino's state, view and events share the
+# members of the matching games' answers (`state`, `view`, `events`, `deal`)
+# through `Either` fields, which pick the schema by the value.
+
+KINGDOMINO = "kingdomino"
+KD_TILE = (1, 48)
+KD_EVENT_TYPES = ["game_started", "row_laid", "tile_picked", "tile_placed", "tile_discarded", "game_over",
+                  "dynasty_over", "timed_out"]
+KD_DECIDED_BY = ["score", "largest_region", "crowns", "shared", "timeout"]
+
+
+def _kd_tiles(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(StrictInteger(validate=validate.Range(*KD_TILE)), validate=validate.Length(max=48),
+                       metadata={"description": description}, **kwargs)
+
+
+def _kd_players(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(StrictInteger(validate=validate.Range(0, 3)), validate=validate.Length(max=4),
+                       metadata={"description": description}, **kwargs)
+
+
+def _kd_counts(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(StrictInteger(validate=validate.Range(0, 10000)), validate=validate.Length(max=4),
+                       metadata={"description": description}, **kwargs)
+
+
+def _kd_log(description: str) -> fields.List[Any]:
+    return fields.List(fields.List(fields.String(validate=validate.Length(1, 40)), validate=validate.Length(max=48)),
+                       validate=validate.Length(max=4), metadata={"description": description})
+
+
+class KingdominoRowTileSchema(StrictSchema):
+    """A tile of a row and the king on it."""
+
+    tile = StrictInteger(validate=validate.Range(*KD_TILE), metadata={"description": "tile number 1..48"})
+    king = StrictInteger(allow_none=True, validate=validate.Range(0, 3),
+                         metadata={"description": "the king on it (first-pick order); null: not picked yet"})
+
+
+class KingdominoDealSchema(StrictSchema):
+    """An explicit Kingdomino deal (FORMAT.md "Kingdomino scenarios")."""
+
+    tiles = _kd_tiles("the draw pile in order: 24 / 36 / 48 tiles for 2 / 3 / 4 players (48 in the mighty duel)",
+                      required=True)
+    kings = _kd_players("the players in the order their kings pick first (with 2 players each twice)",
+                        required=True)
+
+
+class KingdominoDynastyDealSchema(StrictSchema):
+    """A dynasty's explicit deals (option dynasty): one per game."""
+
+    games = fields.List(fields.Nested(KingdominoDealSchema), required=True, validate=validate.Length(max=3),
+                        metadata={"description": "3 deals, one per game"})
+
+
+class KingdominoResultSchema(StrictSchema):
+    """A finished game of a dynasty."""
+
+    kingdoms = _kd_log("per player, its place/discard actions")
+    scores = _kd_counts("per player, bonuses included")
+    largest_region = _kd_counts("per player")
+    crowns = _kd_counts("per player")
+    winners = _kd_players("after tie-breaks")
+    decided_by = fields.String(validate=validate.OneOf(KD_DECIDED_BY))
+
+
+class KingdominoDynastySchema(StrictSchema):
+    """Dynasty state: the finished games and the explicit deals still to come."""
+
+    games = fields.List(fields.Nested(KingdominoResultSchema), validate=validate.Length(max=2))
+    deals = fields.List(fields.Nested(KingdominoDealSchema), validate=validate.Length(max=2),
+                        metadata={"description": "explicit deals of the games not yet started (none with a seed)"})
+
+
+class KingdominoStateSchema(StrictSchema):
+    """A whole Kingdomino game (transparent mode), docs/variants.md KD: pass it back as it came."""
+
+    variant = fields.String(required=True, validate=validate.OneOf([KINGDOMINO]))
+    players = StrictInteger(required=True, validate=validate.Range(2, 4))
+    options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
+                          metadata={"description": "options that differ from the defaults"})
+    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX),
+                         metadata={"description": "null for an explicit deal"})
+    kings = _kd_players("owner of each king, in first-pick order")
+    pile = _kd_tiles("undrawn tiles in draw order")
+    current = fields.List(fields.Nested(KingdominoRowTileSchema), validate=validate.Length(max=4),
+                          metadata={"description": "the current row's tiles still to place, each with its king"})
+    next = fields.List(fields.Nested(KingdominoRowTileSchema), validate=validate.Length(max=4),
+                       metadata={"description": "the next row; a king or null on each"})
+    picker = StrictInteger(allow_none=True, validate=validate.Range(0, 3),
+                           metadata={"description": "the king that picks now, or null"})
+    kingdoms = _kd_log("per player, its place/discard actions in order")
+    dynasty = fields.Nested(KingdominoDynastySchema, metadata={"description": "option dynasty only"})
+    timed_out = StrictInteger(validate=validate.Range(0, 3),
+                              metadata={"description": "only once a player's timeout ended the game"})
+
+
+class KingdominoSquareSchema(StrictSchema):
+    x = StrictInteger()
+    y = StrictInteger()
+    terrain = fields.String(metadata={"enum": ["wheat", "forest", "lake", "grassland", "swamp", "mine"]})
+    crowns = StrictInteger()
+
+
+class KingdominoTotalsSchema(StrictSchema):
+    scores = _kd_counts("per player, summed over the games so far")
+    largest_region = _kd_counts("per player, summed")
+    crowns = _kd_counts("per player, summed")
+
+
+class KingdominoDynastyViewSchema(StrictSchema):
+    games = fields.List(fields.Nested(KingdominoResultSchema))
+    game = StrictInteger(metadata={"description": "1..3, the game being played"})
+    of = StrictInteger(metadata={"description": "3"})
+    game_scores = fields.List(fields.List(StrictInteger()), metadata={"description": "per game, per player"})
+    totals = fields.Nested(KingdominoTotalsSchema)
+
+
+class KingdominoViewSchema(Schema):
+    """What one player may see of a Kingdomino game: no pile order, no seed (only `pile_size`)."""
+
+    variant = fields.String()
+    players = fields.Integer()
+    options = fields.Dict(keys=fields.String(), values=OptionValue())
+    kings = fields.List(fields.Integer())
+    current = fields.List(fields.Nested(KingdominoRowTileSchema))
+    next = fields.List(fields.Nested(KingdominoRowTileSchema))
+    picker = fields.Integer(allow_none=True)
+    kingdoms = fields.List(fields.List(fields.String()))
+    dynasty = fields.Nested(KingdominoDynastyViewSchema, metadata={"description": "option dynasty only"})
+    timed_out = fields.Integer(allow_none=True)
+    player = fields.Integer(allow_none=True, metadata={"description": "the viewer (null for the host's view)"})
+    pile_size = fields.Integer(metadata={"description": "undrawn tiles left (their order is hidden)"})
+    grids = fields.List(fields.List(fields.Nested(KingdominoSquareSchema)),
+                        metadata={"description": "per player, every placed square"})
+    discarded = fields.List(fields.Integer(), metadata={"description": "per player, tiles discarded"})
+    to_move = fields.Integer(allow_none=True, metadata={"description": "null once the game is over"})
+    legal = fields.List(fields.String(), metadata={"description": "the viewer's legal actions when it is to move"})
+    scores = fields.List(fields.Integer())
+    largest_region = fields.List(fields.Integer())
+    crowns = fields.List(fields.Integer())
+    game_over = fields.Boolean()
+    winners = fields.List(fields.Integer())
+    decided_by = fields.String(allow_none=True, metadata={"enum": KD_DECIDED_BY})
+
+
+class KingdominoEventSchema(Schema):
+    """Something that happened in a Kingdomino call; which other fields are set depends on `type`."""
+
+    type = fields.String(required=True, metadata={"enum": KD_EVENT_TYPES})
+    players = fields.Integer(metadata={"description": "game_started"})
+    kings = fields.List(fields.Integer(), metadata={"description": "game_started: owners in first-pick order"})
+    seed = fields.Integer(allow_none=True, metadata={"description": "game_started: null in sealed mode"})
+    game = fields.Integer(metadata={"description": "dynasty: the game (1..3)"})
+    tiles = fields.List(fields.Integer(), metadata={"description": "row_laid"})
+    player = fields.Integer()
+    king = fields.Integer(metadata={"description": "tile_picked"})
+    tile = fields.Integer()
+    square = fields.List(fields.Integer(), metadata={"description": "tile_placed: [x, y] of the first square"})
+    direction = fields.String(metadata={"enum": ["N", "E", "S", "W"]})
+    scores = fields.List(fields.Integer())
+    largest_region = fields.List(fields.Integer())
+    crowns = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    decided_by = fields.String(metadata={"enum": KD_DECIDED_BY})
+    games = fields.List(fields.List(fields.Integer()), metadata={"description": "dynasty_over: per game scores"})
+
+
+def _is_kd(value: Any) -> int:
+    return int(type(value) is dict and value.get("variant") == KINGDOMINO)
+
+
+def _is_kd_view(value: Any) -> int:
+    return int(type(value) is dict and "kings" in value)
+
+
+def _is_kd_event(value: Any) -> int:
+    return int(type(value) is dict and value.get("type") in KD_EVENT_TYPES)
+
+
+def _deal_kind(value: Any) -> int:
+    if type(value) is dict and "games" in value:
+        return 2
+    return int(type(value) is dict and ("tiles" in value or "kings" in value))
+
+
+def state_field(**kwargs: Any) -> Either:
+    """A match's or a Kingdomino game's state."""
+    return Either([("MatchState", MatchStateSchema), ("KingdominoState", KingdominoStateSchema)], _is_kd, **kwargs)
+
+
+def view_field(**kwargs: Any) -> Either:
+    return Either([("SeatView", SeatViewSchema), ("KingdominoView", KingdominoViewSchema)], _is_kd_view, **kwargs)
+
+
+def event_field(**kwargs: Any) -> Either:
+    return Either([("Event", EventSchema), ("KingdominoEvent", KingdominoEventSchema)], _is_kd_event, **kwargs)
+
+
+def deal_field(**kwargs: Any) -> Either:
+    return Either([("Deal", DealSchema), ("KingdominoDeal", KingdominoDealSchema),
+                   ("KingdominoDynastyDeal", KingdominoDynastyDealSchema)], _deal_kind, **kwargs)
+
+
+#: Every schema an `Either` names, by its component name (registered by `api_gateway.app`).
+EITHER_COMPONENTS: dict[str, type[Schema]] = {
+    "Deal": DealSchema, "KingdominoDeal": KingdominoDealSchema, "KingdominoDynastyDeal": KingdominoDynastyDealSchema,
+    "MatchState": MatchStateSchema, "KingdominoState": KingdominoStateSchema, "SeatView": SeatViewSchema,
+    "KingdominoView": KingdominoViewSchema, "Event": EventSchema, "KingdominoEvent": KingdominoEventSchema,
+}
+
+
 MODES = ["transparent", "sealed"]
 
 
@@ -324,7 +575,8 @@ class NewMatchSchema(StrictSchema):
     seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
         "description": "deal from this seed; omitted or null: a random one (in sealed mode, omit it: "
                        "whoever knows the seed knows every deal)"})
-    deal = fields.Nested(DealSchema, metadata={"description": "or an explicit first deal"})
+    deal = deal_field(metadata={"description": "or an explicit first deal (kingdomino: {tiles, kings}, or "
+                                              "{games: [...]} for a dynasty)"})
     setup = fields.Nested(SetupSchema)
     no_deal = StrictBoolean(metadata={"description": "create the match without dealing (to settle rounds only)"})
     mode = fields.String(validate=validate.OneOf(MODES), metadata={
@@ -364,7 +616,7 @@ class CarrierSchema(StrictSchema):
 
     OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules()
 
-    state = Carried(MatchStateSchema, metadata={"description": "transparent mode: the state of the last answer"})
+    state = state_field(carried=True, metadata={"description": "transparent mode: the state of the last answer"})
     token = fields.String(validate=validate.Length(1, 65536),
                           metadata={"description": "sealed mode: the token of the last answer"})
     seat_key = fields.String(validate=validate.Length(1, 128),
@@ -441,16 +693,16 @@ class SeatArgumentSchema(CarrierSchema):
 class MatchAnswerSchema(Schema):
     """A changed match: the state (transparent) or a new token and the caller's view (sealed)."""
 
-    state = fields.Nested(MatchStateSchema, metadata={"description": "transparent: the new state"})
+    state = state_field(metadata={"description": "transparent: the new state"})
     token = fields.String(metadata={"description": "sealed: the new token (pass it on the next call)"})
     match_id = fields.String(metadata={"description": "sealed: the match's id (hex)"})
     seq = fields.Integer(metadata={"description": "sealed: state version, +1 per change"})
-    view = fields.Nested(SeatViewSchema, metadata={"description": "sealed: what the caller may see"})
+    view = view_field(metadata={"description": "sealed: what the caller may see"})
     seat_keys = fields.List(fields.String(), metadata={
         "description": "sealed, new match only: one key per seat; give each seat only its own"})
     host_key = fields.String(metadata={
         "description": "sealed, new match only: the host's key (public view, timeouts, next round)"})
-    events = fields.List(fields.Nested(EventSchema), metadata={"description": "what this call did, in order"})
+    events = fields.List(event_field(), metadata={"description": "what this call did, in order"})
 
 
 class ReplayAnswerSchema(MatchAnswerSchema):
@@ -462,7 +714,7 @@ class ReplayAnswerSchema(MatchAnswerSchema):
 
 
 class LegalAnswerSchema(Schema):
-    seat = fields.Integer(metadata={"description": "the seat to move"})
+    seat = fields.Integer(allow_none=True, metadata={"description": "the seat to move (kingdomino: null once over)"})
     actions = fields.List(fields.String(), metadata={
         "description": "its legal actions (sealed: only when the caller is that seat)"})
 
@@ -470,7 +722,7 @@ class LegalAnswerSchema(Schema):
 class ViewAnswerSchema(Schema):
     """A seat's view (transparent: any seat; sealed: the caller's), under `view` as in every answer."""
 
-    view = fields.Nested(SeatViewSchema, required=True)
+    view = view_field(required=True)
 
 
 class ProblemSchema(Schema):

@@ -63,7 +63,7 @@ _REFUSED = (400, 409, 413, 415, 422, *_ENGINE)
 
 @tournaments_blp.route("")
 class NewTournament(MethodView):
-    @tournaments_blp.arguments(NewTournamentSchema(), example=EXAMPLES["new_tournament"])
+    @tournaments_blp.arguments(NewTournamentSchema(), examples=EXAMPLES["new_tournament"])
     @tournaments_blp.response(201, TournamentAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
     def post(self, body: Json) -> Response:
@@ -76,7 +76,7 @@ class NewTournament(MethodView):
 
 @tournaments_blp.route("/rounds")
 class RecordRound(MethodView):
-    @tournaments_blp.arguments(RecordRoundSchema(), example=EXAMPLES["record_round"])
+    @tournaments_blp.arguments(RecordRoundSchema(), examples=EXAMPLES["record_round"])
     @tournaments_blp.response(200, TournamentAnswerSchema)
     @_problems(tournaments_blp, *_REFUSED)
     def post(self, body: Json) -> Response:
@@ -91,7 +91,7 @@ class RecordRound(MethodView):
 
 @tournaments_blp.route("/standings")
 class Standings(MethodView):
-    @tournaments_blp.arguments(TournamentCarrierSchema(), example=EXAMPLES["standings"])
+    @tournaments_blp.arguments(TournamentCarrierSchema(), examples=EXAMPLES["standings"])
     @tournaments_blp.response(200, StandingsAnswerSchema)
     @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
     def post(self, body: Json) -> Response:

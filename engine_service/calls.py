@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine_service import metrics
-from engine_service.rules import IllegalActionError, MalformedError, Match, RulesError
+from engine_service.rules import IllegalActionError, Kingdomino, MalformedError, Match, RulesError
+from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 
 Event = dict[str, Any]
 
@@ -71,24 +72,25 @@ class Replayed:
         return "illegal" if isinstance(self.refused, IllegalActionError) else "malformed"
 
 
-def replay(match: Match, actions: Sequence[object], seat: object = None) -> Replayed:
+def replay(match: Match | Kingdomino, actions: Sequence[object], seat: object = None) -> Replayed:
     """Apply `actions` in order, stopping at the first refused one (a refusal is part of the result).
 
     `seat`, when given, must be the seat to move before each action (a sealed seat replays only
     its own moves).
     """
     done = Replayed()
+    variant = match.variant if isinstance(match, Match) else KINGDOMINO
     for action in actions:
         try:
             done.events.extend(match.apply(action, seat))
         except RulesError as exc:  # the match is left as it was before this action
             done.refused = exc
             if isinstance(exc, IllegalActionError):
-                metrics.record_illegal(match.variant)
+                metrics.record_illegal(variant)
             break
         done.applied += 1
-    metrics.record_actions(match.variant, [str(a) for a in actions[:done.applied]])
-    metrics.record_events(match.variant, done.events)
+    metrics.record_actions(variant, [str(a) for a in actions[:done.applied]])
+    metrics.record_events(variant, done.events)
     return done
 
 
@@ -103,4 +105,33 @@ def timeout(match: Match, seat: object) -> list[Event]:
     """A seat timed out: the match ends by the variant's rule."""
     events = match.timeout(seat)
     metrics.record_events(match.variant, events)
+    return events
+
+
+# ---------------------------------------------------------------- Kingdomino (RULES.md KD)
+
+
+def new_kingdomino(players: object, *, options: object = None, seed: object = None,
+                   deal: object = None) -> tuple[Kingdomino, list[Event]]:
+    """A new Kingdomino game (or dynasty): dealt from `deal`, else from `seed` (a random one if none)."""
+    game, events = Kingdomino.new(players, options=options, seed=seed, deal=deal)
+    return game, events
+
+
+def kingdomino_apply(game: Kingdomino, action: object, player: object = None) -> list[Event]:
+    """One action of the player to move (`player`, when given, must be that player)."""
+    try:
+        events = game.apply(action, player)
+    except IllegalActionError:
+        metrics.record_illegal(KINGDOMINO)
+        raise
+    metrics.record_actions(KINGDOMINO, (str(action),))
+    metrics.record_events(KINGDOMINO, events)
+    return events
+
+
+def kingdomino_timeout(game: Kingdomino, player: object) -> list[Event]:
+    """A player timed out: it forfeits and the game (a dynasty: all of it) ends."""
+    events = game.timeout(player)
+    metrics.record_events(KINGDOMINO, events)
     return events

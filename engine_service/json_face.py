@@ -13,6 +13,13 @@ carries, so that the engine is the only place where a state changes form:
 
 Arguments are checked for their keys here and for their values by the rules,
 as the typed servicer does; what a call does is `engine_service.calls`.
+
+Kingdomino (RULES.md KD) goes through the same calls, dispatched by the variant:
+``NewMatch`` with ``variant: "kingdomino"``, and the others when the carried state
+is a Kingdomino one (``args.state.variant``, or sealed bytes that
+`kingdomino_codec.is_kingdomino`). Its JSON is `Kingdomino.to_dict` / `view`, its
+sealed bytes a KingdominoState (`kingdomino_codec`), ``seat`` names the player,
+and a sealed answer's events hide the seed (`rules.views`).
 """
 from __future__ import annotations
 
@@ -26,10 +33,16 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from domino.v1.jsonargs import MAX_DEPTH, too_deep
 
-from engine_service import calls, wire
+from engine_service import calls, kingdomino_codec, wire
 from engine_service.calls import EncodingError
-from engine_service.rules import PRESETS, MalformedError, Match, Tournament, variants
-from engine_service.rules.views import Viewer, redact_events, view_for
+from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
+from engine_service.rules.views import (
+    Viewer,
+    kingdomino_view_for,
+    redact_events,
+    redact_kingdomino_events,
+    view_for,
+)
 
 Json = dict[str, Any]
 Event = dict[str, Any]
@@ -99,6 +112,57 @@ class _Carried:
         return _answer(self.match, events, self.sealed, self.viewer, changed, **extra)
 
 
+def _is_kingdomino(call: pb.JsonCall, args: Json) -> bool:
+    """Whether the call carries a Kingdomino game (sealed bytes, or a JSON state naming it)."""
+    if call.state:
+        return kingdomino_codec.is_kingdomino(call.state)
+    state = args.get("state")
+    return type(state) is dict and state.get("variant") == kingdomino_codec.NAME
+
+
+def _player_of(viewer: Viewer, game: Kingdomino) -> Viewer:
+    if viewer is not None and not 0 <= viewer < game.players:
+        raise MalformedError(f"view_as: a player 0..{game.players - 1} or {HOST!r}, not {viewer}")
+    return viewer
+
+
+class _CarriedGame:
+    """A Kingdomino game a call carries, how it came (sealed or not), and who looks at the answer."""
+
+    __slots__ = ("game", "sealed", "viewer")
+
+    def __init__(self, call: pb.JsonCall, args: Json) -> None:
+        self.sealed = bool(call.state)
+        if self.sealed:
+            if "state" in args:
+                raise MalformedError("state: give the state in args or as bytes, not both")
+            if "view_as" not in args:
+                raise MalformedError("view_as: required with a sealed state (a seat or 'host')")
+            self.game = kingdomino_codec.decode_state(call.state)
+            self.viewer: Viewer = _player_of(_viewer(args), self.game)
+        else:
+            if "view_as" in args:
+                raise MalformedError("view_as: only with a sealed state")
+            self.viewer = None
+            self.game = Kingdomino.from_dict(args["state"])
+
+    def answer(self, events: list[Event], changed: bool = True, **extra: Any) -> pb.JsonAnswer:
+        return _game_answer(self.game, events, self.sealed, self.viewer, changed, **extra)
+
+
+def _game_answer(game: Kingdomino, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
+                 **extra: Any) -> pb.JsonAnswer:
+    """A changed game's answer, as `_answer` for a match: the state and every event (transparent),
+    or the viewer's view, the events without the seed and the new state's bytes (sealed)."""
+    if not sealed:
+        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "events": events, **extra}))
+    body = {"view": kingdomino_view_for(game, viewer), "events": redact_kingdomino_events(events), **extra}
+    return pb.JsonAnswer(answer=_dumps(body), state=kingdomino_codec.encode_state(game) if changed else b"")
+
+
+_NO_ROUNDS = "kingdomino has no rounds to {}: its rows are laid by the game itself"
+
+
 def _dumps(body: Json) -> bytes:
     try:
         return orjson.dumps(body)
@@ -145,7 +209,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def __init__(self) -> None:
         listing = [{**v, "options": [_typed_default(o) for o in v["options"]]}
-                   for v in variants() if v["name"] in PRESETS]
+                   for v in variants() if v["name"] in PRESETS or v["name"] == kingdomino_codec.NAME]
         self._variants = pb.JsonAnswer(answer=_dumps({"variants": listing}))
 
     def ListVariants(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
@@ -158,6 +222,8 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         no_deal = args.get("no_deal", False)
         if type(no_deal) is not bool:
             raise MalformedError(f"no_deal: expected true or false, not {no_deal!r}")
+        if args.get("variant") == kingdomino_codec.NAME:
+            return self._new_kingdomino(args, no_deal)
         match, events = calls.new_match(args.get("variant"), args.get("players"), options=args.get("options"),
                                         seed=args.get("seed"), deal=args.get("deal"), setup=args.get("setup"),
                                         no_deal=no_deal)
@@ -165,13 +231,31 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         viewer = _seat_of(_viewer(args), match) if sealed else None
         return _answer(match, events, sealed, viewer)
 
+    def _new_kingdomino(self, args: Json, no_deal: bool) -> pb.JsonAnswer:
+        for key in ("setup", "no_deal"):
+            if key in args and (key != "no_deal" or no_deal):
+                raise MalformedError(f"{key}: kingdomino has no {key.replace('_', ' ')} (a game starts dealt)")
+        game, events = calls.new_kingdomino(args.get("players"), options=args.get("options"),
+                                            seed=args.get("seed"), deal=args.get("deal"))
+        sealed = "view_as" in args
+        viewer = _player_of(_viewer(args), game) if sealed else None
+        return _game_answer(game, events, sealed, viewer)
+
     def StartRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"deal"})
+        if _is_kingdomino(call, args):
+            raise MalformedError(_NO_ROUNDS.format("deal"))
         carried = _Carried(call, args)
         return carried.answer(calls.start_round(carried.match, args.get("deal")))
 
     def LegalActions(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        carried = _Carried(call, _args(call, _MATCH | _SEALED))
+        args = _args(call, _MATCH | _SEALED)
+        if _is_kingdomino(call, args):
+            kd = _CarriedGame(call, args)
+            to_move = kd.game.to_move
+            shown = not kd.sealed or (to_move is not None and kd.viewer == to_move)
+            return pb.JsonAnswer(answer=_dumps({"seat": to_move, "actions": kd.game.legal_actions() if shown else []}))
+        carried = _Carried(call, args)
         match = carried.match
         # Sealed: another seat's legal actions would reveal its tiles.
         shown = not carried.sealed or carried.viewer == match.to_move
@@ -182,6 +266,9 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         args = _args(call, _MATCH | _SEALED | {"action", "seat"})
         if "action" not in args:
             raise MalformedError("action: required")
+        if _is_kingdomino(call, args):
+            kd = _CarriedGame(call, args)
+            return kd.answer(calls.kingdomino_apply(kd.game, args["action"], args.get("seat")))
         carried = _Carried(call, args)
         return carried.answer(calls.apply(carried.match, args["action"], args.get("seat")))
 
@@ -190,20 +277,31 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         actions = args.get("actions")
         if type(actions) is not list:
             raise MalformedError("actions: required, a list of actions")
-        carried = _Carried(call, args)
-        done = calls.replay(carried.match, actions, args.get("seat"))
+        carried: _Carried | _CarriedGame = _CarriedGame(call, args) if _is_kingdomino(call, args) \
+            else _Carried(call, args)
+        done = calls.replay(carried.game if isinstance(carried, _CarriedGame) else carried.match, actions,
+                            args.get("seat"))
         return carried.answer(done.events, changed=done.applied > 0, applied=done.applied, ok=done.ok,
                               failed_index=-1 if done.ok else done.applied, reason=done.reason,
                               error_kind=done.error_kind)
 
     def Settle(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"ending", "hands", "last_placer"})
+        if _is_kingdomino(call, args):
+            raise MalformedError(_NO_ROUNDS.format("settle"))
         carried = _Carried(call, args)
         events = calls.settle(carried.match, args.get("ending"), args.get("hands"), args.get("last_placer"))
         return carried.answer(events)
 
     def View(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})
+        if _is_kingdomino(call, args):
+            kd = _CarriedGame(call, args)
+            if kd.sealed:
+                return pb.JsonAnswer(answer=_dumps({"view": kingdomino_view_for(kd.game, kd.viewer)}))
+            if "seat" not in args:
+                raise MalformedError("seat: required (whose view)")
+            return pb.JsonAnswer(answer=_dumps({"view": kd.game.view(args["seat"])}))
         carried = _Carried(call, args)
         # {"view": ...}: the same member as in every other answer that carries a view
         if carried.sealed:
@@ -216,6 +314,9 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         args = _args(call, _MATCH | _SEALED | {"seat"})
         if "seat" not in args:
             raise MalformedError("seat: required (the seat that timed out)")
+        if _is_kingdomino(call, args):
+            kd = _CarriedGame(call, args)
+            return kd.answer(calls.kingdomino_timeout(kd.game, args["seat"]))
         carried = _Carried(call, args)
         return carried.answer(calls.timeout(carried.match, args["seat"]))
 

@@ -108,8 +108,8 @@ def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:
         if kind == "round_ended":
             ending = event["record"].get("ending")
             ROUNDS.labels(label, ending if ending in ENDINGS else "other").inc()
-        elif kind == "match_ended":
-            MATCHES.labels(label).inc()
+        elif kind == "match_ended" or kind == "dynasty_over" or (kind == "game_over" and "game" not in event):
+            MATCHES.labels(label).inc()  # Kingdomino: a game, or a dynasty once its last game ends
 
 
 # ---------------------------------------------------------------- per-call observation

@@ -18,9 +18,10 @@ import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 
-from engine_service import calls, codec, tournament_codec, wire
+from engine_service import calls, codec, kingdomino_codec, tournament_codec, wire
 from engine_service.calls import EncodingError
-from engine_service.rules import PRESETS, MalformedError, Match, Tournament, variants
+from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
+from engine_service.rules.views import kingdomino_view_for
 
 Event = dict[str, Any]
 
@@ -74,12 +75,40 @@ def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.Tourna
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
+def _load_kingdomino(request: Any) -> Kingdomino:
+    """The Kingdomino game a request carries in its `state` field."""
+    if not request.HasField("state"):
+        raise MalformedError("state: required (pass back the state of the previous answer)")
+    return kingdomino_codec.state_from_proto(request.state)
+
+
+def _kingdomino_answer(game: Kingdomino, events: list[Event]) -> pb.KingdominoResponse:
+    try:
+        return pb.KingdominoResponse(state=kingdomino_codec.state_to_proto(game),
+                                     events=kingdomino_codec.events_to_proto(events))
+    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
+        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+
+
+def _kingdomino_view(game: Kingdomino, player: int | None, where: str) -> pb.KingdominoView:
+    """What `player` (None: the public) may see; not a player -> MalformedError naming `where`."""
+    try:
+        view = kingdomino_view_for(game, player)
+    except MalformedError as exc:
+        raise MalformedError(f"{where}: {exc}") from None
+    try:
+        return kingdomino_codec.view_to_proto(view)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EncodingError(f"cannot encode the view: {exc}") from exc
+
+
 class EngineServicer(pb_grpc.EngineServicer):
     """Stateless: one instance serves every call on every thread."""
 
     def __init__(self) -> None:
-        # Only what MatchState carries: Kingdomino is played through the library for now.
-        self._variants = codec.variants_to_proto([v for v in variants() if v["name"] in PRESETS])
+        # The matching presets (MatchState) and Kingdomino (KingdominoState, its own calls).
+        self._variants = codec.variants_to_proto(
+            [v for v in variants() if v["name"] in PRESETS or v["name"] == kingdomino_codec.NAME])
 
     def ListVariants(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
         return self._variants
@@ -166,3 +195,50 @@ class EngineServicer(pb_grpc.EngineServicer):
                 over=tournament.over)
         except (ValueError, KeyError, TypeError) as exc:
             raise EncodingError(f"cannot encode the standings: {exc}") from exc
+
+    # ------------------------------------------------------------ Kingdomino (KD)
+
+    def NewKingdomino(self, request: pb.NewKingdominoRequest,
+                      context: grpc.ServicerContext) -> pb.KingdominoResponse:
+        game, events = calls.new_kingdomino(
+            request.players, options=kingdomino_codec.options_from_request(request.options),
+            seed=request.seed if request.HasField("seed") else None,
+            deal=kingdomino_codec.deal_from_proto(request.deal))
+        return _kingdomino_answer(game, events)
+
+    def KingdominoLegalActions(self, request: pb.KingdominoStateRequest,
+                               context: grpc.ServicerContext) -> pb.KingdominoLegalResponse:
+        game = _load_kingdomino(request)
+        answer = pb.KingdominoLegalResponse(actions=game.legal_actions())
+        if game.to_move is not None:
+            answer.player = game.to_move
+        return answer
+
+    def KingdominoApply(self, request: pb.KingdominoApplyRequest,
+                        context: grpc.ServicerContext) -> pb.KingdominoResponse:
+        game = _load_kingdomino(request)
+        events = calls.kingdomino_apply(game, request.action,
+                                        request.player if request.HasField("player") else None)
+        response = _kingdomino_answer(game, events)
+        if request.HasField("view_as"):
+            response.view.CopyFrom(_kingdomino_view(game, request.view_as, "view_as"))
+        return response
+
+    def KingdominoReplay(self, request: pb.KingdominoReplayRequest,
+                         context: grpc.ServicerContext) -> pb.KingdominoReplayResponse:
+        game = _load_kingdomino(request)
+        done = calls.replay(game, request.actions)
+        answer = _kingdomino_answer(game, done.events)
+        return pb.KingdominoReplayResponse(state=answer.state, events=answer.events, applied=done.applied,
+                                           ok=done.ok, failed_index=-1 if done.ok else done.applied,
+                                           reason=done.reason, error_kind=done.error_kind)
+
+    def KingdominoView(self, request: pb.KingdominoViewRequest,
+                       context: grpc.ServicerContext) -> pb.KingdominoView:
+        game = _load_kingdomino(request)
+        return _kingdomino_view(game, request.player if request.HasField("player") else None, "player")
+
+    def KingdominoTimeout(self, request: pb.KingdominoTimeoutRequest,
+                          context: grpc.ServicerContext) -> pb.KingdominoResponse:
+        game = _load_kingdomino(request)
+        return _kingdomino_answer(game, calls.kingdomino_timeout(game, request.player))

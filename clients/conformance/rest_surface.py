@@ -31,6 +31,8 @@ class RestSurface:
     def __init__(self, base_url: str, timeout: float = 15.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._timeout = timeout
+        #: Kingdomino scenarios (FORMAT.md "Kingdomino scenarios") through the same routes.
+        self.kingdomino = RestKingdomino(self)
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         data = json.dumps(body).encode("utf-8")
@@ -109,3 +111,28 @@ class RestSurface:
 
     def close(self) -> None:
         pass
+
+
+class RestKingdomino:
+    """Kingdomino through the gateway's /v1/matches routes (transparent mode): `variant: "kingdomino"`
+    on creation, then the state the answers carry; the summary is player 0's view."""
+
+    def __init__(self, rest: RestSurface) -> None:
+        self._rest = rest
+
+    def new_game(self, players: int, options: dict[str, Any], deal: dict[str, Any]) -> State:
+        state: State = self._rest._post("/v1/matches", {"variant": "kingdomino", "players": players,
+                                                        "options": options or {}, "deal": deal})["state"]
+        return state
+
+    def legal(self, state: State) -> tuple[int | None, list[str]]:
+        answer = self._rest._post("/v1/matches/legal", {"state": state})
+        return answer["seat"], list(answer["actions"])
+
+    def apply(self, state: State, action: str) -> State:
+        new: State = self._rest._post("/v1/matches/apply", {"state": state, "action": action})["state"]
+        return new
+
+    def summary(self, state: State) -> dict[str, Any]:
+        view = self._rest._post("/v1/matches/view", {"state": state, "seat": 0})["view"]
+        return {key: view[key] for key in ("to_move", "scores", "largest_region", "crowns", "game_over", "winners")}

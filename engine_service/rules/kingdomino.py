@@ -86,6 +86,7 @@ class Kingdomino:
         "picker",
         "pile",
         "seed",
+        "timed_out",
     )
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int]) -> None:
@@ -98,6 +99,7 @@ class Kingdomino:
         self.next_tiles: list[int] = []
         self.next_kings: list[int] = []
         self.picker = -1
+        self.timed_out = -1
         geo = geometry(cfg.size)
         self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
         self.games: list[GameResult] = []
@@ -185,7 +187,13 @@ class Kingdomino:
 
     @property
     def game_over(self) -> bool:
-        """The game (a dynasty: its last game) is over: nothing more can be played."""
+        """The game (a dynasty: its last game) is over: nothing more can be played (played to
+        its end, or ended by a player's timeout)."""
+        return self.timed_out >= 0 or self._played_out
+
+    @property
+    def _played_out(self) -> bool:
+        """The last row is placed (the game ended by its rules, not by a timeout)."""
         return self.picker < 0 and not self.current_tiles
 
     @property
@@ -196,6 +204,8 @@ class Kingdomino:
     @property
     def to_move(self) -> int | None:
         """The player whose king acts now (None once the game is over)."""
+        if self.timed_out >= 0:
+            return None
         if self.picker >= 0:
             return self.kings[self.picker]
         if self.current_tiles:
@@ -205,6 +215,8 @@ class Kingdomino:
     def legal_actions(self) -> list[str]:
         """Every legal action of the player to move (FORMAT.md): picks in ascending tile order;
         placements by direction N, E, S, W, then square; ``discard N`` only when nothing fits."""
+        if self.timed_out >= 0:
+            return []
         if self.picker >= 0:
             return [f"pick {t}" for t, k in zip(self.next_tiles, self.next_kings) if k < 0]
         if not self.current_tiles:
@@ -215,8 +227,8 @@ class Kingdomino:
 
     def scores(self) -> list[int]:
         """Per player, in the game being played (a dynasty: see `totals`): regions' squares x
-        crowns; the option bonuses once the game is over."""
-        over = self.game_over
+        crowns; the option bonuses once the game is over (played out: a timeout earns none)."""
+        over = self._played_out
         return [kingdom_score(self.cfg, kingdom, over) for kingdom in self.kingdoms]
 
     def largest_region(self) -> list[int]:
@@ -244,7 +256,16 @@ class Kingdomino:
         if not self.game_over:
             return [], None
         t = self.totals()
+        if self.timed_out >= 0:
+            return self._forfeit_winners(t), "timeout"
         return rank(t["scores"], t["largest_region"], t["crowns"])
+
+    def _forfeit_winners(self, t: dict[str, list[int]]) -> list[int]:
+        """After a timeout: the best of the other players by the usual keys (ties shared)."""
+        others = [p for p in range(self.cfg.players) if p != self.timed_out]
+        winners, _ = rank([t["scores"][p] for p in others], [t["largest_region"][p] for p in others],
+                          [t["crowns"][p] for p in others])
+        return [others[i] for i in winners]
 
     def winners(self) -> list[int]:
         """Once over: the best score; tie: the larger single region, then more crowns, else shared.
@@ -352,6 +373,32 @@ class Kingdomino:
         if self.next_tiles:
             self.picker = king
 
+    def timeout(self, player: object) -> list[Event]:
+        """`player` timed out (ran out of time, or left): it forfeits. The game (a dynasty: the
+        whole match) ends at once; the winners are the best of the other players by the usual
+        keys (score, largest region, crowns; else shared), ``decided_by`` is ``"timeout"``, and no
+        end-of-game bonus is counted. Any player may time out, not only the one to move."""
+        if not isinstance(player, int) or isinstance(player, bool) or not 0 <= player < self.players:
+            raise MalformedError(f"player must be 0..{self.players - 1}, not {player!r}")
+        if self.game_over:
+            raise IllegalActionError("the game is over")
+        self.timed_out = player
+        t = self.totals()
+        winners = self._forfeit_winners(t)
+        scores, largest, crowns = self.scores(), self.largest_region(), self.crowns()
+        events: list[Event] = [{"type": "timed_out", "player": player}]
+        ended: Event = {"type": "game_over", "scores": scores, "largest_region": largest, "crowns": crowns,
+                        "winners": winners, "decided_by": "timeout"}
+        if self.cfg.dynasty:
+            ended["game"] = self.game_number
+            events.append(ended)
+            events.append({"type": "dynasty_over", "games": self.game_scores(), "scores": t["scores"],
+                           "largest_region": t["largest_region"], "crowns": t["crowns"],
+                           "winners": winners, "decided_by": "timeout"})
+        else:
+            events.append(ended)
+        return events
+
     def _row_text(self) -> str:
         return ", ".join(str(t) for t in self.next_tiles) or "none: this is the last round"
 
@@ -365,6 +412,7 @@ class Kingdomino:
         new.next_tiles = self.next_tiles.copy()
         new.next_kings = self.next_kings.copy()
         new.picker = self.picker
+        new.timed_out = self.timed_out
         new.kingdoms = [k.copy() for k in self.kingdoms]
         new.games = self.games.copy()           # results are never changed once made
         new.deals = [(pile.copy(), kings.copy()) for pile, kings in self.deals]
@@ -389,6 +437,8 @@ class Kingdomino:
             "picker": None if self.picker < 0 else self.picker,
             "kingdoms": [k.log.copy() for k in self.kingdoms],
         }
+        if self.timed_out >= 0:
+            state["timed_out"] = self.timed_out
         if self.cfg.dynasty:
             state["dynasty"] = {
                 "games": [r.to_dict() for r in self.games],
@@ -406,6 +456,7 @@ class Kingdomino:
         game.next_tiles = parts.next_tiles
         game.next_kings = parts.next_kings
         game.picker = parts.picker
+        game.timed_out = parts.timed_out
         game.kingdoms = parts.kingdoms
         game.games = parts.games
         game.deals = parts.deals
@@ -423,6 +474,7 @@ class Kingdomino:
             raise MalformedError(f"player must be 0..{self.players - 1}, not {player!r}")
         state = self.to_dict()
         del state["pile"], state["seed"]
+        state["timed_out"] = None if self.timed_out < 0 else self.timed_out
         to_move = self.to_move
         state.update({
             "player": player,

@@ -34,6 +34,8 @@ from .kingdomino_setup import (
 KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
 #: Only with option dynasty: ``{"games": [result...], "deals": [deal...]}``.
 DYNASTY_KEY = "dynasty"
+#: Only once a player's timeout ended the game: that player.
+TIMED_OUT_KEY = "timed_out"
 RESULT_KEYS = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
 
 
@@ -46,13 +48,14 @@ class Decoded:
     """
 
     __slots__ = ("cfg", "current_kings", "current_tiles", "deals", "games", "kingdoms", "kings", "next_kings",
-                 "next_tiles", "picker", "pile", "seed")
+                 "next_tiles", "picker", "pile", "seed", "timed_out")
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int],
                  current_tiles: list[int], current_kings: list[int], next_tiles: list[int],
                  next_kings: list[int], picker: int, kingdoms: list[Kingdom], games: list[GameResult],
-                 deals: list[tuple[list[int], list[int]]]) -> None:
+                 deals: list[tuple[list[int], list[int]]], timed_out: int = -1) -> None:
         self.cfg = cfg
+        self.timed_out = timed_out
         self.seed = seed
         self.kings = kings
         self.pile = pile
@@ -70,7 +73,7 @@ def decode(data: object) -> Decoded:
     """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
-    unknown = sorted(str(k) for k in data if k not in KEYS and k != DYNASTY_KEY)
+    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY))
     if unknown:
         raise MalformedError(f"state: unknown keys {unknown}")
     missing = [k for k in KEYS if k not in data]
@@ -117,12 +120,21 @@ def decode(data: object) -> Decoded:
         raise MalformedError("state.next is empty but the pile is not: the next row must be laid")
 
     _check_turn(cfg, kings, current_kings, next_kings, picker, kingdoms)
+    timed_out = -1
+    if TIMED_OUT_KEY in data:
+        value = data[TIMED_OUT_KEY]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < cfg.players:
+            raise MalformedError(f"state.{TIMED_OUT_KEY} must be a player 0..{cfg.players - 1} "
+                                 f"(present only once a timeout ended the game), not {value!r}")
+        if picker is None and not current_tiles:
+            raise MalformedError(f"state.{TIMED_OUT_KEY}: the game was played to its end, no timeout ended it")
+        timed_out = value
     if cfg.dynasty and picker is None and not current_tiles and len(games) < DYNASTY_GAMES - 1:
         raise MalformedError(f"state: game {len(games) + 1} of the dynasty is over, "
                              "so the next one must have been started")
 
     return Decoded(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
-                   -1 if picker is None else picker, kingdoms, games, deals)
+                   -1 if picker is None else picker, kingdoms, games, deals, timed_out)
 
 
 def _dynasty(cfg: KDConfig, seed: int | None, value: object

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .events import Event
+from .kingdomino import Kingdomino
 from .match import Match
 
 Viewer = int | None  # a seat, or None for the public (host, spectator)
@@ -44,3 +45,22 @@ def redact_events(events: Iterable[Event], viewer: Viewer) -> list[Event]:
             event = {**event, "tile": None}
         out.append(event)
     return out
+
+
+def kingdomino_public_view(game: Kingdomino) -> dict[str, Any]:
+    """A Kingdomino game as someone who holds no seat sees it: a player's view (nothing in
+    Kingdomino is hidden from one player but shown to another, except the legal actions of the
+    player to move) with `player` null and no legal actions."""
+    view = game.view(0)
+    view.update(player=None, legal=[])
+    return view
+
+
+def kingdomino_view_for(game: Kingdomino, viewer: Viewer) -> dict[str, Any]:
+    """`viewer`'s view of a Kingdomino game: a player's own, or the public one for None."""
+    return kingdomino_public_view(game) if viewer is None else game.view(viewer)
+
+
+def redact_kingdomino_events(events: Iterable[Event]) -> list[Event]:
+    """Kingdomino events as a player sees them: the seed (which fixes the pile's order) hidden."""
+    return [{**e, "seed": None} if e.get("type") == "game_started" else e for e in events]

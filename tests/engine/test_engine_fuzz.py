@@ -4,8 +4,9 @@ The requirement: with random and mutated protobuf on every RPC, the engine only
 answers OK, INVALID_ARGUMENT or FAILED_PRECONDITION (never INTERNAL, UNKNOWN,
 DEADLINE_EXCEEDED or anything else), and the process never dies.
 
-For each of the 12 RPCs of `domino.v1.Engine` and of `domino.v1.JsonEngine`
-(24 methods) three kinds of cases are sent as raw bytes (no client-side
+For each of the 18 RPCs of `domino.v1.Engine` (the 12 shared with
+`domino.v1.JsonEngine` and Kingdomino's 6) and the 12 of `domino.v1.JsonEngine`
+(30 methods) three kinds of cases are sent as raw bytes (no client-side
 serializer, so the bytes go as they are):
 
 - ``raw``: random bytes (including byte strings that start like a real message);
@@ -76,10 +77,10 @@ from google.protobuf import descriptor as d
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engine_service import tournament_codec, wire
+from engine_service import kingdomino_codec, tournament_codec, wire
 from engine_service.json_face import JsonEngineServicer
 from engine_service.metrics import ObservingInterceptor
-from engine_service.rules import PRESETS, Match, RulesError, Tournament, variants
+from engine_service.rules import PRESETS, Kingdomino, Match, RulesError, Tournament, variants
 from engine_service.rules.tiles import NAME_TO_ID, NAMES
 from engine_service.servicer import EngineServicer
 from engine_service.status import StatusInterceptor
@@ -95,7 +96,16 @@ SEED = 0xD0_31_70
 COUNTS = {"raw": 60, "mutated": 220, "structured": 160}
 
 METHODS: tuple[str, ...] = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["Engine"].methods)
+JSON_METHODS: tuple[str, ...] = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["JsonEngine"].methods)
 SERVICES: tuple[str, ...] = (ENGINE, JSON_ENGINE)
+#: Every (service, method) pair: the typed face has Kingdomino's own calls, the JSON face serves Kingdomino
+#: through its shared ones (dispatched on the variant).
+PAIRS: tuple[tuple[str, str], ...] = tuple((ENGINE, m) for m in METHODS) + tuple((JSON_ENGINE, m) for m in JSON_METHODS)
+#: Kingdomino's typed calls, and the JSON-face calls that take a Kingdomino game.
+KD_METHODS = frozenset({"NewKingdomino", "KingdominoLegalActions", "KingdominoApply", "KingdominoReplay",
+                        "KingdominoView", "KingdominoTimeout"})
+KD_JSON = {"NewMatch": "NewKingdomino", "LegalActions": "KingdominoLegalActions", "Apply": "KingdominoApply",
+           "Replay": "KingdominoReplay", "View": "KingdominoView", "Timeout": "KingdominoTimeout"}
 ALLOWED = frozenset({grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION})
 
 #: Requests stay below the engine's 256 KiB limit (a bigger one is RESOURCE_EXHAUSTED by grpcio, by design).
@@ -105,12 +115,11 @@ WINDOW = 8  # calls in flight at once
 
 
 def test_every_rpc_of_both_services_is_covered() -> None:
-    """The fuzzer knows all 12 RPCs, and both services have exactly those."""
-    assert set(METHODS) == {
-        "ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
-        "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings"}
-    json_methods = {m.name for m in pb.DESCRIPTOR.services_by_name["JsonEngine"].methods}
-    assert json_methods == set(METHODS)
+    """The fuzzer knows all 18 typed RPCs and the 12 of the JSON face (Kingdomino's calls are typed only)."""
+    shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
+              "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings"}
+    assert set(METHODS) == shared | KD_METHODS
+    assert set(JSON_METHODS) == shared and set(KD_JSON) <= shared
 
 
 # ---------------------------------------------------------------- verdicts and reports
@@ -183,16 +192,23 @@ def check_ok_answer(case: Case, answer: bytes) -> str | None:
         if isinstance(message, pb.JsonAnswer):
             body = orjson.loads(message.answer)
             if message.state:
-                wire.decode_state(message.state)
+                if kingdomino_codec.is_kingdomino(message.state):
+                    kingdomino_codec.decode_state(message.state)
+                else:
+                    wire.decode_state(message.state)
             if isinstance(body, dict) and isinstance(body.get("state"), dict):
                 if case.method in _TOURNAMENT_ANSWERS:
                     Tournament.from_dict(body["state"])
+                elif body["state"].get("variant") == kingdomino_codec.NAME:
+                    Kingdomino.from_dict(body["state"])
                 else:
                     Match.from_dict(body["state"])
         elif "state" in message.DESCRIPTOR.fields_by_name and message.HasField("state"):
             state = message.state  # type: ignore[attr-defined]
             if isinstance(state, pb.MatchState):
                 wire.decode_state(state.SerializeToString())
+            elif isinstance(state, pb.KingdominoState):
+                kingdomino_codec.state_from_proto(state)
             else:
                 tournament_codec.load(state)
     except (DecodeError, orjson.JSONDecodeError, RulesError) as exc:
@@ -288,6 +304,7 @@ class Corpus:
     tournaments: tuple[Tournament, ...]
     waiting: tuple[Match, ...]  # those not over and between rounds
     timeouts: tuple[Match, ...]  # those not over whose variant has a timeout rule
+    games: tuple[Kingdomino, ...] = ()  # Kingdomino games of every player count and option, at random points
 
     def match(self, rng: random.Random) -> Match:
         return rng.choice(self.matches).copy()
@@ -303,6 +320,9 @@ class Corpus:
 
     def tournament(self, rng: random.Random) -> Tournament:
         return Tournament.from_dict(rng.choice(self.tournaments).to_dict())
+
+    def game(self, rng: random.Random) -> Kingdomino:
+        return rng.choice(self.games).copy()
 
 
 @cache
@@ -366,7 +386,24 @@ def build_corpus(seed: int = SEED) -> Corpus:
             tournaments.append(t)
     waiting = [m for m in matches if not m.match_over and (m.round is None or m.round.over)]
     timeouts = [m for m in matches if not m.match_over and _has_timeout_rule(m)]
-    return Corpus(tuple(matches), tuple(tournaments), tuple(waiting), tuple(timeouts))
+    games: list[Kingdomino] = []
+    for players, options in ((2, {}), (3, {}), (4, {}), (2, {"mighty_duel": True, "harmony": True}),
+                             (2, {"dynasty": True}), (3, {"dynasty": True, "middle_kingdom": True}),
+                             (4, {"harmony": True, "middle_kingdom": True})):
+        game, _ = Kingdomino.new(players, options=options, seed=rng.getrandbits(64))
+        games.append(game.copy())
+        while not game.game_over:
+            game.apply(rng.choice(game.legal_actions()))
+            if rng.random() < 0.04:
+                games.append(game.copy())
+                if rng.random() < 0.2:
+                    timed = game.copy()
+                    timed.timeout(rng.randrange(players))
+                    games.append(timed)
+        games.append(game)
+    dealt, _ = Kingdomino.new(2, deal={"tiles": list(range(1, 25)), "kings": [0, 1, 1, 0]})
+    games.append(dealt)
+    return Corpus(tuple(matches), tuple(tournaments), tuple(waiting), tuple(timeouts), tuple(games))
 
 
 def _has_timeout_rule(match: Match) -> bool:
@@ -452,8 +489,90 @@ class Request:
     base: Match | Tournament | None = None  # the state the request carries
 
 
+_KD_WORDS = ("pick 1", "pick 48", "place 1 0,1 N", "place 17 -1,0 W", "discard 3", "pass", "place 1 9,9 E", "")
+
+
+def _kd_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
+    """A Kingdomino request: the typed call `method` (KD_METHODS), with the JSON face's args for the shared
+    call that serves it (KD_JSON), transparent or sealed."""
+    if method == "NewKingdomino":
+        players = rng.choice([2, 2, 3, 4, rng.choice([0, 1, 5])])
+        options = {k: v for k, v in (("mighty_duel", players == 2 and rng.random() < 0.3),
+                                     ("middle_kingdom", rng.random() < 0.3), ("harmony", rng.random() < 0.3),
+                                     ("dynasty", rng.random() < 0.3)) if v}
+        n_msg = pb.NewKingdominoRequest(players=players, options={k: "true" for k in options})
+        n_args: Json = {"variant": "kingdomino", "players": players, "options": options}
+        if rng.random() < 0.25 and 2 <= players <= 4:
+            count = 48 if options.get("mighty_duel") or players == 4 else 12 * players
+            kings = [k % players for k in range(4 if players != 3 else 3)]
+            rng.shuffle(kings)
+            deals = [{"tiles": rng.sample(range(1, 49), count), "kings": kings}
+                     for _ in range(3 if options.get("dynasty") else 1)]
+            n_msg.deal.extend(pb.KingdominoDeal(tiles=d["tiles"], kings=d["kings"]) for d in deals)
+            n_args["deal"] = {"games": deals} if len(deals) == 3 else deals[0]
+        elif rng.random() < 0.8:
+            n_msg.seed = n_args["seed"] = rng.getrandbits(64)
+        if rng.random() < 0.3:
+            n_args["view_as"] = rng.choice(["host", *range(max(players, 1))])
+        return Request(n_msg, n_args)
+    game = corpus.game(rng)
+    state = kingdomino_codec.state_to_proto(game)
+    args: Json = {}
+    msg: Message
+    legal = game.legal_actions()
+    if method == "KingdominoLegalActions":
+        msg = pb.KingdominoStateRequest(state=state)
+    elif method == "KingdominoApply":
+        action = rng.choice(legal) if legal and rng.random() < 0.85 else rng.choice(_KD_WORDS)
+        msg = pb.KingdominoApplyRequest(state=state, action=action)
+        args["action"] = action
+        if rng.random() < 0.4 and game.to_move is not None:
+            msg.player = args["seat"] = game.to_move
+        if rng.random() < 0.3:
+            msg.view_as = rng.randrange(game.players)
+    elif method == "KingdominoReplay":
+        trial, actions = game.copy(), []
+        for _ in range(rng.randint(0, 12)):
+            if not trial.legal_actions():
+                break
+            actions.append(rng.choice(trial.legal_actions()))
+            trial.apply(actions[-1])
+        if rng.random() < 0.2:
+            actions.append(rng.choice(_KD_WORDS))
+        msg = pb.KingdominoReplayRequest(state=state, actions=actions)
+        args["actions"] = actions
+    elif method == "KingdominoView":
+        msg = pb.KingdominoViewRequest(state=state)
+        if rng.random() < 0.8:
+            msg.player = args["seat"] = rng.randrange(game.players)
+        else:
+            args["seat"] = 0
+    elif method == "KingdominoTimeout":
+        player = rng.randrange(game.players)
+        msg = pb.KingdominoTimeoutRequest(state=state, player=player)
+        args["seat"] = player
+    else:
+        raise AssertionError(method)
+    if rng.random() < 0.5:  # the JSON face, sealed
+        if method == "KingdominoView":
+            del args["seat"]
+        args["view_as"] = rng.choice(["host", *range(game.players)])
+        return Request(msg, args, kingdomino_codec.encode_state(game), base=game)
+    args["state"] = game.to_dict()
+    return Request(msg, args, base=game)
+
+
+def json_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
+    """A JSON-face request of `method`: a matching game's, or (for the calls that serve it) a Kingdomino one."""
+    if method in KD_JSON and rng.random() < 0.35:
+        return _kd_request(corpus, KD_JSON[method], rng)
+    return valid_request(corpus, method, rng)
+
+
 def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     """A request of `method` built from the corpus: mostly accepted, sometimes refused as illegal."""
+    if method in KD_METHODS:
+        return _kd_request(corpus, method, rng)
     if method == "ListVariants":
         return Request(pb.ListVariantsRequest(), {})
     if method == "CreateTournament":
@@ -571,9 +690,9 @@ def json_call(args: Json | bytes, state: bytes = b"") -> bytes:
 
 
 def valid_bytes(corpus: Corpus, service: str, method: str, rng: random.Random) -> bytes:
-    request = valid_request(corpus, method, rng)
     if service == ENGINE:
-        return request.typed.SerializeToString()
+        return valid_request(corpus, method, rng).typed.SerializeToString()
+    request = json_request(corpus, method, rng)
     return json_call(request.args, request.sealed)
 
 
@@ -857,6 +976,10 @@ def random_message(msg: Message, rng: random.Random, corpus: Corpus, depth: int 
         msg.CopyFrom(_state_msg(corpus.match(rng)))
         tweak(msg, rng, corpus, rng.randint(1, 3))
         return
+    if isinstance(msg, pb.KingdominoState) and rng.random() < 0.5:
+        msg.CopyFrom(kingdomino_codec.state_to_proto(corpus.game(rng)))
+        tweak(msg, rng, corpus, rng.randint(1, 3))
+        return
     if isinstance(msg, pb.TournamentState) and rng.random() < 0.5:
         msg.CopyFrom(_tournament_msg(corpus.tournament(rng)))
         tweak(msg, rng, corpus, rng.randint(1, 3))
@@ -911,7 +1034,7 @@ def structured_typed(corpus: Corpus, method: str, rng: random.Random) -> bytes:
 
 def structured_json(corpus: Corpus, method: str, rng: random.Random) -> bytes:
     """A JsonCall with random args (known keys with random values) and a random or valid state's bytes."""
-    request = valid_request(corpus, method, rng)
+    request = json_request(corpus, method, rng)
     args: Json = dict(request.args)
     for key in list(args):
         if rng.random() < 0.4:
@@ -920,7 +1043,7 @@ def structured_json(corpus: Corpus, method: str, rng: random.Random) -> bytes:
         args[rng.choice(["seat", "view_as", "state", "actions", "action", "deal", "ending"])] = random_json(rng)
     state = request.sealed
     if rng.random() < 0.5:
-        msg = pb.MatchState()
+        msg = pb.KingdominoState() if rng.random() < 0.3 else pb.MatchState()
         random_message(msg, rng, corpus)
         state = msg.SerializeToString()
         args.pop("state", None)
@@ -1253,6 +1376,12 @@ def _mutated_typed(corpus: Corpus, method: str, rng: random.Random) -> bytes:
     request = valid_request(corpus, method, rng)
     msg = request.typed
     way = rng.random()
+    if isinstance(request.base, Kingdomino) and way >= 0.5:  # the nested KingdominoState, the request intact
+        original = kingdomino_codec.encode_state(request.base)
+        other = kingdomino_codec.encode_state(corpus.game(rng))
+        state = mutate_fields(original, rng, other) if rng.random() < 0.6 else mutate_bytes(original, rng, other)
+        msg.ClearField("state")
+        return (b"\x0a" + _varint(len(state)) + state + msg.SerializeToString())[:MAX_REQUEST]
     if method in _MATCH_METHODS | _TOURNAMENT_METHODS and way >= 0.5:
         base = request.base
         if isinstance(base, Match):
@@ -1283,8 +1412,14 @@ def _mutated_typed(corpus: Corpus, method: str, rng: random.Random) -> bytes:
 def _mutated_json(corpus: Corpus, method: str, rng: random.Random) -> bytes:
     """A valid JSON-face call, mutated: the JsonCall's bytes, the args' text, the args' structure, the state
     in args changed meaningfully, or (sealed, with a valid view_as) the MatchState bytes mutated."""
-    request = valid_request(corpus, method, rng)
+    request = json_request(corpus, method, rng)
     way = rng.random()
+    if isinstance(request.base, Kingdomino) and way >= 0.25:
+        if request.sealed and way < 0.6:  # the KingdominoState bytes, with a valid view_as
+            other = kingdomino_codec.encode_state(corpus.game(rng))
+            mutate = mutate_fields if rng.random() < 0.6 else mutate_bytes
+            return json_call(request.args, mutate(request.sealed, rng, other))
+        return json_call(dumps(mutate_json(request.args, rng)), request.sealed)[:MAX_REQUEST]
     if way < 0.1:  # the JsonCall's bytes
         other = valid_bytes(corpus, JSON_ENGINE, rng.choice([method, rng.choice(METHODS)]), rng)
         mutate = mutate_fields if rng.random() < 0.5 else mutate_bytes
@@ -1376,8 +1511,8 @@ def fuzz(engine: Any, channel: grpc.Channel, cases: Sequence[Case]) -> Outcome:
 
 
 @pytest.mark.parametrize("kind", list(COUNTS))
-@pytest.mark.parametrize("service", SERVICES, ids=["Engine", "JsonEngine"])
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(("method", "service"), [(m, s) for s, m in PAIRS],
+                         ids=[f"{m}-{s.rpartition('.')[2]}" for s, m in PAIRS])
 def test_fuzzed_requests_get_only_allowed_statuses(engine: Any, channel: grpc.Channel, corpus: Corpus,
                                                    method: str, service: str, kind: str) -> None:
     """Every fuzzed request of this method and kind is answered OK, INVALID_ARGUMENT or FAILED_PRECONDITION,
@@ -1399,6 +1534,8 @@ def test_the_corpus_reaches_every_kind_of_state(corpus: Corpus) -> None:
     assert any(m.match_over for m in corpus.matches)
     assert any(m.overrides for m in corpus.matches)
     assert corpus.waiting and corpus.timeouts
+    assert {g.players for g in corpus.games} == {2, 3, 4} and any(g.cfg.dynasty for g in corpus.games)
+    assert any(g.game_over for g in corpus.games) and any(g.timed_out >= 0 for g in corpus.games)
     assert {len(t.participants) for t in corpus.tournaments} == {4, 5, 6, 7}
     assert any(t.over for t in corpus.tournaments) and any(t.played and not t.over for t in corpus.tournaments)
 
@@ -1406,14 +1543,13 @@ def test_the_corpus_reaches_every_kind_of_state(corpus: Corpus) -> None:
 def test_the_valid_requests_are_mostly_accepted(channel: grpc.Channel, corpus: Corpus) -> None:
     """Unmutated, the base requests of every method are accepted often enough (so the mutations start from
     requests that get past the decoding into the rules) on both faces."""
-    for service in SERVICES:
-        for method in METHODS:
-            rng = random.Random(f"{SEED}/valid/{service}/{method}")
-            cases = [Case(service, method, "valid", i, valid_bytes(corpus, service, method, rng)) for i in range(30)]
-            codes = [code for _case, code, _details, _answer in answers(channel, cases)]
-            assert all(verdict(code) is None for code in codes), codes
-            ok = codes.count(grpc.StatusCode.OK)
-            assert ok >= 15, f"{service}/{method}: only {ok} of 30 valid requests accepted"
+    for service, method in PAIRS:
+        rng = random.Random(f"{SEED}/valid/{service}/{method}")
+        cases = [Case(service, method, "valid", i, valid_bytes(corpus, service, method, rng)) for i in range(30)]
+        codes = [code for _case, code, _details, _answer in answers(channel, cases)]
+        assert all(verdict(code) is None for code in codes), codes
+        ok = codes.count(grpc.StatusCode.OK)
+        assert ok >= 15, f"{service}/{method}: only {ok} of 30 valid requests accepted"
 
 
 def test_the_cases_are_reproducible(corpus: Corpus) -> None:

@@ -44,3 +44,29 @@ def test_a_dead_engine_is_a_surface_error() -> None:
     with pytest.raises(SurfaceError, match="gRPC engine"):
         surface.new_match("kozel", 4, {}, None, None)
     surface.close()
+
+
+def test_every_kingdomino_scenario_passes_through_grpc(engine: Any) -> None:
+    paths = find_scenarios([str(REPO / "tests" / "scenarios_kingdomino")])
+    assert len(paths) >= 15
+    surface = GrpcSurface(engine.address)
+    try:
+        failures = [run_scenario(p, surface).failures for p in paths]
+    finally:
+        surface.close()
+    assert [f for f in failures if f] == []
+
+
+def test_a_failing_kingdomino_expectation_fails_through_grpc_as_through_the_library(engine: Any,
+                                                                                     tmp_path: Path) -> None:
+    import json
+
+    scenario = json.loads((REPO / "tests" / "scenarios_kingdomino" / "overlap.json").read_text(encoding="utf-8"))
+    scenario["steps"].append({"expect": {"largest_region": [9, 9]}})
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps(scenario), encoding="utf-8")
+    surface = GrpcSurface(engine.address)
+    try:
+        assert run_scenario(path, surface).failures == run_scenario(path, LibrarySurface()).failures != []
+    finally:
+        surface.close()

@@ -71,9 +71,9 @@ def json_call(method: Any, args: dict[str, Any], state: bytes = b"") -> dict[str
 
 
 def test_list_variants_lists_every_preset_with_its_options(stub: Stub) -> None:
-    """ListVariants is the rules' listing of the presets MatchState carries."""
+    """ListVariants is the rules' listing of every preset served: those MatchState carries and Kingdomino."""
     reply = stub.ListVariants(pb.ListVariantsRequest(), timeout=10)
-    served = [v for v in variants() if v["name"] in PRESETS]  # the games MatchState carries
+    served = [v for v in variants() if v["name"] in PRESETS or v["name"] == "kingdomino"]
     assert po.variants_list(reply) == served
     kozel = next(v for v in reply.variants if v.name == "kozel")
     assert (kozel.min_players, kozel.max_players) == (2, 4)

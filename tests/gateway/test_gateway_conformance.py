@@ -5,6 +5,7 @@ repository gets the same verdict through REST as through the library.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,26 @@ def test_no_gateway_is_a_surface_error(tmp_path: Path) -> None:
     rest = RestSurface(f"http://127.0.0.1:{free_port()}", timeout=2)
     with pytest.raises(SurfaceError, match="REST gateway"):
         rest.legal({"variant": "kozel", "players": 4})
+
+
+KINGDOMINO = REPO / "tests" / "scenarios_kingdomino"
+
+
+def test_the_cli_runs_every_kingdomino_scenario_through_rest(gateway: Gateway) -> None:
+    result = subprocess.run([sys.executable, "-m", "clients.cli", "conformance", "--rest", gateway.url,
+                             str(KINGDOMINO)], check=False, cwd=REPO, capture_output=True, text=True, timeout=120)
+    count = len(find_scenarios([str(KINGDOMINO)]))
+    assert count >= 15
+    assert result.stdout.strip().splitlines()[-1] == f"{count} passed, 0 failed", result.stdout
+    assert result.returncode == 0
+
+
+def test_kingdomino_scenarios_get_the_same_verdicts_through_rest_as_through_the_library(
+        gateway: Gateway, tmp_path: Path) -> None:
+    good = json.loads((KINGDOMINO / "overlap.json").read_text(encoding="utf-8"))
+    (tmp_path / "wrong.json").write_text(json.dumps(dict(good, steps=good["steps"] + [
+        {"expect": {"winners": [0, 1]}}])), encoding="utf-8")
+    rest, library = RestSurface(gateway.url), LibrarySurface()
+    for path in [*find_scenarios([str(KINGDOMINO)]), tmp_path / "wrong.json"]:
+        assert run_scenario(path, rest).failures == run_scenario(path, library).failures, path
+    assert run_scenario(tmp_path / "wrong.json", rest).failures

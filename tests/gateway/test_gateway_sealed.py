@@ -94,8 +94,8 @@ def test_a_whole_round_shows_each_seat_only_what_it_may_see(gateway: Gateway) ->
         for viewer in range(2):
             view = sealed(gateway, "view", token, keys[viewer])
             assert view.status == 200, view.json
-            assert view.json["hand"] == reference.view(viewer)["hand"]
-            assert view.json["boneyard_size"] == len(reference.to_dict()["round"]["boneyard"])
+            assert view.json["view"]["hand"] == reference.view(viewer)["hand"]
+            assert view.json["view"]["boneyard_size"] == len(reference.to_dict()["round"]["boneyard"])
             assert_only_public(view.json, reference, viewer)
             legal = sealed(gateway, "legal", token, keys[viewer]).json
             assert legal["seat"] == mover
@@ -113,7 +113,7 @@ def test_a_whole_round_shows_each_seat_only_what_it_may_see(gateway: Gateway) ->
         token = r.json["token"]
         moves += 1
     assert moves > 10
-    final = sealed(gateway, "view", token, keys[0]).json
+    final = sealed(gateway, "view", token, keys[0]).json["view"]
     assert final["round_over"] is True
     assert final["revealed_hands"] == reference.to_dict()["round"]["hands"]  # public once it is over
 
@@ -154,7 +154,7 @@ def test_the_host_key_sees_the_public_view_and_can_time_out_a_seat(gateway: Gate
     created = create(gateway, players=4)
     token, host = created["token"], created["host_key"]
     view = sealed(gateway, "view", token, host)
-    assert view.status == 200 and view.json["hand"] == [] and view.json["seat"] is None
+    assert view.status == 200 and view.json["view"]["hand"] == [] and view.json["view"]["seat"] is None
     legal = sealed(gateway, "legal", token, host).json
     assert legal["actions"] == [] and legal["seat"] == created["view"]["to_move"]
     r = sealed(gateway, "apply", token, host, action="1-1")

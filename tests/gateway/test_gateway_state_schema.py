@@ -5,7 +5,9 @@ rest) are only the documentation, and the one source for these tests: a schema
 that lacks a key the rules write, names one they don't, or types one wrongly
 fails here. States come from seeded random matches of every preset and player
 count, taken before the deal, at every decision, at the end of each round and
-at the end of the match, with the default options and with others.
+at the end of the match, with the default options and with others; Kingdomino's
+states, views (every player's and the public one) and events come from seeded
+random games of every player count and option, Dynasty and timeouts included.
 """
 from __future__ import annotations
 
@@ -17,15 +19,20 @@ import pytest
 
 from api_gateway.schemas import (
     EventSchema,
+    KingdominoEventSchema,
+    KingdominoStateSchema,
+    KingdominoViewSchema,
     LedgerSchema,
+    MatchAnswerSchema,
     MatchStateSchema,
     RoundRecordSchema,
     RoundSchema,
     SeatViewSchema,
     TournamentStateSchema,
+    ViewAnswerSchema,
 )
-from engine_service.rules import PRESETS, Match, RulesError, Tournament
-from engine_service.rules.views import public_view
+from engine_service.rules import PRESETS, Kingdomino, Match, RulesError, Tournament
+from engine_service.rules.views import kingdomino_view_for, public_view
 
 CASES = [(name, n) for name, p in PRESETS.items() for n in range(p.min_players, p.max_players + 1)]
 
@@ -125,3 +132,44 @@ def test_tournament_states_are_what_the_schema_describes() -> None:
         winner = rng.randrange(4)
         tournament.record_round([0 if s == winner else rng.randint(1, 40) for s in range(4)], winner)
     assert TournamentStateSchema().load(tournament.to_dict()) == tournament.to_dict()
+
+
+# ---------------------------------------------------------------- Kingdomino (KD)
+
+KD_CASES = [(2, {}), (3, {"harmony": True}), (4, {"middle_kingdom": True}), (2, {"mighty_duel": True}),
+            (2, {"dynasty": True}), (3, {"dynasty": True, "harmony": True})]
+
+
+def _kd_played(players: int, options: dict[str, Any], seed: int) -> Iterator[tuple[Kingdomino, list[dict[str, Any]]]]:
+    """(game, the events that led to it) along a seeded random game, then a timed-out copy."""
+    rng = random.Random(seed)
+    game, events = Kingdomino.new(players, options=options, seed=seed)
+    yield game.copy(), events
+    while not game.game_over:
+        events = game.apply(rng.choice(game.legal_actions()))
+        yield game.copy(), events
+        if len(game.kingdoms[0].log) == 5 and not game.timed_out >= 0:
+            timed = game.copy()
+            yield timed, timed.timeout(players - 1)
+
+
+@pytest.mark.parametrize(("players", "options"), KD_CASES)
+def test_kingdomino_states_views_and_events_are_what_the_schemas_describe(players: int,
+                                                                          options: dict[str, Any]) -> None:
+    kinds: set[str] = set()
+    for game, events in _kd_played(players, options, seed=players * 7 + len(options)):
+        state = game.to_dict()
+        assert set(state) <= set(KingdominoStateSchema().fields)
+        assert set(KingdominoStateSchema().fields) - set(state) <= {"dynasty", "timed_out"}
+        assert KingdominoStateSchema().load(state) == state
+        assert MatchAnswerSchema().dump({"state": state}) == {"state": state}  # through the `Either` field
+        for event in events:
+            assert event["type"] in KingdominoEventSchema().fields["type"].metadata["enum"]
+            assert set(event) <= set(KingdominoEventSchema().fields)
+            assert KingdominoEventSchema().dump(event) == event
+            kinds.add(event["type"])
+        for viewer in [*range(players), None]:
+            view = kingdomino_view_for(game, viewer)
+            assert set(view) == set(KingdominoViewSchema().fields) - ({"dynasty"} if "dynasty" not in view else set())
+            assert ViewAnswerSchema().dump({"view": view}) == {"view": view}
+    assert {"game_started", "row_laid", "tile_picked", "tile_placed", "game_over", "timed_out"} <= kinds

@@ -1,9 +1,9 @@
 """The Kingdomino scenario files (FORMAT.md "Kingdomino scenarios") on the rules library.
 
-They live in tests/scenarios_kingdomino/, not tests/scenarios/: the gRPC and REST
-suites run every file under tests/scenarios/, and those surfaces do not serve
-Kingdomino yet. There a Kingdomino scenario fails with one clear line, which the
-last test checks.
+They live in tests/scenarios_kingdomino/; tests/engine/test_grpc_conformance.py and
+tests/gateway/test_gateway_conformance.py run them through gRPC and REST. A surface
+that does not serve Kingdomino fails such a scenario with one clear line, which a
+test here checks.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_kingdomino_scenario_passes_on_the_library(path: Path) -> None:
 
 
 class _NoKingdomino:
-    """A surface without Kingdomino, as the gRPC and REST ones are today."""
+    """A surface without Kingdomino (a third-party surface, or an older one)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
