@@ -11,7 +11,11 @@ RUNTIME_STAMP := $(VENV)/.runtime-stamp
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
 $(RUNTIME_STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	# The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
+	# not again in an isolated build environment (that doubled the time of a fresh `make run`);
+	# bytecode is compiled on first import rather than for every file of every package now.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile setuptools wheel 'grpcio-tools>=1.60'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-build-isolation -e .
 	$(PY) setup.py --quiet build_py >/dev/null
 	touch $(RUNTIME_STAMP)
 
@@ -20,7 +24,7 @@ runtime: $(RUNTIME_STAMP)
 ## Everything: the runtime plus the test, benchmark and lint tools.
 $(STAMP): $(RUNTIME_STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-build-isolation -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
