@@ -690,6 +690,9 @@ class SeatArgumentSchema(CarrierSchema):
 # ---------------------------------------------------------------- answers
 
 
+SCORES = ("the score as players say it, per seat (or team), in every variant and both modes: what an app shows in its score table (Kozel, Osel: the written points, with remembered points and the pot in the ledger beside them; the counting games and block: the running score; Kingdomino: the points so far, summed over a dynasty)")
+
+
 class MatchAnswerSchema(Schema):
     """A changed match: the state (transparent) or a new token and the caller's view (sealed)."""
 
@@ -698,6 +701,7 @@ class MatchAnswerSchema(Schema):
     match_id = fields.String(metadata={"description": "sealed: the match's id (hex)"})
     seq = fields.Integer(metadata={"description": "sealed: state version, +1 per change"})
     view = view_field(metadata={"description": "sealed: what the caller may see"})
+    scores = fields.List(fields.Integer(), required=True, metadata={"description": SCORES})
     seat_keys = fields.List(fields.String(), metadata={
         "description": "sealed, new match only: one key per seat; give each seat only its own"})
     host_key = fields.String(metadata={
@@ -723,6 +727,7 @@ class ViewAnswerSchema(Schema):
     """A seat's view (transparent: any seat; sealed: the caller's), under `view` as in every answer."""
 
     view = view_field(required=True)
+    scores = fields.List(fields.Integer(), required=True, metadata={"description": SCORES})
 
 
 class ProblemSchema(Schema):

@@ -41,6 +41,7 @@ from engine_service.rules.views import (
     kingdomino_view_for,
     redact_events,
     redact_kingdomino_events,
+    scores_of,
     view_for,
 )
 
@@ -155,8 +156,10 @@ def _game_answer(game: Kingdomino, events: list[Event], sealed: bool, viewer: Vi
     """A changed game's answer, as `_answer` for a match: the state and every event (transparent),
     or the viewer's view, the events without the seed and the new state's bytes (sealed)."""
     if not sealed:
-        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "events": events, **extra}))
-    body = {"view": kingdomino_view_for(game, viewer), "events": redact_kingdomino_events(events), **extra}
+        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "scores": scores_of(game), "events": events,
+                                            **extra}))
+    body = {"view": kingdomino_view_for(game, viewer), "scores": scores_of(game),
+            "events": redact_kingdomino_events(events), **extra}
     return pb.JsonAnswer(answer=_dumps(body), state=kingdomino_codec.encode_state(game) if changed else b"")
 
 
@@ -175,8 +178,10 @@ def _answer(match: Match, events: list[Event], sealed: bool, viewer: Viewer, cha
     """A changed match's answer: the state and every event (transparent), or the viewer's view,
     the events as it may see them and the new state's bytes (sealed; none when `changed` is false)."""
     if not sealed:
-        return pb.JsonAnswer(answer=_dumps({"state": match.to_dict(), "events": events, **extra}))
-    body = {"view": view_for(match, viewer), "events": redact_events(events, viewer), **extra}
+        return pb.JsonAnswer(answer=_dumps({"state": match.to_dict(), "scores": scores_of(match), "events": events,
+                                            **extra}))
+    body = {"view": view_for(match, viewer), "scores": scores_of(match), "events": redact_events(events, viewer),
+            **extra}
     return pb.JsonAnswer(answer=_dumps(body), state=wire.encode_state(match) if changed else b"")
 
 
@@ -298,17 +303,20 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         if _is_kingdomino(call, args):
             kd = _CarriedGame(call, args)
             if kd.sealed:
-                return pb.JsonAnswer(answer=_dumps({"view": kingdomino_view_for(kd.game, kd.viewer)}))
+                return pb.JsonAnswer(answer=_dumps({"view": kingdomino_view_for(kd.game, kd.viewer),
+                                                    "scores": scores_of(kd.game)}))
             if "seat" not in args:
                 raise MalformedError("seat: required (whose view)")
-            return pb.JsonAnswer(answer=_dumps({"view": kd.game.view(args["seat"])}))
+            return pb.JsonAnswer(answer=_dumps({"view": kd.game.view(args["seat"]), "scores": scores_of(kd.game)}))
         carried = _Carried(call, args)
         # {"view": ...}: the same member as in every other answer that carries a view
         if carried.sealed:
-            return pb.JsonAnswer(answer=_dumps({"view": view_for(carried.match, carried.viewer)}))
+            return pb.JsonAnswer(answer=_dumps({"view": view_for(carried.match, carried.viewer),
+                                                "scores": scores_of(carried.match)}))
         if "seat" not in args:
             raise MalformedError("seat: required (whose view)")
-        return pb.JsonAnswer(answer=_dumps({"view": carried.match.view(args["seat"])}))
+        return pb.JsonAnswer(answer=_dumps({"view": carried.match.view(args["seat"]),
+                                            "scores": scores_of(carried.match)}))
 
     def Timeout(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})

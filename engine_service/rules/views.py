@@ -64,3 +64,16 @@ def kingdomino_view_for(game: Kingdomino, viewer: Viewer) -> dict[str, Any]:
 def redact_kingdomino_events(events: Iterable[Event]) -> list[Event]:
     """Kingdomino events as a player sees them: the seed (which fixes the pile's order) hidden."""
     return [{**e, "seed": None} if e.get("type") == "game_started" else e for e in events]
+
+
+def scores_of(game: Match | Kingdomino) -> list[int]:
+    """The score as players say it, per seat (or team), in every variant: what every answer of the
+    services carries as `scores`, so an app draws a score table with no per-variant code.
+
+    The matching games: `ledger.scores` (in Kozel and Osel the written points, which it mirrors;
+    the remembered points and the eggs pot stay in the ledger beside it). Kingdomino: each
+    player's score so far, summed over a dynasty's games.
+    """
+    if isinstance(game, Kingdomino):
+        return game.totals()["scores"]
+    return game.ledger.scores.copy()

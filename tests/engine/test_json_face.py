@@ -76,7 +76,7 @@ def test_both_faces_play_the_same_match(stub: Stub, json_stub: JsonStub, variant
     typed = stub.NewMatch(pb.NewMatchRequest(variant=variant, players=players, seed=seed), timeout=10)
     answer, sealed = call(json_stub.NewMatch, {"variant": variant, "players": players, "seed": seed})
     match, events = Match.new(variant, players, seed=seed)
-    assert sealed == b"" and set(answer) == {"state", "events"}
+    assert sealed == b"" and set(answer) == {"state", "scores", "events"}
     kinds = set()
     for _ in range(MOVES):
         assert _typed_state(typed) == answer["state"] == match.to_dict()
@@ -127,7 +127,8 @@ def test_both_faces_settle_time_out_and_deal_alike(stub: Stub, json_stub: JsonSt
     _same_events(ended.events, answer["events"])
     for seat in range(2):
         view, _ = call(json_stub.View, {"state": answer["state"], "seat": seat})
-        assert {"view": po.view_dict(stub.View(pb.ViewRequest(state=ended.state, seat=seat), timeout=10))} == view
+        typed = po.view_dict(stub.View(pb.ViewRequest(state=ended.state, seat=seat), timeout=10))
+        assert {"view": typed, "scores": answer["scores"]} == view
 
 
 # ---------------------------------------------------------------- sealed
@@ -137,7 +138,7 @@ def test_a_sealed_new_match_shows_the_host_the_public_view(json_stub: JsonStub) 
     """NewMatch with view_as: the state only as bytes; the host sees the public view, a seat its own."""
     answer, state = call(json_stub.NewMatch, {"variant": "kozel", "players": 2, "seed": 5, "view_as": "host"})
     match, events = Match.new("kozel", 2, seed=5)
-    assert set(answer) == {"view", "events"}  # the state travels as bytes only
+    assert set(answer) == {"view", "scores", "events"}  # the state travels as bytes only
     assert decoded(state) == match.to_dict()
     assert answer["view"] == public_view(match)
     assert answer["view"]["seat"] is None and answer["view"]["hand"] == [] and answer["view"]["legal"] == []
@@ -190,7 +191,7 @@ def test_sealed_view_is_the_viewers_view(json_stub: JsonStub) -> None:
         match = wire.decode_state(state)
         for viewer in (0, 1, 2, None):
             answer, unchanged = call(json_stub.View, {"view_as": "host" if viewer is None else viewer}, state)
-            assert answer == {"view": view_for(match, viewer)} and unchanged == b""
+            assert answer == {"view": view_for(match, viewer), "scores": match.ledger.scores} and unchanged == b""
         _, state = call(json_stub.Apply, {"action": rng.choice(match.legal_actions()), "view_as": "host"}, state)
 
 

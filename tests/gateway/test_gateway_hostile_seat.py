@@ -76,7 +76,7 @@ def test_a_seat_that_keeps_its_tokens_gains_nothing(gateway: Gateway, variant: s
                     stale_tries += 1
         # What the hostile seat may legally see, through the latest token: its own view.
         seen = _post(gateway, "/v1/matches/view", {"token": token, "seat_key": keys[HOSTILE]})
-        assert seen.status == 200 and seen.json == {"view": reference.view(HOSTILE)}
+        assert seen.status == 200 and seen.json == {"view": reference.view(HOSTILE), "scores": reference.ledger.scores}
     assert seq >= 3 and stale_tries > 0
     # At the end, every kept token but the latest is refused, for every call.
     for old in kept[:-1]:

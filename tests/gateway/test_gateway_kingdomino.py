@@ -64,7 +64,7 @@ def test_a_whole_game_over_rest_is_the_library_game(gateway: Gateway) -> None:
         answer = ok(gateway, "/v1/matches", {"variant": "kingdomino", "players": players, "seed": 21,
                                              "options": options}, MatchAnswerSchema(), 201)
         game, events = Kingdomino.new(players, options=options, seed=21)
-        assert answer == {"state": game.to_dict(), "events": events}
+        assert answer == {"state": game.to_dict(), "scores": game.totals()["scores"], "events": events}
         state = answer["state"]
         while not game.game_over:
             legal = ok(gateway, "/v1/matches/legal", {"state": state}, LegalAnswerSchema())

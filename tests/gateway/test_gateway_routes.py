@@ -102,7 +102,7 @@ def test_settle_next_round_and_view(gateway: Gateway) -> None:
     assert r.json["events"][0]["type"] == "round_dealt"
 
     view = gateway.post("/v1/matches/view", {"state": dealt, "seat": 2})
-    assert view.status == 200 and list(view.json) == ["view"]  # one shape: `view`, as in every answer
+    assert view.status == 200 and list(view.json) == ["view", "scores"]  # `view` and `scores`, as in every answer
     assert view.json["view"]["hand"] == dealt["round"]["hands"][2]
     assert view.json["view"]["hand_sizes"] == [7, 7, 7, 7]
     assert "hands" not in view.json["view"] and "boneyard" not in view.json["view"]
@@ -144,3 +144,24 @@ def test_health_readiness_and_docs(gateway: Gateway) -> None:
     for lead in ("/", "/docs/"):  # urllib follows the redirect: a person typing either lands on the docs
         landed = gateway.get(lead)
         assert landed.status == 200 and b"swagger-ui-bundle.js" in landed.body, lead
+
+
+def test_every_answer_of_every_variant_has_the_score_in_one_place(gateway: Gateway) -> None:
+    """`scores` in every answer, both modes: what an app draws a score table from (issue 16)."""
+    for variant in gateway.get("/v1/variants").json["variants"]:
+        name, players = variant["name"], variant["min_players"]
+        created = gateway.post("/v1/matches", {"variant": name, "players": players, "seed": 5}).json
+        state = created["state"]
+        for _ in range(30):  # into the match, so that somebody may have scored
+            legal = gateway.post("/v1/matches/legal", {"state": state}).json
+            if not legal["actions"]:
+                break
+            answer = gateway.post("/v1/matches/apply", {"state": state, "action": legal["actions"][-1]}).json
+            state = answer["state"]
+            expected = (state["ledger"]["scores"] if name != "kingdomino"  # a single game: its running score
+                        else gateway.post("/v1/matches/view", {"state": state, "seat": 0}).json["view"]["scores"])
+            assert answer["scores"] == expected, name
+        sealed = gateway.post("/v1/matches", {"variant": name, "players": players, "mode": "sealed"}).json
+        assert sealed["scores"] == [0] * len(sealed["scores"]), name
+        view = gateway.post("/v1/matches/view", {"token": sealed["token"], "seat_key": sealed["host_key"]}).json
+        assert view["scores"] == sealed["scores"], name

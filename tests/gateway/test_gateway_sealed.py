@@ -75,7 +75,7 @@ def sealed(gateway: Gateway, path: str, token: str, key: str, **body: Any) -> An
 
 def test_creating_a_sealed_match_hands_out_keys_and_only_the_public_view(gateway: Gateway) -> None:
     created = create(gateway, players=4)
-    assert set(created) == {"token", "match_id", "seq", "view", "seat_keys", "host_key", "events"}
+    assert set(created) == {"token", "match_id", "seq", "view", "scores", "seat_keys", "host_key", "events"}
     assert created["token"].startswith("v1.new.") and created["seq"] == 0
     assert len(created["seat_keys"]) == 4 and len(set(created["seat_keys"])) == 4
     view = created["view"]
@@ -238,4 +238,4 @@ def test_an_older_token_is_refused_as_stale(gateway: Gateway) -> None:
         assert again.json["type"] == "/v1/problems/stale-token" and again.json["latest"] == 1
         assert again.json["field"] == "token" and "view" not in again.json
     latest = sealed(gateway, "view", first.json["token"], keys[mover])
-    assert latest.status == 200 and latest.json == {"view": first.json["view"]}
+    assert latest.status == 200 and latest.json == {"view": first.json["view"], "scores": first.json["scores"]}

@@ -89,7 +89,7 @@ def test_a_sealed_apply_is_one_engine_call_and_the_same_answer(
         assert r.status == 200, r.json
         assert _delta(servicer.snapshot(), before) == {"Apply": 1}
         answer = r.json
-        assert set(answer) == {"token", "match_id", "seq", "view", "events"}
+        assert set(answer) == {"token", "match_id", "seq", "view", "scores", "events"}
         assert answer["seq"] == moves + 1 and answer["match_id"] == created.json["match_id"]
         events = reference.apply(action)
         assert answer["events"] == events  # the mover sees its own draws
@@ -97,7 +97,7 @@ def test_a_sealed_apply_is_one_engine_call_and_the_same_answer(
         assert answer["view"] == reference.view(mover)
         # The view the two-call path gave: the new token's state seen by the mover through View.
         shown = gateway.post("/v1/matches/view", {"token": answer["token"], "seat_key": keys[mover]})
-        assert shown.status == 200 and shown.json == {"view": answer["view"]}
+        assert shown.status == 200 and shown.json == {"view": answer["view"], "scores": answer["scores"]}
         assert_only_public(answer, reference, mover)
         # The other seat still sees the mover's draws as hidden tiles, and never its hand.
         other = gateway.post("/v1/matches/view", {"token": answer["token"], "seat_key": keys[1 - mover]}).json["view"]
