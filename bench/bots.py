@@ -10,7 +10,9 @@ shared first counts 1/k).
 
 Reports A's score rate with two 95% intervals: Wilson over rounds (as if
 independent) and a normal interval over the pairs' means (what the pairing
-gives), and the move times of level A (median, p99). Examples:
+gives), and the move times of level A (median, p99; wall clock and this
+process's CPU time, which a busy machine inflates less), counting only the
+moves with a choice. Examples:
 
     python bench/bots.py matching kozel --a expert --b greedy --pairs 1000
     python bench/bots.py kingdomino --players 4 --a expert --b greedy --deals 10
@@ -74,10 +76,11 @@ def play_round(variant: str, seed: int, levels: list[str], budget: Budget | None
     while not rnd.over and not match.match_over:
         seat = match.to_move
         view = log.view(match, seat)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         action = suggest(view, levels[seat], budget=budget, seed=bot_seed)
         if len(view["legal"]) > 1:
             times[levels[seat]].append(time.perf_counter() - t)
+            times[levels[seat] + ":cpu"].append(time.process_time() - c)
         log.record(match.apply(action))
     fam = match.family
     if fam.counts:
@@ -90,7 +93,7 @@ def play_round(variant: str, seed: int, levels: list[str], budget: Budget | None
 
 def bench_matching(args: argparse.Namespace) -> dict[str, Any]:
     budget = Budget(args.budget) if args.budget else None
-    times: dict[str, list[float]] = {args.a: [], args.b: []}
+    times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
     rounds = wins = ties = 0
     pair_means: list[float] = []
     started = time.perf_counter()
@@ -124,17 +127,18 @@ def play_kingdomino(players: int, seed: int, levels: list[str], budget: Budget |
         p = game.to_move
         assert p is not None
         view = game.view(p)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         action = suggest(view, levels[p], budget=budget, seed=bot_seed)
         if len(view["legal"]) > 1:
             times[levels[p]].append(time.perf_counter() - t)
+            times[levels[p] + ":cpu"].append(time.process_time() - c)
         game.apply(action)
     return game.winners()
 
 
 def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
     budget = Budget(args.budget) if args.budget else None
-    times: dict[str, list[float]] = {args.a: [], args.b: []}
+    times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
     games = wins = ties = 0
     score = 0.0
     pair_means: list[float] = []
@@ -167,6 +171,7 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
     lo, hi = wilson(score, n)
     plo, phi = paired(pair_means)
     a_times = times[args.a]
+    a_cpu = times[args.a + ":cpu"]
     return {
         "kind": kind,
         "variant": getattr(args, "variant", "kingdomino"),
@@ -178,6 +183,8 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
         "a_median_ms": round(1000 * statistics.median(a_times), 1) if a_times else None,
         "a_p99_ms": round(1000 * percentile(a_times, 0.99), 1) if a_times else None,
         "a_max_ms": round(1000 * max(a_times), 1) if a_times else None,
+        "a_cpu_median_ms": round(1000 * statistics.median(a_cpu), 1) if a_cpu else None,
+        "a_cpu_p99_ms": round(1000 * percentile(a_cpu, 0.99), 1) if a_cpu else None,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -207,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{report['games']} (wins {report['wins']}, ties {report['ties']}); 95% Wilson "
               f"{report['wilson95'][0]:.3f}-{report['wilson95'][1]:.3f}, paired "
               f"{report['paired95'][0]:.3f}-{report['paired95'][1]:.3f}; {args.a} move median "
-              f"{report['a_median_ms']} ms, p99 {report['a_p99_ms']} ms; {report['seconds']} s")
+              f"{report['a_median_ms']} ms, p99 {report['a_p99_ms']} ms (CPU {report['a_cpu_median_ms']}, "
+              f"{report['a_cpu_p99_ms']} ms); {report['seconds']} s")
     return 0
 
 

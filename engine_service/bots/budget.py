@@ -26,7 +26,7 @@ class Budget:
 
 
 #: Matching games: playouts per decision, spread over the legal moves (docs/bots.md has the times).
-MATCHING_DEFAULT = Budget(iterations=240)
+MATCHING_DEFAULT = Budget(iterations=200)
 #: Kingdomino: rollouts per decision, spread over the best candidate actions.
 KINGDOMINO_DEFAULT = Budget(iterations=48)
 
