@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .budget import KINGDOMINO_DEFAULT, MATCHING_DEFAULT, BudgetLike, resolve
+from .budget import MATCHING_DEFAULT, BudgetLike, kingdomino_default, resolve
 
 LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
 
@@ -23,6 +23,11 @@ def _rng(view: dict[str, Any], seed: int | None) -> random.Random:
     return random.Random(f"{0 if seed is None else seed}:{where}")
 
 
+def _players(view: dict[str, Any]) -> int:
+    players = view.get("players")
+    return players if isinstance(players, int) else 2
+
+
 def is_kingdomino(view: dict[str, Any]) -> bool:
     return view.get("variant") == "kingdomino"
 
@@ -32,7 +37,7 @@ def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = No
     """The action `level` (random, greedy or expert) plays from `view`: one of ``view["legal"]``.
 
     `budget` is a `Budget`, a number of iterations, or None for the default
-    (`budget.MATCHING_DEFAULT`, `budget.KINGDOMINO_DEFAULT`); `seed` (default 0)
+    (`budget.MATCHING_DEFAULT`, `budget.kingdomino_default`); `seed` (default 0)
     makes the choice reproducible. ValueError when the view is not one where
     its seat is to move, or the level is unknown.
     """
@@ -41,7 +46,7 @@ def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = No
     rng = _rng(view, seed)
     if is_kingdomino(view):
         from .kingdomino import decide as kd_decide
-        return kd_decide(view, level, resolve(budget, KINGDOMINO_DEFAULT), rng)
+        return kd_decide(view, level, resolve(budget, kingdomino_default(_players(view))), rng)
     from .matching import decide
     return decide(view, level, resolve(budget, MATCHING_DEFAULT), rng)
 
@@ -51,6 +56,6 @@ def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = No
     rng = _rng(view, seed)
     if is_kingdomino(view):
         from .kingdomino import coach as kd_coach
-        return kd_coach.hints(view, resolve(budget, KINGDOMINO_DEFAULT), rng)
+        return kd_coach.hints(view, resolve(budget, kingdomino_default(_players(view))), rng)
     from .matching import coach
     return coach.hints(view, resolve(budget, MATCHING_DEFAULT), rng)

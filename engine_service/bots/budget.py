@@ -27,8 +27,14 @@ class Budget:
 
 #: Matching games: playouts per decision, spread over the legal moves (docs/bots.md has the times).
 MATCHING_DEFAULT = Budget(iterations=200)
-#: Kingdomino: rollouts per decision, spread over the best candidate actions.
-KINGDOMINO_DEFAULT = Budget(iterations=48)
+#: Kingdomino, 2 players: rollouts per decision, spread over the best candidate actions. A rollout
+#: plays the game out, so with more players (longer games) the default is `kingdomino_default`.
+KINGDOMINO_DEFAULT = Budget(iterations=120)
+
+
+def kingdomino_default(players: int) -> Budget:
+    """Kingdomino's default: 120 rollouts with 2 players, 240 / players with more (80, 60)."""
+    return KINGDOMINO_DEFAULT if players <= 2 else Budget(iterations=240 // players)
 
 BudgetLike = Budget | int | None
 

@@ -25,9 +25,14 @@ MARGIN_WEIGHT = 0.005
 
 
 def value(game: Kingdomino, player: int) -> float:
-    """A finished game's worth to `player`."""
+    """A finished game's worth to `player` (the rules' score and tie-breaks, regions counted once)."""
     scores = game.scores()
-    winners = game.winners()
+    keys = []
+    for p, kingdom in enumerate(game.kingdoms):
+        regions = kingdom.regions()
+        keys.append((scores[p], max((sq for _t, sq, _c in regions), default=0), kingdom.crowns()))
+    best = max(keys)
+    winners = [p for p, key in enumerate(keys) if key == best]
     base = 1.0 / len(winners) if player in winners else 0.0
     best_other = max(v for p, v in enumerate(scores) if p != player)
     return base + MARGIN_WEIGHT * (scores[player] - best_other)
