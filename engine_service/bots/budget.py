@@ -10,6 +10,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+#: The iteration count of a time-only budget: more than any call does in a second.
+TIME_ONLY_ITERATIONS = 10**7
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -17,6 +20,11 @@ class Budget:
 
     iterations: int
     ms: float | None = None
+
+    @classmethod
+    def time(cls, ms: float) -> Budget:
+        """As many iterations as fit in `ms` milliseconds (not reproducible: the machine decides)."""
+        return cls(iterations=TIME_ONLY_ITERATIONS, ms=ms)
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
@@ -29,12 +37,12 @@ class Budget:
 MATCHING_DEFAULT = Budget(iterations=200)
 #: Kingdomino, 2 players: rollouts per decision, spread over the best candidate actions. A rollout
 #: plays the game out, so with more players (longer games) the default is `kingdomino_default`.
-KINGDOMINO_DEFAULT = Budget(iterations=120)
+KINGDOMINO_DEFAULT = Budget(iterations=300)
 
 
 def kingdomino_default(players: int) -> Budget:
-    """Kingdomino's default: 120 rollouts with 2 players, 240 / players with more (80, 60)."""
-    return KINGDOMINO_DEFAULT if players <= 2 else Budget(iterations=240 // players)
+    """Kingdomino's default: 300 rollouts with 2 players, 240 with 3 or 4 (their rollouts are longer)."""
+    return KINGDOMINO_DEFAULT if players <= 2 else Budget(iterations=240)
 
 BudgetLike = Budget | int | None
 

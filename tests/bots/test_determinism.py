@@ -28,3 +28,10 @@ def test_kingdomino_same_seed_same_action() -> None:
         assert player is not None
         view = game.view(player)
         assert suggest(view, "expert", budget=8, seed=2) == suggest(view, "expert", budget=8, seed=2)
+
+
+def test_a_time_budget_answers_a_legal_action() -> None:
+    from engine_service.bots import Budget
+    for match, log in matching_positions("kozel", 3, seed=6):
+        view = seat_view(match, log)
+        assert suggest(view, "expert", budget=Budget.time(20), seed=1) in view["legal"]

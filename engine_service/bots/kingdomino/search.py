@@ -19,9 +19,9 @@ from .knowledge import KDKnowledge
 from .policy import rollout_action, score_after
 
 #: Placements the expert weighs (the best by immediate score; the rest are not tried).
-TOP_PLACEMENTS = 6
+TOP_PLACEMENTS = 5
 #: Per point of final score margin over the best other player, on top of win 1 / share 1/k / loss 0.
-MARGIN_WEIGHT = 0.005
+MARGIN_WEIGHT = 0.02
 
 
 def value(game: Kingdomino, player: int) -> float:
