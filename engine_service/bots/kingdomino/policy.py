@@ -95,10 +95,10 @@ def rollout_action(game: Kingdomino, rng: random.Random) -> Action:
             return ("pick", free[rng.randrange(len(free))], 0, 0, -1)
         kingdom = game.kingdoms[game.kings[game.picker]]
         terrain = kingdom.terrain
-        best = max(free, key=lambda t: (2 * (FIRST_CROWNS[t] + SECOND_CROWNS[t])
-                                        + (terrain[FIRST_TERRAIN[t]] != 0) + (terrain[SECOND_TERRAIN[t]] != 0),
-                                        rng.random()))
-        return ("pick", best, 0, 0, -1)
+        chosen = max(free, key=lambda t: (2 * (FIRST_CROWNS[t] + SECOND_CROWNS[t])
+                                          + (terrain[FIRST_TERRAIN[t]] != 0) + (terrain[SECOND_TERRAIN[t]] != 0),
+                                          rng.random()))
+        return ("pick", chosen, 0, 0, -1)
     tile = game.current_tiles[0]
     kingdom = game.kingdoms[game.kings[game.current_kings[0]]]
     masks = kingdom.candidates(tile)
