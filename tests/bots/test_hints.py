@@ -39,3 +39,11 @@ def test_kingdomino_hints() -> None:
         answer = hints(view, budget=6, seed=1)
         assert set(answer["values"]) <= set(view["legal"]) and answer["values"]
         assert all(0 <= p <= 1 for p in answer["pile"].values())
+
+
+def test_hints_for_a_seat_not_to_move_have_no_values() -> None:
+    for match, log in matching_positions("block", 3, seed=9):
+        other = (match.to_move + 1) % match.players
+        answer = hints(log.view(match, other), budget=10, seed=1)
+        assert answer["values"] == {} and answer["seat"] == other
+        assert answer["whereabouts"]

@@ -4,7 +4,7 @@
   not hold (this seat: empty; needs the view's ``history``);
 - ``whereabouts``: per unseen tile, the chance it is in each seat's hand and in
   the boneyard, estimated from the expert's own worlds (`sampler.Sampler`);
-- ``values``: when the seat is to move, the expert's value of each legal action
+- ``values``: when the seat is to move (else empty), the expert's value of each legal action
   (`outcome.value`, mean over the same worlds): about the chance of winning the
   round.
 """
@@ -24,9 +24,9 @@ MIN_WORLDS = 200
 
 
 def hints(view: dict[str, Any], budget: Budget, rng: random.Random) -> dict[str, Any]:
-    """The coach's answer for a seat's view in which that seat is to move."""
-    know = read_view(view)
-    values, _done, _sampler = evaluate(know, rng, budget)
+    """The coach's answer for a seat's view (values only when that seat is to move)."""
+    know = read_view(view, to_move=False)
+    values = evaluate(know, rng, budget)[0] if know.legal else []
     sampler = Sampler(know, rng)
     unseen = list(bits(know.unseen))
     places = know.players + 1  # seats, then the boneyard

@@ -99,8 +99,12 @@ class ViewError(ValueError):
     """The view is not a seat's view of a round in play."""
 
 
-def read_view(view: dict[str, Any]) -> Knowledge:
-    """Read a seat's view (see the module docstring); ViewError when it cannot be decided from."""
+def read_view(view: dict[str, Any], to_move: bool = True) -> Knowledge:
+    """Read a seat's view (see the module docstring); ViewError when it cannot be decided from.
+
+    With `to_move` (what a decision needs) the seat must be the one to move; the
+    coach reads a view whatever the turn (then `legal` is empty).
+    """
     try:
         _preset, family, _eff = make_family(view["variant"], view["players"], view.get("options") or {})
         seat = view["seat"]
@@ -117,7 +121,7 @@ def read_view(view: dict[str, Any]) -> Knowledge:
         boneyard_size = int(view["boneyard_size"])
     except (KeyError, TypeError) as exc:
         raise ViewError(f"not a seat's view of a matching game: {exc}") from None
-    if view["to_move"] != seat or not legal_text:
+    if to_move and (view["to_move"] != seat or not legal_text):
         raise ViewError(f"seat {seat} is not to move in this view")
     unseen = ALL_TILES & ~hand & ~layout.on_table
     if unseen.bit_count() != sum(hand_sizes) - hand_sizes[seat] + boneyard_size:
@@ -125,7 +129,7 @@ def read_view(view: dict[str, Any]) -> Knowledge:
     scores = list((view.get("ledger") or {}).get("scores") or [0] * family.sides)
     know = Knowledge(
         variant=str(view["variant"]), family=family, players=players, seat=seat, hand=hand,
-        layout=layout, hand_sizes=hand_sizes, boneyard_size=boneyard_size, to_move=seat,
+        layout=layout, hand_sizes=hand_sizes, boneyard_size=boneyard_size, to_move=int(view["to_move"]),
         legal=[parse_action(a) for a in legal_text], legal_text=legal_text, scores=scores,
         unseen=unseen, limits=[[] for _ in range(players)],
     )
