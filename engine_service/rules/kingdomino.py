@@ -33,7 +33,7 @@ from typing import Any
 from .errors import IllegalActionError, MalformedError
 from .events import Event
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
-from .kingdomino_notation import parse_action
+from .kingdomino_notation import Action, parse_action
 from .kingdomino_score import (
     HARMONY_BONUS,
     MIDDLE_KINGDOM_BONUS,
@@ -283,7 +283,12 @@ class Kingdomino:
 
         `player`, when given, must be the player to move. Refusals change nothing.
         """
-        verb, tile, x, y, d = parse_action(action)
+        return self.apply_parsed(parse_action(action), player)
+
+    def apply_parsed(self, action: Action, player: object = None) -> list[Event]:
+        """`apply` for an action already parsed (`kingdomino_notation.Action`): bots' playouts
+        build these tuples and never format or parse a string. The same checks, the same result."""
+        verb, tile, x, y, d = action
         if self.game_over:
             raise IllegalActionError("the game is over")
         mover = self.to_move

@@ -209,10 +209,17 @@ class Layout:
                 self.tip[n] = self.tip[s] = TIP_SIDE
         else:
             self.tip[arm] = TIP_DOUBLE if IS_DOUBLE[tile] else TIP_PLAIN
-            if not closes and not self.pending and len(self.arms) == 2:
-                # The common case, a line: no arm opened or closed, two ends to rescan.
-                a0, a1 = self.arms
-                self.fit_mask = NUMBER_MASK[end[a0]] | NUMBER_MASK[end[a1]]
+            if not closes and not self.pending:
+                # The common case: no arm opened or closed, only the open ends to rescan.
+                arms = self.arms
+                if len(arms) == 2:
+                    a0, a1 = arms
+                    self.fit_mask = NUMBER_MASK[end[a0]] | NUMBER_MASK[end[a1]]
+                else:
+                    m = 0
+                    for a in arms:
+                        m |= NUMBER_MASK[end[a]]
+                    self.fit_mask = m
                 return
         if self.pending:
             self._open_pending()

@@ -141,6 +141,23 @@ def format_action(move: Move) -> str:
 
 _fill_canonical()
 
+#: The canonical text of every parsed single-tile move, draw and pass (a typed move's string
+#: without formatting): ``MOVE_TEXT[parse_action("6-3@E")] == "3-6@E"``; a lead keeps its orientation.
+MOVE_TEXT: Final[dict[Move, str]] = {move: CANONICAL[text] for text, move in _CACHE.items()}
+#: PLAY_MOVE[tile][arm], CLOSE_MOVE[tile][arm], LEAD_MOVE[tile]: the parsed single-tile moves, the
+#: very values `parse_action` returns, so a bot builds moves by table lookup and never parses.
+PLAY_MOVE: Final[tuple[tuple[Move, ...], ...]] = tuple(
+    tuple(_CACHE[PLAY_TEXT[t][a]] for a in range(ARM_COUNT)) for t in range(TILE_COUNT))
+CLOSE_MOVE: Final[tuple[tuple[Move | None, ...], ...]] = tuple(
+    tuple(_CACHE.get(CLOSE_TEXT[t][a]) for a in range(ARM_COUNT)) for t in range(TILE_COUNT))
+LEAD_MOVE: Final[tuple[Move, ...]] = tuple(_CACHE[LEAD_TEXT[t]] for t in range(TILE_COUNT))
+
+
+def move_text(move: Move) -> str:
+    """The canonical action string of a typed move (`format_action`, but a lead keeps its orientation)."""
+    text = MOVE_TEXT.get(move)
+    return text if text is not None else format_action(move)
+
 
 def parse_placement(text: object, first: bool) -> Placement:
     """A placement of a serialized layout: the lead (`first`) or a tile on an arm."""

@@ -16,16 +16,22 @@ from .notation import (
     ARM_NAMES,
     CANONICAL,
     CENTER,
+    CLOSE_MOVE,
     CLOSE_TEXT,
     DRAW,
+    DRAW_MOVE,
     LEAD,
+    LEAD_MOVE,
     LEAD_TEXT,
     MOVES,
     PASS,
+    PASS_MOVE,
     PLAY,
+    PLAY_MOVE,
     PLAY_TEXT,
     Move,
     format_action,
+    move_text,
     parse_action,
 )
 from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER, bits
@@ -171,6 +177,46 @@ class Round:
         extend(0, [], 0)
         return results
 
+    def legal_moves(self) -> list[Move]:
+        """`legal_actions` as typed moves, in the same order (what a bot's playout iterates).
+
+        ``[move_text(m) for m in legal_moves()] == legal_actions()`` always
+        (tests/rules/test_typed_moves.py checks it over many rounds of every preset).
+        """
+        if self.over:
+            return []
+        seat = self.to_move
+        hand = self.hands[seat]
+        layout = self.layout
+        fam = self.family
+        if not layout.placements:
+            return [LEAD_MOVE[t] for t in bits(hand & self.lead_mask)]
+        moves: list[Move] = []
+        end = layout.end
+        closing = fam.closing
+        for arm in layout.arms:
+            m = hand & NUMBER_MASK[end[arm]]
+            while m:
+                low = m & -m
+                t = low.bit_length() - 1
+                m ^= low
+                moves.append(PLAY_MOVE[t][arm])
+                if closing and IS_DOUBLE[t]:
+                    close = CLOSE_MOVE[t][arm]
+                    assert close is not None
+                    moves.append(close)
+        if fam.multi_doubles and hand & DOUBLE_MASK:
+            moves.extend(parse_action(text) for text in self._double_combos(hand))
+        if moves:
+            if fam.draw_when_able and self.drawable > 0:
+                moves.append(DRAW_MOVE)
+            if fam.voluntary_pass:
+                moves.append(PASS_MOVE)
+            return moves
+        if self.drawable > 0:
+            return [DRAW_MOVE]
+        return [PASS_MOVE]
+
     def is_blocked(self) -> bool:
         """Nobody can play and nothing can be drawn (C "Blocked")."""
         if not self.layout.placements or self.drawable > 0:
@@ -239,7 +285,14 @@ class Round:
 
     def apply(self, text: str, events: list[Event]) -> bool:
         """Validate and apply one action; returns True when the round ended with it."""
-        move = MOVES.get(text) or parse_action(text)
+        return self.apply_move(MOVES.get(text) or parse_action(text), events, text)
+
+    def apply_move(self, move: Move, events: list[Event], text: str | None = None) -> bool:
+        """`apply` for a typed move (`notation.Move`): the same checks and transitions, no parsing.
+
+        `text` is the action as the caller spelled it, for messages; without it the
+        canonical spelling (`notation.move_text`) is used, looked up only when needed.
+        """
         kind, placements = move
         seat = self.to_move
         layout = self.layout
@@ -252,7 +305,10 @@ class Round:
             hand = self.hands[seat]
             if hand >> tile & 1 and far >= 0 and not closes and layout.placements:
                 layout.place(placed, far)
-                return self._played(seat, hand & ~(1 << tile), text, move, events)
+                return self._played(seat, hand & ~(1 << tile), PLAY_TEXT[tile][arm] if text is None else text,
+                                    move, events)
+        if text is None:
+            text = move_text(move)
         self.validate(move, text)
         fam = self.family
         if kind == DRAW:

@@ -1,0 +1,61 @@
+"""The bots' public calls: `suggest` an action, or `hints` for a coach, from a seat's view.
+
+A bot's only input is the view a seat is shown (`Match.view(seat)`, or
+Kingdomino's `view(player)`), so it cannot peek at hidden tiles or the pile:
+there is nothing to peek at. Decisions are reproducible: the same view, level,
+budget and seed give the same action (a budget with an `ms` cap excepted).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .budget import MATCHING_DEFAULT, BudgetLike, kingdomino_default, resolve
+
+LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
+
+
+def _rng(view: dict[str, Any], seed: int | None) -> random.Random:
+    """A generator from the seed and the position, so successive decisions draw afresh."""
+    played = len(view.get("layout") or []) + sum(len(k) for k in view.get("kingdoms") or [])
+    where = (view.get("variant"), view.get("seat", view.get("player")), view.get("round_number"), played,
+             tuple(view.get("hand") or ()), tuple(view.get("legal") or ()))
+    return random.Random(f"{0 if seed is None else seed}:{where}")
+
+
+def _players(view: dict[str, Any]) -> int:
+    players = view.get("players")
+    return players if isinstance(players, int) else 2
+
+
+def is_kingdomino(view: dict[str, Any]) -> bool:
+    return view.get("variant") == "kingdomino"
+
+
+def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = None,
+            seed: int | None = None) -> str:
+    """The action `level` (random, greedy or expert) plays from `view`: one of ``view["legal"]``.
+
+    `budget` is a `Budget`, a number of iterations, or None for the default
+    (`budget.MATCHING_DEFAULT`, `budget.kingdomino_default`); `seed` (default 0)
+    makes the choice reproducible. ValueError when the view is not one where
+    its seat is to move, or the level is unknown.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    rng = _rng(view, seed)
+    if is_kingdomino(view):
+        from .kingdomino import decide as kd_decide
+        return kd_decide(view, level, resolve(budget, kingdomino_default(_players(view))), rng)
+    from .matching import decide
+    return decide(view, level, resolve(budget, MATCHING_DEFAULT), rng)
+
+
+def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = None) -> dict[str, Any]:
+    """The coach: what the expert knows from `view` (see `matching.coach.hints`, `kingdomino.coach`)."""
+    rng = _rng(view, seed)
+    if is_kingdomino(view):
+        from .kingdomino import coach as kd_coach
+        return kd_coach.hints(view, resolve(budget, kingdomino_default(_players(view))), rng)
+    from .matching import coach
+    return coach.hints(view, resolve(budget, MATCHING_DEFAULT), rng)

@@ -1,0 +1,27 @@
+"""The coach for Kingdomino: the chance each unseen tile is still to come, and the expert's values.
+
+With fewer than 4 players only some of the unseen tiles are in the pile (the
+rest were removed at the deal, unseen by anyone): each is in it with chance
+``pile_size / unseen``, which is what the expert's samples assume. ``values``
+gives the expert's value of the actions it weighs (the others are not tried).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..budget import Budget
+from .knowledge import read_view
+from .search import evaluate
+
+
+def hints(view: dict[str, Any], budget: Budget, rng: random.Random) -> dict[str, Any]:
+    """The coach's answer for a player's view in which that player is to move."""
+    know = read_view(view)
+    chosen, values = evaluate(know, rng, budget)
+    chance = know.pile_size / len(know.unseen) if know.unseen else 0.0
+    return {
+        "player": know.player,
+        "pile": {str(t): round(chance, 4) for t in know.unseen},
+        "values": {know.legal_text[i]: round(v, 4) for i, v in zip(chosen, values)},
+    }

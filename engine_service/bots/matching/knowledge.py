@@ -1,0 +1,236 @@
+"""What one seat knows of a matching round, read from its view and nothing else (RULES.md C).
+
+`read_view` turns a seat's view (`Match.view(seat)`, optionally with a
+``history`` of the round's events as that seat saw them) into `Knowledge`: the
+family, the layout, the seat's own hand, the unseen tiles, how many tiles each
+other seat and the boneyard hold, and what the passes and draws of the history
+prove each seat does not hold (`Limit`).
+
+Why the history: the view itself shows the table, not who passed or drew when,
+and those are what prove a number missing. The engine's events already say it
+(``played`` with seat and action, ``passed``, ``drew`` with the tile hidden from
+other seats), so a view may carry them as ``history``; without it the bot still
+plays, knowing only the counts. See docs/bots.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...rules.family import Family
+from ...rules.layout import Layout
+from ...rules.notation import CENTER, LEAD, PLAY, Move, parse_action, parse_placement
+from ...rules.registry import make_family
+from ...rules.tiles import ALL_TILES, NUMBER_MASK, parse_hand
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """A seat holds at most `allowed` tiles showing any number of `numbers` (a 7-bit set).
+
+    A pass or a draw while the ends showed those numbers proves the seat then held
+    none of them; tiles it drew since may show them, less those it has played.
+    `allowed` 0 is a plain void: not one such tile.
+    """
+
+    numbers: int
+    allowed: int
+
+    @property
+    def tiles(self) -> int:
+        """The tiles (bit set) showing any of the numbers."""
+        return numbers_tiles(self.numbers)
+
+
+def numbers_tiles(numbers: int) -> int:
+    """The tiles showing any number in the 7-bit set `numbers`."""
+    m = 0
+    for v in range(7):
+        if numbers >> v & 1:
+            m |= NUMBER_MASK[v]
+    return m
+
+
+def ends_numbers(layout: Layout) -> int:
+    """The numbers the open ends show, as a 7-bit set."""
+    s = 0
+    for a in layout.arms:
+        s |= 1 << layout.end[a]
+    return s
+
+
+@dataclass(slots=True)
+class Knowledge:
+    """A seat's knowledge of the round in play (everything a bot decides from)."""
+
+    variant: str
+    family: Family
+    players: int
+    seat: int
+    hand: int
+    layout: Layout
+    hand_sizes: list[int]
+    boneyard_size: int
+    to_move: int
+    legal: list[Move]
+    legal_text: list[str]
+    scores: list[int]
+    #: Tiles this seat has not seen: in other hands or in the boneyard.
+    unseen: int
+    #: Per seat, what its passes and draws prove (empty for this seat).
+    limits: list[list[Limit]]
+    #: Whether a history was given and agrees with the layout (else nothing is proven).
+    history_used: bool = False
+    leader: int | None = None
+    last_placer: int | None = None
+    passes: int = 0
+    out: list[int] = field(default_factory=list)
+
+    def voids(self, seat: int) -> int:
+        """The numbers (7-bit set) `seat` is proven not to hold at all."""
+        v = 0
+        for limit in self.limits[seat]:
+            if limit.allowed == 0:
+                v |= limit.numbers
+        return v
+
+
+class ViewError(ValueError):
+    """The view is not a seat's view of a round in play."""
+
+
+def read_view(view: dict[str, Any], to_move: bool = True) -> Knowledge:
+    """Read a seat's view (see the module docstring); ViewError when it cannot be decided from.
+
+    With `to_move` (what a decision needs) the seat must be the one to move; the
+    coach reads a view whatever the turn (then `legal` is empty).
+    """
+    try:
+        _preset, family, _eff = make_family(view["variant"], view["players"], view.get("options") or {})
+        seat = view["seat"]
+        players = int(view["players"])
+        if not isinstance(seat, int) or not 0 <= seat < players:
+            raise ViewError("the view has no seat: bots play a seat's view, not the public one")
+        if not view.get("dealt") or view.get("round_over") or view.get("match_over"):
+            raise ViewError("no round is being played in this view")
+        hand = parse_hand(view["hand"], "view.hand")
+        layout = family.new_layout()
+        layout.replay([parse_placement(p, i == 0) for i, p in enumerate(view["layout"])])
+        legal_text = list(view["legal"])
+        hand_sizes = [int(x) for x in view["hand_sizes"]]
+        boneyard_size = int(view["boneyard_size"])
+    except (KeyError, TypeError) as exc:
+        raise ViewError(f"not a seat's view of a matching game: {exc}") from None
+    if to_move and (view["to_move"] != seat or not legal_text):
+        raise ViewError(f"seat {seat} is not to move in this view")
+    unseen = ALL_TILES & ~hand & ~layout.on_table
+    if unseen.bit_count() != sum(hand_sizes) - hand_sizes[seat] + boneyard_size:
+        raise ViewError("the view's counts do not add up to the tiles it does not show")
+    scores = list((view.get("ledger") or {}).get("scores") or [0] * family.sides)
+    know = Knowledge(
+        variant=str(view["variant"]), family=family, players=players, seat=seat, hand=hand,
+        layout=layout, hand_sizes=hand_sizes, boneyard_size=boneyard_size, to_move=int(view["to_move"]),
+        legal=[parse_action(a) for a in legal_text], legal_text=legal_text, scores=scores,
+        unseen=unseen, limits=[[] for _ in range(players)],
+    )
+    history = view.get("history")
+    if isinstance(history, list):
+        _read_history(know, history)
+    return know
+
+
+def _round_events(history: list[Any]) -> list[dict[str, Any]]:
+    """The events since the last ``round_dealt`` (all of them when there is none)."""
+    start = 0
+    for i, e in enumerate(history):
+        if isinstance(e, dict) and e.get("type") == "round_dealt":
+            start = i + 1
+    return [e for e in history[start:] if isinstance(e, dict)]
+
+
+def _read_history(know: Knowledge, history: list[Any]) -> None:
+    """Replay the round's plays to learn the ends at every pass and draw, and what each proves.
+
+    The replay must end on the view's own layout; otherwise the history is not this
+    round's (or not all of it) and is ignored: nothing is proven rather than something false.
+    """
+    family = know.family
+    layout = family.new_layout()
+    # Per seat, in order: ("proof", numbers) at a pass or draw; ("draw",) ; ("play", tile).
+    timeline: list[list[tuple[str, int]]] = [[] for _ in range(know.players)]
+    leader: int | None = None
+    last_placer: int | None = None
+    passes = 0
+    out: list[int] = []
+    played_count = [0] * know.players
+    drawn = [0] * know.players
+    try:
+        for e in _round_events(history):
+            kind = e.get("type")
+            seat = e.get("seat")
+            if kind not in ("played", "passed", "drew"):
+                continue
+            if not isinstance(seat, int) or not 0 <= seat < know.players:
+                return
+            if kind == "played":
+                move_kind, placements = parse_action(e["action"])
+                if move_kind not in (LEAD, PLAY):
+                    return
+                for tile, arm, flag in placements:
+                    if arm == CENTER:
+                        leader = seat
+                        layout.lead(tile, flag)
+                    else:
+                        layout.attach(tile, arm, flag)
+                    timeline[seat].append(("play", tile))
+                    played_count[seat] += 1
+                if family.hand_size + drawn[seat] == played_count[seat] and seat not in out:
+                    out.append(seat)
+                last_placer = seat
+                passes = 0
+            elif kind == "passed":
+                passes += 1
+                if not family.voluntary_pass:
+                    timeline[seat].append(("proof", ends_numbers(layout)))
+            else:
+                if not family.draw_when_able:
+                    timeline[seat].append(("proof", ends_numbers(layout)))
+                timeline[seat].append(("draw", 0))
+                drawn[seat] += 1
+                passes = 0
+    except Exception:  # a history that does not replay is not this round's: prove nothing
+        return
+    if layout.placements != know.layout.placements:
+        return
+    dealt = family.hand_size
+    for s in range(know.players):
+        if dealt + drawn[s] - played_count[s] != know.hand_sizes[s]:
+            return  # the history is not the whole round
+    know.history_used = True
+    know.leader = leader
+    know.last_placer = last_placer
+    know.passes = passes
+    know.out = out
+    for s in range(know.players):
+        if s != know.seat:
+            know.limits[s] = _limits(timeline[s])
+
+
+def _limits(events: list[tuple[str, int]]) -> list[Limit]:
+    """What one seat's proofs allow of its current hand (see `Limit`)."""
+    limits: dict[int, int] = {}
+    for i, (kind, numbers) in enumerate(events):
+        if kind != "proof" or numbers == 0:
+            continue
+        tiles = numbers_tiles(numbers)
+        later_draws = 0
+        later_plays = 0
+        for kind2, value in events[i + 1:]:
+            if kind2 == "draw":
+                later_draws += 1
+            elif kind2 == "play" and tiles >> value & 1:
+                later_plays += 1
+        allowed = max(0, later_draws - later_plays)
+        if allowed < limits.get(numbers, 99):
+            limits[numbers] = allowed
+    return [Limit(n, a) for n, a in sorted(limits.items())]

@@ -1,0 +1,93 @@
+"""Void inference: what passes and draws prove is true, and the sampler honours it."""
+from __future__ import annotations
+
+import random
+
+from engine_service.bots.matching.knowledge import Limit, _limits, read_view
+from engine_service.bots.matching.sampler import Sampler
+from engine_service.bots.observe import SeatLog
+from engine_service.rules import Match
+from engine_service.rules.registry import PRESETS
+from engine_service.rules.tiles import NUMBER_MASK
+
+from .conftest import seat_view
+
+
+def _play_and_check(variant: str, players: int, seed: int, rng: random.Random) -> int:
+    """Play a random round; at every turn, every limit any seat's view proves holds of the true hands.
+
+    Returns how many plain voids (allowed 0) were proven along the way.
+    """
+    match, events = Match.new(variant, players, seed=seed)
+    log = SeatLog()
+    log.record(events)
+    rnd = match.round
+    assert rnd is not None
+    voids = 0
+    while not rnd.over and not match.match_over:
+        for seat in range(players):
+            if seat != match.to_move:
+                continue
+            know = read_view(seat_view(match, log))
+            assert know.history_used
+            for other in range(players):
+                for limit in know.limits[other]:
+                    held = (rnd.hands[other] & limit.tiles).bit_count()
+                    assert held <= limit.allowed, (variant, other, limit, held)
+                    voids += limit.allowed == 0
+            sampler = Sampler(know, random.Random(seed))
+            for _ in range(5):
+                hands, _boneyard = sampler.hands()
+                for other in range(players):
+                    for limit in know.limits[other]:
+                        assert (hands[other] & limit.tiles).bit_count() <= limit.allowed, (variant, sampler.relaxed, know.limits, know.hand_sizes, know.boneyard_size, bin(know.unseen))
+            assert sampler.relaxed == 0
+        log.record(match.apply(rng.choice(match.legal_actions())))
+    return voids
+
+
+def test_what_is_proven_is_true_and_sampled_worlds_respect_it() -> None:
+    rng = random.Random(1)
+    proven = 0
+    for variant in sorted(PRESETS):
+        p = PRESETS[variant]
+        for seed in range(6):
+            proven += _play_and_check(variant, p.min_players + seed % (p.max_players - p.min_players + 1),
+                                      seed, rng)
+    assert proven > 50
+
+
+def test_draws_after_a_proof_allow_only_what_was_not_played() -> None:
+    # Kozel: the ends show 3 and 5; the seat draws three times, the third tile fits and is played.
+    three_five = (1 << 3) | (1 << 5)
+    timeline = [("proof", three_five), ("draw", 0), ("proof", three_five), ("draw", 0),
+                ("proof", three_five), ("draw", 0), ("play", 23)]  # 23: tile 3-5
+    assert _limits(timeline) == [Limit(three_five, 0)]
+    # Drawn without playing since: up to one such tile may have come in.
+    assert _limits([("proof", 1 << 6), ("draw", 0)]) == [Limit(1 << 6, 1)]
+
+
+def test_a_pass_in_block_is_a_void_in_the_ends() -> None:
+    # Block, 2 players, explicit deal: seat 1 holds no 6 and no 0 and must pass on 6-6 / 0-6.
+    hands = [["6-6", "0-6", "0-1", "1-1", "1-2", "1-3", "2-2"],
+             ["1-4", "1-5", "2-4", "2-5", "3-3", "3-4", "3-5"]]
+    match, events = Match.new("block", 2, deal={"hands": hands, "boneyard": [
+        t for t in _all_names() if t not in hands[0] + hands[1]]})
+    log = SeatLog()
+    log.record(events)
+    log.record(match.apply("6-6"))
+    log.record(match.apply("pass"))
+    know = read_view(seat_view(match, log))
+    assert know.voids(1) == 1 << 6
+    log.record(match.apply("0-6@E"))
+    log.record(match.apply("pass"))
+    know = read_view(seat_view(match, log))
+    assert know.voids(1) == (1 << 6) | (1 << 0)
+    sampler = Sampler(know, random.Random(2))
+    for _ in range(50):
+        hands_now, _ = sampler.hands()
+        assert not hands_now[1] & (NUMBER_MASK[6] | NUMBER_MASK[0])
+
+
+def _all_names() -> list[str]:
+    return [f"{a}-{b}" for b in range(7) for a in range(b + 1)]
