@@ -174,6 +174,30 @@ class Matches:
         # Sealed: the engine shows the actions only to the seat to move; the token is unchanged.
         return self.engine.call("LegalActions", {"view_as": carried.viewer}, carried.sealed.state).answer
 
+    def suggest(self, body: Mapping[str, Any]) -> bytes:
+        """A bot's move for the seat to move; sealed: only for the key's own seat (its view alone)."""
+        carried = self.load(body)
+        if carried.sealed is None:
+            return self.engine.call("Suggest", carried.args).answer
+        assert carried.principal is not None
+        if carried.principal.is_host:
+            raise SealedForbidden("the host key has no seat to suggest a move for: use a seat key", "seat_key")
+        return self.engine.call("Suggest", {**carried.args, "view_as": carried.viewer}, carried.sealed.state).answer
+
+    def hints(self, body: Mapping[str, Any]) -> bytes:
+        """The coach for one seat's view; sealed: the key's own seat only."""
+        carried = self.load(body)
+        if carried.sealed is None:
+            return self.engine.call("Hints", carried.args).answer
+        principal = carried.principal
+        assert principal is not None
+        if principal.is_host:
+            raise SealedForbidden("the host key has no seat to coach: use a seat key", "seat_key")
+        if body.get("seat") is not None and body["seat"] != principal.seat:
+            raise SealedForbidden(f"{principal.label}'s key is coached on its own view only", "seat")
+        args = {k: v for k, v in carried.args.items() if k != "seat"}
+        return self.engine.call("Hints", {**args, "view_as": carried.viewer}, carried.sealed.state).answer
+
     def apply(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)
         seat = self._acting_seat(carried, body.get("seat"), "act")

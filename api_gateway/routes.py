@@ -24,6 +24,8 @@ from api_gateway.openapi import EXAMPLES
 from api_gateway.schemas import (
     ApplySchema,
     CarrierSchema,
+    HintsAnswerSchema,
+    HintsSchema,
     LegalAnswerSchema,
     MatchAnswerSchema,
     NewMatchSchema,
@@ -33,6 +35,8 @@ from api_gateway.schemas import (
     ReplaySchema,
     SeatArgumentSchema,
     SettleSchema,
+    SuggestAnswerSchema,
+    SuggestSchema,
     VariantListSchema,
     VariantSchema,
     ViewAnswerSchema,
@@ -208,6 +212,28 @@ class View(MethodView):
     def post(self, body: Json) -> Response:
         """What one seat may see (sealed: your own view; the host key gets the public part)."""
         return answer(matches().view(body))
+
+
+@matches_blp.route("/suggest")
+class Suggest(MethodView):
+    @matches_blp.arguments(SuggestSchema(), examples=EXAMPLES["suggest"])
+    @matches_blp.response(200, SuggestAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Response:
+        """A computer opponent's move (random, greedy or expert) for the seat to move, decided from that
+        seat's view only (sealed: your own seat, on your turn). The match is unchanged."""
+        return answer(matches().suggest(body))
+
+
+@matches_blp.route("/hints")
+class Hints(MethodView):
+    @matches_blp.arguments(HintsSchema(), examples=EXAMPLES["hints"])
+    @matches_blp.response(200, HintsAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Response:
+        """The coach: what the expert knows from one seat's view (numbers proven missing, where each unseen
+        tile may be, each legal action's value). Sealed: your own seat. The match is unchanged."""
+        return answer(matches().hints(body))
 
 
 @problems_blp.route("/<string:name>")

@@ -233,6 +233,22 @@ class RoundSchema(StrictSchema):
     count = _points("derived (ignored on input): the open-end count T")
 
 
+BOT_LEVELS = ["random", "greedy", "expert"]
+
+
+class BotSeatSchema(StrictSchema):
+    """A seat the computer plays (the engine moves for it whenever it is to move)."""
+
+    seat = _seat("the bot's seat", required=True)
+    level = fields.String(required=True, validate=validate.OneOf(BOT_LEVELS),
+                          metadata={"description": "random, greedy or expert (docs/bots.md)"})
+
+
+def _bots(description: str, **kwargs: Any) -> fields.List[Any]:
+    return fields.List(fields.Nested(BotSeatSchema), validate=validate.Length(max=3),
+                       metadata={"description": description}, **kwargs)
+
+
 class MatchStateSchema(StrictSchema):
     """The whole match (transparent mode): pass it back as it came."""
 
@@ -252,6 +268,7 @@ class MatchStateSchema(StrictSchema):
     winners = _ints("seats (or teams) that won the match", (0, UINT32_MAX))
     rating = _ints("K: rating gained per seat at the end of the match")
     timed_out = _seat("seat whose timeout ended the match", allow_none=True)
+    bots = _bots("seats the engine plays, by seat (only when there are some)")
 
 
 class SeatViewSchema(Schema):
@@ -283,6 +300,7 @@ class SeatViewSchema(Schema):
     rating = fields.List(fields.Integer())
     legal = fields.List(fields.String(), metadata={"description": "the viewer's legal actions when it is to move"})
     last_score = fields.Integer()
+    bots = fields.List(fields.Nested(BotSeatSchema), metadata={"description": "seats the engine plays, if any"})
 
 
 class EventSchema(Schema):
@@ -447,6 +465,7 @@ class KingdominoStateSchema(StrictSchema):
     dynasty = fields.Nested(KingdominoDynastySchema, metadata={"description": "option dynasty only"})
     timed_out = StrictInteger(validate=validate.Range(0, 3),
                               metadata={"description": "only once a player's timeout ended the game"})
+    bots = _bots("players the engine plays (only when there are some)")
 
 
 class KingdominoSquareSchema(StrictSchema):
@@ -483,6 +502,7 @@ class KingdominoViewSchema(Schema):
     kingdoms = fields.List(fields.List(fields.String()))
     dynasty = fields.Nested(KingdominoDynastyViewSchema, metadata={"description": "option dynasty only"})
     timed_out = fields.Integer(allow_none=True)
+    bots = fields.List(fields.Nested(BotSeatSchema), metadata={"description": "players the engine plays, if any"})
     player = fields.Integer(allow_none=True, metadata={"description": "the viewer (null for the host's view)"})
     pile_size = fields.Integer(metadata={"description": "undrawn tiles left (their order is hidden)"})
     grids = fields.List(fields.List(fields.Nested(KingdominoSquareSchema)),
@@ -579,6 +599,8 @@ class NewMatchSchema(StrictSchema):
                                               "{games: [...]} for a dynasty)"})
     setup = fields.Nested(SetupSchema)
     no_deal = StrictBoolean(metadata={"description": "create the match without dealing (to settle rounds only)"})
+    bots = _bots("seats the computer plays: whenever one is to move, the engine moves for it, so create, apply and "
+                 "next-round answer every event up to a human seat's turn (at least one seat stays human)")
     mode = fields.String(validate=validate.OneOf(MODES), metadata={
         "description": "transparent (default): the answer carries the state; sealed: an opaque token and "
                        "one key per seat"})
@@ -687,6 +709,26 @@ class SeatArgumentSchema(CarrierSchema):
             raise ValidationError("required in transparent mode", "seat")
 
 
+class SuggestSchema(CarrierSchema):
+    """A computer opponent's move for the seat to move (sealed: only your own seat, on your turn)."""
+
+    level = fields.String(required=True, validate=validate.OneOf(BOT_LEVELS),
+                          metadata={"description": "random, greedy or expert (docs/bots.md)", "example": "expert"})
+    budget_ms = StrictInteger(validate=validate.Range(1, 10_000), metadata={
+        "description": "a wall-clock cap on the expert's search (default: none; the answer is then reproducible)"})
+    seed = StrictInteger(validate=validate.Range(0, UINT64_MAX),
+                         metadata={"description": "the bot's seed (default: the match's)"})
+
+
+class HintsSchema(SeatArgumentSchema):
+    """The coach for one seat's view (transparent: `seat`; sealed: your own seat)."""
+
+    budget_ms = StrictInteger(validate=validate.Range(1, 10_000),
+                              metadata={"description": "a wall-clock cap on the expert's search"})
+    seed = StrictInteger(validate=validate.Range(0, UINT64_MAX),
+                         metadata={"description": "the coach's seed (default: the match's)"})
+
+
 # ---------------------------------------------------------------- answers
 
 
@@ -728,6 +770,19 @@ class ViewAnswerSchema(Schema):
 
     view = view_field(required=True)
     scores = fields.List(fields.Integer(), required=True, metadata={"description": SCORES})
+
+
+class SuggestAnswerSchema(Schema):
+    seat = fields.Integer(required=True, metadata={"description": "the seat to move"})
+    action = fields.String(required=True, metadata={"description": "one of its legal actions"})
+
+
+class HintsAnswerSchema(Schema):
+    hints = fields.Dict(required=True, metadata={
+        "description": "seat, worlds (positions sampled), proven_missing (per seat, the numbers it is proven not "
+                       "to hold), whereabouts (per unseen tile, the chance it is in each hand and the boneyard), "
+                       "values (when the seat is to move: each legal action's value to the expert); "
+                       "Kingdomino: the unseen tiles and the value of each legal action (docs/bots.md)"})
 
 
 class ProblemSchema(Schema):

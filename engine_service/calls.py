@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine_service import metrics
+from engine_service import bots, metrics
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError, Match, RulesError
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 
@@ -23,17 +23,49 @@ class EncodingError(RuntimeError):
     """The rules produced something a face cannot encode: a bug, answered INTERNAL."""
 
 
+def _bot_to_move(game: Match | Kingdomino) -> int | None:
+    """The bot seat to move now, if any (None: a human's turn, or nothing to play)."""
+    if isinstance(game, Kingdomino):
+        seat = None if game.game_over else game.to_move
+    else:
+        rnd = game.round
+        seat = None if game.match_over or rnd is None or rnd.over else rnd.to_move
+    return seat if seat is not None and seat in game.bots else None
+
+
+def play_bots(game: Match | Kingdomino) -> list[Event]:
+    """The bot seats' turns, from the state as it stands, until a human seat is to move or the
+    round (Kingdomino: the game) is over. Each bot decides from its seat's view alone
+    (`engine_service.bots`), reproducibly: the match seed and the position seed its choice."""
+    events: list[Event] = []
+    variant = game.variant if isinstance(game, Match) else KINGDOMINO
+    played: list[str] = []
+    while (seat := _bot_to_move(game)) is not None:
+        action = bots.suggest(game.view(seat), game.bots[seat], seed=game.seed or 0)
+        events.extend(game.apply(action, seat))
+        played.append(action)
+    if played:
+        metrics.record_actions(variant, played)
+        metrics.record_events(variant, events)
+    return events
+
+
 def new_match(variant: object, players: object, *, options: object = None, seed: object = None,
-              deal: object = None, setup: object = None, no_deal: bool = False) -> tuple[Match, list[Event]]:
-    """A new match, its first round dealt from `deal`, else from `seed`, unless `no_deal`."""
+              deal: object = None, setup: object = None, no_deal: bool = False,
+              bots: object = None) -> tuple[Match, list[Event]]:
+    """A new match, its first round dealt from `deal`, else from `seed`, unless `no_deal`; then
+    the bot seats' turns until a human one is to move."""
     if deal is not None and no_deal:
         raise MalformedError("deal and no_deal: give one or the other")
-    return Match.new(variant, players, options=options, seed=seed, deal=deal, setup=setup, no_deal=no_deal)
+    match, events = Match.new(variant, players, options=options, seed=seed, deal=deal, setup=setup,
+                              no_deal=no_deal, bots=bots)
+    return match, events + play_bots(match)
 
 
 def start_round(match: Match, deal: object = None) -> list[Event]:
-    """Deal the next round: explicitly, or from the match seed."""
-    return match.start_round(deal)
+    """Deal the next round: explicitly, or from the match seed; then the bots' turns."""
+    events = match.start_round(deal)
+    return events + play_bots(match)
 
 
 def apply(match: Match, action: object, seat: object = None) -> list[Event]:
@@ -45,7 +77,7 @@ def apply(match: Match, action: object, seat: object = None) -> list[Event]:
         raise
     metrics.record_actions(match.variant, (str(action),))
     metrics.record_events(match.variant, events)
-    return events
+    return events + play_bots(match)
 
 
 @dataclass
@@ -89,6 +121,7 @@ def replay(match: Match | Kingdomino, actions: Sequence[object], seat: object = 
                 metrics.record_illegal(variant)
             break
         done.applied += 1
+        done.events.extend(play_bots(match))
     metrics.record_actions(variant, [str(a) for a in actions[:done.applied]])
     metrics.record_events(variant, done.events)
     return done
@@ -112,10 +145,11 @@ def timeout(match: Match, seat: object) -> list[Event]:
 
 
 def new_kingdomino(players: object, *, options: object = None, seed: object = None,
-                   deal: object = None) -> tuple[Kingdomino, list[Event]]:
-    """A new Kingdomino game (or dynasty): dealt from `deal`, else from `seed` (a random one if none)."""
-    game, events = Kingdomino.new(players, options=options, seed=seed, deal=deal)
-    return game, events
+                   deal: object = None, bots: object = None) -> tuple[Kingdomino, list[Event]]:
+    """A new Kingdomino game (or dynasty): dealt from `deal`, else from `seed` (a random one if
+    none); then the bots' turns until a human player is to move."""
+    game, events = Kingdomino.new(players, options=options, seed=seed, deal=deal, bots=bots)
+    return game, events + play_bots(game)
 
 
 def kingdomino_apply(game: Kingdomino, action: object, player: object = None) -> list[Event]:
@@ -127,7 +161,7 @@ def kingdomino_apply(game: Kingdomino, action: object, player: object = None) ->
         raise
     metrics.record_actions(KINGDOMINO, (str(action),))
     metrics.record_events(KINGDOMINO, events)
-    return events
+    return events + play_bots(game)
 
 
 def kingdomino_timeout(game: Kingdomino, player: object) -> list[Event]:
@@ -135,3 +169,58 @@ def kingdomino_timeout(game: Kingdomino, player: object) -> list[Event]:
     events = game.timeout(player)
     metrics.record_events(KINGDOMINO, events)
     return events
+
+
+# ---------------------------------------------------------------- computer opponents (issue 15)
+
+#: The longest wall-clock cap a caller may put on one suggestion or hint.
+MAX_BUDGET_MS = 10_000
+
+
+def _budget(game: Match | Kingdomino, budget_ms: object) -> bots.Budget | None:
+    """None (the level's default, reproducible), or the default iterations capped at `budget_ms`."""
+    if budget_ms is None:
+        return None
+    if type(budget_ms) is not int or not 1 <= budget_ms <= MAX_BUDGET_MS:
+        raise MalformedError(f"budget_ms: an integer 1..{MAX_BUDGET_MS}, not {budget_ms!r}")
+    default = bots.kingdomino_default(game.players) if isinstance(game, Kingdomino) else bots.MATCHING_DEFAULT
+    return bots.Budget(iterations=default.iterations, ms=float(budget_ms))
+
+
+def _seed(game: Match | Kingdomino, seed: object) -> int:
+    if seed is None:
+        return game.seed or 0
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise MalformedError(f"seed: an integer 0..2^64-1, not {seed!r}")
+    return seed
+
+
+def _to_move(game: Match | Kingdomino) -> int | None:
+    if isinstance(game, Kingdomino):
+        return None if game.game_over else game.to_move
+    rnd = game.round
+    return None if game.match_over or rnd is None or rnd.over else rnd.to_move
+
+
+def suggest(game: Match | Kingdomino, level: object, budget_ms: object = None, seed: object = None,
+            viewer: int | None = None) -> tuple[int, str]:
+    """The seat to move and the action a bot of `level` plays there, from that seat's view only.
+    `viewer` (sealed mode): the caller's seat, which must be the seat to move."""
+    if level not in bots.LEVELS:
+        raise MalformedError(f"level: one of {', '.join(bots.LEVELS)}, not {level!r}")
+    budget, chosen_seed = _budget(game, budget_ms), _seed(game, seed)
+    seat = _to_move(game)
+    if seat is None:
+        raise IllegalActionError("nobody is to move: the round is over" if isinstance(game, Match)
+                                 else "nobody is to move: the game is over")
+    if viewer is not None and viewer != seat:
+        raise IllegalActionError(f"it is seat {seat}'s turn, not seat {viewer}'s: a suggestion is for the seat "
+                                 "to move")
+    assert isinstance(level, str)
+    return seat, bots.suggest(game.view(seat), level, budget, chosen_seed)
+
+
+def hints(game: Match | Kingdomino, seat: object, budget_ms: object = None, seed: object = None) -> dict[str, Any]:
+    """The coach's answer for `seat`'s view (`engine_service.bots.hints`)."""
+    view = game.view(seat)  # refuses a seat that is not one (MalformedError)
+    return bots.hints(view, _budget(game, budget_ms), _seed(game, seed))

@@ -222,7 +222,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         return self._variants
 
     def NewMatch(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, frozenset({"variant", "players", "options", "seed", "deal", "setup", "no_deal"})
+        args = _args(call, frozenset({"variant", "players", "options", "seed", "deal", "setup", "no_deal", "bots"})
                      | _SEALED)
         no_deal = args.get("no_deal", False)
         if type(no_deal) is not bool:
@@ -231,7 +231,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             return self._new_kingdomino(args, no_deal)
         match, events = calls.new_match(args.get("variant"), args.get("players"), options=args.get("options"),
                                         seed=args.get("seed"), deal=args.get("deal"), setup=args.get("setup"),
-                                        no_deal=no_deal)
+                                        no_deal=no_deal, bots=args.get("bots"))
         sealed = "view_as" in args
         viewer = _seat_of(_viewer(args), match) if sealed else None
         return _answer(match, events, sealed, viewer)
@@ -241,7 +241,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             if key in args and (key != "no_deal" or no_deal):
                 raise MalformedError(f"{key}: kingdomino has no {key.replace('_', ' ')} (a game starts dealt)")
         game, events = calls.new_kingdomino(args.get("players"), options=args.get("options"),
-                                            seed=args.get("seed"), deal=args.get("deal"))
+                                            seed=args.get("seed"), deal=args.get("deal"), bots=args.get("bots"))
         sealed = "view_as" in args
         viewer = _player_of(_viewer(args), game) if sealed else None
         return _game_answer(game, events, sealed, viewer)
@@ -317,6 +317,37 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             raise MalformedError("seat: required (whose view)")
         return pb.JsonAnswer(answer=_dumps({"view": carried.match.view(args["seat"]),
                                             "scores": scores_of(carried.match)}))
+
+    def Suggest(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        """A bot's move for the seat to move (sealed: only when the caller is that seat)."""
+        args = _args(call, _MATCH | _SEALED | {"level", "budget_ms", "seed"})
+        if "level" not in args:
+            raise MalformedError("level: required (random, greedy or expert)")
+        carried: _Carried | _CarriedGame = _CarriedGame(call, args) if _is_kingdomino(call, args) \
+            else _Carried(call, args)
+        game = carried.game if isinstance(carried, _CarriedGame) else carried.match
+        if carried.sealed and carried.viewer is None:
+            raise MalformedError("view_as: a suggestion is for a seat, not the host")
+        seat, action = calls.suggest(game, args["level"], args.get("budget_ms"), args.get("seed"),
+                                     carried.viewer if carried.sealed else None)
+        return pb.JsonAnswer(answer=_dumps({"seat": seat, "action": action}))
+
+    def Hints(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        """The coach for one seat's view (sealed: the caller's own seat)."""
+        args = _args(call, _MATCH | _SEALED | {"seat", "budget_ms", "seed"})
+        carried: _Carried | _CarriedGame = _CarriedGame(call, args) if _is_kingdomino(call, args) \
+            else _Carried(call, args)
+        game = carried.game if isinstance(carried, _CarriedGame) else carried.match
+        if carried.sealed:
+            if carried.viewer is None:
+                raise MalformedError("view_as: hints are for a seat, not the host")
+            seat: object = carried.viewer
+        elif "seat" not in args:
+            raise MalformedError("seat: required (whose view)")
+        else:
+            seat = args["seat"]
+        return pb.JsonAnswer(answer=_dumps({"hints": calls.hints(game, seat, args.get("budget_ms"),
+                                                                 args.get("seed"))}))
 
     def Timeout(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})

@@ -94,6 +94,8 @@ def state_to_proto(game: Kingdomino) -> pb.KingdominoState:
         msg.picker = state["picker"]
     if "timed_out" in state:
         msg.timed_out = state["timed_out"]
+    for bot in state.get("bots", ()):
+        msg.bots.add(seat=bot["seat"], level=bot["level"])
     if "dynasty" in state:
         dynasty = state["dynasty"]
         msg.dynasty.SetInParent()
@@ -118,6 +120,8 @@ def state_to_dict(msg: pb.KingdominoState) -> Json:
     }
     if msg.HasField("timed_out"):
         state["timed_out"] = msg.timed_out
+    if msg.bots:
+        state["bots"] = [{"seat": b.seat, "level": b.level} for b in msg.bots]
     if msg.HasField("dynasty"):
         state["dynasty"] = {"games": [_result_from_proto(r) for r in msg.dynasty.games],
                             "deals": [_deal_from_proto(d) for d in msg.dynasty.deals]}

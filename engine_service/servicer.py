@@ -122,6 +122,7 @@ class EngineServicer(pb_grpc.EngineServicer):
             deal=codec.deal_from_proto(request.deal) if request.HasField("deal") else None,
             setup=codec.setup_from_proto(request),
             no_deal=request.no_deal,
+            bots=[{"seat": b.seat, "level": b.level} for b in request.bots] or None,
         )
         return _answer(match, events)
 
@@ -168,6 +169,13 @@ class EngineServicer(pb_grpc.EngineServicer):
     def Timeout(self, request: pb.TimeoutRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)
         return _answer(match, calls.timeout(match, request.seat))
+
+    def Suggest(self, request: pb.SuggestRequest, context: grpc.ServicerContext) -> pb.SuggestResponse:
+        match = _load(request)
+        seat, action = calls.suggest(match, request.level,
+                                     request.budget_ms if request.HasField("budget_ms") else None,
+                                     request.seed if request.HasField("seed") else None)
+        return pb.SuggestResponse(seat=seat, action=action)
 
     # ------------------------------------------------------------ Bykovo micro-tournament (B)
 

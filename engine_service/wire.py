@@ -219,6 +219,9 @@ def encode_state(match: Match) -> bytes:
     parts.append(_packed(b"\x62", match.rating, True))
     if match.timed_out is not None:
         parts.append(b"\x68" + _u32(match.timed_out))
+    for seat in sorted(match.bots):
+        level = match.bots[seat].encode()
+        parts.append(_delimited(b"\x72", (b"\x08" + _u32(seat) if seat else b"") + _delimited(b"\x12", level)))
     return b"".join(parts)
 
 
@@ -254,7 +257,8 @@ class _Shape:
         self.lengthy = frozenset(lengthy)
 
 
-_STATE = _Shape(range(1, 14), {3}, {1, 3, 6, 7, 10, 11, 12})
+_STATE = _Shape(range(1, 15), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14})
+_BOT = _Shape({1, 2}, set(), {2})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
 _ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
 _HAND = _Shape({1}, set(), {1})
@@ -493,6 +497,12 @@ def _ends(ends: list[bytes]) -> None:
         seen.add(e[1])
 
 
+def _bot(payload: bytes, i: int) -> dict[str, Any]:
+    """A BotSeat: its seat and level, checked by the rules (`botseats.check_bots`)."""
+    g = _scan(payload, _BOT)
+    return {"seat": _uint(g, 1), "level": _text(g, 2)}
+
+
 def _read(data: bytes) -> Match:
     """The match in canonical bytes; `_Odd` when they are not that, MalformedError from the rules."""
     f = _scan(data, _STATE)
@@ -512,6 +522,8 @@ def _read(data: bytes) -> Match:
         "rating": _numbers(f, 12, True),
         "timed_out": _optional(f, 13),
     }
+    if 14 in f:
+        state["bots"] = [_bot(b, i) for i, b in enumerate(f[14])]
     r = f.get(7)
     if r is None:
         return Match.from_tiles(state, [], [], [])

@@ -30,6 +30,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from .botseats import bots_to_list, check_bots
 from .errors import IllegalActionError, MalformedError
 from .events import Event
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
@@ -87,6 +88,7 @@ class Kingdomino:
         "pile",
         "seed",
         "timed_out",
+        "bots",
     )
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int]) -> None:
@@ -100,6 +102,8 @@ class Kingdomino:
         self.next_kings: list[int] = []
         self.picker = -1
         self.timed_out = -1
+        #: Players the computer plays, and at what level (`botseats`; the engine plays them).
+        self.bots: dict[int, str] = {}
         geo = geometry(cfg.size)
         self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
         self.games: list[GameResult] = []
@@ -114,6 +118,7 @@ class Kingdomino:
         options: object = None,
         seed: object = None,
         deal: object = None,
+        bots: object = None,
     ) -> tuple[Kingdomino, list[Event]]:
         """A new game: from an explicit `deal` ({"tiles": pile, "kings": first-pick order}) or a seed.
 
@@ -135,6 +140,7 @@ class Kingdomino:
                 checked = secrets.randbits(63)
             pile, kings = seeded_deal(cfg, checked)
         game = cls(cfg, checked, kings, pile)
+        game.bots = check_bots(bots, cfg.players, "bots")
         game.deals = deals
         events: list[Event] = []
         game._begin(events)
@@ -418,6 +424,7 @@ class Kingdomino:
         new.next_kings = self.next_kings.copy()
         new.picker = self.picker
         new.timed_out = self.timed_out
+        new.bots = dict(self.bots)
         new.kingdoms = [k.copy() for k in self.kingdoms]
         new.games = self.games.copy()           # results are never changed once made
         new.deals = [(pile.copy(), kings.copy()) for pile, kings in self.deals]
@@ -444,6 +451,8 @@ class Kingdomino:
         }
         if self.timed_out >= 0:
             state["timed_out"] = self.timed_out
+        if self.bots:
+            state["bots"] = bots_to_list(self.bots)
         if self.cfg.dynasty:
             state["dynasty"] = {
                 "games": [r.to_dict() for r in self.games],
@@ -454,6 +463,10 @@ class Kingdomino:
     @classmethod
     def from_dict(cls, data: object) -> Kingdomino:
         """Decode and validate a state; MalformedError names the first field that is wrong."""
+        bots: object = None
+        if isinstance(data, dict) and "bots" in data:
+            bots = data["bots"]
+            data = {k: v for k, v in data.items() if k != "bots"}
         parts = decode(data)
         game = cls(parts.cfg, parts.seed, parts.kings, parts.pile)
         game.current_tiles = parts.current_tiles
@@ -465,6 +478,7 @@ class Kingdomino:
         game.kingdoms = parts.kingdoms
         game.games = parts.games
         game.deals = parts.deals
+        game.bots = check_bots(bots, parts.cfg.players, "state.bots")
         return game
 
     def view(self, player: object) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import secrets
 from typing import Any, NoReturn
 
+from .botseats import bots_to_list, check_bots
 from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
@@ -36,7 +37,7 @@ class Match:
 
     __slots__ = (
         "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit",
+        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots",
     )
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
@@ -55,6 +56,8 @@ class Match:
         self.winners: list[int] = []
         self.rating: list[int] = []
         self.timed_out: int | None = None
+        #: Seats the computer plays, and at what level (`botseats`; the engine plays them).
+        self.bots: dict[int, str] = {}
         #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
         #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
         self.at_limit = False
@@ -71,6 +74,7 @@ class Match:
         deal: object = None,
         setup: object = None,
         no_deal: bool = False,
+        bots: object = None,
     ) -> tuple[Match, list[Event]]:
         """A new match; deals the first round from `deal`, else from `seed`, unless `no_deal`.
 
@@ -82,6 +86,7 @@ class Match:
         if checked is None and deal is None and not no_deal:
             checked = secrets.randbits(63)
         match = cls(p, family, effective, check_players(p, players), checked)
+        match.bots = check_bots(bots, match.players, "bots")
         if setup is not None:
             match._setup(setup)
         if no_deal:
@@ -326,11 +331,13 @@ class Match:
         new.rating = self.rating.copy()
         new.timed_out = self.timed_out
         new.at_limit = self.at_limit
+        new.bots = dict(self.bots)
         return new
 
     def to_dict(self) -> dict[str, Any]:
-        """The canonical JSON state (the REST transparent form; mirrors proto MatchState)."""
-        return {
+        """The canonical JSON state (the REST transparent form; mirrors proto MatchState).
+        `bots` is there only when some seat is a bot."""
+        state = {
             "variant": self.preset.name,
             "players": self.players,
             "options": {k: v for k, v in self.overrides.items()},
@@ -345,6 +352,9 @@ class Match:
             "rating": self.rating.copy(),
             "timed_out": self.timed_out,
         }
+        if self.bots:
+            state["bots"] = bots_to_list(self.bots)
+        return state
 
     def view(self, seat: object) -> dict[str, Any]:
         """What `seat` may see: its own hand, the others' sizes, never the boneyard order."""
@@ -393,6 +403,8 @@ class Match:
                 "last_score": rnd.last_score,
                 "legal": self.legal_actions() if rnd.to_move == seat else [],
             })
+        if self.bots:
+            view["bots"] = bots_to_list(self.bots)
         return view
 
     @classmethod
@@ -438,6 +450,7 @@ class Match:
         match.rating = _int_list(rating, players, "state.rating") if rating else []
         to = data.get("timed_out")
         match.timed_out = None if to is None else _seat(to, players, "state.timed_out")
+        match.bots = check_bots(data.get("bots"), players, "state.bots")
         rnd = data.get("round")
         if rnd is not None:
             match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
