@@ -27,9 +27,10 @@ from typing import Any
 import pytest
 from deploy_helpers import REPO, free_port, tool, wait_until
 
-pytestmark = pytest.mark.slow
-
+# Building both images (debootstrap base, pip installs in podman) is charged to the first test: more than
+# pytest-timeout's default 300 s on a loaded 2-core machine.
 BUILD_TIMEOUT = 900
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3 * BUILD_TIMEOUT)]
 START_TIMEOUT = 30.0
 IMAGES = {"engine": "localhost/domino-engine:test", "gateway": "localhost/domino-gateway:test"}
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
