@@ -223,4 +223,8 @@ def suggest(game: Match | Kingdomino, level: object, budget_ms: object = None, s
 def hints(game: Match | Kingdomino, seat: object, budget_ms: object = None, seed: object = None) -> dict[str, Any]:
     """The coach's answer for `seat`'s view (`engine_service.bots.hints`)."""
     view = game.view(seat)  # refuses a seat that is not one (MalformedError)
-    return bots.hints(view, _budget(game, budget_ms), _seed(game, seed))
+    budget, chosen_seed = _budget(game, budget_ms), _seed(game, seed)
+    if _to_move(game) is None:  # between rounds, or the match (the game) is over
+        raise IllegalActionError("nothing to coach: no round is being played" if isinstance(game, Match)
+                                 else "nothing to coach: the game is over")
+    return bots.hints(view, budget, chosen_seed)

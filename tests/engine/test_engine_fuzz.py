@@ -106,6 +106,8 @@ KD_METHODS = frozenset({"NewKingdomino", "KingdominoLegalActions", "KingdominoAp
                         "KingdominoView", "KingdominoTimeout"})
 KD_JSON = {"NewMatch": "NewKingdomino", "LegalActions": "KingdominoLegalActions", "Apply": "KingdominoApply",
            "Replay": "KingdominoReplay", "View": "KingdominoView", "Timeout": "KingdominoTimeout"}
+#: Bots (issue 15): cheap levels mostly, and a small cap on the expert's search, so the run stays short.
+BOT_LEVEL_CHOICES = ["random", "greedy", "random", "greedy", "expert", "genius", ""]
 ALLOWED = frozenset({grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION})
 
 #: Requests stay below the engine's 256 KiB limit (a bigger one is RESOURCE_EXHAUSTED by grpcio, by design).
@@ -117,9 +119,9 @@ WINDOW = 8  # calls in flight at once
 def test_every_rpc_of_both_services_is_covered() -> None:
     """The fuzzer knows all 18 typed RPCs and the 12 of the JSON face (Kingdomino's calls are typed only)."""
     shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
-              "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings"}
+              "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest"}
     assert set(METHODS) == shared | KD_METHODS
-    assert set(JSON_METHODS) == shared and set(KD_JSON) <= shared
+    assert set(JSON_METHODS) == shared | {"Hints"} and set(KD_JSON) <= shared
 
 
 # ---------------------------------------------------------------- verdicts and reports
@@ -625,6 +627,11 @@ def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
                 n_msg.pot = setup["pot"] = rng.choice([1, 12, 10**9])
             if setup:
                 n_args["setup"] = setup
+        if rng.random() < 0.15:
+            seats = rng.sample(range(players), rng.randint(1, players))  # all of them: refused
+            bots = [{"seat": seat, "level": rng.choice(BOT_LEVEL_CHOICES[:4])} for seat in seats]
+            n_msg.bots.extend(pb.BotSeat(**b) for b in bots)
+            n_args["bots"] = bots
         if rng.random() < 0.3:
             n_args["view_as"] = rng.choice(["host", *range(players)])
         return Request(n_msg, n_args)
@@ -670,6 +677,16 @@ def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
         args.update(ending=ending, hands=hands)
         if rng.random() < 0.5:
             msg.last_placer = args["last_placer"] = rng.randrange(match.players)
+    elif method in ("Suggest", "Hints"):
+        level = rng.choice(BOT_LEVEL_CHOICES if rng.random() < 0.2 else BOT_LEVEL_CHOICES[:5])
+        msg = pb.SuggestRequest(state=state, level=level, budget_ms=rng.choice([1, 20, 50]))
+        if method == "Suggest":
+            args["level"] = level
+        else:
+            args["seat"] = rng.randrange(match.players)
+        args["budget_ms"] = msg.budget_ms
+        if rng.random() < 0.3:
+            msg.seed = args["seed"] = rng.getrandbits(64)
     elif method in ("View", "Timeout"):
         seat = rng.randrange(match.players)
         msg = pb.ViewRequest(state=state, seat=seat) if method == "View" else pb.TimeoutRequest(state=state, seat=seat)
@@ -677,9 +694,11 @@ def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     else:
         raise AssertionError(method)
     if rng.random() < 0.5:  # the JSON face, sealed: the state as bytes and a viewer
-        if method == "View":
+        if method in ("View", "Hints"):
             del args["seat"]
-        args["view_as"] = rng.choice(["host", *range(match.players)])
+        mover = match.to_move if match.round is not None else 0
+        args["view_as"] = mover if method in ("Suggest", "Hints") and rng.random() < 0.8 \
+            else rng.choice(["host", *range(match.players)])
         return Request(msg, args, wire.encode_state(match), base=match)
     args["state"] = match.to_dict()
     return Request(msg, args, base=match)
@@ -1366,7 +1385,8 @@ def build_case(corpus: Corpus, service: str, method: str, kind: str, index: int)
     return _mutated_json(corpus, method, rng)
 
 
-_MATCH_METHODS = frozenset({"StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout"})
+_MATCH_METHODS = frozenset({"StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout", "Suggest",
+                            "Hints"})
 _TOURNAMENT_METHODS = frozenset({"RecordTournamentRound", "TournamentStandings"})
 
 

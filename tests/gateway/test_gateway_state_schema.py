@@ -58,8 +58,16 @@ def _played(variant: str, players: int, seed: int, options: dict[str, Any] | Non
             pass  # this variant has no timeout rule
 
 
+#: Keys a state or view has only when they say something (bot seats).
+OPTIONAL = {"bots"}
+
+
+def _keys_match(present: dict[str, Any], fields: dict[str, Any]) -> None:
+    assert set(present) <= set(fields) and set(fields) - set(present) <= OPTIONAL
+
+
 def _check_state(state: dict[str, Any]) -> None:
-    assert set(state) == set(MatchStateSchema().fields)
+    _keys_match(state, MatchStateSchema().fields)
     assert set(state["ledger"]) == set(LedgerSchema().fields)
     for record in state["ledger"]["history"]:
         assert set(record) == set(RoundRecordSchema().fields)
@@ -86,9 +94,9 @@ def test_states_views_and_events_are_what_the_schemas_describe(variant: str, pla
             _check_event(event)
         for seat in range(players):
             view = match.view(seat)
-            assert set(view) == set(SeatViewSchema().fields)
+            _keys_match(view, SeatViewSchema().fields)
             assert SeatViewSchema().dump(view) == view
-        assert set(public_view(match)) == set(SeatViewSchema().fields)
+        _keys_match(public_view(match), SeatViewSchema().fields)
         seen += 1
     assert seen > 5
 
@@ -160,7 +168,7 @@ def test_kingdomino_states_views_and_events_are_what_the_schemas_describe(player
     for game, events in _kd_played(players, options, seed=players * 7 + len(options)):
         state = game.to_dict()
         assert set(state) <= set(KingdominoStateSchema().fields)
-        assert set(KingdominoStateSchema().fields) - set(state) <= {"dynasty", "timed_out"}
+        assert set(KingdominoStateSchema().fields) - set(state) <= {"dynasty", "timed_out", "bots"}
         assert KingdominoStateSchema().load(state) == state
         assert MatchAnswerSchema().dump({"state": state}) == {"state": state}  # through the `Either` field
         for event in events:
@@ -170,6 +178,20 @@ def test_kingdomino_states_views_and_events_are_what_the_schemas_describe(player
             kinds.add(event["type"])
         for viewer in [*range(players), None]:
             view = kingdomino_view_for(game, viewer)
-            assert set(view) == set(KingdominoViewSchema().fields) - ({"dynasty"} if "dynasty" not in view else set())
+            assert set(view) == set(KingdominoViewSchema().fields) - ({"dynasty"} if "dynasty" not in view else set()) \
+                - ({"bots"} if "bots" not in view else set())
             assert ViewAnswerSchema().dump({"view": view, "scores": [0]}) == {"view": view, "scores": [0]}
     assert {"game_started", "row_laid", "tile_picked", "tile_placed", "game_over", "timed_out"} <= kinds
+
+
+def test_a_state_and_view_with_bot_seats_are_what_the_schemas_describe() -> None:
+    from engine_service.calls import new_kingdomino, new_match
+
+    match, _ = new_match("kozel", 4, seed=3, bots=[{"seat": 2, "level": "greedy"}])
+    state = match.to_dict()
+    assert set(state) == set(MatchStateSchema().fields)
+    _check_state(state)
+    assert set(match.view(0)) == set(SeatViewSchema().fields)
+    game, _ = new_kingdomino(2, seed=3, bots=[{"seat": 1, "level": "random"}])
+    assert KingdominoStateSchema().load(game.to_dict())["bots"] == [{"seat": 1, "level": "random"}]
+    assert KingdominoViewSchema().dump(game.view(0))["bots"] == [{"seat": 1, "level": "random"}]
