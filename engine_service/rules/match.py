@@ -436,6 +436,7 @@ class Match:
     def _decode(cls, data: object, tiles: _Tiles | None) -> Match:
         if not isinstance(data, dict):
             raise MalformedError("state must be an object")
+        _known_keys(data, STATE_KEYS, "state")
         p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options") or {})
         players = int(data["players"])
         match = cls(p, family, effective, players, _seed(data.get("seed"), "state.seed"))
@@ -482,9 +483,28 @@ def _round_to_dict(rnd: Round) -> dict[str, Any]:
     }
 
 
+#: The keys of a state and its parts, as `to_dict` writes them: any other key is refused (a
+#: misspelled key would otherwise be dropped silently; the OpenAPI schema says the same).
+STATE_KEYS = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
+                        "match_over", "losers", "winners", "rating", "timed_out", "bots"})
+ROUND_KEYS = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
+                        "last_placer", "last_score", "over", "ending", "winner", "round_points", "places", "ends",
+                        "count"})
+LEDGER_KEYS = frozenset({"written", "remembered", "pot", "scores", "history"})
+RECORD_KEYS = frozenset({"number", "ending", "winner", "last_placer", "round_points", "written", "remembered", "pot",
+                         "scores", "places", "out"})
+
+
+def _known_keys(data: dict[Any, Any], allowed: frozenset[str], where: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise MalformedError(f"{where}: unknown keys {unknown}")
+
+
 def _round_from_dict(match: Match, data: object) -> Round:
     if not isinstance(data, dict):
         raise MalformedError("state.round must be an object or null")
+    _known_keys(data, ROUND_KEYS, "state.round")
     players = match.players
     hands_in = data.get("hands")
     if not isinstance(hands_in, list) or len(hands_in) != players:
@@ -611,6 +631,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
 def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: bool) -> Ledger:
     if not isinstance(data, dict):
         raise MalformedError("state.ledger must be an object")
+    _known_keys(data, LEDGER_KEYS, "state.ledger")
     ledger = Ledger.empty(sides)
     for key in ("written", "remembered", "scores"):
         if data.get(key):
@@ -638,6 +659,7 @@ def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: 
 def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> dict[str, Any]:
     """One row of the score table, checked against the match's seats and sides."""
     where = f"state.ledger.history[{i}]"
+    _known_keys(r, RECORD_KEYS, where)
     ending = r.get("ending")
     if ending not in ENDINGS:
         raise MalformedError(f"{where}.ending must be one of {', '.join(ENDINGS)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -364,3 +365,21 @@ def test_kozel_scores_follow_the_written_points_through_setup_and_decoding() -> 
         Match.from_dict({**data, "ledger": {**data["ledger"], "scores": [1, 0, 30, 0]}})
     with pytest.raises(MalformedError, match="setup.scores: in kozel the score is the written points"):
         Match.new("kozel", 4, seed=3, setup={"scores": [5, 0, 0, 0]})
+
+
+@pytest.mark.parametrize("path", [(), ("round",), ("ledger",), ("ledger", "history", 0)])
+def test_an_unknown_key_anywhere_in_a_state_is_refused_naming_where(path: tuple[Any, ...]) -> None:
+    """A misspelled key (`"sead"`) would otherwise be dropped without a word; the OpenAPI schema
+    refuses it too (additionalProperties: false)."""
+    match, _ = Match.new("kozel", 4, seed=3)
+    while match.round is not None and not match.round.over:
+        match.apply(match.legal_actions()[0])
+    match.start_round()
+    state = match.to_dict()
+    part: Any = state
+    for key in path:
+        part = part[key]
+    part["sead"] = 1
+    where = ".".join(["state", *(f"{k}" for k in path)]).replace(".history.0", ".history[0]")
+    with pytest.raises(MalformedError, match=re.escape(f"{where}: unknown keys ['sead']")):
+        Match.from_dict(state)
