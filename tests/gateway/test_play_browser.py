@@ -85,9 +85,10 @@ class Table:
         self.page.select_option("#players", str(players))
         for seat, level in enumerate(levels, 1):
             self.page.select_option(f"#level-{seat}", level)
-        before = self.renders()
+        before, warned = self.renders(), self.warnings()
         self.page.click("#new-match")
-        self.wait_render(before)
+        self.wait_for(lambda: self.renders() > before or self.warnings() > warned)
+        assert self.warnings() == warned, self.page.inner_text("#message")
 
     def status(self) -> str:
         return self.page.inner_text("#status")
@@ -154,14 +155,17 @@ def try_illegal_tile(table: Table) -> None:
     assert table.state()["token"] == token and table.page.inner_text("#hand") == hand
 
 
-def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shots: Path) -> None:
+@pytest.mark.parametrize("levels", [["human", "human", "human"], ["expert", "greedy", "random"]],
+                         ids=["hot-seat", "bots"])
+def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shots: Path, levels: list[str]) -> None:
     page = browser.new_page(viewport=PHONE)
     table = Table(page, gateway)
-    table.new_match("kozel", 4, ["human", "human", "human"])
+    table.new_match("kozel", 4, levels)
+    prefix = "kozel" if levels[0] == "human" else "kozel-bots"
     assert "your turn" in table.status() and table.count("#hand .tile") == 7
     assert table.count("#opponents .seat") == 4 and table.count("#scores table.scores") == 1
     try_illegal_tile(table)
-    page.screenshot(path=str(shots / "kozel-illegal.png"))
+    page.screenshot(path=str(shots / f"{prefix}-illegal.png"))
     check_no_horizontal_scroll(page)
     play_matching_round(table)
     view = table.state()["view"]
@@ -173,7 +177,7 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     if view["ending"] == "fish":
         assert table.count("#scores .marker.fish") == 1
     check_no_horizontal_scroll(page)
-    page.screenshot(path=str(shots / "kozel-round-over.png"), full_page=True)
+    page.screenshot(path=str(shots / f"{prefix}-round-over.png"), full_page=True)
     before = table.renders()
     page.click("#next-round")
     table.wait_render(before)
