@@ -12,12 +12,16 @@ Routes besides /v1:
 - ``/healthz``: the process answers (liveness). ``/readyz``: the engine's health
   service says SERVING (readiness), else 503.
 - ``/metrics``: Prometheus text exposition (every worker's, see `api_gateway.metrics`).
+- ``/play``: the browser table (static HTML, JS and CSS of `api_gateway/play/`, no CDN and no
+  build step): a person against computer players through the /v1 API in sealed mode. Like
+  /docs it is not part of the API document.
 """
 from __future__ import annotations
 
 import logging
 import time
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 import flask
@@ -42,6 +46,10 @@ from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 log = logging.getLogger("api_gateway")
 
 DOCS_ASSETS = "/docs/assets/"
+PLAY_DIR = Path(__file__).resolve().parent / "play"
+#: The table loads only what the gateway serves, and runs no inline script.
+PLAY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+               "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 API_DESCRIPTION = """\
 The domino rules engine over JSON. The server keeps nothing between calls:
 every call carries its match, either **transparent** (`state`: the whole state
@@ -140,6 +148,17 @@ def _operations(app: Flask, engine: Engine) -> None:
         """`/` and `/docs/` lead to Swagger UI (a person typing the address lands on the docs)."""
         return flask.redirect("/docs", code=302)
 
+    def play_page() -> Response:
+        return play_asset("index.html")
+
+    def play_asset(filename: str) -> Response:
+        response = flask.send_from_directory(str(PLAY_DIR), filename, max_age=60)
+        response.headers["Content-Security-Policy"] = PLAY_POLICY
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    app.add_url_rule("/play", "play", play_page, methods=["GET"])
+    app.add_url_rule("/play/<path:filename>", "play_asset", play_asset, methods=["GET"])
     app.add_url_rule("/", "root", to_docs, methods=["GET"])
     app.add_url_rule("/docs/", "docs_slash", to_docs, methods=["GET"], strict_slashes=True)
     app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])

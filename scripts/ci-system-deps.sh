@@ -8,6 +8,8 @@
 #   podman       podman build --isolation=chroot of docker/Dockerfile.* (buildah, crun come with it)
 #   debootstrap  the local Debian base image those builds start FROM (docker/base-image.sh)
 #   redis-server the cluster token version store (tests/gateway start their own on loopback)
+#   chromium     Debian's browser, driven by Playwright (pip) in the browser table's tests
+#                (tests/gateway/test_play_browser.py; no browser download)
 #   gcc, python3-dev  the mypyc-compiled build that `make test` also tests (scripts/build_compiled.sh);
 #                python3-dev only when the venv's Python has no headers of its own
 #
@@ -27,13 +29,14 @@ command -v h2load      >/dev/null 2>&1 || need+=(nghttp2-client)   # gRPC load f
 command -v wrk         >/dev/null 2>&1 || need+=(wrk)              # HTTP load for `domino bench service`
 command -v gcc         >/dev/null 2>&1 || need+=(gcc)              # the compiled build
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)    # the cluster token version store
+command -v chromium    >/dev/null 2>&1 || need+=(chromium)         # the browser table's tests (Playwright)
 python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     2>/dev/null || need+=(python3-dev)
 # de-duplicate
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
 
 if [ "${#need[@]}" -eq 0 ]; then
-    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server already installed"
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server, chromium already installed"
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then

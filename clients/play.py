@@ -1,0 +1,273 @@
+"""`domino play`: a person against computer opponents in the terminal, through the REST API, sealed mode.
+
+    domino play --variant kozel --players 4 --bots expert,greedy,random [--url URL]
+
+The person is seat 0 and holds only its own seat key; the other seats are bots of the
+levels given, one per seat in order (`human` makes a seat another person at the same
+keyboard, hot-seat: the screen then shows the hand of whoever is to move). Each turn
+the screen shows the table (the layout as the tiles lie, or every kingdom as a grid),
+the sorted hand, the scores and what happened since the last turn; a move is the number
+of a legal move or its notation (`3-6@E`, `draw`, `pick 17`, `place 17 1,0 E`). Every
+refused input gets a message saying why and changes nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from clients.sdk import Bot, ProblemError, RestClient, SealedMatch, TransportError
+from clients.sdk.rest import LEVELS
+from clients.table import (
+    event_line,
+    kingdom_lines,
+    kingdomino_tile_text,
+    layout_lines,
+    ledger_lines,
+    sorted_hand,
+)
+
+Json = dict[str, Any]
+HUMAN = "human"
+RULE = "-" * 60
+
+
+class Quit(Exception):
+    """The person asked to leave."""
+
+
+class TerminalGame:
+    def __init__(self, api: RestClient, variant: str, players: int, levels: list[str],
+                 options: Json | None = None, *, read: Callable[[str], str] = input,
+                 write: Callable[[str], None] = print) -> None:
+        self.api = api
+        self.variant = variant
+        self.players = players
+        self.levels = levels
+        self.options = options
+        self.read = read
+        self.write = write
+        self.humans = [0] + [seat for seat, level in enumerate(levels, 1) if level == HUMAN]
+        self.names = ["You"] + [f"Seat {seat} ({level})" if level != HUMAN else f"Seat {seat}"
+                                for seat, level in enumerate(levels, 1)]
+        self.kingdomino = variant == "kingdomino"
+
+    # ------------------------------------------------------------ the match
+
+    def start(self) -> SealedMatch:
+        bots = [Bot(seat, level) for seat, level in enumerate(self.levels, 1) if level != HUMAN]  # type: ignore[arg-type]
+        match = self.api.create_sealed(self.variant, self.players, options=self.options, bots=bots)
+        if bots:
+            match.seat_keys = [k if i in self.humans else None for i, k in enumerate(match.seat_keys)]
+        self.show_events(match.events)
+        return match
+
+    def run(self) -> int:
+        match = self.start()
+        try:
+            while True:
+                if match.match_over or (self.kingdomino and match.view.get("game_over")):
+                    self.refresh(match, self.humans[0])
+                    self.show_end(match)
+                    return 0
+                if match.round_over:
+                    viewer = _viewer(match.view)
+                    self.refresh(match, viewer if viewer is not None else 0)
+                    self.show_round_end(match)
+                    self.ask("Press Enter to deal the next round (q to quit): ", allow_empty=True)
+                    match.next_round(seat=0)
+                    self.show_events(match.events)
+                    continue
+                seat = match.to_move
+                if seat is None:
+                    self.refresh(match, 0)
+                    continue
+                if seat not in self.humans:   # the service plays bots; a human's view says who is next
+                    raise RuntimeError(f"seat {seat} is a bot but the service left it to move")
+                if _viewer(match.view) != seat:
+                    if len(self.humans) > 1:
+                        self.write(f"\n== {self.names[seat]}: your turn (the others look away) ==")
+                    self.refresh(match, seat)
+                self.turn(match, seat)
+        except Quit:
+            self.write("Bye.")
+            return 0
+
+    def refresh(self, match: SealedMatch, seat: int) -> None:
+        match.refresh(seat)
+
+    def turn(self, match: SealedMatch, seat: int) -> None:
+        self.show_table(match)
+        legal = match.view.get("legal") or match.legal_actions(seat)
+        self.show_moves(legal)
+        while True:
+            text = self.ask(f"{self.names[seat]}, your move (1-{len(legal)} or notation, ? for help, q quits): ")
+            action = self.choose(text, legal)
+            if action is None:
+                continue
+            try:
+                events = match.apply(action, seat=seat)
+            except ProblemError as err:
+                self.write(f"Not played: {err.detail}")
+                continue
+            self.show_events(events)
+            return
+
+    def choose(self, text: str, legal: list[str]) -> str | None:
+        if text == "?":
+            self.write("Type the number of a move from the list, or its notation: a lead 3-6, a tile on an arm "
+                       "3-6@E, several doubles 2-2@E+5-5@W, draw, pass; Kingdomino: pick 17, "
+                       "place 17 1,0 E, discard 17. q quits.")
+            return None
+        if text.isdigit():
+            number = int(text)
+            if not 1 <= number <= len(legal):
+                self.write(f"There is no move {number}: choose 1 to {len(legal)}.")
+                return None
+            return legal[number - 1]
+        if not text:
+            self.write("Type a move number or a move.")
+            return None
+        return text
+
+    def ask(self, prompt: str, allow_empty: bool = False) -> str:
+        try:
+            text = self.read(prompt).strip()
+        except EOFError:
+            raise Quit() from None
+        if text.lower() in ("q", "quit", "exit"):
+            raise Quit()
+        return text
+
+    # ------------------------------------------------------------ drawing
+
+    def show_events(self, events: list[Json]) -> None:
+        lines = [line for line in (event_line(e, self.names) for e in events) if line]
+        for line in lines:
+            self.write("  " + line)
+
+    def show_table(self, match: SealedMatch) -> None:
+        view = match.view
+        self.write(RULE)
+        if self.kingdomino:
+            self.show_kingdoms(view)
+            return
+        self.write(f"{self.variant}, round {view['round_number']}   to move: {self.names[view['to_move']]}")
+        for line in layout_lines(view["layout"]):
+            self.write("  " + line)
+        ends = ", ".join(f"{arm} {value}" for arm, value in view.get("ends", {}).items())
+        self.write(f"  open ends: {ends or '-'}   count {view.get('count', 0)}   boneyard {view['boneyard_size']}")
+        others = ", ".join(f"{self.names[s]} {n}" for s, n in enumerate(view["hand_sizes"]) if s != view["seat"])
+        self.write(f"  tiles in hand: {others}")
+        for line in ledger_lines(view, self.names):
+            self.write("  " + line)
+        self.write("Your hand: " + " ".join(sorted_hand(view["hand"])))
+
+    def show_kingdoms(self, view: Json) -> None:
+        to_move = view.get("to_move")
+        self.write(f"kingdomino   to move: {self.names[to_move] if to_move is not None else '-'}   "
+                   f"pile {view['pile_size']} tiles")
+        for player, grid in enumerate(view["grids"]):
+            self.write(f"{self.names[player]}: score {view['scores'][player]}, crowns {view['crowns'][player]}")
+            for line in kingdom_lines(grid):
+                self.write("    " + line)
+        def row(tiles: list[Json]) -> str:
+            return "  ".join(kingdomino_tile_text(t["tile"]) + (f" ({self.names[self.king_owner(view, t['king'])]})"
+                                                                 if t.get("king") is not None else "")
+                             for t in tiles)
+        self.write("row to place: " + (row(view["current"]) or "-"))
+        self.write("next row:     " + (row(view["next"]) or "-"))
+        self.write("terrains: W wheat, F forest, L lake, G grassland, S swamp, M mine; digit = crowns; ## castle")
+
+    @staticmethod
+    def king_owner(view: Json, king: int) -> int:
+        owner: int = view["kings"][king]
+        return owner
+
+    def show_moves(self, legal: list[str]) -> None:
+        width = max(len(a) for a in legal) + 6
+        per_line = max(1, 72 // width)
+        for start in range(0, len(legal), per_line):
+            self.write("  " + "".join(f"{i + 1:>3}) {a:<{width - 5}}" for i, a in
+                                      enumerate(legal[start:start + per_line], start)))
+
+    def show_round_end(self, match: SealedMatch) -> None:
+        view = match.view
+        self.write(RULE)
+        self.write(f"Round {view['round_number']} over: {view['ending']}. Round points {view['round_points']}")
+        for seat, hand in enumerate(view.get("revealed_hands", [])):
+            self.write(f"  {self.names[seat]} held: {' '.join(sorted_hand(hand)) or '-'}")
+        for line in ledger_lines(view, self.names):
+            self.write("  " + line)
+
+    def show_end(self, match: SealedMatch) -> None:
+        view = match.view
+        self.write(RULE)
+        if self.kingdomino:
+            self.show_kingdoms(view)
+            winners = ", ".join(self.names[w] for w in view.get("winners", []))
+            self.write(f"Game over. Scores {view['scores']}. Winner: {winners} (decided by {view['decided_by']})")
+            return
+        self.show_round_end(match)
+        losers = ", ".join(self.names[s] for s in view.get("losers", []) if s < len(self.names))
+        animal = {"kozel": "the goat", "kozel-classic": "the goat", "osel": "the donkey"}.get(self.variant)
+        self.write(f"Match over. Final score {match.scores}." + (
+            f" {animal.capitalize()}: {losers}." if animal and losers else f" Losing: {losers}." if losers else ""))
+
+
+def _viewer(view: Json) -> int | None:
+    """Whose view this is (the matching games say `seat`, Kingdomino `player`; None: the host's)."""
+    seat: int | None = view.get("seat", view.get("player"))
+    return seat
+
+
+def _levels(text: str, players: int) -> list[str]:
+    levels = [level.strip() for level in text.split(",")] if text else []
+    if len(levels) == 1 and players > 2:
+        levels *= players - 1
+    if len(levels) != players - 1:
+        raise argparse.ArgumentTypeError(f"--bots needs {players - 1} levels (one per other seat), got {len(levels)}")
+    for level in levels:
+        if level not in (*LEVELS, HUMAN):
+            raise argparse.ArgumentTypeError(f"unknown level {level!r}: {', '.join((*LEVELS, HUMAN))}")
+    return levels
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="domino play", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", default="kozel", help="a preset name (GET /v1/variants), e.g. kozel, all-fives, "
+                                                          "kingdomino")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--bots", default="expert", help="the other seats' levels, comma separated, in seat order: "
+                                                       "random, greedy, expert, or human (hot-seat)")
+    parser.add_argument("--url", default="http://127.0.0.1:8080", help="the REST gateway (`make run` starts one)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a variant option (JSON value), e.g. --option dynasty=true")
+    args = parser.parse_args(argv)
+    try:
+        levels = _levels(args.bots, args.players)
+    except argparse.ArgumentTypeError as err:
+        parser.error(str(err))
+    options: Json = {}
+    for item in args.option:
+        import json
+
+        name, _, value = item.partition("=")
+        try:
+            options[name] = json.loads(value)
+        except ValueError:
+            options[name] = value
+    api = RestClient(args.url)
+    try:
+        return TerminalGame(api, args.variant, args.players, levels, options or None).run()
+    except TransportError as err:
+        print(f"domino play: no gateway answers at {args.url} ({err}); start one with `make run`", file=sys.stderr)
+        return 1
+    except ProblemError as err:
+        print(f"domino play: {err.detail}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

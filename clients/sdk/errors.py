@@ -1,0 +1,188 @@
+"""Problem details (RFC 9457) as exceptions: one class per problem type of the gateway.
+
+Every error answer of the REST gateway is `application/problem+json` with a `type`
+such as `/v1/problems/stale-token`; `raise_for(status, body)` raises the class of
+that type (`StaleToken`), every class a `ProblemError` carrying the whole answer.
+A type this SDK does not know yet (a newer gateway) raises the class of its
+status family (`ClientProblem` for 4xx, `ServerProblem` for 5xx), so callers can
+always catch by kind.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ClientProblem", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
+    "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotFound", "ProblemError",
+    "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
+    "TransportError", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+]
+
+TYPE_PREFIX = "/v1/problems/"
+
+
+class TransportError(OSError):
+    """No HTTP answer at all: connection refused or reset, or the client's timeout ran out."""
+
+
+class ProblemError(Exception):
+    """An error answer of the gateway. `problem` is the whole problem object."""
+
+    #: The problem type's name (`/v1/problems/<name>`), or "" for a status-only class.
+    type_name = ""
+
+    def __init__(self, status: int, problem: dict[str, Any], retry_after: float | None = None) -> None:
+        self.status = status
+        self.problem = problem
+        self.title: str = str(problem.get("title", ""))
+        self.detail: str = str(problem.get("detail", "") or self.title)
+        self.field: str | None = problem.get("field")
+        self.action: str | None = problem.get("action")
+        self.retry_after = retry_after
+        super().__init__(f"{status} {problem.get('type', 'about:blank')}: {self.detail}")
+
+
+class ClientProblem(ProblemError):
+    """A 4xx: the request is at fault; sending it again changes nothing."""
+
+
+class ServerProblem(ProblemError):
+    """A 5xx: the service is at fault (some are worth retrying, see `retry_after`)."""
+
+
+class NotFound(ClientProblem):
+    """404 about:blank (no such path)."""
+
+
+class ValidationFailed(ClientProblem):
+    """422 validation-error: the body does not match the schema. `errors` lists the messages by field."""
+
+    type_name = "validation-error"
+
+    @property
+    def errors(self) -> dict[str, Any]:
+        found: dict[str, Any] = self.problem.get("errors", {})
+        return found
+
+
+class MalformedJson(ClientProblem):
+    """400 malformed-json."""
+
+    type_name = "malformed-json"
+
+
+class Malformed(ClientProblem):
+    """400 malformed: bad notation, an unknown option, a broken state."""
+
+    type_name = "malformed"
+
+
+class IllegalAction(ClientProblem):
+    """409 illegal-action: well formed, but the rules forbid it now; nothing changed."""
+
+    type_name = "illegal-action"
+
+
+class Misdeal(ClientProblem):
+    """409 misdeal: an explicit deal the variant refuses."""
+
+    type_name = "misdeal"
+
+
+class UnknownVariant(ClientProblem):
+    """404 unknown-variant."""
+
+    type_name = "unknown-variant"
+
+
+class InvalidToken(ClientProblem):
+    """400 invalid-token: altered, truncated, foreign, or sealed with a retired key."""
+
+    type_name = "invalid-token"
+
+
+class StaleToken(ClientProblem):
+    """409 stale-token: not the match's latest token (`latest` is the latest sequence number)."""
+
+    type_name = "stale-token"
+
+    @property
+    def latest(self) -> int | None:
+        latest: int | None = self.problem.get("latest")
+        return latest
+
+
+class MatchExpired(ClientProblem):
+    """410 match-expired: the sealed match was idle too long."""
+
+    type_name = "match-expired"
+
+
+class WrongSeatKey(ClientProblem):
+    """403 wrong-seat-key: the key is not one of this match's."""
+
+    type_name = "wrong-seat-key"
+
+
+class SealedForbidden(ClientProblem):
+    """403 sealed-forbidden: the key does not allow this call."""
+
+    type_name = "sealed-forbidden"
+
+
+class SealedModeDisabled(ServerProblem):
+    """501 sealed-mode-disabled: the operator configured no token keys."""
+
+    type_name = "sealed-mode-disabled"
+
+
+class EngineUnavailable(ServerProblem):
+    """503 engine-unavailable (retried by the client before it is raised)."""
+
+    type_name = "engine-unavailable"
+
+
+class StoreUnavailable(ServerProblem):
+    """503 store-unavailable: the token version store did not answer (retried before it is raised)."""
+
+    type_name = "store-unavailable"
+
+
+class EngineTimeout(ServerProblem):
+    """504 engine-timeout."""
+
+    type_name = "engine-timeout"
+
+
+class EngineError(ServerProblem):
+    """502 engine-error."""
+
+    type_name = "engine-error"
+
+
+class InternalError(ServerProblem):
+    """500 internal-error: a gateway bug."""
+
+    type_name = "internal-error"
+
+
+PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
+    cls.type_name: cls for cls in (
+        ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
+        StaleToken, MatchExpired, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
+        StoreUnavailable, EngineTimeout, EngineError, InternalError)
+}
+
+
+def problem_class(status: int, type_uri: str) -> type[ProblemError]:
+    name = type_uri.removeprefix(TYPE_PREFIX) if type_uri.startswith(TYPE_PREFIX) else ""
+    if name in PROBLEM_CLASSES:
+        return PROBLEM_CLASSES[name]
+    if status == 404:
+        return NotFound
+    return ServerProblem if status >= 500 else ClientProblem
+
+
+def raise_for(status: int, problem: dict[str, Any], retry_after: float | None = None) -> None:
+    """Raise the exception of an error answer."""
+    raise problem_class(status, str(problem.get("type", "about:blank")))(status, problem, retry_after)

@@ -1,0 +1,428 @@
+"""A typed client of the REST gateway (docs/rest.md), standard library only.
+
+`RestClient` sends one request per call: JSON in, JSON out, an error answer raised
+as the `ProblemError` subclass of its type (`clients.sdk.errors`). A `503` (engine
+or token store unavailable) and a refused connection are retried with exponential
+backoff, waiting at least what `Retry-After` asks; every request has a timeout.
+
+Two ways to hold a match, as the gateway has two carriers:
+
+- `Match` (transparent mode): the whole `state` travels with every call; whoever
+  holds it sees every hand. For backends and pass-and-play.
+- `SealedMatch` (sealed mode): an encrypted `token` and the seat keys this holder
+  was given; every answer replaces the token and carries the acting seat's `view`.
+
+Both keep the latest answer's `view`, `scores` and `events`, and replace their
+carrier with each answer, so a caller never handles a token or state itself.
+Computer opponents (`bots=[Bot(1, "expert"), ...]`) are played by the service:
+each answer carries every event up to the moment a human seat is to move.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Self
+
+from clients.sdk.errors import ProblemError, ServerProblem, TransportError, raise_for
+
+__all__ = ["Bot", "Legal", "Match", "ReplayResult", "RestClient", "SealedMatch"]
+
+Json = dict[str, Any]
+Level = Literal["random", "greedy", "expert"]
+LEVELS: tuple[Level, ...] = ("random", "greedy", "expert")
+RETRIED_STATUSES = frozenset({503})
+
+
+@dataclass(frozen=True, slots=True)
+class Bot:
+    """A seat the service plays, at a level: `random`, `greedy` or `expert`."""
+
+    seat: int
+    level: Level = "expert"
+
+    def to_json(self) -> Json:
+        return {"seat": self.seat, "level": self.level}
+
+
+@dataclass(frozen=True, slots=True)
+class Legal:
+    """The seat to move (None once the game is over) and, if the caller may see them, its legal actions."""
+
+    seat: int | None
+    actions: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """How far a replay got; a refusal is part of the answer, not an exception."""
+
+    applied: int
+    ok: bool
+    failed_index: int
+    reason: str
+    error_kind: str
+    events: list[Json]
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class RestClient:
+    """A REST gateway at `url` ("http://127.0.0.1:8080").
+
+    `timeout` bounds each request (seconds); `retries` is how many times a `503` or a
+    refused connection is tried again, waiting `backoff * 2**n` (jittered, at most
+    `max_backoff`) or what `Retry-After` says, whichever is longer. The client keeps no
+    connection between calls, so one client may serve several threads.
+    """
+
+    def __init__(self, url: str = "http://127.0.0.1:8080", *, timeout: float = 10.0, retries: int = 4,
+                 backoff: float = 0.2, max_backoff: float = 5.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    # ------------------------------------------------------------ transport
+
+    def _once(self, method: str, path: str, body: Json | None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                return json.load(reply)
+        except urllib.error.HTTPError as err:
+            with err:
+                raw = err.read()
+                retry_after = _retry_after(err.headers.get("Retry-After"))
+            try:
+                problem = json.loads(raw)
+            except ValueError:
+                problem = None
+            if not isinstance(problem, dict):
+                problem = {"type": "about:blank", "title": err.reason, "status": err.code,
+                           "detail": raw[:200].decode(errors="replace")}
+            raise_for(err.code, problem, retry_after)
+        except urllib.error.URLError as err:
+            raise TransportError(f"{method} {self.url}{path}: {err.reason}") from err
+        except TimeoutError as err:
+            raise TransportError(f"{method} {self.url}{path}: no answer within {self.timeout} s") from err
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def request(self, method: str, path: str, body: Json | None = None) -> Any:
+        """One call, retried on 503 and on a refused connection; an error answer raises its problem class."""
+        attempt = 0
+        while True:
+            try:
+                return self._once(method, path, body)
+            except ServerProblem as err:
+                if err.status not in RETRIED_STATUSES or attempt >= self.retries:
+                    raise
+                wait = max(err.retry_after or 0.0, self._backoff(attempt))
+            except TransportError as err:
+                refused = isinstance(err.__cause__, urllib.error.URLError) and isinstance(
+                    err.__cause__.reason, ConnectionRefusedError)
+                if not refused or attempt >= self.retries:
+                    raise
+                wait = self._backoff(attempt)
+            time.sleep(min(wait, self.max_backoff))
+            attempt += 1
+
+    def _backoff(self, attempt: int) -> float:
+        return float(min(self.max_backoff, self.backoff * 2 ** attempt * (0.5 + random.random())))
+
+    def post(self, path: str, body: Json) -> Json:
+        answer: Json = self.request("POST", path, body)
+        return answer
+
+    # ------------------------------------------------------------ discovery
+
+    def variants(self) -> list[Json]:
+        """Every variant: name, family, player counts, options."""
+        found: list[Json] = self.request("GET", "/v1/variants")["variants"]
+        return found
+
+    def variant(self, name: str) -> Json:
+        found: Json = self.request("GET", f"/v1/variants/{name}")
+        return found
+
+    def ready(self) -> bool:
+        """True when the gateway and its engine answer (`/readyz`)."""
+        try:
+            self._once("GET", "/readyz", None)
+        except (ProblemError, TransportError):
+            return False
+        return True
+
+    # ------------------------------------------------------------ creating
+
+    @staticmethod
+    def _new_body(variant: str, players: int, options: Json | None, seed: int | None, deal: Json | None,
+                  setup: Json | None, no_deal: bool, bots: Sequence[Bot] | None) -> Json:
+        body: Json = {"variant": variant, "players": players}
+        for key, value in (("options", options), ("seed", seed), ("deal", deal), ("setup", setup)):
+            if value is not None:
+                body[key] = value
+        if no_deal:
+            body["no_deal"] = True
+        if bots:
+            body["bots"] = [bot.to_json() for bot in bots]
+        return body
+
+    def create(self, variant: str, players: int, *, options: Json | None = None, seed: int | None = None,
+               deal: Json | None = None, setup: Json | None = None, no_deal: bool = False,
+               bots: Sequence[Bot] | None = None) -> Match:
+        """A transparent match: the answer's `state` is held by the returned `Match`."""
+        body = self._new_body(variant, players, options, seed, deal, setup, no_deal, bots)
+        return Match(self, self.post("/v1/matches", body))
+
+    def create_sealed(self, variant: str, players: int, *, options: Json | None = None,
+                      bots: Sequence[Bot] | None = None, seat: int | None = None,
+                      setup: Json | None = None) -> SealedMatch:
+        """A sealed match. `seat`: the seat this holder plays (its own view is fetched at once);
+        None: the holder keeps every key (a lobby, or pass-and-play) and acts as the seat to move."""
+        body = self._new_body(variant, players, options, None, None, setup, False, bots)
+        body["mode"] = "sealed"
+        match = SealedMatch(self, self.post("/v1/matches", body), seat=seat)
+        if seat is not None:
+            match.refresh()
+        return match
+
+    # ------------------------------------------------------------ calls on a carrier
+
+    def legal(self, carrier: Json) -> Legal:
+        answer = self.post("/v1/matches/legal", carrier)
+        return Legal(answer["seat"], list(answer.get("actions", [])))
+
+    def apply(self, carrier: Json, action: str, seat: int | None = None) -> Json:
+        body = {**carrier, "action": action}
+        if seat is not None:
+            body["seat"] = seat
+        return self.post("/v1/matches/apply", body)
+
+    def replay(self, carrier: Json, actions: Sequence[str]) -> Json:
+        return self.post("/v1/matches/replay", {**carrier, "actions": list(actions)})
+
+    def view(self, carrier: Json, seat: int | None = None) -> Json:
+        return self.post("/v1/matches/view", carrier if seat is None else {**carrier, "seat": seat})
+
+    def timeout_seat(self, carrier: Json, seat: int | None = None) -> Json:
+        return self.post("/v1/matches/timeout", carrier if seat is None else {**carrier, "seat": seat})
+
+    def next_round(self, carrier: Json, deal: Json | None = None) -> Json:
+        return self.post("/v1/matches/next-round", carrier if deal is None else {**carrier, "deal": deal})
+
+    def suggest(self, carrier: Json, level: Level = "expert", *, budget_ms: int | None = None,
+                seed: int | None = None) -> str:
+        """The action a bot of `level` would play for the seat to move (sealed: for the key's seat)."""
+        body: Json = {**carrier, "level": level}
+        if budget_ms is not None:
+            body["budget_ms"] = budget_ms
+        if seed is not None:
+            body["seed"] = seed
+        action: str = self.post("/v1/matches/suggest", body)["action"]
+        return action
+
+    def hints(self, carrier: Json) -> Json:
+        """What the expert knows for the seat's view."""
+        return self.post("/v1/matches/hints", carrier)
+
+
+class _Held:
+    """What both kinds of match keep from their latest answer."""
+
+    client: RestClient
+    answer: Json
+    view: Json
+    events: list[Json]
+    scores: list[int]
+
+    def _take(self, answer: Json) -> list[Json]:
+        self.answer = answer
+        self.events = list(answer.get("events", []))
+        if "view" in answer:
+            self.view = answer["view"]
+        if "scores" in answer:
+            self.scores = list(answer["scores"])
+        return self.events
+
+    @property
+    def variant(self) -> str:
+        return str(self.view.get("variant", ""))
+
+    @property
+    def to_move(self) -> int | None:
+        seat: int | None = self.view.get("to_move")
+        return seat
+
+    @property
+    def round_over(self) -> bool:
+        """The round is over (Kingdomino: the game is; a dynasty's games follow in the same match)."""
+        if self.variant == "kingdomino":
+            return bool(self.view.get("game_over"))
+        return bool(self.view.get("round_over"))
+
+    @property
+    def match_over(self) -> bool:
+        if self.variant == "kingdomino":
+            return bool(self.view.get("game_over"))
+        return bool(self.view.get("match_over"))
+
+
+class Match(_Held):
+    """A transparent match: `state` is the whole state; `view` is refreshed by `view(seat)` only."""
+
+    def __init__(self, client: RestClient, answer: Json) -> None:
+        self.client = client
+        self.view = {}
+        self.scores = []
+        self.state: Json = answer["state"]
+        self._take(answer)
+
+    def _take(self, answer: Json) -> list[Json]:
+        self.state = answer.get("state", self.state)
+        return super()._take(answer)
+
+    @property
+    def carrier(self) -> Json:
+        return {"state": self.state}
+
+    def legal(self) -> Legal:
+        return self.client.legal(self.carrier)
+
+    def apply(self, action: str, seat: int | None = None) -> list[Json]:
+        """Apply one action; the events it caused (bots' moves after it included). Refused: raises, unchanged."""
+        return self._take(self.client.apply(self.carrier, action, seat))
+
+    def replay(self, actions: Sequence[str]) -> ReplayResult:
+        answer = self.client.replay(self.carrier, actions)
+        self._take(answer)
+        return ReplayResult(answer["applied"], answer["ok"], answer["failed_index"], answer["reason"],
+                            answer["error_kind"], self.events)
+
+    def seat_view(self, seat: int) -> Json:
+        """What `seat` may see (also kept in `view`)."""
+        self._take({**self.client.view(self.carrier, seat), "events": self.events})
+        return self.view
+
+    def timeout(self, seat: int) -> list[Json]:
+        return self._take(self.client.timeout_seat(self.carrier, seat))
+
+    def next_round(self, deal: Json | None = None) -> list[Json]:
+        return self._take(self.client.next_round(self.carrier, deal))
+
+    def suggest(self, level: Level = "expert", *, budget_ms: int | None = None, seed: int | None = None) -> str:
+        return self.client.suggest(self.carrier, level, budget_ms=budget_ms, seed=seed)
+
+    def hints(self) -> Json:
+        return self.client.hints(self.carrier)
+
+
+class SealedMatch(_Held):
+    """A sealed match: the latest `token`, the keys this holder has, and the acting seat's latest `view`.
+
+    `seat` is the seat this holder plays; with None the holder has every key and each
+    call acts as the seat to move (pass-and-play). Calls take `seat=` to act as another
+    seat whose key is held.
+    """
+
+    def __init__(self, client: RestClient, answer: Json, *, seat: int | None = None) -> None:
+        self.client = client
+        self.view = {}
+        self.scores = []
+        self.token: str = answer["token"]
+        self.seq: int = answer.get("seq", 0)
+        self.match_id: str = answer.get("match_id", "")
+        self.seat_keys: list[str | None] = list(answer.get("seat_keys", []))
+        self.host_key: str | None = answer.get("host_key")
+        self.seat = seat
+        self._take(answer)
+
+    def _take(self, answer: Json) -> list[Json]:
+        self.token = answer.get("token", self.token)
+        self.seq = answer.get("seq", self.seq)
+        return super()._take(answer)
+
+    def key(self, seat: int | None = None) -> str:
+        """The key of `seat` (default: this holder's seat, else the seat to move)."""
+        chosen = seat if seat is not None else self.seat if self.seat is not None else self.to_move
+        if chosen is None:
+            if self.host_key is None:
+                raise LookupError("no seat to act for: the game is over and no host key is held")
+            return self.host_key
+        if chosen >= len(self.seat_keys) or self.seat_keys[chosen] is None:
+            raise LookupError(f"this holder has no key for seat {chosen}")
+        key = self.seat_keys[chosen]
+        assert key is not None
+        return key
+
+    def carrier(self, seat: int | None = None) -> Json:
+        return {"token": self.token, "seat_key": self.key(seat)}
+
+    def forget_other_keys(self) -> None:
+        """Drop every key but this holder's own seat's (and the host key): what a player should hold."""
+        if self.seat is None:
+            raise ValueError("no seat of its own")
+        self.seat_keys = [k if i == self.seat else None for i, k in enumerate(self.seat_keys)]
+
+    def legal(self, seat: int | None = None) -> Legal:
+        return self.client.legal(self.carrier(seat))
+
+    def legal_actions(self, seat: int | None = None) -> list[str]:
+        return self.legal(seat).actions
+
+    def apply(self, action: str, seat: int | None = None) -> list[Json]:
+        """Apply one action of `seat`; the events it caused (the bots' moves after it included)."""
+        return self._take(self.client.apply(self.carrier(seat), action))
+
+    def replay(self, actions: Sequence[str], seat: int | None = None) -> ReplayResult:
+        answer = self.client.replay(self.carrier(seat), actions)
+        self._take(answer)
+        return ReplayResult(answer["applied"], answer["ok"], answer["failed_index"], answer["reason"],
+                            answer["error_kind"], self.events)
+
+    def refresh(self, seat: int | None = None) -> Json:
+        """Fetch `seat`'s view (kept in `view`; the latest events are kept too)."""
+        answer = self.client.view(self.carrier(seat))
+        self.view = answer["view"]
+        self.scores = list(answer.get("scores", self.scores))
+        return self.view
+
+    def timeout(self, seat: int | None = None) -> list[Json]:
+        """`seat` times out (its own key; the host key may time out any seat)."""
+        if seat is not None and self.seat_keys[seat] is None and self.host_key is not None:
+            return self._take(self.client.timeout_seat({"token": self.token, "seat_key": self.host_key}, seat))
+        return self._take(self.client.timeout_seat(self.carrier(seat)))
+
+    def next_round(self, seat: int | None = None) -> list[Json]:
+        """Deal the next round from the match seed (after it, bots play up to a human's turn)."""
+        chosen = seat if seat is not None else self.seat
+        if chosen is None and self.host_key is not None:
+            return self._take(self.client.next_round({"token": self.token, "seat_key": self.host_key}))
+        return self._take(self.client.next_round(self.carrier(chosen)))
+
+    def suggest(self, level: Level = "expert", *, seat: int | None = None, budget_ms: int | None = None,
+                seed: int | None = None) -> str:
+        return self.client.suggest(self.carrier(seat), level, budget_ms=budget_ms, seed=seed)
+
+    def hints(self, seat: int | None = None) -> Json:
+        return self.client.hints(self.carrier(seat))

@@ -1,0 +1,234 @@
+"""What a table shows, as text: the layout as the tiles lie, a sorted hand, the score table, events,
+a Kingdomino kingdom as a grid. Used by `domino play` (clients/play.py); the browser table
+(api_gateway/play/play.js) draws the same reading of a view.
+
+The layout of a view is its actions in order (`1-1`, `1-4@E`, `4-4@E`, `5-5@N`, ...):
+`arms()` replays them into the arms as they lie, each tile turned so that its near half
+touches the tile before it, doubles crosswise, and the spinners (the doubles whose
+`N`/`S` sides are open: the k-th double for `Nk`/`Sk`) named.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+Json = dict[str, Any]
+
+_PLACED = re.compile(r"^(\d)-(\d)(?:@([NSEW]\d*)(!?))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Laid:
+    """A tile on the table: `near` touches what it was laid against, `far` is the new open end."""
+
+    near: int
+    far: int
+    closed: bool = False   # Osel: a double that closed its arm
+
+    @property
+    def double(self) -> bool:
+        return self.near == self.far
+
+    def text(self, reverse: bool = False) -> str:
+        a, b = (self.far, self.near) if reverse else (self.near, self.far)
+        return f"[{a}:{b}]" + ("!" if self.closed else "") if self.double else f"[{a}|{b}]"
+
+
+@dataclass(slots=True)
+class Arms:
+    lead: Laid | None = None
+    arms: dict[str, list[Laid]] = field(default_factory=dict)
+    #: Where the k-th double lies: ("", 0) is the lead, (arm, index) a tile on an arm.
+    doubles: list[tuple[str, int]] = field(default_factory=list)
+    #: The spinner each N/S arm grows from (same form as `doubles`).
+    anchors: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+def arms(layout: list[str]) -> Arms:
+    """The layout's tiles by arm, outward from the lead."""
+    table = Arms()
+    ends: dict[str, int] = {}
+    for move in layout:
+        for part in move.split("+"):
+            found = _PLACED.match(part)
+            if found is None:
+                continue
+            a, b, arm, closed = int(found[1]), int(found[2]), found[3], found[4] == "!"
+            if arm is None:
+                table.lead = Laid(a, b)
+                ends = {"W": a, "E": b}
+                table.arms = {"W": [], "E": []}
+                if a == b:
+                    table.doubles.append(("", 0))
+                continue
+            if arm not in ends:   # a spinner's side opens: N/S of the first double, Nk/Sk of the k-th
+                k = int(arm[1:] or 1)
+                where = table.doubles[k - 1] if k - 1 < len(table.doubles) else ("", 0)
+                table.anchors[arm] = where
+                ends[arm] = table.lead.near if where == ("", 0) and table.lead else _tile(table, where).far
+                table.arms.setdefault(arm, [])
+            near = ends[arm]
+            laid = Laid(near, b if a == near else a, closed)
+            table.arms.setdefault(arm, []).append(laid)
+            ends[arm] = laid.far
+            if laid.double:
+                table.doubles.append((arm, len(table.arms[arm]) - 1))
+    return table
+
+
+def _tile(table: Arms, where: tuple[str, int]) -> Laid:
+    arm, index = where
+    if not arm:
+        assert table.lead is not None
+        return table.lead
+    return table.arms[arm][index]
+
+
+def _arm_order(name: str) -> tuple[int, str]:
+    return (int(name[1:] or 1), name[0])
+
+
+def layout_lines(layout: list[str]) -> list[str]:
+    """The line W .. lead .. E in reading order, then each spinner's N and S arms; spinners are `*starred*`."""
+    if not layout:
+        return ["(the table is empty)"]
+    table = arms(layout)
+    assert table.lead is not None
+    spinners = set(table.anchors.values())
+
+    def text(arm: str, index: int, reverse: bool = False) -> str:
+        shown = _tile(table, (arm, index)).text(reverse)
+        return f"*{shown}*" if (arm, index) in spinners else shown
+
+    west = [text("W", i, reverse=True) for i in reversed(range(len(table.arms.get("W", []))))]
+    east = [text("E", i) for i in range(len(table.arms.get("E", [])))]
+    line = " ".join([*west, text("", 0), *east])
+    lines = [f"W  {line}  E"]
+    for name in sorted((n for n in table.arms if n not in ("W", "E")), key=_arm_order):
+        anchor = table.anchors.get(name, ("", 0))
+        base = text(*anchor)
+        tiles = " ".join(t.text() for t in table.arms[name]) or "(empty)"
+        lines.append(f"{name:<3}from {base}: {tiles}")
+    return lines
+
+
+def tile_key(tile: str) -> tuple[int, int]:
+    a, _, b = tile.partition("-")
+    return (min(int(a), int(b)), max(int(a), int(b)))
+
+
+def sorted_hand(hand: list[str]) -> list[str]:
+    return sorted(hand, key=tile_key)
+
+
+# ------------------------------------------------------------------ scores
+
+def ledger_lines(view: Json, names: list[str]) -> list[str]:
+    """The score table: one line per round played, then the totals (written and remembered points,
+    the eggs pot and fish markers where the variant has them)."""
+    ledger = view.get("ledger", {})
+    scores = ledger.get("scores", [])
+    sides = names if len(scores) == len(names) else [f"team {i + 1}" for i in range(len(scores))]
+    kozel_like = view.get("variant", "").startswith(("kozel", "osel"))
+    width = max(8, *(len(n) for n in sides))
+    header = "round    " + "".join(f"{n:>{width + 1}}" for n in sides)
+    lines = [header]
+    for record in ledger.get("history", []):
+        marker = {"fish": " fish", "out": "", "blocked": " blocked", "sortir": " sortir"}.get(record["ending"], "")
+        row = "".join(f"{v:>{width + 1}}" for v in record["scores"])
+        if record.get("pot"):
+            marker += f" eggs {record['pot']}"
+        lines.append(f"{record['number']:<9}{row}{marker}")
+    lines.append("score    " + "".join(f"{v:>{width + 1}}" for v in scores))
+    if kozel_like:
+        lines.append("remember " + "".join(f"{v:>{width + 1}}" for v in ledger.get("remembered", [])))
+        if ledger.get("pot"):
+            lines.append(f"eggs in the pot: {ledger['pot']}")
+    return lines
+
+
+# ------------------------------------------------------------------ Kingdomino
+
+TERRAIN_LETTERS = {"wheat": "W", "forest": "F", "lake": "L", "grassland": "G", "swamp": "S", "mine": "M"}
+
+
+def kingdom_lines(grid: list[Json]) -> list[str]:
+    """A kingdom as a text grid, north up: `F1` forest with one crown, `##` the castle, `..` free."""
+    squares = {(s["x"], s["y"]): s for s in grid}
+    xs = [x for x, _ in squares] + [0]
+    ys = [y for _, y in squares] + [0]
+    lines = []
+    for y in range(max(ys) + 1, min(ys) - 2, -1):
+        row = []
+        for x in range(min(xs) - 1, max(xs) + 2):
+            s = squares.get((x, y))
+            if (x, y) == (0, 0):
+                row.append("##")
+            elif s is None:
+                row.append("..")
+            else:
+                row.append(TERRAIN_LETTERS[s["terrain"]] + (str(s["crowns"]) if s["crowns"] else " "))
+        lines.append(" ".join(row))
+    return lines
+
+
+def kingdomino_tile_text(number: int) -> str:
+    """`17 F|L1`: the tile's number, then its two squares (terrain letter, crowns)."""
+    from engine_service.rules.kingdomino_tiles import (
+        FIRST_CROWNS,
+        FIRST_TERRAIN,
+        SECOND_CROWNS,
+        SECOND_TERRAIN,
+        TERRAINS,
+    )
+
+    def square(terrain: int, crowns: int) -> str:
+        return TERRAIN_LETTERS[TERRAINS[terrain]] + (str(crowns) if crowns else "")
+
+    return (f"{number} {square(FIRST_TERRAIN[number], FIRST_CROWNS[number])}|"
+            f"{square(SECOND_TERRAIN[number], SECOND_CROWNS[number])}")
+
+
+# ------------------------------------------------------------------ events
+
+def event_line(event: Json, names: list[str]) -> str | None:
+    """One event as a sentence (None for those a player need not read)."""
+    kind = event["type"]
+    who = names[event["seat"]] if "seat" in event and event["seat"] is not None else ""
+    player = names[event["player"]] if event.get("player") is not None else ""
+    if kind == "played":
+        return f"{who} played {event['action']}"
+    if kind == "drew":
+        return f"{who} drew {event['tile']}" if event.get("tile") else f"{who} drew a tile"
+    if kind == "passed":
+        return f"{who} knocked (passed)"
+    if kind == "points_scored":
+        return f"{who} scored {event['points']}"
+    if kind == "round_ended":
+        record = event["record"]
+        how = {"fish": "fish (blocked)", "out": "a player went out"}.get(record["ending"], record["ending"])
+        return f"round {record['number']} over: {how}; round points {record['round_points']}"
+    if kind == "match_ended":
+        losers = ", ".join(names[s] for s in event.get("losers", []) if s < len(names))
+        return f"match over; losing: {losers}" if losers else "match over"
+    if kind == "round_dealt":
+        return f"round {event['number']} dealt; {names[event['leader']]} leads" if event.get(
+            "leader") is not None else f"round {event['number']} dealt"
+    if kind == "tile_picked":
+        return f"{player} picked tile {event['tile']}"
+    if kind == "tile_placed":
+        square = event["square"]
+        where = f"{square[0]},{square[1]}" if isinstance(square, list) else square
+        return f"{player} placed tile {event['tile']} at {where} {event['direction']}"
+    if kind == "tile_discarded":
+        return f"{player} discarded tile {event['tile']}"
+    if kind == "row_laid":
+        return "new row: " + ", ".join(map(str, event["tiles"]))
+    if kind == "game_over":
+        return f"game over: scores {event['scores']}, winners " + ", ".join(names[w] for w in event["winners"])
+    if kind == "dynasty_over":
+        return f"dynasty over: totals {event['scores']}, winners " + ", ".join(names[w] for w in event["winners"])
+    if kind == "timed_out":
+        return f"{player or who} timed out"
+    return None

@@ -1,0 +1,101 @@
+"""`domino play` through a pseudo-terminal against real services: whole rounds by keys and by notation,
+a message for every refused input, every variant's screen (Kingdomino's grid too)."""
+from __future__ import annotations
+
+import re
+import sys
+
+import pexpect
+import pytest
+
+from .conftest import REPO, Gateway
+
+pytestmark = pytest.mark.service
+
+MOVE = re.compile(r"your move \(1-(\d+) or notation")
+PROMPTS = [MOVE, "Press Enter to deal the next round", "Match over", "Game over", pexpect.EOF]
+
+
+def spawn(gateway: Gateway, *args: str) -> pexpect.spawn:
+    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", "--url", gateway.url, *args],
+                          cwd=str(REPO), encoding="utf-8", timeout=60, dimensions=(50, 120))
+    return child
+
+
+def play_round(child: pexpect.spawn, by_notation: bool = False, max_turns: int = 400) -> str:
+    """Answer every move prompt (the first legal move, by number or by its notation) until the round ends."""
+    screen = ""
+    for _ in range(max_turns):
+        index = child.expect(PROMPTS)
+        screen += child.before + (child.after if isinstance(child.after, str) else "")
+        if index != 0:
+            return screen + ["", "round-end", "match-over", "game-over", "eof"][index]
+        if by_notation:
+            first = re.findall(r"  1\) (\S+(?: \S+ \S+)?)", child.before)[-1].strip()
+            child.sendline(first)
+        else:
+            child.sendline("1")
+    raise AssertionError("the round did not end")
+
+
+def test_a_whole_kozel_round_hot_seat_with_every_refusal_explained(gateway: Gateway) -> None:
+    child = spawn(gateway, "--variant", "kozel", "--players", "4", "--bots", "human,human,human")
+    child.expect(MOVE)
+    screen = child.before
+    assert "Your hand:" in screen and "round 1" in screen and "score" in screen
+    hand = re.search(r"Your hand: (.*)", screen)
+    assert hand is not None
+    tiles = hand.group(1).split()
+    assert tiles == sorted(tiles, key=lambda t: tuple(sorted(map(int, t.split("-"))))) and len(tiles) == 7
+    child.sendline("99")
+    child.expect("There is no move 99: choose 1 to")
+    child.sendline("6-6@Q")
+    child.expect("Not played: ")
+    child.sendline("")
+    child.expect("Type a move number or a move")
+    child.sendline("?")
+    child.expect("Type the number of a move")
+    child.sendline("1")
+    screen = play_round(child)
+    assert screen.endswith("round-end"), screen[-2000:]
+    assert re.search(r"Round 1 over: (out|fish)", screen) and "round points" in screen
+    assert "played" in screen
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_whole_all_fives_hand_by_notation_with_the_spinner_drawn(gateway: Gateway) -> None:
+    child = spawn(gateway, "--variant", "all-fives", "--players", "2", "--bots", "human")
+    screen = play_round(child, by_notation=True)
+    assert screen.endswith("round-end"), screen[-2000:]
+    assert "W  " in screen and "open ends" in screen and "boneyard" in screen
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+
+
+def test_a_whole_kingdomino_game_with_the_kingdoms_as_grids(gateway: Gateway) -> None:
+    child = spawn(gateway, "--variant", "kingdomino", "--players", "2", "--bots", "human")
+    child.expect(MOVE)
+    assert "##" in child.before and "row to place" in child.before and "next row" in child.before
+    child.sendline("pick 99")
+    child.expect("Not played: ")
+    child.sendline("1")
+    screen = play_round(child)
+    assert screen.endswith("game-over"), screen[-2000:]
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize(("variant", "players", "bots"), [("kozel", "4", "expert,greedy,random"),
+                                                          ("kingdomino", "3", "greedy,random")])
+def test_a_person_against_bots(gateway: Gateway, variant: str, players: str, bots: str) -> None:
+    child = spawn(gateway, "--variant", variant, "--players", players, "--bots", bots)
+    screen = play_round(child)
+    assert screen.endswith(("round-end", "game-over")), screen[-2000:]
+    assert "(expert)" in screen or "(greedy)" in screen
+    if not child.closed and child.isalive():
+        child.sendline("q")
+    child.expect(pexpect.EOF)
