@@ -20,6 +20,7 @@ from engine_service.rules.notation import (
     parse_action,
 )
 from engine_service.rules.registry import PRESETS
+from engine_service.rules.tiles import IS_DOUBLE
 
 
 @pytest.mark.parametrize("variant", sorted(PRESETS))
@@ -53,7 +54,8 @@ def test_move_tables_are_the_parsed_values() -> None:
         for arm in range(4):
             assert PLAY_MOVE[t][arm] == parse_action(MOVE_TEXT[PLAY_MOVE[t][arm]])
             close = CLOSE_MOVE[t][arm]
-            assert (close is not None) == (parse_action(f"{MOVE_TEXT[LEAD_MOVE[t]]}@N")[1][0][0] in
-                                           (0, 7, 13, 18, 22, 25, 27) and arm >= 0)
+            assert (close is not None) == IS_DOUBLE[t]
+            if close is not None:
+                assert close == parse_action(MOVE_TEXT[close]) and close[1][0][2]
     assert move_text(parse_action("6-3")) == "6-3"
     assert move_text(parse_action("5-5@W+2-2@E")) == format_action(parse_action("2-2@E+5-5@W"))

@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 from ..budget import Budget
-from .knowledge import read_view
+from .knowledge import Knowledge, read_view
 from .policy import greedy_move, random_move
 from .sampler import build_round
 from .search import expert_move
@@ -29,7 +29,8 @@ def decide(view: dict[str, Any], level: str, budget: Budget, rng: random.Random)
     return know.legal_text[expert_move(know, rng, budget)]
 
 
-def _placeholder_hands(know: Any) -> list[int]:
+def _placeholder_hands(know: Knowledge) -> list[int]:
+    """This seat's hand and empty others: what greedy needs of a world (it reads only its own)."""
     hands = [0] * know.players
     hands[know.seat] = know.hand
     return hands
