@@ -202,7 +202,14 @@ function renderScores(view) {
   const head = table.insertRow();
   const sides = game.scores.length === game.players ? Array.from({ length: game.players }, (_, s) => name(s))
     : game.scores.map((_, i) => `Team ${i + 1}`);
-  for (const label of ["", ...sides]) { const th = document.createElement("th"); th.textContent = label; head.append(th); }
+  // "Seat 1" over "expert" rather than "Seat 1 (expert)": four seats' columns fit a phone's width.
+  for (const label of ["", ...sides]) {
+    const th = document.createElement("th");
+    const [who, level] = label.split(" (");
+    th.textContent = who;
+    if (level) { const small = document.createElement("small"); small.textContent = level.slice(0, -1); th.append(small); }
+    head.append(th);
+  }
   if (isKD()) {
     addRow(table, "Points", view.scores);
     addRow(table, "Crowns", view.crowns);
@@ -300,10 +307,18 @@ function choose(actions) {
   }));
 }
 
-// The layout as the tiles lie: the lead at the centre, W and E arms along a line (turning after
-// TURN tiles so a long arm stays on a phone's screen), each spinner's N and S arms across,
-// doubles crosswise.
-const TURN = 6;
+// The layout as the tiles lie: the lead at the centre, W and E arms along a line (W turning up and
+// E down after as many tiles as the board's width holds at a readable size, 3 on a phone, at most 6),
+// each spinner's N and S arms across, doubles crosswise. The SVG is scaled to the board (viewBox,
+// width 100%), so however long the arms grow the drawing never makes the page wider than the screen.
+const UNIT_PX = 22;   // the width of a tile's half the turn is worked out for
+function turnAfter() {
+  const board = $("board");
+  const style = getComputedStyle(board);
+  const width = board.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  if (!(width > 0)) return 6;
+  return Math.max(3, Math.min(6, Math.floor((width / UNIT_PX - 2.8) / 4)));
+}
 function readLayout(layout) {
   const out = { lead: null, arms: {}, doubles: [], anchors: {} };
   const ends = {};
@@ -343,6 +358,7 @@ function drawLayout(layout) {
   }
   const table = readLayout(layout);
   const spinners = new Set(Object.values(table.anchors).map((w) => w.join(":")));
+  const turn = turnAfter();
   const rects = [];
   const place = (tile, x, y, w, h, horizontal, nearFirst, key) => {
     rects.push({ tile, x, y, w, h, horizontal, nearFirst, spinner: spinners.has(key) });
@@ -354,8 +370,11 @@ function drawLayout(layout) {
   const half = leadDouble ? 0.5 : 1;
   const walk = (arm, start, dir, turnTo) => {
     let [cx, cy] = start, [dx, dy] = dir;
+    // Not right after a spinner on this arm: its N and S arms need the room the turned arm would take.
+    const lastSpinner = Math.max(-1, ...table.arms[arm].map((_, i) => (spinners.has(`${arm}:${i}`) ? i : -1)));
+    const turnAt = Math.max(turn, lastSpinner + 2);
     table.arms[arm].forEach((tile, i) => {
-      if (turnTo && i === TURN) { cx -= dx * 0.5; cy -= dy * 0.5; [dx, dy] = turnTo; cx += dx * 0.5; cy += dy * 0.5; }
+      if (turnTo && i === turnAt) { cx -= dx * 0.5; cy -= dy * 0.5; [dx, dy] = turnTo; cx += dx * 0.5; cy += dy * 0.5; }
       const dbl = tile.near === tile.far, along = dx !== 0;
       const len = dbl ? 1 : 2, thick = dbl ? 2 : 1;
       const x0 = cx + dx * len, y0 = cy + dy * len;
@@ -530,6 +549,14 @@ function clickCell(x, y, places) {
 // ---------------------------------------------------------------- start
 $("setup").addEventListener("submit", newMatch);
 $("next-round").addEventListener("click", nextRound);
+// The arms turn where the board's width says: a new width (a phone turned sideways) redraws the layout.
+let lastWidth = $("board").clientWidth;
+new ResizeObserver(() => {
+  const width = $("board").clientWidth;
+  if (width === lastWidth) return;
+  lastWidth = width;
+  if (game && !isKD() && game.view?.layout) $("board").replaceChildren(drawLayout(game.view.layout));
+}).observe($("board"));
 loadVariants().then(() => {
   const saved = sessionStorage.getItem("domino-play");
   if (saved) { game = JSON.parse(saved); render(); }

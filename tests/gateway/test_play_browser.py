@@ -104,11 +104,17 @@ class Table:
 
 
 def check_no_horizontal_scroll(page: Page) -> None:
-    assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth + 1")
+    """Nothing sticks out sideways; if something does, the message names what (tag#id.class and its right edge)."""
+    assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth + 1"), page.evaluate(
+        "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)"
+        ".map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.getAttribute('class') || ''}: "
+        "${Math.round(e.getBoundingClientRect().right)}`).slice(0, 12)")
 
 
-def play_matching_round(table: Table, max_turns: int = 300) -> int:
-    """Click the first playable tile (and the first place offered for it), or draw/pass, until the round ends."""
+def play_matching_round(table: Table, max_turns: int = 300, phone: bool = False) -> int:
+    """Click the first playable tile (and the first place offered for it), or draw/pass, until the round ends.
+
+    On a phone, nothing may scroll sideways at any turn (the layout grows as tiles are played)."""
     turns = 0
     while not table.round_over():
         turns += 1
@@ -124,6 +130,8 @@ def play_matching_round(table: Table, max_turns: int = 300) -> int:
         assert table.count("#hand .tile.legal") == len({t for a in view["legal"] for t in _tiles(a)}) or \
             table.count("#extra-actions button") > 0
         laid = table.count("#layout g.domino")
+        if phone:
+            check_no_horizontal_scroll(table.page)
         before = table.renders()
         if table.count("#hand .tile.legal"):
             table.page.locator("#hand .tile.legal").first.click()
@@ -157,17 +165,19 @@ def try_illegal_tile(table: Table) -> None:
 
 @pytest.mark.parametrize("levels", [["human", "human", "human"], ["expert", "greedy", "random"]],
                          ids=["hot-seat", "bots"])
-def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shots: Path, levels: list[str]) -> None:
+def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shots: Path, tmp_path: Path,
+                                        levels: list[str]) -> None:
     page = browser.new_page(viewport=PHONE)
     table = Table(page, gateway)
     table.new_match("kozel", 4, levels)
     prefix = "kozel" if levels[0] == "human" else "kozel-bots"
+    bots = levels[0] != "human"
     assert "your turn" in table.status() and table.count("#hand .tile") == 7
     assert table.count("#opponents .seat") == 4 and table.count("#scores table.scores") == 1
     try_illegal_tile(table)
-    page.screenshot(path=str(shots / f"{prefix}-illegal.png"))
+    page.screenshot(path=str((tmp_path if bots else shots) / f"{prefix}-illegal.png"))   # docs show the hot-seat one
     check_no_horizontal_scroll(page)
-    play_matching_round(table)
+    play_matching_round(table, phone=True)
     view = table.state()["view"]
     assert view["round_over"] and view["ending"] in ("out", "fish")
     result = page.inner_text("#round-result")
@@ -177,6 +187,8 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     if view["ending"] == "fish":
         assert table.count("#scores .marker.fish") == 1
     check_no_horizontal_scroll(page)
+    if bots:   # the score table names each bot's level
+        assert "expert" in scores and "random" in scores
     page.screenshot(path=str(shots / f"{prefix}-round-over.png"), full_page=True)
     before = table.renders()
     page.click("#next-round")
@@ -186,24 +198,29 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     assert table.errors == []
 
 
-def test_a_whole_all_fives_hand(browser: Browser, gateway: Gateway, shots: Path) -> None:
+@pytest.mark.parametrize("level", ["human", "expert"], ids=["hot-seat", "bots"])
+def test_a_whole_all_fives_hand(browser: Browser, gateway: Gateway, shots: Path, tmp_path: Path, level: str) -> None:
     page = browser.new_page(viewport=DESKTOP)
     table = Table(page, gateway)
-    table.new_match("all-fives", 2, ["human"])
+    table.new_match("all-fives", 2, [level])
     play_matching_round(table)
     view = table.state()["view"]
     assert view["round_over"]
     assert [int(c) for c in page.locator("#scores tr.total td").all_inner_texts()[1:]] == view["ledger"]["scores"]
     if any(move.split("@")[-1].startswith(("N", "S")) for move in view["layout"]):
         assert table.count("#layout g.domino.spinner") >= 1
-    page.screenshot(path=str(shots / "all-fives.png"))
+    if level != "human":
+        assert table.state()["keys"][1] is None   # sealed: the page never holds the bot's key
+    page.screenshot(path=str(shots / "all-fives.png" if level == "human" else tmp_path / "all-fives-bots.png"))
     assert table.errors == []
 
 
-def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path) -> None:
+@pytest.mark.parametrize("level", ["human", "greedy"], ids=["hot-seat", "bots"])
+def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path, tmp_path: Path, level: str) -> None:
     page = browser.new_page(viewport=DESKTOP)
     table = Table(page, gateway)
-    table.new_match("kingdomino", 2, ["human"])
+    table.new_match("kingdomino", 2, [level])
+    folder = shots if level == "human" else tmp_path   # docs show the hot-seat game
     assert table.count(".kingdom") == 2 and table.count(".row[data-row=next] .ktile") == 4
     illegal_tried = False
     for _ in range(200):
@@ -213,7 +230,8 @@ def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path
         assert "your turn" in table.status()
         legal = view["legal"]
         before = table.renders()
-        placed = sum(len(g) for g in view["grids"])
+        me = view.get("player", view.get("seat"))
+        placed = len(view["grids"][me])   # the placer's kingdom only: bots place theirs in the same answer
         if legal[0].startswith("pick"):
             assert table.count(".row[data-row=next] .ktile.pickable") == len(legal)
             page.locator(".row[data-row=next] .ktile.pickable").first.click()
@@ -226,14 +244,14 @@ def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path
                 table.wait_warning(warnings)
                 assert page.inner_text("#message").startswith("Not allowed: place ")
                 assert table.state()["token"] == token
-                page.screenshot(path=str(shots / "kingdomino-illegal.png"))
+                page.screenshot(path=str(folder / "kingdomino-illegal.png"))
                 before = table.renders()
             page.locator(".kingdom:not(.small) .cell.first-ok").first.click()
             table.wait_render(before)
             before = table.renders()
             page.locator(".kingdom:not(.small) .cell.second-ok").first.click()
             table.wait_render(before)
-            assert sum(len(g) for g in table.state()["view"]["grids"]) == placed + 2
+            assert len(table.state()["view"]["grids"][me]) == placed + 2
         else:
             page.locator("#extra-actions button").first.click()
             table.wait_render(before)
@@ -241,7 +259,7 @@ def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path
     assert view["game_over"] and illegal_tried
     assert "Game over. Winner" in page.inner_text("#round-result")
     assert "Points" in page.inner_text("#scores") and "Crowns" in page.inner_text("#scores")
-    page.screenshot(path=str(shots / "kingdomino-over.png"), full_page=True)
+    page.screenshot(path=str(folder / "kingdomino-over.png"), full_page=True)
     assert table.errors == []
 
 
