@@ -17,10 +17,10 @@ import grpc
 import orjson
 import pytest
 from domino.v1 import engine_pb2 as pb
+from variants.test_kingdomino_bad_input import CASES, DEAL
 
 from engine_service import kingdomino_codec
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError
-from tests.variants.test_kingdomino_bad_input import CASES, DEAL
 
 pytestmark = pytest.mark.service
 

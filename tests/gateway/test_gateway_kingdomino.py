@@ -15,10 +15,10 @@ import re
 from typing import Any
 
 import pytest
+from variants.test_kingdomino_bad_input import CASES, DEAL, PLACING
 
 from api_gateway.schemas import LegalAnswerSchema, MatchAnswerSchema, ReplayAnswerSchema, ViewAnswerSchema
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError
-from tests.variants.test_kingdomino_bad_input import CASES, DEAL, PLACING
 
 from .conftest import Gateway
 
