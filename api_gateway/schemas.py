@@ -167,6 +167,13 @@ def _action(**kwargs: Any) -> fields.String:
         **kwargs)
 
 
+def _log() -> fields.List[Any]:
+    return fields.List(fields.String(validate=validate.Length(1, 2000)), validate=validate.Length(max=4000),
+                       metadata={"description": "what happened since the match began, for its record "
+                                                "(docs/records.md): 'new', 'deal', each action, 'timeout N'; "
+                                                "empty when not known. Pass it back as it came"})
+
+
 class StrictSchema(Schema):
     """Unknown keys are refused (422 naming them), not silently dropped."""
 
@@ -252,6 +259,7 @@ class MatchStateSchema(StrictSchema):
     winners = _ints("seats (or teams) that won the match", (0, UINT32_MAX))
     rating = _ints("K: rating gained per seat at the end of the match")
     timed_out = _seat("seat whose timeout ended the match", allow_none=True)
+    log = _log()
 
 
 class SeatViewSchema(Schema):
@@ -447,6 +455,7 @@ class KingdominoStateSchema(StrictSchema):
     dynasty = fields.Nested(KingdominoDynastySchema, metadata={"description": "option dynasty only"})
     timed_out = StrictInteger(validate=validate.Range(0, 3),
                               metadata={"description": "only once a player's timeout ended the game"})
+    log = _log()
 
 
 class KingdominoSquareSchema(StrictSchema):

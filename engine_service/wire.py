@@ -219,6 +219,8 @@ def encode_state(match: Match) -> bytes:
     parts.append(_packed(b"\x62", match.rating, True))
     if match.timed_out is not None:
         parts.append(b"\x68" + _u32(match.timed_out))
+    for item in match.log:
+        parts.append(_delimited(b"\x72", item.encode()))
     return b"".join(parts)
 
 
@@ -254,7 +256,7 @@ class _Shape:
         self.lengthy = frozenset(lengthy)
 
 
-_STATE = _Shape(range(1, 14), {3}, {1, 3, 6, 7, 10, 11, 12})
+_STATE = _Shape(range(1, 15), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
 _ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
 _HAND = _Shape({1}, set(), {1})
@@ -379,6 +381,13 @@ def _text(fields: dict[int, Any], number: int) -> str:
     payload = fields.get(number, b"")
     if type(payload) is not bytes:
         raise _Odd("not a string")
+    try:
+        return payload.decode()
+    except UnicodeDecodeError:
+        raise _Odd("not UTF-8") from None
+
+
+def _utf8(payload: bytes) -> str:
     try:
         return payload.decode()
     except UnicodeDecodeError:
@@ -511,6 +520,7 @@ def _read(data: bytes) -> Match:
         "winners": _numbers(f, 11),
         "rating": _numbers(f, 12, True),
         "timed_out": _optional(f, 13),
+        "log": [_utf8(item) for item in f.get(14, ())],
     }
     r = f.get(7)
     if r is None:

@@ -21,6 +21,7 @@ from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
 from .family import Family, MatchEnd, RoundContext, RoundResult
+from .history import append, check_log, entry
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
@@ -36,7 +37,7 @@ class Match:
 
     __slots__ = (
         "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit",
+        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "log",
     )
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
@@ -58,6 +59,8 @@ class Match:
         #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
         #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
         self.at_limit = False
+        #: What happened since the match began (`history`): empty when that is not known.
+        self.log: list[str] = []
 
     # ------------------------------------------------------------ creation
 
@@ -84,6 +87,7 @@ class Match:
         match = cls(p, family, effective, check_players(p, players), checked)
         if setup is not None:
             match._setup(setup)
+        match.log = [entry("new", None if setup is None else _setup_payload(setup))]
         if no_deal:
             return match, []
         return match, match.start_round(deal)
@@ -144,6 +148,8 @@ class Match:
             family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
         self.round_number += 1
+        if self.log:
+            append(self.log, "deal" if deal is None else entry("deal", _deal_payload(self.round, leader_hint)))
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
 
@@ -175,6 +181,8 @@ class Match:
             self._refuse(action, seat)
         events: list[Event] = []
         ended = rnd.apply(action, events)
+        if self.log:
+            append(self.log, _logged(events[0]))
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
         if ended and not self.match_over:
@@ -258,6 +266,9 @@ class Match:
         self.ledger = ledger
         self.round = None
         self.round_number += 1
+        if self.log:
+            append(self.log, entry("settle", {"ending": ending, "hands": [names(m) for m in masks],
+                                              "last_placer": last_placer}))
         return self._conclude(result)
 
     def timeout(self, seat: object) -> list[Event]:
@@ -269,6 +280,7 @@ class Match:
         if end is None:
             raise MalformedError(f"variant {self.variant} has no timeout rule")
         self.timed_out = seat
+        append(self.log, f"timeout {seat}")
         return [self._end_match(end)]
 
     # ------------------------------------------------------------ what the families decided
@@ -326,6 +338,7 @@ class Match:
         new.rating = self.rating.copy()
         new.timed_out = self.timed_out
         new.at_limit = self.at_limit
+        new.log = self.log.copy()
         return new
 
     def to_dict(self) -> dict[str, Any]:
@@ -344,6 +357,7 @@ class Match:
             "winners": self.winners.copy(),
             "rating": self.rating.copy(),
             "timed_out": self.timed_out,
+            "log": self.log.copy(),
         }
 
     def view(self, seat: object) -> dict[str, Any]:
@@ -441,8 +455,33 @@ class Match:
         rnd = data.get("round")
         if rnd is not None:
             match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
+        match.log = check_log(data.get("log"))
         match.at_limit = _near_limit(match)
         return match
+
+
+def _setup_payload(setup: object) -> dict[str, Any]:
+    """A checked setup as the log keeps it (its keys in order)."""
+    assert isinstance(setup, dict)
+    return {k: setup[k] for k in sorted(setup)}
+
+
+def _deal_payload(rnd: Round, leader: int | None) -> dict[str, Any]:
+    """An explicit deal as the log keeps it: the hands and the whole boneyard in draw order."""
+    payload: dict[str, Any] = {"hands": [names(h) for h in rnd.hands],
+                               "boneyard": [NAMES[t] for t in reversed(rnd.boneyard)]}
+    if leader is not None:
+        payload["leader"] = leader
+    return payload
+
+
+def _logged(event: Event) -> str:
+    """The canonical action of an `apply`, from its first event (played, drew or passed)."""
+    kind = event["type"]
+    if kind == "played":
+        action: str = event["action"]
+        return action
+    return "draw" if kind == "drew" else "pass"
 
 
 # ---------------------------------------------------------------- encoding helpers
