@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from engine_service.rules.errors import MalformedError
+from engine_service.rules.errors import IllegalActionError, MalformedError
 
 FORMAT = "domino-record"
 VERSION = 1
@@ -53,6 +53,16 @@ class RecordError(MalformedError):
         self.move = move
         self.line = line
         self.kind = kind  # "malformed" (cannot be read) or "illegal" (the rules refuse a move)
+
+
+class IllegalRecordError(RecordError, IllegalActionError):
+    """A readable record whose move the rules refuse (or whose events or result they contradict)."""
+
+
+def refusal(message: str, move: int | None, line: int | None, kind: str) -> RecordError:
+    """The error of its kind: `IllegalRecordError` for "illegal", else `RecordError`."""
+    cls = IllegalRecordError if kind == "illegal" else RecordError
+    return cls(message, move, line, kind)
 
 
 class Move:
@@ -417,5 +427,5 @@ def parse(text: str) -> Record:
     return from_text(text)
 
 
-__all__ = ["FORMAT", "VERSION", "Move", "Record", "RecordError", "event_text", "from_json", "from_text",
-           "parse", "to_json", "to_text"]
+__all__ = ["FORMAT", "VERSION", "IllegalRecordError", "Move", "Record", "RecordError", "event_text", "from_json", "from_text",
+           "parse", "refusal", "to_json", "to_text"]

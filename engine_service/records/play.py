@@ -24,7 +24,6 @@ from typing import Any
 from engine_service.rules import Kingdomino, Match
 from engine_service.rules.errors import IllegalActionError, RulesError
 from engine_service.rules.history import split
-from engine_service.rules.kingdomino_notation import parse_action as parse_kd
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 from engine_service.rules.kingdomino_setup import config
 from engine_service.rules.layout import Layout
@@ -34,7 +33,7 @@ from engine_service.rules.round import Round
 from engine_service.rules.tiles import NAMES, names
 from engine_service.rules.views import redact_events, redact_kingdomino_events
 
-from .model import Move, Record, RecordError
+from .model import Move, Record, RecordError, refusal
 
 Json = dict[str, Any]
 Game = Match | Kingdomino
@@ -212,22 +211,22 @@ def replay(record: Record, upto: int | None = None) -> Game:
     except RecordError as exc:
         raise RecordError(str(exc), 1, first.line) from None
     except RulesError as exc:
-        raise RecordError(str(exc), 1, first.line, _kind(exc)) from None
+        raise refusal(str(exc), 1, first.line, _kind(exc)) from None
     _same_events(first, events)
     for move in record.moves[1:last]:
         expected = game.to_move if not _table_step(move.step) else None
         if move.seat != expected:
-            raise RecordError(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
+            raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
                               move.n, move.line, "illegal")
         try:
             _, events = _apply(game, move.step)
         except RecordError as exc:
             raise RecordError(str(exc), move.n, move.line) from None
         except RulesError as exc:
-            raise RecordError(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
+            raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
         _same_events(move, events)
     if upto is None and record.result != _result(game):
-        raise RecordError(f"the result recorded, {record.result}, is not the one the moves reach, {_result(game)}",
+        raise refusal(f"the result recorded, {record.result}, is not the one the moves reach, {_result(game)}",
                           len(record.moves), None, "illegal")
     return game
 
@@ -251,9 +250,9 @@ def _same_events(move: Move, events: list[Json]) -> None:
     if move.events and move.events != events:
         for i, (a, b) in enumerate(zip(move.events, events)):
             if a != b:
-                raise RecordError(f"{move.step}: event {i + 1} recorded as {a}, but the move gives {b}",
+                raise refusal(f"{move.step}: event {i + 1} recorded as {a}, but the move gives {b}",
                                   move.n, move.line, "illegal")
-        raise RecordError(f"{move.step}: {len(move.events)} events recorded, the move gives {len(events)}",
+        raise refusal(f"{move.step}: {len(move.events)} events recorded, the move gives {len(events)}",
                           move.n, move.line, "illegal")
 
 
@@ -276,54 +275,45 @@ def check(record: Record) -> None:
 
 def _check_partial_kingdomino(record: Record) -> None:
     """Kingdomino hides only the pile's order: a seat's or spectator's record replays on a deal made of
-    the rows the record shows laid, in order (the rows still in the pile are never reached)."""
-    rows: list[list[int]] = []
-    kings: list[int] = []
+    the rows the record shows laid, in order (the rows still in the pile are never reached); a
+    dynasty's games each on their own."""
+    games: list[tuple[list[int], list[int]]] = []   # per game: kings, tiles of the rows laid in order
     for move in record.moves:
         for e in move.events:
-            if e.get("type") == "row_laid" and isinstance(e.get("tiles"), list):
-                rows.append(list(e["tiles"]))
-            if e.get("type") == "game_started" and isinstance(e.get("kings"), list) and not kings:
-                kings = list(e["kings"])
             if e.get("seed") is not None:
                 raise RecordError("a partial record shows no seed", move.n, move.line)
-    if record.options.get("dynasty"):
-        _structure_only(record)
-        return
-    deal = _fit_deal(record, {"tiles": [t for row in rows for t in row], "kings": kings})
+            if e.get("type") == "game_started" and isinstance(e.get("kings"), list):
+                games.append((list(e["kings"]), []))
+            if e.get("type") == "row_laid" and isinstance(e.get("tiles"), list) and games:
+                games[-1][1].extend(e["tiles"])
+    if not games:
+        raise RecordError("a Kingdomino record starts with its game_started event", 1)
     try:
-        game, _ = Kingdomino.new(record.players, record.options, deal=deal)
+        cfg = config(record.players, record.options)
+        deals = [_fit_deal(cfg.tiles, tiles, kings) for kings, tiles in games]
+        if cfg.dynasty:
+            deals += [deals[-1]] * (3 - len(deals))
+            game, _ = Kingdomino.new(record.players, record.options, deal={"games": deals})
+        else:
+            game, _ = Kingdomino.new(record.players, record.options, deal=deals[0])
     except RulesError as exc:
         raise RecordError(f"the rows and kings shown are not a deal: {exc}", 1) from None
     for move in record.moves[1:]:
         expected = game.to_move if not _table_step(move.step) else None
         if move.seat != expected:
-            raise RecordError(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
+            raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
                               move.n, move.line, "illegal")
         try:
             _, events = _apply(game, move.step)
         except RulesError as exc:
-            raise RecordError(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
+            raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
         _same_events(move, redact_kingdomino_events(events))
 
 
-def _fit_deal(record: Record, deal: Json) -> Json:
+def _fit_deal(count: int, shown: list[int], kings: list[int]) -> Json:
     """The rows shown, completed with the other tiles of the set to the count this game plays with."""
-    cfg = config(record.players, record.options)
-    shown = deal["tiles"]
     pool = [t for t in range(1, 49) if t not in shown]
-    if cfg.tiles < 48:
-        pool = [t for t in pool if t <= 48]
-    return {"tiles": (shown + pool)[:cfg.tiles], "kings": deal["kings"]}
-
-
-def _structure_only(record: Record) -> None:
-    for move in record.moves[1:]:
-        if not _table_step(move.step):
-            try:
-                parse_kd(move.step)
-            except RulesError as exc:
-                raise RecordError(str(exc), move.n, move.line) from None
+    return {"tiles": (shown + pool)[:count], "kings": kings}
 
 
 def _check_partial_match(record: Record) -> None:
@@ -356,7 +346,7 @@ def _check_partial_match(record: Record) -> None:
         if move.seat is None:
             raise RecordError(f"{move.step}: a seat's move needs its seat", move.n, move.line)
         if to_move is not None and move.seat != to_move:
-            raise RecordError(f"{move.step}: recorded as S{move.seat}'s, but it is S{to_move}'s move",
+            raise refusal(f"{move.step}: recorded as S{move.seat}'s, but it is S{to_move}'s move",
                               move.n, move.line, "illegal")
         try:
             kind, placements = parse_action(move.step)
@@ -374,12 +364,12 @@ def _check_partial_match(record: Record) -> None:
         if not placements:
             continue
         if layout is None:
-            raise RecordError(f"{move.step}: no round is being played", move.n, move.line, "illegal")
+            raise refusal(f"{move.step}: no round is being played", move.n, move.line, "illegal")
         try:
             for placed in placements:
                 _place(layout, placed)
         except RulesError as exc:
-            raise RecordError(f"{move.step}: {exc}", move.n, move.line, "illegal") from None
+            raise refusal(f"{move.step}: {exc}", move.n, move.line, "illegal") from None
 
 
 def _place(layout: Layout, placed: tuple[int, int, bool]) -> None:
