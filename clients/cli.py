@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("bench", help="benchmarks: `domino bench engine|service|report` (flags go to it)",
                    add_help=False)
 
+    sub.add_parser("record", help="match records: `domino record export|import|replay|check` (docs/records.md)",
+                   add_help=False)
+
     sub.add_parser("soak", help="every variant, both modes, for minutes, memory watched (flags go to it)",
                    add_help=False)
 
@@ -56,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from clients.bench import main as bench
 
         return bench(rest)
+    if args.command == "record":
+        from clients.record_cli import main as record
+
+        return record(rest)
     if args.command == "soak":
         from clients.soak import main as soak
 
