@@ -214,3 +214,17 @@ def test_an_idle_stream_closes_and_an_unknown_match_is_404(sealed_gateway: Gatew
     assert watcher.lines[-1] == {"type": "closed", "reason": "idle"}
     assert gw.get("/v1/matches/" + "ab" * 16 + "/spectate").status == 404
     assert gw.get("/v1/matches/nothex/spectate").status == 404
+
+
+def test_the_rest_example_of_the_records_doc_works_as_pasted(gateway: Gateway, tmp_path: Path) -> None:
+    import subprocess
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "records.md").read_text(encoding="utf-8")
+    (script,) = re.findall(r"<!-- records example: rest -->\s*```sh\n(.*?)\n```", doc, flags=re.DOTALL)
+    assert "G=http://localhost:8080" in script
+    script = script.replace("G=http://localhost:8080", f"G={gateway.url}")
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0] == '[Record "domino-record 1"]' and out[-2:] == ["5", '["0-4"]'], out
