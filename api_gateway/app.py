@@ -37,7 +37,7 @@ from api_gateway.engine import Engine
 from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
 from api_gateway.openapi import ShapeRules
-from api_gateway.routes import matches_blp, problems_blp, variants_blp
+from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.tokens import KeyRing
@@ -193,7 +193,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)
-    for blueprint in (variants_blp, matches_blp, tournaments_blp, problems_blp):
+    for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, problems_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
     _operations(app, engine)

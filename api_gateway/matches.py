@@ -37,13 +37,15 @@ from typing import Any
 import orjson
 
 from api_gateway.engine import Engine
-from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownVariant
-from api_gateway.store import VersionStore
+from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
+from api_gateway.store import MatchExpired, VersionStore
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
 
 VARIANTS_TTL = 60.0
+#: A sealed match's id: 16 bytes, 32 hex digits in answers (`match_id`).
+MATCH_ID_BYTES = 16
 #: What a request body says about its carrier and mode: never forwarded to the engine.
 _ENVELOPE = frozenset({"token", "seat_key", "mode"})
 
@@ -136,7 +138,7 @@ class Matches:
                                  carried.sealed.state)
         sealed = carried.sealed
         if reply.state:  # the match changed: this token's version must still be the latest
-            self.store.advance(sealed.match_id, sealed.seq)
+            self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over)
             sealed = sealed.advanced(reply.state)
         return _sealed_answer(self.keys, sealed, reply.answer)
 
@@ -161,7 +163,7 @@ class Matches:
         keys = self.keys  # 501 before the engine is asked, when sealed mode is off
         reply = self.engine.call("NewMatch", {**args, "view_as": HOST})
         sealed = new_sealed(reply.state)
-        self.store.create(sealed.match_id)
+        self.store.create(sealed.match_id, reply.public)
         return _sealed_answer(keys, sealed, reply.answer, {
             "seat_keys": [seat_key(sealed, s) for s in range(body["players"])],
             "host_key": host_key(sealed),
@@ -236,6 +238,37 @@ class Matches:
         if seat is None:  # transparent mode without a seat is refused by the schema (422)
             raise SealedForbidden("the host key must name the seat that timed out", "seat")
         return self._call("Timeout", carried, {**carried.args, "seat": seat})
+
+    # ------------------------------------------------------------ records (docs/records.md)
+
+    def record(self, body: Mapping[str, Any]) -> bytes:
+        """The match's record: transparent, in the view asked (full by default); sealed, the one the
+        key may see (a seat's own, the host's spectator record, the full one once the match is over)."""
+        carried = self.load(body)
+        if carried.sealed is None:
+            return self.engine.call("ExportRecord", carried.args).answer
+        return self.engine.call("ExportRecord", {**carried.args, "view_as": carried.viewer},
+                                carried.sealed.state).answer
+
+    def import_record(self, body: Mapping[str, Any]) -> bytes:
+        return self.engine.call("ImportRecord", dict(body)).answer
+
+    def replay_record(self, body: Mapping[str, Any]) -> bytes:
+        return self.engine.call("ReplayRecord", dict(body)).answer
+
+    def public_lines(self, match_id: str, start: int) -> tuple[list[bytes], bool]:
+        """A live sealed match's public lines from the `start`-th, and whether it is over."""
+        self.keys  # noqa: B018 - 501 when sealed mode is off
+        try:
+            raw = bytes.fromhex(match_id)
+        except ValueError:
+            raw = b""
+        if len(raw) != MATCH_ID_BYTES:
+            raise UnknownMatch(match_id)
+        try:
+            return self.store.public(raw, start)
+        except MatchExpired:
+            raise UnknownMatch(match_id) from None
 
     def view(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body)

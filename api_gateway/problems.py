@@ -14,6 +14,7 @@ engine INVALID_ARGUMENT             400     malformed               field, actio
 engine FAILED_PRECONDITION          409     illegal-action          action
   ... details "misdeal: ..."        409     misdeal
 unknown variant                     404     unknown-variant         field
+no live sealed match with that id   404     unknown-match           field
 token cannot be opened              400     invalid-token           field
 token not the match's latest        409     stale-token             field, latest
 no record of the match (idle)       410     match-expired           field
@@ -79,6 +80,9 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("misdeal", 409, "The deal is a misdeal",
                 "The variant's misdeal rule refuses this explicit deal: deal again."),
     ProblemType("unknown-variant", 404, "No such variant", "GET /v1/variants lists the variants."),
+    ProblemType("unknown-match", 404, "No such live sealed match",
+                "The spectator stream follows a live sealed match by the `match_id` of its answers; this "
+                "one was never created here, or has been idle longer than the service keeps matches."),
     ProblemType("invalid-token", 400, "The state token cannot be opened",
                 "The token was altered or truncated, was not issued by this service, or was sealed with a "
                 "key that has been retired. Nothing was done."),
@@ -120,6 +124,10 @@ class SealedForbidden(PermissionError):
 
 class UnknownVariant(LookupError):
     """GET /v1/variants/<name> for a name the engine does not list."""
+
+
+class UnknownMatch(LookupError):
+    """GET /v1/matches/<id>/spectate for a match the version store does not hold."""
 
 
 class SealedModeDisabled(RuntimeError):
@@ -239,6 +247,8 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("wrong-seat-key", str(exc), field="seat_key")
     if isinstance(exc, SealedForbidden):
         return Problem.of("sealed-forbidden", str(exc), field=exc.field)
+    if isinstance(exc, UnknownMatch):
+        return Problem.of("unknown-match", f"no live sealed match {str(exc.args[0])[:64]!r}", field="match_id")
     if isinstance(exc, UnknownVariant):
         return Problem.of("unknown-variant", f"no variant named {exc.args[0]!r}", field="name")
     if isinstance(exc, SealedModeDisabled):

@@ -11,7 +11,8 @@ webargs makes a new instance per request, and with it every nested schema
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from flask import Response, current_app, jsonify
@@ -21,17 +22,24 @@ from api_gateway import problems
 from api_gateway.bodies import Blueprint
 from api_gateway.matches import Matches
 from api_gateway.openapi import EXAMPLES
+from api_gateway.problems import UnknownMatch
 from api_gateway.schemas import (
     ApplySchema,
     CarrierSchema,
+    ExportRecordSchema,
     HintsAnswerSchema,
     HintsSchema,
+    ImportRecordAnswerSchema,
     LegalAnswerSchema,
     MatchAnswerSchema,
     NewMatchSchema,
     NextRoundSchema,
     ProblemSchema,
+    RecordAnswerSchema,
+    RecordInputSchema,
     ReplayAnswerSchema,
+    ReplayRecordAnswerSchema,
+    ReplayRecordSchema,
     ReplaySchema,
     SeatArgumentSchema,
     SettleSchema,
@@ -41,6 +49,7 @@ from api_gateway.schemas import (
     VariantSchema,
     ViewAnswerSchema,
 )
+from api_gateway.store import StoreUnavailable
 
 F = TypeVar("F", bound=Callable[..., Any])
 Json = dict[str, Any]
@@ -51,13 +60,16 @@ matches_blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
                         description="Create a match and play it. Transparent mode: send `state`, get the new "
                                     "`state`. Sealed mode: send `token` and your `seat_key`, get a new `token` "
                                     "and your own `view`.")
+records_blp = Blueprint("records", __name__, url_prefix="/v1/records",
+                        description="Match records (docs/records.md): read one back, check it move by move, "
+                                    "replay it to the state after any move. `POST /v1/matches/record` writes one.")
 problems_blp = Blueprint("problems", __name__, url_prefix="/v1/problems",
                          description="What each problem `type` of an error answer means.")
 
 _DESCRIPTIONS = {
     400: "Malformed: bad notation, unknown variant or option, inconsistent state, bad token",
     403: "Sealed mode: the key does not allow this",
-    404: "Not found",
+    404: "Not found (a spectator stream: no live sealed match with this id)",
     409: "Illegal in this state (or a misdeal), or a sealed token that is not the match's latest; nothing changed",
     410: "Sealed mode: the match has been idle longer than the service keeps it",
     413: "Request body too large",
@@ -234,6 +246,86 @@ class Hints(MethodView):
         """The coach: what the expert knows from one seat's view (numbers proven missing, where each unseen
         tile may be, each legal action's value). Sealed: your own seat. The match is unchanged."""
         return answer(matches().hints(body))
+
+
+@matches_blp.route("/record")
+class ExportRecord(MethodView):
+    @matches_blp.arguments(ExportRecordSchema(), examples=EXAMPLES["record"])
+    @matches_blp.response(200, RecordAnswerSchema)
+    @_problems(matches_blp, *_CARRIED)
+    def post(self, body: Json) -> Response:
+        """The match's record, JSON and text forms (transparent: `view`, full by default; sealed: a seat's
+        own record, the host's spectator record, the full record once the match is over)."""
+        return answer(matches().record(body))
+
+
+@records_blp.route("/import")
+class ImportRecord(MethodView):
+    @records_blp.arguments(RecordInputSchema(), examples=EXAMPLES["record_import"])
+    @records_blp.response(200, ImportRecordAnswerSchema)
+    @_problems(records_blp, 400, 409, 413, 415, 422, *_ENGINE)
+    def post(self, body: Json) -> Response:
+        """Read a record (`record` JSON or `text`), check every move (a refusal names the move and the line:
+        400 unreadable, 409 a move the rules refuse) and answer the match at its end (full records)."""
+        return answer(matches().import_record(body))
+
+
+@records_blp.route("/replay")
+class ReplayRecord(MethodView):
+    @records_blp.arguments(ReplayRecordSchema(), examples=EXAMPLES["record_replay"])
+    @records_blp.response(200, ReplayRecordAnswerSchema)
+    @_problems(records_blp, 400, 409, 413, 415, 422, *_ENGINE)
+    def post(self, body: Json) -> Response:
+        """The state after move `upto` of a full record (every move before it checked)."""
+        return answer(matches().replay_record(body))
+
+
+#: Spectator streams: how often the store is read, and when a stream ends without the match ending.
+SPECTATE_POLL = 0.25
+
+
+@matches_blp.route("/<string:match_id>/spectate")
+class Spectate(MethodView):
+    @matches_blp.response(200, content_type="application/x-ndjson", description=(
+        "NDJSON: the match's description first, then one line per event as a spectator sees it (no hidden "
+        "tile; the hands `revealed` once a round ends), as they happen; `{\"type\": \"end\"}` when the match "
+        "ends, `{\"type\": \"closed\", \"reason\": ...}` when the stream stops before (idle, too long, "
+        "store unavailable)"))
+    @_problems(matches_blp, 404, 501, 503)
+    def get(self, match_id: str) -> Response:
+        """Watch a live sealed match (anyone with its `match_id`): its public events as they happen."""
+        found = matches()
+        lines, over = found.public_lines(match_id, 0)  # 404 / 501 / 503 before the stream starts
+        cfg = current_app.config["GATEWAY_CONFIG"]
+        return current_app.response_class(
+            _stream(found, match_id, lines, over, cfg.spectate_idle, cfg.spectate_max),
+            mimetype="application/x-ndjson", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def _stream(found: Matches, match_id: str, lines: list[bytes], over: bool, idle: float,
+            longest: float) -> Iterator[bytes]:
+    """The lines as they come; ends with the match, or after `idle` seconds without a line, or `longest`."""
+    start = last = time.monotonic()
+    sent = 0
+    while True:
+        if lines:
+            yield b"".join(line + b"\n" for line in lines)
+            sent += len(lines)
+            last = time.monotonic()
+        if over:
+            return
+        now = time.monotonic()
+        if now - last >= idle or now - start >= longest:
+            reason = b"idle" if now - last >= idle else b"max-duration"
+            yield b'{"type":"closed","reason":"' + reason + b'"}\n'
+            return
+        time.sleep(SPECTATE_POLL)
+        try:
+            lines, over = found.public_lines(match_id, sent)
+        except (UnknownMatch, StoreUnavailable) as exc:
+            reason = b"expired" if isinstance(exc, UnknownMatch) else b"store-unavailable"
+            yield b'{"type":"closed","reason":"' + reason + b'"}\n'
+            return
 
 
 @problems_blp.route("/<string:name>")

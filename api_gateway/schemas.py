@@ -167,6 +167,13 @@ def _action(**kwargs: Any) -> fields.String:
         **kwargs)
 
 
+def _log() -> fields.List[Any]:
+    return fields.List(fields.String(validate=validate.Length(1, 2000)), validate=validate.Length(max=4000),
+                       metadata={"description": "what happened since the match began, for its record "
+                                                "(docs/records.md): 'new', 'deal', each action, 'timeout N'; "
+                                                "empty when not known. Pass it back as it came"})
+
+
 class StrictSchema(Schema):
     """Unknown keys are refused (422 naming them), not silently dropped."""
 
@@ -269,6 +276,7 @@ class MatchStateSchema(StrictSchema):
     rating = _ints("K: rating gained per seat at the end of the match")
     timed_out = _seat("seat whose timeout ended the match", allow_none=True)
     bots = _bots("seats the engine plays, by seat (only when there are some)")
+    log = _log()
 
 
 class SeatViewSchema(Schema):
@@ -466,6 +474,7 @@ class KingdominoStateSchema(StrictSchema):
     timed_out = StrictInteger(validate=validate.Range(0, 3),
                               metadata={"description": "only once a player's timeout ended the game"})
     bots = _bots("players the engine plays (only when there are some)")
+    log = _log()
 
 
 class KingdominoSquareSchema(StrictSchema):
@@ -903,3 +912,101 @@ class StandingsAnswerSchema(Schema):
     next_players = fields.List(fields.Integer(), metadata={
         "description": "the four participants (indexes) of the next round, seat order; empty once over"})
     over = fields.Boolean()
+
+
+# ---------------------------------------------------------------- match records (docs/records.md)
+
+RECORD_FORMAT = "domino-record"
+#: A record's text form at most (the body limit, GATEWAY_MAX_BODY_BYTES, comes first).
+MAX_RECORD_TEXT = 4_000_000
+MAX_RECORD_MOVES = 4000
+VIEW_PATTERN = r"^(full|spectator|seat (0|[1-9][0-9]?))$"
+
+
+class RecordMoveSchema(StrictSchema):
+    """One move of a record: its number, who made it, the step and what it gave."""
+
+    n = StrictInteger(required=True, metadata={"description": "1, 2, 3 ... in order"})
+    seat = StrictInteger(required=True, allow_none=True,
+                         metadata={"description": "the seat (Kingdomino: the player); null for the table's steps"})
+    step = fields.String(required=True, metadata={
+        "description": "'new' (or 'new {json}'), 'deal' (or 'deal {json}'), an action, 'settle {json}', "
+                       "'timeout N'", "example": "3-6@E"})
+    events = fields.List(fields.Dict(), required=True, metadata={
+        "description": "the events the move gave as the record's viewer sees them (empty: not given, "
+                       "computed on import), plus `dealt` and `revealed`"})
+
+
+class RecordSchema(StrictSchema):
+    """A match record, JSON form (docs/records.md); the text form carries the same."""
+
+    record = fields.String(required=True, validate=validate.OneOf([RECORD_FORMAT]))
+    version = StrictInteger(required=True, validate=validate.OneOf([1]))
+    variant = fields.String(required=True, metadata={"example": "block"})
+    players = StrictInteger(required=True)
+    options = fields.Dict(required=True)
+    view = fields.String(required=True, validate=validate.Regexp(VIEW_PATTERN),
+                         metadata={"description": "full, spectator or 'seat N'"})
+    seed = StrictInteger(required=True, allow_none=True, metadata={"description": "full records only"})
+    names = fields.List(fields.String(allow_none=True), required=True)
+    result = fields.Dict(required=True, allow_none=True, metadata={"description": "the match's, once over"})
+    moves = fields.List(fields.Nested(RecordMoveSchema), required=True)
+
+
+class ExportRecordSchema(CarrierSchema):
+    """Transparent: `view` (default full). Sealed: the key decides (a seat's own record, the host's
+    spectator record, the full one once the match is over)."""
+
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules(sealed={"not": {"anyOf": [
+        {"required": ["state"]}, {"required": ["view"]}]}})
+
+    view = fields.String(validate=validate.Regexp(VIEW_PATTERN),
+                         metadata={"description": "transparent mode only: full (default), spectator or 'seat N'",
+                                   "example": "full"})
+    names = fields.List(fields.String(allow_none=True, validate=validate.Length(max=80)),
+                        validate=validate.Length(max=16),
+                        metadata={"description": "the players' names, seat 0 first (as many as seats)"})
+
+    @validates_schema
+    def _view_transparent(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "token" in data and "view" in data:
+            raise ValidationError("a sealed match's record is the one its key may see", "view")
+
+
+class RecordInputSchema(StrictSchema):
+    """A record in one of its forms: `record` (JSON) or `text`."""
+
+    OPENAPI_RULES: ClassVar[dict[str, Any]] = {"oneOf": [
+        {"required": ["record"], "not": {"required": ["text"]}},
+        {"required": ["text"], "not": {"required": ["record"]}}]}
+
+    record = Carried(RecordSchema, metadata={"description": "the JSON form (read by the engine)"})
+    text = fields.String(validate=validate.Length(1, MAX_RECORD_TEXT),
+                         metadata={"description": "the text form"})
+
+    @validates_schema
+    def _one_form(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if ("record" in data) == ("text" in data):
+            raise ValidationError("give the record in one form: record (JSON) or text", "record")
+
+
+class ReplayRecordSchema(RecordInputSchema):
+    upto = StrictInteger(validate=validate.Range(1, MAX_RECORD_MOVES),
+                         metadata={"description": "the move to stop after (default: the last)"})
+
+
+class RecordAnswerSchema(Schema):
+    record = fields.Nested(RecordSchema, required=True)
+    text = fields.String(required=True, metadata={"description": "the same record, text form"})
+
+
+class ImportRecordAnswerSchema(RecordAnswerSchema):
+    moves = fields.Integer(required=True)
+    state = state_field(allow_none=True, metadata={
+        "description": "the match after its last move (a full record); null for a seat's or spectator's"})
+
+
+class ReplayRecordAnswerSchema(Schema):
+    state = state_field(required=True, metadata={"description": "the match after move `move`"})
+    move = fields.Integer(required=True)
+    moves = fields.Integer(required=True)

@@ -19,6 +19,12 @@ Two stores behind this one interface:
 - `RedisStore`, for a cluster (``redis://host:6379/0``): one Redis that every
   gateway replica shares; compare-and-set is a Lua script, so it is atomic.
 
+Next to each version record the store keeps the match's public lines for its
+spectators (`GET /v1/matches/{id}/spectate`, docs/records.md): what the engine
+says a spectator may see of each call that changed the match (`JsonAnswer.public`,
+NDJSON, carried unread), appended in the same write as the advance, and an ``end``
+mark once the match is over. They expire with the version record.
+
 A record lives as long as the match is used: each call pushes its expiry `ttl`
 seconds ahead, and a token of a match idle longer is refused as expired. When
 the store cannot be reached the call is refused with `StoreUnavailable` (503):
@@ -35,7 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_TTL", "MatchExpired", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
+__all__ = ["DEFAULT_TTL", "END", "MatchExpired", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
            "VersionStore", "check_store", "default_url", "open_store"]
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
@@ -65,14 +71,19 @@ class VersionStore(Protocol):
 
     ttl: int
 
-    def create(self, match_id: bytes) -> None:
-        """A new match at version 0."""
+    def create(self, match_id: bytes, public: bytes = b"") -> None:
+        """A new match at version 0, its first public lines `public` (NDJSON)."""
 
     def check(self, match_id: bytes, seq: int) -> None:
         """Raise `StaleToken` unless `seq` is the latest (`MatchExpired` if unknown); keeps the record alive."""
 
-    def advance(self, match_id: bytes, seq: int) -> None:
-        """Compare-and-set `seq` -> `seq + 1`; `StaleToken` if `seq` is not the latest (`MatchExpired` if unknown)."""
+    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
+        """Compare-and-set `seq` -> `seq + 1`; `StaleToken` if `seq` is not the latest (`MatchExpired` if unknown).
+        With it, append `public` (NDJSON lines) to the match's public lines, and the end mark when `over`."""
+
+    def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
+        """The match's public lines from the `start`-th (0-based), and whether the match is over;
+        `MatchExpired` if the store holds no record of it."""
 
     def ping(self) -> None:
         """Raise `StoreUnavailable` unless the store answers."""
@@ -149,6 +160,9 @@ class SqliteStore:
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_ms)}")
             conn.execute("CREATE TABLE IF NOT EXISTS versions "
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS public "
+                         "(match_id BLOB NOT NULL, n INTEGER NOT NULL, line BLOB NOT NULL, "
+                         "PRIMARY KEY (match_id, n)) WITHOUT ROWID")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
         self._connection, self._pid = conn, os.getpid()
@@ -161,10 +175,39 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise StoreUnavailable(f"token store {self.path}: {exc}") from None
 
-    def create(self, match_id: bytes) -> None:
+    def create(self, match_id: bytes, public: bytes = b"") -> None:
         expires = self._clock() + self.ttl
-        self._run(lambda c: c.execute("INSERT INTO versions VALUES (?, 0, ?)", (match_id, expires)))
+
+        def work(c: sqlite3.Connection) -> None:
+            with c:
+                c.execute("BEGIN IMMEDIATE")
+                c.execute("INSERT INTO versions VALUES (?, 0, ?)", (match_id, expires))
+                self._append(c, match_id, _split(public))
+        self._run(work)
         self._sweep()
+
+    @staticmethod
+    def _append(c: sqlite3.Connection, match_id: bytes, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        row = c.execute("SELECT COALESCE(MAX(n) + 1, 0) FROM public WHERE match_id = ?", (match_id,)).fetchone()
+        c.executemany("INSERT INTO public VALUES (?, ?, ?)",
+                      [(match_id, row[0] + i, line) for i, line in enumerate(lines)])
+
+    def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
+        def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
+            self._latest(c, match_id)
+            rows = c.execute("SELECT line FROM public WHERE match_id = ? AND n >= ? ORDER BY n",
+                             (match_id, start)).fetchall()
+            lines = [bytes(r[0]) for r in rows]
+            over = bool(lines) and lines[-1] == END
+            if not over and start > 0:
+                last = c.execute("SELECT line FROM public WHERE match_id = ? ORDER BY n DESC LIMIT 1",
+                                 (match_id,)).fetchone()
+                over = last is not None and bytes(last[0]) == END
+            return lines, over
+        result: tuple[list[bytes], bool] = self._run(work)
+        return result
 
     def _latest(self, c: sqlite3.Connection, match_id: bytes) -> int:
         row = c.execute("SELECT seq, expires FROM versions WHERE match_id = ?", (match_id,)).fetchone()
@@ -181,12 +224,19 @@ class SqliteStore:
             c.execute("UPDATE versions SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
         self._run(work)
 
-    def advance(self, match_id: bytes, seq: int) -> None:
+    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
+        lines = _split(public) + ([END] if over else [])
+
         def work(c: sqlite3.Connection) -> None:
-            done = c.execute("UPDATE versions SET seq = ?, expires = ? WHERE match_id = ? AND seq = ? AND expires >= ?",
-                             (seq + 1, self._clock() + self.ttl, match_id, seq, self._clock()))
-            if done.rowcount != 1:
-                raise StaleToken(self._latest(c, match_id), seq)
+            with c:
+                if lines:
+                    c.execute("BEGIN IMMEDIATE")
+                done = c.execute("UPDATE versions SET seq = ?, expires = ? "
+                                 "WHERE match_id = ? AND seq = ? AND expires >= ?",
+                                 (seq + 1, self._clock() + self.ttl, match_id, seq, self._clock()))
+                if done.rowcount != 1:
+                    raise StaleToken(self._latest(c, match_id), seq)
+                self._append(c, match_id, lines)
         self._run(work)
         self._sweep()
 
@@ -196,13 +246,24 @@ class SqliteStore:
     def _sweep(self) -> None:
         self._writes += 1
         if self._writes % self.SWEEP_EVERY == 0:
-            self._run(lambda c: c.execute("DELETE FROM versions WHERE expires < ?", (self._clock(),)))
+            def sweep(c: sqlite3.Connection) -> None:
+                c.execute("DELETE FROM versions WHERE expires < ?", (self._clock(),))
+                c.execute("DELETE FROM public WHERE match_id NOT IN (SELECT match_id FROM versions)")
+            self._run(sweep)
 
     def close(self) -> None:
         with self._lock:
             if self._connection is not None and self._pid == os.getpid():
                 self._connection.close()
             self._connection = None
+
+
+#: The line that marks the end of a match's public lines (its last).
+END = b'{"type":"end"}'
+
+
+def _split(public: bytes) -> list[bytes]:
+    return [line for line in public.split(b"\n") if line]
 
 
 # ---------------------------------------------------------------- Redis (a cluster)
@@ -214,6 +275,10 @@ local latest = redis.call('GET', KEYS[1])
 if not latest then return {-1, 0} end
 if latest ~= ARGV[1] then return {0, tonumber(latest)} end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+if #ARGV > 3 then
+  for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+end
 return {1, 0}
 """
 
@@ -222,6 +287,7 @@ class RedisStore:
     """One Redis shared by every gateway replica: ``domino:v:<match id hex> -> seq`` with an expiry."""
 
     PREFIX = "domino:v:"
+    PUBLIC = "domino:p:"  # the match's public lines, a list
 
     def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
         import redis  # only a cluster needs it
@@ -245,8 +311,29 @@ class RedisStore:
     def _key(self, match_id: bytes) -> str:
         return self.PREFIX + match_id.hex()
 
-    def create(self, match_id: bytes) -> None:
-        self._run(lambda: self._redis.set(self._key(match_id), 0, ex=self.ttl))
+    def create(self, match_id: bytes, public: bytes = b"") -> None:
+        lines = _split(public)
+
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.set(self._key(match_id), 0, ex=self.ttl)
+            if lines:
+                pipe.rpush(self.PUBLIC + match_id.hex(), *lines)
+                pipe.expire(self.PUBLIC + match_id.hex(), self.ttl)
+            return pipe.execute()
+        self._run(work)
+
+    def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.exists(self._key(match_id))
+            pipe.lrange(self.PUBLIC + match_id.hex(), start, -1)
+            pipe.lindex(self.PUBLIC + match_id.hex(), -1)
+            return pipe.execute()
+        exists, lines, last = self._run(work)
+        if not exists:
+            raise MatchExpired()
+        return [bytes(x) for x in lines], last is not None and bytes(last) == END
 
     def check(self, match_id: bytes, seq: int) -> None:
         key = self._key(match_id)
@@ -255,6 +342,7 @@ class RedisStore:
             pipe = self._redis.pipeline(transaction=False)
             pipe.get(key)
             pipe.expire(key, self.ttl)
+            pipe.expire(self.PUBLIC + match_id.hex(), self.ttl)
             return pipe.execute()[0]
         latest = self._run(work)
         if latest is None:
@@ -262,8 +350,10 @@ class RedisStore:
         if int(latest) != seq:
             raise StaleToken(int(latest), seq)
 
-    def advance(self, match_id: bytes, seq: int) -> None:
-        done, latest = self._run(lambda: self._advance(keys=[self._key(match_id)], args=[seq, seq + 1, self.ttl]))
+    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
+        lines = _split(public) + ([END] if over else [])
+        done, latest = self._run(lambda: self._advance(keys=[self._key(match_id), self.PUBLIC + match_id.hex()],
+                                                       args=[seq, seq + 1, self.ttl, *lines]))
         if done == -1:
             raise MatchExpired()
         if done == 0:

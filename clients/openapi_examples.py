@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine_service import records
 from engine_service.rules import Kingdomino, Match, Tournament
 
 Json = dict[str, Any]
@@ -56,6 +57,10 @@ def examples() -> dict[str, dict[str, Json]]:
         game.apply(action)
     kd = game.to_dict()
     kd_place = game.legal_actions()[0]
+    block, _ = Match.new("block", 2, seed=SEED)  # a short match for the records' examples: one round
+    while block.legal_actions():
+        block.apply(block.legal_actions()[0])
+    block_text = records.to_text(records.export(block, names=["Ann", "Bob"]))
     return {
         "new_match": {
             "kozel": _one("A seeded 4-player Kozel match", {"variant": "kozel", "players": 4, "seed": SEED}),
@@ -94,6 +99,14 @@ def examples() -> dict[str, dict[str, Json]]:
                     "kingdomino": _one("Kingdomino: the greedy bot's move for player 0", {"state": kd, "level": "greedy"})},
         "hints": {"kozel": _one("Kozel: what the expert knows from seat 0's view", {"state": state, "seat": 0}),
                   "kingdomino": _one("Kingdomino: the coach for player 0", {"state": kd, "seat": 0})},
+        "record": {"kozel": _one("The full record of a Kozel round played out", {"state": finished.to_dict()}),
+                   "kozel-seat": _one("What seat 2 may keep of it: its own hand, the table, the hands shown "
+                                      "at the round's end", {"state": finished.to_dict(), "view": "seat 2"}),
+                   "kingdomino": _one("Kingdomino, with the players' names", {"state": kd, "names": ["Ann", "Bob"]})},
+        "record_import": {
+            "text": _one("A block round's record, text form", {"text": block_text}),
+            "json": _one("The same record, JSON form", {"record": records.to_json(records.parse(block_text))})},
+        "record_replay": {"text": _one("The state after move 5 of that record", {"text": block_text, "upto": 5})},
         "new_tournament": {"five": _one("A Bykovo micro-tournament of five",
                                         {"participants": ["Ann", "Bob", "Cid", "Dan", "Eve"], "seed": SEED})},
         "record_round": {"first": _one("The first round's points and winner",

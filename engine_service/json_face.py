@@ -33,9 +33,10 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from domino.v1.jsonargs import MAX_DEPTH, too_deep
 
-from engine_service import calls, kingdomino_codec, wire
+from engine_service import calls, kingdomino_codec, records, wire
 from engine_service.calls import EncodingError
 from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
+from engine_service.rules.tiles import names
 from engine_service.rules.views import (
     Viewer,
     kingdomino_view_for,
@@ -160,7 +161,31 @@ def _game_answer(game: Kingdomino, events: list[Event], sealed: bool, viewer: Vi
                                             **extra}))
     body = {"view": kingdomino_view_for(game, viewer), "scores": scores_of(game),
             "events": redact_kingdomino_events(events), **extra}
-    return pb.JsonAnswer(answer=_dumps(body), state=kingdomino_codec.encode_state(game) if changed else b"")
+    if not changed:
+        return pb.JsonAnswer(answer=_dumps(body))
+    return pb.JsonAnswer(answer=_dumps(body), state=kingdomino_codec.encode_state(game),
+                         public=_lines(redact_kingdomino_events(events)), over=game.game_over)
+
+
+def _lines(items: list[Json]) -> bytes:
+    """NDJSON: one compact JSON object a line."""
+    return b"".join(orjson.dumps(item) + b"\n" for item in items)
+
+
+def _description(variant: str, players: int, options: Json) -> Json:
+    """The first line a spectator gets: what is being played (docs/records.md "Spectator stream")."""
+    return {"type": "description", "record": records.FORMAT, "version": records.VERSION, "variant": variant,
+            "players": players, "options": options, "view": "spectator"}
+
+
+def _public_events(match: Match, events: list[Event]) -> list[Event]:
+    """A call's events as a spectator sees them, the hands shown once the round is over."""
+    seen = redact_events(events, None)
+    rnd = match.round
+    if rnd is not None and rnd.over and any(e["type"] == "round_ended" for e in events):
+        at = next(i for i, e in enumerate(seen) if e["type"] == "round_ended")
+        seen.insert(at + 1, {"type": "revealed", "hands": [names(h) for h in rnd.hands]})
+    return seen
 
 
 _NO_ROUNDS = "kingdomino has no rounds to {}: its rows are laid by the game itself"
@@ -182,7 +207,17 @@ def _answer(match: Match, events: list[Event], sealed: bool, viewer: Viewer, cha
                                             **extra}))
     body = {"view": view_for(match, viewer), "scores": scores_of(match), "events": redact_events(events, viewer),
             **extra}
-    return pb.JsonAnswer(answer=_dumps(body), state=wire.encode_state(match) if changed else b"")
+    if not changed:
+        return pb.JsonAnswer(answer=_dumps(body))
+    return pb.JsonAnswer(answer=_dumps(body), state=wire.encode_state(match),
+                         public=_lines(_public_events(match, events)), over=match.match_over)
+
+
+def _described(answer: pb.JsonAnswer, sealed: bool, variant: str, players: int, options: Json) -> pb.JsonAnswer:
+    """A new sealed match's public lines start with its description."""
+    if sealed:
+        answer.public = orjson.dumps(_description(variant, players, dict(options))) + b"\n" + answer.public
+    return answer
 
 
 def _typed_default(option: Json) -> Json:
@@ -193,6 +228,18 @@ def _typed_default(option: Json) -> Json:
     if kind == "int" and isinstance(text, str) and text.lstrip("-").isdigit():
         return {**option, "default": int(text)}
     return option
+
+
+def _record(args: Json) -> records.Record:
+    """The record a call carries: ``record`` (the JSON form) or ``text`` (the text form), one of them."""
+    if ("record" in args) == ("text" in args):
+        raise MalformedError("record or text: give the record in one form (JSON `record` or `text`)")
+    if "text" in args:
+        text = args["text"]
+        if not isinstance(text, str):
+            raise MalformedError("text: the record's text form, a string")
+        return records.from_text(text)
+    return records.from_json(args["record"])
 
 
 def _tournament(args: Json) -> Tournament:
@@ -234,7 +281,8 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
                                         no_deal=no_deal, bots=args.get("bots"))
         sealed = "view_as" in args
         viewer = _seat_of(_viewer(args), match) if sealed else None
-        return _answer(match, events, sealed, viewer)
+        return _described(_answer(match, events, sealed, viewer), sealed, match.variant, match.players,
+                          match.overrides)
 
     def _new_kingdomino(self, args: Json, no_deal: bool) -> pb.JsonAnswer:
         for key in ("setup", "no_deal"):
@@ -244,7 +292,8 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
                                             seed=args.get("seed"), deal=args.get("deal"), bots=args.get("bots"))
         sealed = "view_as" in args
         viewer = _player_of(_viewer(args), game) if sealed else None
-        return _game_answer(game, events, sealed, viewer)
+        return _described(_game_answer(game, events, sealed, viewer), sealed, kingdomino_codec.NAME,
+                          game.players, game.options)
 
     def StartRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"deal"})
@@ -358,6 +407,52 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             return kd.answer(calls.kingdomino_timeout(kd.game, args["seat"]))
         carried = _Carried(call, args)
         return carried.answer(calls.timeout(carried.match, args["seat"]))
+
+    # ------------------------------------------------------------ match records (docs/records.md)
+
+    def ExportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, _MATCH | _SEALED | {"view", "names"})
+        names = args.get("names")
+        if names is not None and type(names) is not list:
+            raise MalformedError("names: a list of names, seat 0 first")
+        if _is_kingdomino(call, args):
+            kd = _CarriedGame(call, args)
+            game: Match | Kingdomino = kd.game
+            sealed, viewer = kd.sealed, kd.viewer
+        else:
+            carried = _Carried(call, args)
+            game, sealed, viewer = carried.match, carried.sealed, carried.viewer
+        if sealed:
+            if "view" in args:
+                raise MalformedError("view: a sealed match's record is the one its key may see")
+            over = game.game_over if isinstance(game, Kingdomino) else game.match_over
+            view = "full" if over else "spectator" if viewer is None else f"seat {viewer}"
+        else:
+            view = args.get("view", "full")
+            if not isinstance(view, str):
+                raise MalformedError("view: 'full', 'spectator' or 'seat N'")
+        record = records.export(game, view, names)
+        return pb.JsonAnswer(answer=_dumps({"record": records.to_json(record), "text": records.to_text(record)}))
+
+    def ImportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        record = _record(_args(call, frozenset({"record", "text"})))
+        state = None
+        if record.view == "full":
+            state = records.replay(record).to_dict()
+        else:
+            records.check(record)
+        return pb.JsonAnswer(answer=_dumps({"record": records.to_json(record), "text": records.to_text(record),
+                                            "moves": len(record.moves), "state": state}))
+
+    def ReplayRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        args = _args(call, frozenset({"record", "text", "upto"}))
+        record = _record(args)
+        upto = args.get("upto")
+        if upto is not None and type(upto) is not int:
+            raise MalformedError("upto: a move number")
+        game = records.replay(record, upto)
+        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "move": upto or len(record.moves),
+                                            "moves": len(record.moves)}))
 
     # ------------------------------------------------------------ Bykovo micro-tournament (B)
 

@@ -33,6 +33,7 @@ from typing import Any
 from .botseats import bots_to_list, check_bots
 from .errors import IllegalActionError, MalformedError
 from .events import Event
+from .history import append, check_log, entry
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
 from .kingdomino_notation import Action, parse_action
 from .kingdomino_score import (
@@ -82,6 +83,7 @@ class Kingdomino:
         "games",
         "kingdoms",
         "kings",
+        "log",
         "next_kings",
         "next_tiles",
         "picker",
@@ -108,6 +110,8 @@ class Kingdomino:
         self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
         self.games: list[GameResult] = []
         self.deals: list[tuple[list[int], list[int]]] = []
+        #: What happened since the game began (`history`): empty when that is not known.
+        self.log: list[str] = []
 
     # ------------------------------------------------------------ creation
 
@@ -142,6 +146,7 @@ class Kingdomino:
         game = cls(cfg, checked, kings, pile)
         game.bots = check_bots(bots, cfg.players, "bots")
         game.deals = deals
+        game.log = [entry("new", None if deal is None else _deal_payload(cfg.dynasty, pile, kings, deals))]
         events: list[Event] = []
         game._begin(events)
         return game, events
@@ -305,8 +310,11 @@ class Kingdomino:
         events: list[Event] = []
         if verb == "pick":
             self._pick(tile, events)
+            logged = f"pick {tile}"
         else:
             self._place(verb, tile, x, y, d, events)
+            logged = f"place {tile} {x},{y} {DIRECTIONS[d]}" if verb == "place" else f"discard {tile}"
+        append(self.log, logged)
         if self.game_over:
             self._game_ended(events)
         return events
@@ -394,6 +402,7 @@ class Kingdomino:
         if self.game_over:
             raise IllegalActionError("the game is over")
         self.timed_out = player
+        append(self.log, f"timeout {player}")
         t = self.totals()
         winners = self._forfeit_winners(t)
         scores, largest, crowns = self.scores(), self.largest_region(), self.crowns()
@@ -428,6 +437,7 @@ class Kingdomino:
         new.kingdoms = [k.copy() for k in self.kingdoms]
         new.games = self.games.copy()           # results are never changed once made
         new.deals = [(pile.copy(), kings.copy()) for pile, kings in self.deals]
+        new.log = self.log.copy()
         return new
 
     def to_dict(self) -> dict[str, Any]:
@@ -448,6 +458,7 @@ class Kingdomino:
                      for t, k in zip(self.next_tiles, self.next_kings)],
             "picker": None if self.picker < 0 else self.picker,
             "kingdoms": [k.log.copy() for k in self.kingdoms],
+            "log": self.log.copy(),
         }
         if self.timed_out >= 0:
             state["timed_out"] = self.timed_out
@@ -479,6 +490,7 @@ class Kingdomino:
         game.games = parts.games
         game.deals = parts.deals
         game.bots = check_bots(bots, parts.cfg.players, "state.bots")
+        game.log = check_log(data.get("log") if isinstance(data, dict) else None)
         return game
 
     def view(self, player: object) -> dict[str, Any]:
@@ -492,7 +504,7 @@ class Kingdomino:
         if not isinstance(player, int) or isinstance(player, bool) or not 0 <= player < self.players:
             raise MalformedError(f"player must be 0..{self.players - 1}, not {player!r}")
         state = self.to_dict()
-        del state["pile"], state["seed"]
+        del state["pile"], state["seed"], state["log"]
         state["timed_out"] = None if self.timed_out < 0 else self.timed_out
         to_move = self.to_move
         state.update({
@@ -518,6 +530,15 @@ class Kingdomino:
                 "totals": self.totals(),
             }
         return state
+
+
+def _deal_payload(dynasty: bool, pile: list[int], kings: list[int],
+                  later: list[tuple[list[int], list[int]]]) -> dict[str, Any]:
+    """An explicit deal as the log keeps it (a dynasty's: every game's)."""
+    first = {"tiles": pile.copy(), "kings": kings.copy()}
+    if not dynasty:
+        return first
+    return {"games": [first] + [{"tiles": p.copy(), "kings": k.copy()} for p, k in later]}
 
 
 __all__ = ["HARMONY_BONUS", "MIDDLE_KINGDOM_BONUS", "Event", "Kingdomino"]

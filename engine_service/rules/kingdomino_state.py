@@ -36,6 +36,8 @@ KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "ne
 DYNASTY_KEY = "dynasty"
 #: Only once a player's timeout ended the game: that player.
 TIMED_OUT_KEY = "timed_out"
+#: The action log (rules/history.py), checked by `Kingdomino.from_dict`; optional (older states lack it).
+LOG_KEY = "log"
 RESULT_KEYS = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
 
 
@@ -73,7 +75,7 @@ def decode(data: object) -> Decoded:
     """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
-    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY))
+    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY, LOG_KEY))
     if unknown:
         raise MalformedError(f"state: unknown keys {unknown}")
     missing = [k for k in KEYS if k not in data]

@@ -22,6 +22,7 @@ from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
 from .family import Family, MatchEnd, RoundContext, RoundResult
+from .history import append, check_log, entry
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
@@ -37,7 +38,7 @@ class Match:
 
     __slots__ = (
         "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots",
+        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots", "log",
     )
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
@@ -61,6 +62,8 @@ class Match:
         #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
         #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
         self.at_limit = False
+        #: What happened since the match began (`history`): empty when that is not known.
+        self.log: list[str] = []
 
     # ------------------------------------------------------------ creation
 
@@ -89,6 +92,7 @@ class Match:
         match.bots = check_bots(bots, match.players, "bots")
         if setup is not None:
             match._setup(setup)
+        match.log = [entry("new", None if setup is None else _setup_payload(setup))]
         if no_deal:
             return match, []
         return match, match.start_round(deal)
@@ -149,6 +153,8 @@ class Match:
             family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
         self.round_number += 1
+        if self.log:
+            append(self.log, "deal" if deal is None else entry("deal", _deal_payload(self.round, leader_hint)))
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
 
@@ -180,6 +186,8 @@ class Match:
             self._refuse(action, seat)
         events: list[Event] = []
         ended = rnd.apply(action, events)
+        if self.log:
+            append(self.log, _logged(events[0]))
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
         if ended and not self.match_over:
@@ -263,6 +271,9 @@ class Match:
         self.ledger = ledger
         self.round = None
         self.round_number += 1
+        if self.log:
+            append(self.log, entry("settle", {"ending": ending, "hands": [names(m) for m in masks],
+                                              "last_placer": last_placer}))
         return self._conclude(result)
 
     def timeout(self, seat: object) -> list[Event]:
@@ -274,6 +285,7 @@ class Match:
         if end is None:
             raise MalformedError(f"variant {self.variant} has no timeout rule")
         self.timed_out = seat
+        append(self.log, f"timeout {seat}")
         return [self._end_match(end)]
 
     # ------------------------------------------------------------ what the families decided
@@ -332,6 +344,7 @@ class Match:
         new.timed_out = self.timed_out
         new.at_limit = self.at_limit
         new.bots = dict(self.bots)
+        new.log = self.log.copy()
         return new
 
     def to_dict(self) -> dict[str, Any]:
@@ -351,6 +364,7 @@ class Match:
             "winners": self.winners.copy(),
             "rating": self.rating.copy(),
             "timed_out": self.timed_out,
+            "log": self.log.copy(),
         }
         if self.bots:
             state["bots"] = bots_to_list(self.bots)
@@ -455,8 +469,33 @@ class Match:
         rnd = data.get("round")
         if rnd is not None:
             match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
+        match.log = check_log(data.get("log"))
         match.at_limit = _near_limit(match)
         return match
+
+
+def _setup_payload(setup: object) -> dict[str, Any]:
+    """A checked setup as the log keeps it (its keys in order)."""
+    assert isinstance(setup, dict)
+    return {k: setup[k] for k in sorted(setup)}
+
+
+def _deal_payload(rnd: Round, leader: int | None) -> dict[str, Any]:
+    """An explicit deal as the log keeps it: the hands and the whole boneyard in draw order."""
+    payload: dict[str, Any] = {"hands": [names(h) for h in rnd.hands],
+                               "boneyard": [NAMES[t] for t in reversed(rnd.boneyard)]}
+    if leader is not None:
+        payload["leader"] = leader
+    return payload
+
+
+def _logged(event: Event) -> str:
+    """The canonical action of an `apply`, from its first event (played, drew or passed)."""
+    kind = event["type"]
+    if kind == "played":
+        action: str = event["action"]
+        return action
+    return "draw" if kind == "drew" else "pass"
 
 
 # ---------------------------------------------------------------- encoding helpers
@@ -486,7 +525,7 @@ def _round_to_dict(rnd: Round) -> dict[str, Any]:
 #: The keys of a state and its parts, as `to_dict` writes them: any other key is refused (a
 #: misspelled key would otherwise be dropped silently; the OpenAPI schema says the same).
 STATE_KEYS = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
-                        "match_over", "losers", "winners", "rating", "timed_out", "bots"})
+                        "match_over", "losers", "winners", "rating", "timed_out", "bots", "log"})
 ROUND_KEYS = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
                         "last_placer", "last_score", "over", "ending", "winner", "round_points", "places", "ends",
                         "count"})

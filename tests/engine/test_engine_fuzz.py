@@ -104,6 +104,8 @@ PAIRS: tuple[tuple[str, str], ...] = tuple((ENGINE, m) for m in METHODS) + tuple
 #: Kingdomino's typed calls, and the JSON-face calls that take a Kingdomino game.
 KD_METHODS = frozenset({"NewKingdomino", "KingdominoLegalActions", "KingdominoApply", "KingdominoReplay",
                         "KingdominoView", "KingdominoTimeout"})
+#: The JSON face's own calls (match records, docs/records.md): no typed twin.
+RECORD_JSON = frozenset({"ExportRecord", "ImportRecord", "ReplayRecord"})
 KD_JSON = {"NewMatch": "NewKingdomino", "LegalActions": "KingdominoLegalActions", "Apply": "KingdominoApply",
            "Replay": "KingdominoReplay", "View": "KingdominoView", "Timeout": "KingdominoTimeout"}
 #: Bots (issue 15): cheap levels mostly, and a small cap on the expert's search, so the run stays short.
@@ -117,11 +119,12 @@ WINDOW = 8  # calls in flight at once
 
 
 def test_every_rpc_of_both_services_is_covered() -> None:
-    """The fuzzer knows all 18 typed RPCs and the 12 of the JSON face (Kingdomino's calls are typed only)."""
+    """The fuzzer knows all 18 typed RPCs and the 15 of the JSON face (Kingdomino's calls are typed only, the
+    records' JSON only)."""
     shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
               "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest"}
     assert set(METHODS) == shared | KD_METHODS
-    assert set(JSON_METHODS) == shared | {"Hints"} and set(KD_JSON) <= shared
+    assert set(JSON_METHODS) == shared | {"Hints"} | RECORD_JSON and set(KD_JSON) <= shared
 
 
 # ---------------------------------------------------------------- verdicts and reports
@@ -568,7 +571,47 @@ def json_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     """A JSON-face request of `method`: a matching game's, or (for the calls that serve it) a Kingdomino one."""
     if method in KD_JSON and rng.random() < 0.35:
         return _kd_request(corpus, KD_JSON[method], rng)
+    if method in RECORD_JSON:
+        return _record_request(corpus, method, rng)
     return valid_request(corpus, method, rng)
+
+
+def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
+    """A records call (JSON face only: `typed` is an empty JsonCall): a match's or a game's record, written,
+    read back or replayed, sometimes in a view, sealed or damaged."""
+    from engine_service import records
+
+    game: Match | Kingdomino = corpus.game(rng) if rng.random() < 0.3 else corpus.match(rng)
+    players = game.players
+    view = rng.choice(["full", "full", "spectator", f"seat {rng.randrange(players)}"])
+    if method == "ExportRecord":
+        args: Json = {}
+        if rng.random() < 0.4:
+            args["names"] = [rng.choice(["Ann", None, "Ива"]) for _ in range(players)]
+        if rng.random() < 0.4:
+            args["view_as"] = rng.choice(["host", *range(players)])
+            sealed = kingdomino_codec.encode_state(game) if isinstance(game, Kingdomino) else wire.encode_state(game)
+            return Request(pb.JsonCall(), args, sealed)
+        args.update(state=game.to_dict(), view=view)
+        return Request(pb.JsonCall(), args)
+    try:
+        record = records.export(game, view if method == "ImportRecord" else "full")
+    except RulesError:
+        return Request(pb.JsonCall(), {"text": "[Record \"domino-record 1\"]\n"})
+    text = records.to_text(record)
+    if rng.random() < 0.5:
+        if rng.random() < 0.15:
+            cut = rng.randrange(len(text))
+            text = text[:cut] + rng.choice(["", "x", "\n9. S0 6-6\n", "{", "1-1"]) + text[cut + 1:]
+        args = {"text": text}
+    else:
+        form = records.to_json(record)
+        if rng.random() < 0.15 and len(form["moves"]) > 1:
+            del form["moves"][rng.randrange(1, len(form["moves"]))]
+        args = {"record": form if rng.random() < 0.9 else rng.choice([[], "x", {"record": "pgn"}, 7])}
+    if method == "ReplayRecord" and rng.random() < 0.6:
+        args["upto"] = rng.randint(1, len(record.moves))
+    return Request(pb.JsonCall(), args)
 
 
 def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
@@ -1446,7 +1489,7 @@ def _mutated_json(corpus: Corpus, method: str, rng: random.Random) -> bytes:
         return mutate(json_call(request.args, request.sealed), rng, other)
     if way < 0.25:  # the args' JSON text
         text = orjson.dumps(request.args)
-        return json_call(mutate_bytes(text, rng, orjson.dumps(valid_request(corpus, method, rng).args)),
+        return json_call(mutate_bytes(text, rng, orjson.dumps(json_request(corpus, method, rng).args)),
                          request.sealed)
     if way < 0.45 and method in _MATCH_METHODS:
         # Sealed: mutated MatchState bytes with a valid view_as.
@@ -1462,7 +1505,7 @@ def _mutated_json(corpus: Corpus, method: str, rng: random.Random) -> bytes:
         else:
             state = state_bytes_of(mutate_state(match.to_dict(), rng)) or original
         return json_call(args, state)
-    if way < 0.75 and "state" in request.args:  # the state in args changed meaningfully
+    if way < 0.75 and "state" in request.args and method not in RECORD_JSON:  # the state changed meaningfully
         args = dict(request.args)
         args["state"] = (mutate_state if method in _MATCH_METHODS else mutate_tournament)(args["state"], rng)
         if rng.random() < 0.2:
