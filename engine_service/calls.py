@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine_service import bots, metrics
+from engine_service import bots, metrics, records
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError, Match, RulesError
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 
@@ -33,6 +33,29 @@ def _bot_to_move(game: Match | Kingdomino) -> int | None:
     return seat if seat is not None and seat in game.bots else None
 
 
+def seat_view(game: Match | Kingdomino, seat: int) -> dict[str, Any]:
+    """`seat`'s view, and for a matching game the round's `history` as that seat saw it (its own
+    draws shown, the others' hidden), rebuilt from the state's action log by the records: what the
+    bots need to tell which numbers a pass or a draw proves missing (docs/bots.md). A state without
+    a log, or one whose log does not give it back, has no history: the bots then know the counts."""
+    view = game.view(seat)
+    if isinstance(game, Match) and game.log:
+        try:
+            moves = records.export(game, f"seat {seat}").moves
+        except RulesError:
+            return view
+        start = max((i for i, m in enumerate(moves) if m.step.split(" ", 1)[0] == "deal"), default=0)
+        history: list[Event] = []
+        for move in moves[start:]:
+            if move.seat is not None and move.step == "pass":
+                history.append({"type": "passed", "seat": move.seat})
+            elif move.seat is not None and move.step != "draw":  # a record's play is its step
+                history.append({"type": "played", "seat": move.seat, "action": move.step})
+            history.extend(move.events)  # a draw's own event (the tile for this seat only), scores ...
+        view["history"] = history
+    return view
+
+
 def play_bots(game: Match | Kingdomino) -> list[Event]:
     """The bot seats' turns, from the state as it stands, until a human seat is to move or the
     round (Kingdomino: the game) is over. Each bot decides from its seat's view alone
@@ -41,7 +64,7 @@ def play_bots(game: Match | Kingdomino) -> list[Event]:
     variant = game.variant if isinstance(game, Match) else KINGDOMINO
     played: list[str] = []
     while (seat := _bot_to_move(game)) is not None:
-        action = bots.suggest(game.view(seat), game.bots[seat], seed=game.seed or 0)
+        action = bots.suggest(seat_view(game, seat), game.bots[seat], seed=game.seed or 0)
         events.extend(game.apply(action, seat))
         played.append(action)
     if played:
@@ -217,12 +240,14 @@ def suggest(game: Match | Kingdomino, level: object, budget_ms: object = None, s
         raise IllegalActionError(f"it is seat {seat}'s turn, not seat {viewer}'s: a suggestion is for the seat "
                                  "to move")
     assert isinstance(level, str)
-    return seat, bots.suggest(game.view(seat), level, budget, chosen_seed)
+    return seat, bots.suggest(seat_view(game, seat), level, budget, chosen_seed)
 
 
 def hints(game: Match | Kingdomino, seat: object, budget_ms: object = None, seed: object = None) -> dict[str, Any]:
     """The coach's answer for `seat`'s view (`engine_service.bots.hints`)."""
     view = game.view(seat)  # refuses a seat that is not one (MalformedError)
+    assert isinstance(seat, int)
+    view = seat_view(game, seat)
     budget, chosen_seed = _budget(game, budget_ms), _seed(game, seed)
     if _to_move(game) is None:  # between rounds, or the match (the game) is over
         raise IllegalActionError("nothing to coach: no round is being played" if isinstance(game, Match)

@@ -183,6 +183,7 @@ def export(state: object, view: str = "full", names: list[str | None] | None = N
             moves.append(Move(i, seat, _shown_step(step, full), _seen_by(events, viewer, full, kingdomino)))
     except RulesError as exc:
         raise RecordError(f"state.log does not replay: {exc}") from None
+    replayed.bots = dict(game.bots)  # which seats the computer plays is the table's, not a move
     if replayed.to_dict() != game.to_dict():
         raise RecordError("state.log does not give this state back: the state was changed by hand")
     if names is not None and (len(names) != game.players

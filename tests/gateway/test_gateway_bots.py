@@ -98,3 +98,24 @@ def test_bad_bot_seats_are_refused(gateway: Gateway, body: dict[str, Any], statu
     r = gateway.post("/v1/matches", {"variant": "block", "players": 3, "seed": 1, **body})
     assert r.status == status, r.json
     assert words in r.json.get("detail", "")
+
+
+def test_the_engine_gives_bots_the_round_history_from_the_log(gateway: Gateway) -> None:
+    """The voids a pass or a draw proves reach the bots over the wire: the engine rebuilds the round's
+    history from the state's action log, as the seat saw it (another seat's drawn tiles hidden)."""
+    state = gateway.post("/v1/matches", {"variant": "all-fives", "players": 2, "seed": 2}).json["state"]
+    proven: list[list[int]] = [[], []]
+    for _ in range(20):  # until a pass or a draw has proved something
+        legal = gateway.post("/v1/matches/legal", {"state": state}).json["actions"]
+        state = gateway.post("/v1/matches/apply", {"state": state, "action": legal[0]}).json["state"]
+        if state["round"]["over"]:
+            break
+        hints = gateway.post("/v1/matches/hints", {"state": state, "seat": 0}).json["hints"]
+        assert hints["history_used"] is True
+        proven = hints["proven_missing"]
+        if proven[1]:
+            break
+    assert proven[1], "no void proven in 20 moves"
+    view = calls.seat_view(Match.from_dict(state), 0)
+    drawn_by_other = [e for e in view["history"] if e["type"] == "drew" and e["seat"] == 1]
+    assert drawn_by_other and all(e["tile"] is None for e in drawn_by_other)
