@@ -15,7 +15,7 @@ __all__ = [
     "ClientProblem", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
     "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotFound", "ProblemError",
     "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
-    "TransportError", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+    "TransportError", "UnknownMatch", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -112,6 +112,12 @@ class StaleToken(ClientProblem):
         return latest
 
 
+class UnknownMatch(ClientProblem):
+    """404 unknown-match: no live sealed match by that id (the spectator stream)."""
+
+    type_name = "unknown-match"
+
+
 class MatchExpired(ClientProblem):
     """410 match-expired: the sealed match was idle too long."""
 
@@ -169,7 +175,7 @@ class InternalError(ServerProblem):
 PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
     cls.type_name: cls for cls in (
         ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
-        StaleToken, MatchExpired, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
+        StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
         StoreUnavailable, EngineTimeout, EngineError, InternalError)
 }
 
