@@ -187,7 +187,10 @@ def gateway(engine_proc: EngineProc, gateway_metrics_dir: Path) -> Iterator[Gate
     """The shared gateway: 2 gunicorn workers, sealed mode with keys "new" (sealing) and "old"."""
     gw = launch_gateway(engine_proc.address, "--workers", "2",
                         env={"STATE_TOKEN_KEYS": TOKEN_KEYS,
-                             "PROMETHEUS_MULTIPROC_DIR": str(gateway_metrics_dir)})
+                             "PROMETHEUS_MULTIPROC_DIR": str(gateway_metrics_dir),
+                             # a spectator stream of a live match ends after 1 s without news: schemathesis's
+                             # stateful phase opens streams of the matches it creates
+                             "GATEWAY_SPECTATE_IDLE": "1"})
     yield gw
     assert gw.stop() == 0
 
