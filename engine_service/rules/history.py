@@ -63,8 +63,6 @@ def split(item: str) -> tuple[str, Any]:
 
 def check_log(value: object, what: str = "state.log") -> list[str]:
     """A state's log: a list of at most `MAX_LOG` non-empty strings of at most `MAX_ENTRY` characters."""
-    if value is None:
-        return []
     if not isinstance(value, list):
         raise MalformedError(f"{what} must be a list of strings")
     if len(value) > MAX_LOG:

@@ -490,7 +490,7 @@ class Kingdomino:
         game.games = parts.games
         game.deals = parts.deals
         game.bots = check_bots(bots, parts.cfg.players, "state.bots")
-        game.log = check_log(data.get("log") if isinstance(data, dict) else None)
+        game.log = check_log(data.get("log", []) if isinstance(data, dict) else [])
         return game
 
     def view(self, player: object) -> dict[str, Any]:

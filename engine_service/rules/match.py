@@ -451,25 +451,26 @@ class Match:
         if not isinstance(data, dict):
             raise MalformedError("state must be an object")
         _known_keys(data, STATE_KEYS, "state")
-        p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options") or {})
+        _no_nulls(data, _STATE_NULLABLE, "state")
+        p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options", {}))
         players = int(data["players"])
         match = cls(p, family, effective, players, _seed(data.get("seed"), "state.seed"))
         match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
-        match.ledger = _ledger_from_dict(data.get("ledger") or {}, players, family.sides, family.score_is_written)
+        match.ledger = _ledger_from_dict(data.get("ledger", {}), players, family.sides, family.score_is_written)
         nl = data.get("next_leader")
         match.next_leader = None if nl is None else _seat(nl, players, "state.next_leader")
         match.match_over = _bool(data.get("match_over", False), "state.match_over")
-        match.losers = _seat_list(data.get("losers") or [], family.sides, "state.losers")
-        match.winners = _seat_list(data.get("winners") or [], family.sides, "state.winners")
-        rating = data.get("rating") or []
-        match.rating = _int_list(rating, players, "state.rating") if rating else []
+        match.losers = _seat_list(data.get("losers", []), family.sides, "state.losers")
+        match.winners = _seat_list(data.get("winners", []), family.sides, "state.winners")
+        rating = data.get("rating", [])
+        match.rating = _int_list(rating, players, "state.rating") if rating != [] else []
         to = data.get("timed_out")
         match.timed_out = None if to is None else _seat(to, players, "state.timed_out")
         match.bots = check_bots(data.get("bots"), players, "state.bots")
         rnd = data.get("round")
         if rnd is not None:
             match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
-        match.log = check_log(data.get("log"))
+        match.log = check_log(data.get("log", []))
         match.at_limit = _near_limit(match)
         return match
 
@@ -534,6 +535,17 @@ RECORD_KEYS = frozenset({"number", "ending", "winner", "last_placer", "round_poi
                          "scores", "places", "out"})
 
 
+#: The keys that may be null (the documented schema's `nullable` ones); any other given as null is refused.
+_STATE_NULLABLE = frozenset({"seed", "round", "next_leader", "timed_out"})
+_ROUND_NULLABLE = frozenset({"last_placer", "ending", "winner", "round_points", "places"})
+
+
+def _no_nulls(data: dict[Any, Any], nullable: frozenset[str], where: str) -> None:
+    for key, value in data.items():
+        if value is None and key not in nullable:
+            raise MalformedError(f"{where}.{key} must not be null")
+
+
 def _known_keys(data: dict[Any, Any], allowed: frozenset[str], where: str) -> None:
     unknown = sorted(str(k) for k in data if k not in allowed)
     if unknown:
@@ -544,6 +556,7 @@ def _round_from_dict(match: Match, data: object) -> Round:
     if not isinstance(data, dict):
         raise MalformedError("state.round must be an object or null")
     _known_keys(data, ROUND_KEYS, "state.round")
+    _no_nulls(data, _ROUND_NULLABLE, "state.round")
     players = match.players
     hands_in = data.get("hands")
     if not isinstance(hands_in, list) or len(hands_in) != players:
@@ -556,7 +569,7 @@ def _round_from_dict(match: Match, data: object) -> Round:
             raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
         seen |= m
         hands.append(m)
-    boneyard_in = data.get("boneyard") or []
+    boneyard_in = data.get("boneyard", [])
     if not isinstance(boneyard_in, list):
         raise MalformedError("state.round.boneyard must be a list of tiles")
     boneyard = []
@@ -566,7 +579,7 @@ def _round_from_dict(match: Match, data: object) -> Round:
             raise MalformedError(f"state: {NAMES[t]} appears twice")
         seen |= 1 << t
         boneyard.append(t)
-    layout_in = data.get("layout") or []
+    layout_in = data.get("layout", [])
     if not isinstance(layout_in, list):
         raise MalformedError("state.round.layout must be a list of placements")
     placements = []
@@ -634,7 +647,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     if not placements and rnd.to_move != leader:
         raise MalformedError("state.round: before the lead, the seat to move must be the leader")
     rnd.passes = _nonneg(data.get("passes", 0), "state.round.passes")
-    rnd.out = _seat_list(data.get("out") or [], players, "state.round.out")
+    rnd.out = _seat_list(data.get("out", []), players, "state.round.out")
     for s in rnd.out:
         if hands[s]:
             raise MalformedError(f"state.round.out names seat {s}, whose hand is not empty")
@@ -671,9 +684,10 @@ def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: 
     if not isinstance(data, dict):
         raise MalformedError("state.ledger must be an object")
     _known_keys(data, LEDGER_KEYS, "state.ledger")
+    _no_nulls(data, frozenset(), "state.ledger")
     ledger = Ledger.empty(sides)
     for key in ("written", "remembered", "scores"):
-        if data.get(key):
+        if data.get(key, []) != []:
             setattr(ledger, key, _int_list(data[key], sides, f"state.ledger.{key}"))
     for key in ("written", "remembered"):
         if any(v < 0 for v in getattr(ledger, key)):
@@ -685,7 +699,7 @@ def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: 
                                  "(the score is the written points)")
         ledger.scores = ledger.written.copy()
     ledger.pot = _nonneg(data.get("pot", 0), "state.ledger.pot")
-    history = data.get("history") or []
+    history = data.get("history", [])
     if not isinstance(history, list):
         raise MalformedError("state.ledger.history must be a list")
     for i, record in enumerate(history):
@@ -703,7 +717,7 @@ def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> di
     if ending not in ENDINGS:
         raise MalformedError(f"{where}.ending must be one of {', '.join(ENDINGS)}")
     def ints(key: str) -> list[int]:
-        v = r.get(key) or []
+        v = r.get(key, [])
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             raise MalformedError(f"{where}.{key} must be a list of integers")
         if any(not -_INT_LIMIT <= x <= _INT_LIMIT for x in v):
