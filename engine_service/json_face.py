@@ -87,25 +87,33 @@ def _seat_of(viewer: Viewer, match: Match) -> Viewer:
     return viewer
 
 
+def _sealed(call: pb.JsonCall, args: Json) -> bool:
+    """Whether the call carries its game sealed (as bytes, with `view_as`) or as a JSON `state`; refuses
+    a call that mixes the two or gives neither. Both kinds of game carry the same way."""
+    if call.state:
+        if "state" in args:
+            raise MalformedError("state: give the state in args or as bytes, not both")
+        if "view_as" not in args:
+            raise MalformedError("view_as: required with a sealed state (a seat or 'host')")
+        return True
+    if "view_as" in args:
+        raise MalformedError("view_as: only with a sealed state")
+    if "state" not in args:
+        raise MalformedError("state: required (pass back the state of the previous answer)")
+    return False
+
+
 class _Carried:
     """The match a call carries, how it came (sealed or not), and who looks at the answer."""
 
     __slots__ = ("match", "sealed", "viewer")
 
     def __init__(self, call: pb.JsonCall, args: Json) -> None:
-        self.sealed = bool(call.state)
+        self.sealed = _sealed(call, args)
         if self.sealed:
-            if "state" in args:
-                raise MalformedError("state: give the state in args or as bytes, not both")
-            if "view_as" not in args:
-                raise MalformedError("view_as: required with a sealed state (a seat or 'host')")
             self.match = wire.decode_state(call.state)
             self.viewer: Viewer = _seat_of(_viewer(args), self.match)
         else:
-            if "view_as" in args:
-                raise MalformedError("view_as: only with a sealed state")
-            if "state" not in args:
-                raise MalformedError("state: required (pass back the state of the previous answer)")
             self.viewer = None
             self.match = Match.from_dict(args["state"])
 
@@ -134,17 +142,11 @@ class _CarriedGame:
     __slots__ = ("game", "sealed", "viewer")
 
     def __init__(self, call: pb.JsonCall, args: Json) -> None:
-        self.sealed = bool(call.state)
+        self.sealed = _sealed(call, args)
         if self.sealed:
-            if "state" in args:
-                raise MalformedError("state: give the state in args or as bytes, not both")
-            if "view_as" not in args:
-                raise MalformedError("view_as: required with a sealed state (a seat or 'host')")
             self.game = kingdomino_codec.decode_state(call.state)
             self.viewer: Viewer = _player_of(_viewer(args), self.game)
         else:
-            if "view_as" in args:
-                raise MalformedError("view_as: only with a sealed state")
             self.viewer = None
             self.game = Kingdomino.from_dict(args["state"])
 
