@@ -3,6 +3,7 @@
     domino bench engine [--seconds S | --games N] [--repeats R] [--compiled auto|yes|no] [--json]
     domino bench service [--seconds S] [--json]
     domino bench slow-clients [--connections N] [--seconds S]
+    domino bench bots [--variant V] [--matchup A:B] [--pairs N] [--deals N] [--unit round|match]
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -60,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--connections", type=int, default=1000, help="attacking connections held open (default 1000)")
     w.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
 
+    b = sub.add_parser("bots", help="the bots' strength and speed, level against level, every family")
+    common(b)
+    from clients.bench.bots import add_arguments as bots_arguments
+
+    bots_arguments(b)
+
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -90,6 +97,12 @@ def main(argv: list[str]) -> int:
                                   seconds=1.0 if args.tiny else args.seconds, log=sys.stderr)
         text = slow_clients.format_text(result)
         save = slow_clients.save
+    elif args.what == "bots":
+        from clients.bench import bots
+
+        result = bots.run(args, log=sys.stderr)
+        text = bots.format_text(result)
+        save = bots.save
     else:
         from clients.bench import service
 

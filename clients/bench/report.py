@@ -254,4 +254,6 @@ def write_report(root: Path = ROOT) -> list[Path]:
     doc.write_text(text)
     svg = root / "docs" / "performance.svg"
     svg.write_text(plot(engine, service))
-    return [doc, svg]
+    from clients.bench import bots_report
+
+    return [doc, svg, *bots_report.write_report(root)]

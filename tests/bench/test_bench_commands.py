@@ -76,3 +76,54 @@ def test_bench_report_writes_tables_and_plot(capsys: pytest.CaptureFixture[str],
     assert "written by hand" in text and "tail" in text and "old" not in text
     assert "kozel-4" in text and "Cost of statelessness" in text
     assert svg.read_text().startswith("<svg")
+
+
+def test_bench_bots_tiny_plays_every_family(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "bots.json"
+    r = _run(capsys, ["bots", "--tiny", "--json", "--save", str(out), "--matchup", "greedy:random"])
+    played = {(x["variant"], x["players"]) for x in r["runs"]}
+    assert played == {("kozel", 2), ("osel", 2), ("bykovo", 4), ("threes-fives", 2), ("all-threes", 2),
+                      ("all-fives", 2), ("block", 2), ("kingdomino", 2), ("kingdomino", 4)}
+    for x in r["runs"]:
+        sides = 4 if x["variant"] == "bykovo" or x["players"] == 4 else 2
+        assert x["games"] == (2 if x["variant"] != "kingdomino" else 1) * sides
+        assert 0 <= x["wilson95"][0] <= x["rate"] <= x["wilson95"][1] <= 1
+        assert x["a_moves"] > 0 and x["a_cpu_p99_ms"] is not None
+    history = (tmp_path / "bots.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in history] == r["runs"]
+    assert json.loads(out.read_text())["runs"] == r["runs"]
+
+
+def test_bench_bots_match_unit_plays_whole_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    r = _run(capsys, ["bots", "--json", "--no-save", "--variant", "kozel", "--matchup", "greedy:random",
+                      "--unit", "match", "--pairs", "1"])
+    (run,) = r["runs"]
+    assert run["kind"] == "matching-match" and run["games"] == 2
+    # A whole Kozel match to 101 takes several rounds: far more moves than one round's 7 tiles a seat.
+    assert run["a_moves"] > 14
+
+
+def test_bench_bots_refuses_a_bad_matchup(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bots", "--matchup", "expert-greedy"])
+    assert "want A:B" in capsys.readouterr().err
+
+
+def test_bench_report_shows_each_matchups_latest_run(tmp_path: Path) -> None:
+    from clients.bench import bots_report
+
+    results = tmp_path / "bench" / "results"
+    results.mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "bots.md").write_text(f"# Bots\n\nby hand\n\n{bots_report.BEGIN}\nold\n{bots_report.END}\n")
+    base = {"kind": "matching", "variant": "kozel", "players": 2, "a": "expert", "b": "greedy", "budget": "default",
+            "wins": 1, "ties": 0, "wilson95": [0.1, 0.9], "paired95": [0.1, 0.9], "a_median_ms": 1.0,
+            "a_p99_ms": 2.0, "a_cpu_median_ms": 1.0, "a_cpu_p99_ms": 2.0}
+    runs = [{**base, "games": 2000, "rate": 0.714}, {**base, "games": 20, "rate": 0.55},
+            {**base, "b": "random", "games": 10, "rate": 0.6}]
+    (results / "bots.jsonl").write_text("".join(json.dumps(x) + "\n" for x in runs))
+    doc, svg = bots_report.write_report(tmp_path)
+    text = doc.read_text()
+    assert "by hand" in text and "old" not in text
+    assert "**0.550**" in text and "**0.714**" not in text and "**0.600**" in text
+    assert svg.read_text().count("<rect") == 1 + 2  # the background and one bar per matchup
