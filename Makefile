@@ -44,10 +44,18 @@ run: runtime
 
 ## Run the whole test suite (unit, property, conformance on every surface, services),
 ## then the rules, engine and conformance tests again on the mypyc-compiled build.
-test: test-pure test-compiled
+## The Debian tools and the Python packages are installed side by side (neither needs the other).
+test:
+	$(MAKE) -j2 system-deps install
+	$(MAKE) test-pure test-compiled
 
+## The pure pass: two pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
+## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
+## cannot fail them. TEST_WORKERS=1 (or 0) runs the first part in one process.
+TEST_WORKERS ?= 2
 test-pure: system-deps install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" $(PYTEST_ARGS)
+	$(PY) -m pytest -m serial $(PYTEST_ARGS)
 
 ## The compiled build of the engine's hot modules (scripts/build_compiled.sh) in build/compiled.
 compiled: install
@@ -62,7 +70,8 @@ compiled: install
 COMPILED_TESTS := tests/rules tests/variants tests/engine/test_grpc_service.py tests/engine/test_grpc_conformance.py \
                   tests/test_conformance_library.py tests/test_doctests.py tests/test_build.py
 test-compiled: compiled
-	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled $(VENV)/bin/pytest -p no:cacheprovider $(COMPILED_TESTS)
+	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled $(VENV)/bin/pytest -p no:cacheprovider \
+	    -n $(TEST_WORKERS) --dist loadfile $(COMPILED_TESTS)
 
 conformance: install
 	$(VENV)/bin/domino conformance tests/scenarios

@@ -34,7 +34,7 @@ import yaml
 from deploy_helpers import REPO, free_port, tool, wait_until
 from promql import fill, metric_names, split_comparison
 
-pytestmark = [pytest.mark.slow, pytest.mark.service]
+pytestmark = [pytest.mark.slow, pytest.mark.service, pytest.mark.serial]
 
 RULES = REPO / "monitoring" / "rules" / "domino.rules.yml"
 DASHBOARD = REPO / "monitoring" / "grafana" / "domino-dashboard.json"

@@ -26,7 +26,7 @@ import pytest
 
 from .conftest import REPO, Gateway, _clean_env, free_port
 
-pytestmark = pytest.mark.service
+pytestmark = [pytest.mark.service, pytest.mark.serial]
 
 
 @dataclass

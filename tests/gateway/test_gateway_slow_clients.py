@@ -24,7 +24,7 @@ import pytest
 
 from .conftest import EngineProc, Gateway
 
-pytestmark = pytest.mark.service
+pytestmark = [pytest.mark.service, pytest.mark.serial]
 
 READ_TIMEOUT = 2
 CREATE = json.dumps({"variant": "kozel", "players": 4, "seed": 7}).encode()

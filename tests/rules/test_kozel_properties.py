@@ -110,7 +110,7 @@ def _play_round_checking_everything(match: Match, rng: random.Random) -> int:
     return actions
 
 
-@settings(max_examples=900, **SETTINGS)
+@settings(max_examples=400, **SETTINGS)
 @given(variant=variants, n=players, seed=seeds, opts=options, policy=st.integers(0, 2**32))
 def test_random_rounds_keep_every_invariant(variant: str, n: int, seed: int, opts: dict[str, Any],
                                             policy: int) -> None:
