@@ -137,7 +137,7 @@ def bench_matching(args: argparse.Namespace) -> dict[str, Any]:
     A round goes to the side with the best score; a shared first counts 1/k."""
     preset = PRESETS[args.variant]
     args.players = players = max(2, preset.min_players)
-    sides = make_family(args.variant, players, None)[1].sides
+    args.sides = sides = make_family(args.variant, players, None)[1].sides
     budget = Budget(args.budget) if args.budget else None
     times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
     rounds = wins = ties = 0
@@ -224,6 +224,7 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
         "kind": kind,
         "variant": args.variant,
         "players": args.players,
+        "sides": getattr(args, "sides", args.players),
         "a": args.a, "b": args.b, "budget": args.budget or "default", "seed": args.seed,
         "games": n, "wins": wins, "ties": ties, "rate": round(score / n, 4),
         "wilson95": [round(lo, 4), round(hi, 4)], "paired95": [round(plo, 4), round(phi, 4)],
