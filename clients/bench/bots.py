@@ -251,19 +251,29 @@ def _matchup(text: str) -> tuple[str, str]:
     return a, b
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: want a whole number of at least 1")
+    return value
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of `domino bench bots` (the common --json/--tiny/--save/--no-save come from the caller)."""
     p.add_argument("--variant", action="append", choices=SUITE_VARIANTS + ("kozel-classic", "fives-and-threes"),
                    help="only this variant (repeatable; default: one per family and kingdomino)")
     p.add_argument("--matchup", action="append", type=_matchup, metavar="A:B",
                    help="level A against level B (repeatable; default expert:greedy and greedy:random)")
-    p.add_argument("--pairs", type=int, default=100, help="matching games: seat-swapped pairs per run (default 100)")
+    p.add_argument("--pairs", type=_positive, default=100, help="matching games: seat-swapped pairs per run (default 100)")
     p.add_argument("--unit", choices=("round", "match"), default="round",
                    help="matching games: a pair plays round 1 (default) or whole matches")
     p.add_argument("--players", type=int, action="append", choices=(2, 3, 4),
                    help="Kingdomino: players (repeatable; default 2 and 4)")
-    p.add_argument("--deals", type=int, default=10, help="Kingdomino: deals per run (default 10)")
-    p.add_argument("--budget", type=int, default=0, help="iterations per decision (0: the level's default)")
+    p.add_argument("--deals", type=_positive, default=10, help="Kingdomino: deals per run (default 10)")
+    p.add_argument("--budget", type=_positive, help="iterations per decision (default: the level's own)")
     p.add_argument("--seed", type=int, default=1, help="the first deal's seed")
     p.add_argument("--progress", type=int, default=0, help="print the running rate every N pairs or deals")
 

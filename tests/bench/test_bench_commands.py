@@ -103,10 +103,19 @@ def test_bench_bots_match_unit_plays_whole_matches(capsys: pytest.CaptureFixture
     assert run["a_moves"] > 14
 
 
-def test_bench_bots_refuses_a_bad_matchup(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["bots", "--matchup", "expert-greedy"])
-    assert "want A:B" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, message", [
+    (["--matchup", "expert-greedy"], "want A:B"),
+    (["--matchup", "expert:grandmaster"], "want A:B"),
+    (["--pairs", "0"], "at least 1"),
+    (["--deals", "many"], "at least 1"),
+    (["--budget", "-3"], "at least 1"),
+])
+def test_bench_bots_refuses_bad_flags_with_a_message(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                     message: str) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["bots", *argv])
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_bench_report_shows_each_matchups_latest_run(tmp_path: Path) -> None:
