@@ -36,7 +36,8 @@ def latest_runs(history: Path) -> list[Json]:
 
 def even_share(r: Json) -> float:
     """A's rate when the levels are equal: 1/2 with two sides, 1/4 for one player of four."""
-    return 1 / r.get("sides", r.get("players", 2) if r["variant"] in ("kingdomino", "bykovo") else 2)
+    sides = r.get("sides") or (r.get("players", 2) if r["variant"] in ("kingdomino", "bykovo") else 2)
+    return 1 / int(sides)
 
 
 def _ms(a: Any, b: Any) -> str:
