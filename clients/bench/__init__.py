@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
 
         if args.tiny:
             result = engine.run(seconds=0.05, repeats=1, games=None, compiled=args.compiled,
-                                stateless_games=2, stateless_repeat=1, groups=args.group)
+                                stateless_games=2, stateless_repeat=3, groups=args.group)
         else:
             result = engine.run(seconds=args.seconds, repeats=args.repeats, games=args.games,
                                 compiled=args.compiled, groups=args.group)
