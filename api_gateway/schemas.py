@@ -170,8 +170,8 @@ def _action(**kwargs: Any) -> fields.String:
 def _log() -> fields.List[Any]:
     return fields.List(fields.String(validate=validate.Length(1, 2000)), validate=validate.Length(max=4000),
                        metadata={"description": "what happened since the match began, for its record "
-                                                "(docs/records.md): 'new', 'deal', each action, 'timeout N'; "
-                                                "empty when not known. Pass it back as it came"})
+                                                "(docs/records.md): 'new', 'deal', each action, 'timeout N', "
+                                                "each one line; empty when not known. Pass it back as it came"})
 
 
 class StrictSchema(Schema):

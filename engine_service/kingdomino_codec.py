@@ -88,7 +88,7 @@ def state_to_proto(game: Kingdomino) -> pb.KingdominoState:
         variant=state["variant"], players=state["players"], options=options_to_proto(state["options"]),
         kings=state["kings"], pile=state["pile"], current=_row_to_proto(state["current"]),
         next=_row_to_proto(state["next"]), kingdoms=[pb.KingdominoKingdom(actions=k) for k in state["kingdoms"]],
-        log=state["log"])
+        log="\n".join(state["log"]))
     if state["seed"] is not None:
         msg.seed = state["seed"]
     if state["picker"] is not None:
@@ -118,7 +118,7 @@ def state_to_dict(msg: pb.KingdominoState) -> Json:
         "next": _row_from_proto(msg.next),
         "picker": msg.picker if msg.HasField("picker") else None,
         "kingdoms": [list(k.actions) for k in msg.kingdoms],
-        "log": list(msg.log),
+        "log": msg.log.split("\n") if msg.log else [],
     }
     if msg.HasField("timed_out"):
         state["timed_out"] = msg.timed_out

@@ -222,8 +222,8 @@ def encode_state(match: Match) -> bytes:
     for seat in sorted(match.bots):
         level = match.bots[seat].encode()
         parts.append(_delimited(b"\x72", (b"\x08" + _u32(seat) if seat else b"") + _delimited(b"\x12", level)))
-    for item in match.log:
-        parts.append(_delimited(b"\x7a", item.encode()))
+    if match.log:
+        parts.append(_delimited(b"\x7a", "\n".join(match.log).encode()))
     return b"".join(parts)
 
 
@@ -259,7 +259,7 @@ class _Shape:
         self.lengthy = frozenset(lengthy)
 
 
-_STATE = _Shape(range(1, 16), {3, 14, 15}, {1, 3, 6, 7, 10, 11, 12, 14, 15})
+_STATE = _Shape(range(1, 16), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15})
 _BOT = _Shape({1, 2}, set(), {2})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
 _ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
@@ -391,11 +391,9 @@ def _text(fields: dict[int, Any], number: int) -> str:
         raise _Odd("not UTF-8") from None
 
 
-def _utf8(payload: bytes) -> str:
-    try:
-        return payload.decode()
-    except UnicodeDecodeError:
-        raise _Odd("not UTF-8") from None
+def _lines(text: str) -> list[str]:
+    """The log's entries from its one field (rules/history.py: entries are single lines)."""
+    return text.split("\n") if text else []
 
 
 _BIT: tuple[int, ...] = tuple(1 << t for t in range(TILE_COUNT))
@@ -530,7 +528,7 @@ def _read(data: bytes) -> Match:
         "winners": _numbers(f, 11),
         "rating": _numbers(f, 12, True),
         "timed_out": _optional(f, 13),
-        "log": [_utf8(item) for item in f.get(15, ())],
+        "log": _lines(_text(f, 15)),
     }
     if 14 in f:
         state["bots"] = [_bot(b, i) for i, b in enumerate(f[14])]

@@ -16,18 +16,13 @@ from .notation import (
     ARM_NAMES,
     CANONICAL,
     CENTER,
-    CLOSE_MOVE,
     CLOSE_TEXT,
     DRAW,
-    DRAW_MOVE,
     LEAD,
-    LEAD_MOVE,
     LEAD_TEXT,
     MOVES,
     PASS,
-    PASS_MOVE,
     PLAY,
-    PLAY_MOVE,
     PLAY_TEXT,
     Move,
     format_action,
@@ -180,42 +175,18 @@ class Round:
     def legal_moves(self) -> list[Move]:
         """`legal_actions` as typed moves, in the same order (what a bot's playout iterates).
 
-        ``[move_text(m) for m in legal_moves()] == legal_actions()`` always
-        (tests/rules/test_typed_moves.py checks it over many rounds of every preset).
+        One generator, `legal_actions`; each string is looked up in `notation.MOVES`
+        (a move of several doubles, which is not there, is parsed). Generating the
+        strings from typed moves instead would cost every `legal_actions` call a
+        formatting step, and that is the hot path of every game (the typed twin of
+        the whole generator cost a test to keep the two equal).
         """
-        if self.over:
-            return []
-        seat = self.to_move
-        hand = self.hands[seat]
-        layout = self.layout
-        fam = self.family
-        if not layout.placements:
-            return [LEAD_MOVE[t] for t in bits(hand & self.lead_mask)]
-        moves: list[Move] = []
-        end = layout.end
-        closing = fam.closing
-        for arm in layout.arms:
-            m = hand & NUMBER_MASK[end[arm]]
-            while m:
-                low = m & -m
-                t = low.bit_length() - 1
-                m ^= low
-                moves.append(PLAY_MOVE[t][arm])
-                if closing and IS_DOUBLE[t]:
-                    close = CLOSE_MOVE[t][arm]
-                    assert close is not None
-                    moves.append(close)
-        if fam.multi_doubles and hand & DOUBLE_MASK:
-            moves.extend(parse_action(text) for text in self._double_combos(hand))
-        if moves:
-            if fam.draw_when_able and self.drawable > 0:
-                moves.append(DRAW_MOVE)
-            if fam.voluntary_pass:
-                moves.append(PASS_MOVE)
-            return moves
-        if self.drawable > 0:
-            return [DRAW_MOVE]
-        return [PASS_MOVE]
+        actions = self.legal_actions()
+        moves = MOVES
+        try:
+            return [moves[text] for text in actions]
+        except KeyError:  # a move of several doubles (O, K classic)
+            return [moves.get(text) or parse_action(text) for text in actions]
 
     def is_blocked(self) -> bool:
         """Nobody can play and nothing can be drawn (C "Blocked")."""

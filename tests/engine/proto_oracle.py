@@ -189,7 +189,7 @@ def state_msg(d: Mapping[str, Any]) -> pb.MatchState:
         options={k: option_text(v) for k, v in (d.get("options") or {}).items()},
         round_number=d.get("round_number", 0), ledger=ledger_msg(d.get("ledger") or {}),
         match_over=d.get("match_over", False), losers=d.get("losers") or [], winners=d.get("winners") or [],
-        rating=d.get("rating") or [], log=d.get("log") or [])
+        rating=d.get("rating") or [], log="\n".join(d.get("log") or []))
     if d.get("round") is not None:
         msg.round.CopyFrom(round_msg(d["round"]))
     for key in ("seed", "next_leader", "timed_out"):
@@ -223,7 +223,7 @@ def state_dict(msg: pb.MatchState) -> Json:
         "winners": list(msg.winners),
         "rating": list(msg.rating),
         "timed_out": _optional(msg, "timed_out"),
-        "log": list(msg.log),
+        "log": msg.log.split("\n") if msg.log else [],
     }
     if msg.HasField("round"):
         r = msg.round

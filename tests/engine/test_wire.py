@@ -475,6 +475,13 @@ REFUSALS: list[tuple[Callable[[pb.MatchState], Any], str]] = [
      r"^state\.round\.ends\[2\]\.arm: unknown arm 40$"),
     (lambda m: m.round.ends.add().CopyFrom(m.round.ends[0]),
      r"^state\.round\.ends\[2\]\.arm: repeated arm"),
+    # The log is one string, its entries joined by newlines: none of them empty.
+    (lambda m: setattr(m, "log", m.log + "\n"),
+     r"^state\.log\[\d+\] must be one line of 1\.\.2000 characters$"),
+    (lambda m: setattr(m, "log", m.log.replace("\n", "\n\n", 1)),
+     r"^state\.log\[1\] must be one line of 1\.\.2000 characters$"),
+    (lambda m: setattr(m, "log", "deal\n" + m.log),
+     r"^state\.log\[0\] must be the match's start"),
 ]
 
 

@@ -167,6 +167,10 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
     ("unknown ending", _set("round.ending", "goat")),
     ("huge integer", _set("round.passes", 10**30)),
     ("negative passes", _set("round.passes", -3)),
+    ("log not a list", _set("log", "new")),
+    ("log entry of two lines", lambda s: s["log"].append("pass\npass")),
+    ("log entry empty", lambda s: s["log"].append("")),
+    ("log entry not a string", lambda s: s["log"].append(3)),
 ]
 
 

@@ -1,7 +1,9 @@
 """The typed move path the bots play through: `Round.legal_moves` and `Round.apply_move`.
 
-They must be the string path's exact twins: the same moves in the same order,
-and applying a move typed or as its string leaves identical rounds and events.
+They must be the string path's exact twins: the same moves in the same order
+(`legal_moves` looks `legal_actions` up in `notation.MOVES`, and parses a move of
+several doubles), and applying a move typed or as its string leaves identical
+rounds and events.
 """
 from __future__ import annotations
 
