@@ -22,23 +22,34 @@ def main() -> int:
     from engine_service.servicer import EngineServicer
 
     match, action = mid_round_kozel()
-    body = pb.ApplyRequest(state=codec.state_to_proto(match.to_dict()), action=action).SerializeToString()
+    if hasattr(codec, "state_to_proto"):  # before engine_service.wire wrote the state's bytes
+        message = codec.state_to_proto(match.to_dict())
+    else:
+        from engine_service import wire as state_wire
+
+        message = pb.MatchState.FromString(state_wire.encode_state(match))
+    body = pb.ApplyRequest(state=message, action=action).SerializeToString()
     svc = EngineServicer()
     state = pb.MatchState.FromString(pb.ApplyRequest.FromString(body).state.SerializeToString())
     if what == "apply":
         for _ in range(n):
             svc.Apply(pb.ApplyRequest.FromString(body), None).SerializeToString()  # type: ignore[arg-type]
     elif what == "decode":  # what the servicer does with a request's state (as of the checked-out commit)
+        data = state.SerializeToString()
         try:
             from engine_service import wire
-            decode = wire.match_from_proto
         except ImportError:  # before engine_service.wire
-            decode = getattr(codec, "match_from_proto", None)
-        for _ in range(n):
-            if decode is not None:
-                decode(state)
-            else:
-                Match.from_dict(codec.state_from_proto(state))
+            wire = None  # type: ignore[assignment]
+        if wire is not None and hasattr(wire, "decode_state"):  # the state's bytes straight to a Match
+            for _ in range(n):
+                wire.decode_state(data)
+        else:  # earlier: from the parsed message
+            decode = getattr(wire, "match_from_proto", None) or getattr(codec, "match_from_proto", None)
+            for _ in range(n):
+                if decode is not None:
+                    decode(state)
+                else:
+                    Match.from_dict(codec.state_from_proto(state))
     elif what.startswith("game"):  # "game" (4-player Kozel) or "game:VARIANT:PLAYERS"
         import random
 
