@@ -83,7 +83,7 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
 
     states, mids, moves, seeds = sample(variant, players, games, seed)
     if variant == "kingdomino":
-        return _measure_json_only(variant, players, states, mids, moves, seeds, repeat)
+        return _measure_kingdomino(variant, players, states, mids, moves, seeds, repeat)
     blobs = [wire.encode_state(m) for m in states]
     texts = [orjson.dumps(m.to_dict()) for m in states]
     from_dict = Match.from_dict
@@ -163,13 +163,25 @@ def sizes(mids: list[Any]) -> Json:
     }
 
 
-def _measure_json_only(variant: str, players: int, states: list[Any], mids: list[Any], moves: list[list[str]],
-                       seeds: list[int], repeat: int) -> Json:
-    """A game with no protobuf form yet (Kingdomino): JSON costs and sizes only."""
+def _measure_kingdomino(variant: str, players: int, states: list[Any], mids: list[Any], moves: list[list[str]],
+                        seeds: list[int], repeat: int) -> Json:
+    """Kingdomino: its state's protobuf form goes through `kingdomino_codec` (protobuf's own parser)."""
     from clients.bench.workloads import new_game_function, state_class
+    from engine_service import kingdomino_codec
 
     new, cls = new_game_function(variant), state_class(variant)
     texts = [json.dumps(m.to_dict(), separators=(",", ":")) for m in states]
+    blobs = [kingdomino_codec.encode_state(m) for m in states]
+
+    def proto_encode() -> int:
+        for m in states:
+            kingdomino_codec.encode_state(m)
+        return len(states)
+
+    def proto_decode() -> int:
+        for b in blobs:
+            kingdomino_codec.decode_state(b)
+        return len(blobs)
 
     def json_encode() -> int:
         for m in states:
@@ -198,16 +210,19 @@ def _measure_json_only(variant: str, players: int, states: list[Any], mids: list
     game_us = _best_per_item(replay, repeat) * decisions / len(seeds)
     new_us = _best_per_item(deal_only, repeat)
     decision_us = (game_us - new_us) / (decisions / len(seeds))
+    proto_sizes = [len(kingdomino_codec.encode_state(m)) for m in mids]
     out: Json = {
-        "variant": variant, "players": players, "states": len(states), "proto_path": None,
-        "proto_encode_us": None, "proto_decode_us": None, "proto_roundtrip_us": None,
-        "proto_roundtrip_per_decision": None,
+        "variant": variant, "players": players, "states": len(states), "proto_path": "kingdomino_codec",
+        "proto_encode_us": _best_per_item(proto_encode, repeat),
+        "proto_decode_us": _best_per_item(proto_decode, repeat),
         "json_encode_us": _best_per_item(json_encode, repeat),
         "json_decode_us": _best_per_item(json_decode, repeat),
         "decision_us": decision_us, "new_match_us": new_us,
-        "mid_round_proto_bytes": None, "mid_round_proto_bytes_max": None,
-        "no_wire_form": "no protobuf form in domino.v1 yet",
+        "mid_round_proto_bytes": int(statistics.median(proto_sizes)) if proto_sizes else 0,
+        "mid_round_proto_bytes_max": max(proto_sizes, default=0),
     }
+    out["proto_roundtrip_us"] = out["proto_encode_us"] + out["proto_decode_us"]
+    out["proto_roundtrip_per_decision"] = out["proto_roundtrip_us"] / decision_us
     out["json_roundtrip_us"] = out["json_encode_us"] + out["json_decode_us"]
     out["json_roundtrip_per_decision"] = out["json_roundtrip_us"] / decision_us
     text = [len(json.dumps(m.to_dict(), separators=(",", ":"))) for m in mids]
