@@ -50,7 +50,7 @@ def _dilate(m: int, width: int) -> int:
 class Board:
     """One kingdom: occupied squares, terrain masks, regions per terrain and the bounding box."""
 
-    __slots__ = ("discards", "geo", "maxx", "maxy", "minx", "miny", "nb", "occ", "regs", "terr")
+    __slots__ = ("discards", "geo", "maxx", "maxy", "memo", "minx", "miny", "nb", "occ", "regs", "terr")
 
     def __init__(self, geo: Geometry) -> None:
         self.geo = geo
@@ -60,6 +60,8 @@ class Board:
         self.regs: list[tuple[Region, ...]] = [()] * 6
         self.minx = self.maxx = self.miny = self.maxy = 0
         self.discards = 0
+        #: tile -> `best` on the board as it is (cleared when a tile is placed).
+        self.memo: dict[int, tuple[int, int, int]] = {}
 
     @classmethod
     def of(cls, kingdom: Kingdom) -> Board:
@@ -96,6 +98,7 @@ class Board:
         new.regs = self.regs.copy()
         new.minx, new.maxx, new.miny, new.maxy = self.minx, self.maxx, self.miny, self.maxy
         new.discards = self.discards
+        new.memo = self.memo.copy()
         return new
 
     def candidates(self, tile: int) -> tuple[int, int, int, int]:
@@ -121,6 +124,8 @@ class Board:
         j = i + geo.deltas[d]
         a, b = 1 << i, 1 << j
         self.occ |= a | b
+        if self.memo:
+            self.memo = {}
         t1, t2 = FIRST_TERRAIN[tile], SECOND_TERRAIN[tile]
         self.terr[t1] |= a
         self.terr[t2] |= b
@@ -175,15 +180,17 @@ class Board:
         best_i = best_d = -1
         if t1 != t2:
             regs2 = self.regs[t2]
-            # Squares where a square of this terrain and crowns would add more than its own crowns.
-            hot1 = 0
+            # Squares where a square of this terrain and crowns would add more than its own crowns,
+            # and what it would add there (each square's gain worked out once).
+            hot1 = hot2 = 0
             for m, _s, c in regs1:
                 if c or c1:
                     hot1 |= (m << 1) | (m >> 1) | (m << width) | (m >> width)
-            hot2 = 0
             for m, _s, c in regs2:
                 if c or c2:
                     hot2 |= (m << 1) | (m >> 1) | (m << width) | (m >> width)
+            gain1: dict[int, int] = {}
+            gain2: dict[int, int] = {}
             base = c1 + c2
             for d in range(4):
                 mask = masks[d]
@@ -192,26 +199,39 @@ class Board:
                 if best_i < 0:
                     best_gain, best_i, best_d = base, (mask & -mask).bit_length() - 1, d
                 delta = deltas[d]
-                hot = mask & (hot1 | (hot2 >> delta if delta > 0 else hot2 << -delta))
+                first = mask & hot1
+                second = mask & (hot2 >> delta if delta > 0 else hot2 << -delta)
+                hot = first | second
                 while hot:
                     low = hot & -hot
                     hot ^= low
                     i = low.bit_length() - 1
-                    near = nb[i]
-                    s1, k1, x1 = 1, c1, 0
-                    for m, s, c in regs1:
-                        if m & near:
-                            s1 += s
-                            k1 += c
-                            x1 += s * c
-                    near = nb[i + delta]
-                    s2, k2, x2 = 1, c2, 0
-                    for m, s, c in regs2:
-                        if m & near:
-                            s2 += s
-                            k2 += c
-                            x2 += s * c
-                    g = s1 * k1 - x1 + s2 * k2 - x2
+                    g = base
+                    if first & low:
+                        g1 = gain1.get(i)
+                        if g1 is None:
+                            near = nb[i]
+                            s1, k1, x1 = 1, c1, 0
+                            for m, s, c in regs1:
+                                if m & near:
+                                    s1 += s
+                                    k1 += c
+                                    x1 += s * c
+                            g1 = gain1[i] = s1 * k1 - x1 - c1
+                        g += g1
+                    if second & low:
+                        j = i + delta
+                        g2 = gain2.get(j)
+                        if g2 is None:
+                            near = nb[j]
+                            s2, k2, x2 = 1, c2, 0
+                            for m, s, c in regs2:
+                                if m & near:
+                                    s2 += s
+                                    k2 += c
+                                    x2 += s * c
+                            g2 = gain2[j] = s2 * k2 - x2 - c2
+                        g += g2
                     if g > best_gain:
                         best_gain, best_i, best_d = g, i, d
             return best_gain, best_i, best_d
@@ -244,6 +264,17 @@ class Board:
                 if g > best_gain:
                     best_gain, best_i, best_d = g, i, d
         return best_gain, best_i, best_d
+
+    def choice(self, tile: int) -> tuple[int, int, int]:
+        """`best` for `tile` on the board as it stands ((-1, -1, -1) when it fits nowhere),
+        remembered until the board changes: in a 4-player game the tile a player picks is the
+        next one it places, on the same board."""
+        found = self.memo.get(tile)
+        if found is None:
+            masks = self.candidates(tile)
+            found = self.best(tile, masks) if masks[0] | masks[1] | masks[2] | masks[3] else (-1, -1, -1)
+            self.memo[tile] = found
+        return found
 
 
 class SimGame:
@@ -313,22 +344,15 @@ class SimGame:
         board = self.boards[self.kings[self.picker]]
         best_tile, best_gain = -1, -2
         for tile, k in zip(self.next_tiles, self.next_kings):
-            if k >= 0:
-                continue
-            masks = board.candidates(tile)
-            g = board.best(tile, masks)[0] if masks[0] | masks[1] | masks[2] | masks[3] else -1
-            if g > best_gain:
-                best_tile, best_gain = tile, g
+            if k < 0:
+                g = board.choice(tile)[0]
+                if g > best_gain:
+                    best_tile, best_gain = tile, g
         return best_tile
 
     def greedy_place(self) -> tuple[int, int]:
-        """(bit, direction) of the placement adding the most to the kingdom, ((-1, -1): discard)."""
-        board = self.boards[self.kings[self.cur_kings[0]]]
-        tile = self.cur_tiles[0]
-        masks = board.candidates(tile)
-        if not (masks[0] | masks[1] | masks[2] | masks[3]):
-            return -1, -1
-        _g, i, d = board.best(tile, masks)
+        """(bit, direction) of the placement adding the most to the kingdom ((-1, -1): discard)."""
+        _g, i, d = self.boards[self.kings[self.cur_kings[0]]].choice(self.cur_tiles[0])
         return i, d
 
     def play_greedy(self) -> None:
