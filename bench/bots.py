@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -136,21 +137,46 @@ def play_kingdomino(players: int, seed: int, levels: list[str], budget: Budget |
     return game.winners()
 
 
-def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
+def kingdomino_deal(args: argparse.Namespace, i: int) -> tuple[list[list[int]], dict[str, list[float]]]:
+    """Deal `i` played once with level A in each seat: the winners of each game, and A's and B's times."""
     budget = Budget(args.budget) if args.budget else None
+    times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
+    n = args.players
+    seed = args.seed * 1_000_003 + i
+    results = []
+    for a_seat in range(n):
+        levels = [args.b] * n
+        levels[a_seat] = args.a
+        results.append(play_kingdomino(n, seed, levels, budget, args.seed + i, times))
+    return results, times
+
+
+def _deal_job(job: tuple[argparse.Namespace, int]) -> tuple[list[list[int]], dict[str, list[float]]]:
+    return kingdomino_deal(*job)
+
+
+def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
     games = wins = ties = 0
     score = 0.0
     pair_means: list[float] = []
     started = time.perf_counter()
     n = args.players
-    for i in range(args.deals):
-        seed = args.seed * 1_000_003 + i
+    jobs = [(args, i) for i in range(args.deals)]
+    outcomes: Iterator[tuple[list[list[int]], dict[str, list[float]]]]
+    if args.jobs > 1:
+        # Deals in worker processes (each measures its own CPU time); results in deal order.
+        import multiprocessing
+        pool = multiprocessing.Pool(args.jobs)
+        outcomes = pool.imap(_deal_job, jobs)
+    else:
+        pool = None
+        outcomes = map(_deal_job, jobs)
+    for i, (results, deal_times) in enumerate(outcomes):
+        for key, values in deal_times.items():
+            times[key].extend(values)
         result = 0.0
-        for a_seat in range(n):
-            levels = [args.b] * n
-            levels[a_seat] = args.a
-            winners = play_kingdomino(n, seed, levels, budget, args.seed + i, times)
+        for a_seat, winners in enumerate(results):
             games += 1
             if a_seat in winners:
                 share = 1 / len(winners)
@@ -163,6 +189,9 @@ def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
         pair_means.append(result / n)
         if args.progress and (i + 1) % args.progress == 0:
             print(f"  {i + 1} deals: {score / games:.3f}", file=sys.stderr, flush=True)
+    if pool is not None:
+        pool.close()
+        pool.join()
     return _report(args, "kingdomino", games, wins, ties, score, pair_means, times, started)
 
 
@@ -198,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     k = sub.add_parser("kingdomino", help="Kingdomino, every seat in turn on the same deal")
     k.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     k.add_argument("--deals", type=int, default=20)
+    k.add_argument("--jobs", type=int, default=1, help="worker processes for the deals (CPU times stay per process)")
     for p in (m, k):
         p.add_argument("--a", default="expert")
         p.add_argument("--b", default="greedy")
