@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine_service.bots import Budget, suggest  # noqa: E402
+from engine_service.bots import MATCHING_DEFAULT, Budget, kingdomino_default, suggest  # noqa: E402
 from engine_service.bots.observe import SeatLog  # noqa: E402
 from engine_service.rules import Kingdomino, Match  # noqa: E402
 
@@ -206,6 +206,8 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
         "variant": getattr(args, "variant", "kingdomino"),
         "players": getattr(args, "players", 2),
         "a": args.a, "b": args.b, "budget": args.budget or "default", "seed": args.seed,
+        # What "default" was when this ran (defaults get retuned; the records stay readable).
+        "default_budget": (kingdomino_default(args.players) if kind == "kingdomino" else MATCHING_DEFAULT).iterations,
         "games": n, "wins": wins, "ties": ties, "rate": round(score / n, 4),
         "wilson95": [round(lo, 4), round(hi, 4)], "paired95": [round(plo, 4), round(phi, 4)],
         "a_moves": len(a_times),
