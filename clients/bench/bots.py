@@ -29,10 +29,11 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine_service.bots import Budget, suggest
+from engine_service.bots import MATCHING_DEFAULT, Budget, kingdomino_default, suggest
 from engine_service.bots.observe import SeatLog
 from engine_service.rules import Kingdomino, Match
 from engine_service.rules.registry import PRESETS, make_family
@@ -184,21 +185,47 @@ def play_kingdomino(players: int, seed: int, levels: list[str], budget: Budget |
     return game.winners()
 
 
-def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
+def kingdomino_deal(args: argparse.Namespace, i: int) -> tuple[list[list[int]], dict[str, list[float]]]:
+    """Deal `i` played once with level A in each seat: the winners of each game, and A's and B's times."""
     budget = Budget(args.budget) if args.budget else None
+    times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
+    n = args.players
+    seed = args.seed * 1_000_003 + i
+    results = []
+    for a_seat in range(n):
+        levels = [args.b] * n
+        levels[a_seat] = args.a
+        results.append(play_kingdomino(n, seed, levels, budget, args.seed + i, times))
+    return results, times
+
+
+def _deal_job(job: tuple[argparse.Namespace, int]) -> tuple[list[list[int]], dict[str, list[float]]]:
+    return kingdomino_deal(*job)
+
+
+def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
     games = wins = ties = 0
     score = 0.0
     pair_means: list[float] = []
     started = time.perf_counter()
     n = args.players
-    for i in range(args.deals):
-        seed = args.seed * 1_000_003 + i
+    jobs = [(args, i) for i in range(args.deals)]
+    outcomes: Iterator[tuple[list[list[int]], dict[str, list[float]]]]
+    pool = None
+    if args.jobs > 1:
+        # Deals in worker processes (each measures its own CPU time); results in deal order.
+        import multiprocessing
+
+        pool = multiprocessing.Pool(args.jobs)
+        outcomes = pool.imap(_deal_job, jobs)
+    else:
+        outcomes = map(_deal_job, jobs)
+    for i, (results, deal_times) in enumerate(outcomes):
+        for key, values in deal_times.items():
+            times[key].extend(values)
         result = 0.0
-        for a_seat in range(n):
-            levels = [args.b] * n
-            levels[a_seat] = args.a
-            winners = play_kingdomino(n, seed, levels, budget, args.seed + i, times)
+        for a_seat, winners in enumerate(results):
             games += 1
             if a_seat in winners:
                 share = 1 / len(winners)
@@ -211,6 +238,9 @@ def bench_kingdomino(args: argparse.Namespace) -> dict[str, Any]:
         pair_means.append(result / n)
         if args.progress and (i + 1) % args.progress == 0:
             print(f"  {i + 1} deals: {score / games:.3f}", file=sys.stderr, flush=True)
+    if pool is not None:
+        pool.close()
+        pool.join()
     return _report(args, "kingdomino", games, wins, ties, score, pair_means, times, started)
 
 
@@ -226,6 +256,8 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
         "players": args.players,
         "sides": getattr(args, "sides", args.players),
         "a": args.a, "b": args.b, "budget": args.budget or "default", "seed": args.seed,
+        # What "default" was when this ran (defaults get retuned; the records stay readable).
+        "default_budget": (kingdomino_default(args.players) if kind == "kingdomino" else MATCHING_DEFAULT).iterations,
         "games": n, "wins": wins, "ties": ties, "rate": round(score / n, 4),
         "wilson95": [round(lo, 4), round(hi, 4)], "paired95": [round(plo, 4), round(phi, 4)],
         "a_moves": len(a_times),
@@ -273,6 +305,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=int, action="append", choices=(2, 3, 4),
                    help="Kingdomino: players (repeatable; default 2 and 4)")
     p.add_argument("--deals", type=_positive, default=10, help="Kingdomino: deals per run (default 10)")
+    p.add_argument("--jobs", type=_positive, default=1,
+                   help="Kingdomino: deals played in this many worker processes (each times its own CPU)")
     p.add_argument("--budget", type=_positive, help="iterations per decision (default: the level's own)")
     p.add_argument("--seed", type=int, default=1, help="the first deal's seed")
     p.add_argument("--progress", type=int, default=0, help="print the running rate every N pairs or deals")

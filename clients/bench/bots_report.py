@@ -2,9 +2,9 @@
 
 Every `domino bench bots` run appends one line per matchup to the history
 `bench/results/bots.jsonl`. The report shows, for each matchup (what was
-played, the variant, the players, level A, level B, the budget), its latest
-run: a longer earlier run is not hidden behind a shorter one by accident,
-because the history keeps both and a rerun is what replaces a figure. Only
+played, the variant, the players, level A, level B), its latest run: the bots
+change and their budgets are retuned, so the latest run is the one that
+describes the code; the history keeps the earlier ones. Only
 the text between ``<!-- bench:bots:begin -->`` and ``<!-- bench:bots:end -->``
 is rewritten; the plot `docs/bots.svg` (A's rate with its 95% interval per
 matchup, against the even-share line) is drawn by hand like docs/performance.svg.
@@ -24,20 +24,32 @@ UNITS = {"matching": "rounds", "matching-match": "matches", "kingdomino": "games
 
 
 def latest_runs(history: Path) -> list[Json]:
-    """The latest run of each matchup in the history, in the order matchups first appeared."""
+    """The latest run of each matchup in the history, by family (RULES.md's order), then levels."""
     latest: dict[tuple[Any, ...], Json] = {}
     if history.exists():
         for line in history.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                latest[(r["kind"], r["variant"], r.get("players", 2), r["a"], r["b"], r["budget"])] = r
-    return list(latest.values())
+                latest[(r["kind"], r["variant"], r.get("players", 2), r["a"], r["b"])] = r
+    order = ["kozel", "kozel-classic", "osel", "bykovo", "threes-fives", "fives-and-threes", "all-threes",
+             "all-fives", "block", "kingdomino"]
+    strength = {"expert": 0, "greedy": 1, "random": 2}
+    return sorted(latest.values(), key=lambda r: (
+        order.index(r["variant"]) if r["variant"] in order else len(order), r.get("players", 2),
+        strength.get(r["a"], 3), strength.get(r["b"], 3), r["kind"]))
 
 
 def even_share(r: Json) -> float:
     """A's rate when the levels are equal: 1/2 with two sides, 1/4 for one player of four."""
     sides = r.get("sides") or (r.get("players", 2) if r["variant"] in ("kingdomino", "bykovo") else 2)
     return 1 / int(sides)
+
+
+def _budget(r: Json) -> str:
+    """The iterations per decision: a number, or the level's default (with its value when recorded)."""
+    if r["budget"] == "default" and r.get("default_budget") and r["a"] == "expert":
+        return f"default ({r['default_budget']})"
+    return str(r["budget"])
 
 
 def _ms(a: Any, b: Any) -> str:
@@ -50,7 +62,7 @@ def table(runs: list[Json]) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         lines.append(
-            f"| {r['variant']} | {r.get('players', 2)} | {r['a']} vs {r['b']} | {r['budget']} | "
+            f"| {r['variant']} | {r.get('players', 2)} | {r['a']} vs {r['b']} | {_budget(r)} | "
             f"{r['games']:,} {UNITS.get(r['kind'], '')} | **{r['rate']:.3f}** | "
             f"{r['wilson95'][0]:.3f}-{r['wilson95'][1]:.3f} | {r['paired95'][0]:.3f}-{r['paired95'][1]:.3f} | "
             f"{_ms(r.get('a_median_ms'), r.get('a_p99_ms'))} | {_ms(r.get('a_cpu_median_ms'), r.get('a_cpu_p99_ms'))} |")

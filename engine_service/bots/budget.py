@@ -35,15 +35,15 @@ class Budget:
 
 #: Matching games: playouts per decision, spread over the legal moves (docs/bots.md has the times).
 MATCHING_DEFAULT = Budget(iterations=200)
-#: Kingdomino, 2 players: rollouts per decision, spread over the best candidate actions. A rollout
-#: plays the game out, so with more players (longer games) the default is `kingdomino_default`.
+#: Kingdomino, 2 players: full games' worth of rollouts per decision, spread over the best candidate
+#: actions (bots/kingdomino/search.py). With more players (longer games) see `kingdomino_default`.
 KINGDOMINO_DEFAULT = Budget(iterations=300)
 
 
 def kingdomino_default(players: int) -> Budget:
-    """Kingdomino's default: 300 rollouts with 2 players, 180 with 3 or 4 (their rollouts are longer:
-    240 put the 4-player CPU p99 at 0.95 s, too near the 1 s limit)."""
-    return KINGDOMINO_DEFAULT if players <= 2 else Budget(iterations=180)
+    """Kingdomino's default: 300 with 2 players, 270 with 3 or 4 (their rollouts are longer); both keep
+    the CPU p99 per move well under 1 s (docs/bots.md)."""
+    return KINGDOMINO_DEFAULT if players <= 2 else Budget(iterations=270)
 
 BudgetLike = Budget | int | None
 

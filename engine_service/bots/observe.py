@@ -1,10 +1,10 @@
 """Views with a history: the round's events as one seat saw them, for bots to infer voids.
 
-`Match.view(seat)` shows the table but not who passed or drew when. Until the
-view carries that itself (docs/bots.md, "What the surfaces need"), a caller that
-plays a match keeps the events `Match.apply` returns and passes them along as
-``history``; `SeatLog` does exactly that, redacting other seats' drawn tiles as
-`views.redact_events` does for sealed callers.
+`Match.view(seat)` shows the table but not who passed or drew when. A library
+caller that plays a match keeps the events `Match.apply` returns and passes them
+along as ``history``; `SeatLog` does exactly that, redacting other seats' drawn
+tiles as `views.redact_events` does for sealed callers. (Over the wire the engine
+rebuilds the same history from the state's action log: `calls.seat_view`.)
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Bots for Kingdomino (RULES.md KD), deciding from a player's view.
 
-`knowledge` reads the view and samples piles, `policy` holds the random and
-greedy levels and the playout policy, `search` is the expert, `coach` answers hints.
+`knowledge` reads the view and samples piles, `policy` holds the greedy level,
+`sim` the lean game the expert's rollouts play (everyone greedy), `search` is the
+expert, `coach` answers hints.
 """
 from __future__ import annotations
 

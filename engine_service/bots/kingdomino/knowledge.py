@@ -17,6 +17,7 @@ from ...rules.kingdomino_board import Kingdom, geometry
 from ...rules.kingdomino_notation import Action, parse_action
 from ...rules.kingdomino_setup import KDConfig, config
 from ...rules.kingdomino_tiles import TILE_COUNT
+from .sim import Board, SimGame
 
 
 class ViewError(ValueError):
@@ -52,6 +53,13 @@ class KDKnowledge:
         game.picker = self.picker
         game.kingdoms = [k.copy() for k in self.kingdoms]
         return game
+
+    def sim(self) -> SimGame:
+        """The viewed position as a rollout game, with an empty pile (`SimGame.copy` gives each
+        rollout a sampled one)."""
+        return SimGame(self.cfg, self.kings.copy(), [Board.of(k) for k in self.kingdoms], [],
+                       self.current_tiles.copy(), self.current_kings.copy(), self.next_tiles.copy(),
+                       self.next_kings.copy(), self.picker)
 
 
 def read_view(view: dict[str, Any]) -> KDKnowledge:

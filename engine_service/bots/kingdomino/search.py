@@ -3,34 +3,39 @@
 At a placement the candidates are the `TOP_PLACEMENTS` legal placements that
 leave the best score now (what greedy would rank first, and its runners-up);
 at a pick, every free tile. Each rollout samples a pile from the unseen tiles
-(`KDKnowledge.world`: the real order is never read, the view does not have
-it), makes a candidate and plays the game out with `policy.rollout_action` for
-everyone; the same piles serve every candidate. A candidate's value is its mean
+(the real order is never read, the view does not have it), makes a candidate
+and plays the game out on a `sim.SimGame` with every player, the expert
+included, playing greedy (`SimGame.play_greedy`: the exact greedy level, made
+cheap); the same piles serve every candidate. A candidate's value is its mean
 `value` over the rollouts: winning first, then the score margin.
+
+The budget's iterations are full games' worth of rollouts: from a position
+with fewer tiles left the search makes proportionally more (shorter)
+rollouts, at most `MAX_SCALE` times as many, so a late decision costs about
+what the first one does and is better informed.
 """
 from __future__ import annotations
 
 import random
 
-from ...rules.kingdomino import Kingdomino
 from ...rules.kingdomino_notation import Action
 from ..budget import Budget, Clock
 from .knowledge import KDKnowledge
-from .policy import rollout_action, score_after
+from .policy import score_after
+from .sim import SimGame
 
 #: Placements the expert weighs (the best by immediate score; the rest are not tried).
 TOP_PLACEMENTS = 5
 #: Per point of final score margin over the best other player, on top of win 1 / share 1/k / loss 0.
 MARGIN_WEIGHT = 0.02
+#: At most this many times the budget's rollouts, however few tiles are left.
+MAX_SCALE = 4.0
 
 
-def value(game: Kingdomino, player: int) -> float:
-    """A finished game's worth to `player` (the rules' score and tie-breaks, regions counted once)."""
+def value(game: SimGame, player: int) -> float:
+    """A finished game's worth to `player` (the rules' score and tie-breaks)."""
     scores = game.scores()
-    keys = []
-    for p, kingdom in enumerate(game.kingdoms):
-        regions = kingdom.regions()
-        keys.append((scores[p], max((sq for _t, sq, _c in regions), default=0), kingdom.crowns()))
+    keys = [(scores[p], b.largest(), b.crowns()) for p, b in enumerate(game.boards)]
     best = max(keys)
     winners = [p for p, key in enumerate(keys) if key == best]
     base = 1.0 / len(winners) if player in winners else 0.0
@@ -38,12 +43,15 @@ def value(game: Kingdomino, player: int) -> float:
     return base + MARGIN_WEIGHT * (scores[player] - best_other)
 
 
-def rollout(game: Kingdomino, first: Action, rng: random.Random) -> Kingdomino:
-    """Make `first`, then play the rollout policy to the end (on `game`, which changes)."""
-    game.apply_parsed(first)
-    while not game.game_over:
-        game.apply_parsed(rollout_action(game, rng))
-    return game
+def make(game: SimGame, action: Action) -> None:
+    """Make a parsed action (a legal one) on the rollout game."""
+    verb, tile, x, y, d = action
+    if verb == "pick":
+        game.pick(tile)
+    elif verb == "place":
+        game.place(game.boards[0].geo.bit(x, y), d)
+    else:
+        game.place(-1, -1)
 
 
 def candidates(know: KDKnowledge) -> list[int]:
@@ -56,19 +64,32 @@ def candidates(know: KDKnowledge) -> list[int]:
     return scored[:TOP_PLACEMENTS]
 
 
+def rollouts(know: KDKnowledge, iterations: int) -> int:
+    """Rollouts for `iterations` full games' worth from this position (see the module docstring)."""
+    left = know.pile_size + len(know.next_tiles) + len(know.current_tiles)
+    scale = min(MAX_SCALE, know.cfg.tiles / max(1, left))
+    return max(1, int(iterations * scale))
+
+
 def evaluate(know: KDKnowledge, rng: random.Random, budget: Budget) -> tuple[list[int], list[float]]:
     """The candidates weighed (indexes into `know.legal`) and their mean values."""
     chosen = candidates(know)
     totals = [0.0] * len(chosen)
     if len(chosen) == 1:
         return chosen, totals
-    worlds = max(1, -(-budget.iterations // len(chosen)))
+    worlds = max(1, -(-rollouts(know, budget.iterations) // len(chosen)))
     clock = Clock(budget)
+    base = know.sim()
+    actions = [know.legal[i] for i in chosen]
+    unseen, size, player = know.unseen, know.pile_size, know.player
     done = 0
     for _ in range(worlds):
-        world = know.world(rng)
-        for j, i in enumerate(chosen):
-            totals[j] += value(rollout(world.copy(), know.legal[i], rng), know.player)
+        pile = rng.sample(unseen, size)
+        for j, action in enumerate(actions):
+            game = base.copy(pile.copy())
+            make(game, action)
+            game.play_greedy()
+            totals[j] += value(game, player)
         done += 1
         if clock.expired():
             break
