@@ -262,8 +262,8 @@ class Kingdom:
 
     # ------------------------------------------------------------ scoring
 
-    def regions(self) -> list[tuple[int, int, int]]:
-        """(terrain, squares, crowns) of every connected region of one terrain."""
+    def region_masks(self) -> list[tuple[int, int, int]]:
+        """(terrain, squares as a mask, crowns) of every connected region of one terrain."""
         width = self.geo.width
         c1, c2, c3 = self.crowns_at_least
         out: list[tuple[int, int, int]] = []
@@ -278,8 +278,12 @@ class Kingdom:
                     region = grown
                 rest &= ~region
                 crowns = _popcount(region & c1) + _popcount(region & c2) + _popcount(region & c3)
-                out.append((t, _popcount(region), crowns))
+                out.append((t, region, crowns))
         return out
+
+    def regions(self) -> list[tuple[int, int, int]]:
+        """(terrain, squares, crowns) of every connected region of one terrain."""
+        return [(t, _popcount(region), crowns) for t, region, crowns in self.region_masks()]
 
     def region_score(self) -> int:
         """RULES.md KD "Score": squares x crowns for each region, summed."""

@@ -43,10 +43,6 @@ def neighbours(geo: Geometry) -> tuple[int, ...]:
     return found
 
 
-def _dilate(m: int, width: int) -> int:
-    return (m << 1) | (m >> 1) | (m << width) | (m >> width)
-
-
 class Board:
     """One kingdom: occupied squares, terrain masks, regions per terrain and the bounding box."""
 
@@ -71,22 +67,10 @@ class Board:
         b.terr = kingdom.terrain.copy()
         b.minx, b.maxx, b.miny, b.maxy = kingdom.minx, kingdom.maxx, kingdom.miny, kingdom.maxy
         b.discards = kingdom.discards
-        width = kingdom.geo.width
-        c1, c2, c3 = kingdom.crowns_at_least
-        for t, squares in enumerate(b.terr):
-            rest = squares
-            found: list[Region] = []
-            while rest:
-                region = rest & -rest
-                while True:
-                    grown = (region | _dilate(region, width)) & squares
-                    if grown == region:
-                        break
-                    region = grown
-                rest &= ~region
-                crowns = (region & c1).bit_count() + (region & c2).bit_count() + (region & c3).bit_count()
-                found.append((region, region.bit_count(), crowns))
-            b.regs[t] = tuple(found)
+        regs: list[list[Region]] = [[] for _ in range(len(b.regs))]
+        for t, region, crowns in kingdom.region_masks():
+            regs[t].append((region, region.bit_count(), crowns))
+        b.regs = [tuple(found) for found in regs]
         return b
 
     def copy(self) -> Board:
