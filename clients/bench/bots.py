@@ -68,6 +68,17 @@ def percentile(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def _decide(view: dict[str, Any], level: str, budget: Budget | None, bot_seed: int,
+            times: dict[str, list[float]]) -> str:
+    """`level`'s action for `view`; its wall and CPU time kept in `times` when it had a choice."""
+    t, c = time.perf_counter(), time.process_time()
+    action = suggest(view, level, budget=budget, seed=bot_seed)
+    if len(view["legal"]) > 1:
+        times[level].append(time.perf_counter() - t)
+        times[level + ":cpu"].append(time.process_time() - c)
+    return action
+
+
 def _seated(variant: str, players: int, seed: int, a_side: int, a: str, b: str) -> tuple[Match, list[Any], list[str]]:
     """A new match from `seed` and each seat's level: `a` for the seats of side `a_side`, `b` for the others."""
     match, events = Match.new(variant, players, seed=seed)
@@ -87,11 +98,7 @@ def play_round(variant: str, players: int, seed: int, a_side: int, a: str, b: st
     while not rnd.over and not match.match_over:
         seat = match.to_move
         view = log.view(match, seat)
-        t, c = time.perf_counter(), time.process_time()
-        action = suggest(view, levels[seat], budget=budget, seed=bot_seed)
-        if len(view["legal"]) > 1:
-            times[levels[seat]].append(time.perf_counter() - t)
-            times[levels[seat] + ":cpu"].append(time.process_time() - c)
+        action = _decide(view, levels[seat], budget, bot_seed, times)
         log.record(match.apply(action))
     fam = match.family
     if fam.counts:
@@ -120,11 +127,7 @@ def play_match(variant: str, players: int, seed: int, a_side: int, a: str, b: st
             continue
         seat = match.to_move
         view = log.view(match, seat)
-        t, c = time.perf_counter(), time.process_time()
-        action = suggest(view, levels[seat], budget=budget, seed=bot_seed)
-        if len(view["legal"]) > 1:
-            times[levels[seat]].append(time.perf_counter() - t)
-            times[levels[seat] + ":cpu"].append(time.process_time() - c)
+        action = _decide(view, levels[seat], budget, bot_seed, times)
         log.record(match.apply(action))
     fam = match.family
     if match.winners:
@@ -176,11 +179,7 @@ def play_kingdomino(players: int, seed: int, levels: list[str], budget: Budget |
         p = game.to_move
         assert p is not None
         view = game.view(p)
-        t, c = time.perf_counter(), time.process_time()
-        action = suggest(view, levels[p], budget=budget, seed=bot_seed)
-        if len(view["legal"]) > 1:
-            times[levels[p]].append(time.perf_counter() - t)
-            times[levels[p] + ":cpu"].append(time.process_time() - c)
+        action = _decide(view, levels[p], budget, bot_seed, times)
         game.apply(action)
     return game.winners()
 
