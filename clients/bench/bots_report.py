@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from clients.bench.compiled import ROOT
+from clients.bench.report import between_markers
 
 Json = dict[str, Any]
 BEGIN, END = "<!-- bench:bots:begin -->", "<!-- bench:bots:end -->"
@@ -110,13 +111,8 @@ def write_report(root: Path = ROOT) -> list[Path]:
     doc = root / "docs" / "bots.md"
     if not runs or not doc.exists():
         return []
-    text = doc.read_text()
     block = "\n".join([BEGIN, "", *table(runs), "", "![the bots' rates](bots.svg)", "", END])
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
+    doc.write_text(between_markers(doc.read_text(), BEGIN, END, block))
     svg = root / "docs" / "bots.svg"
     svg.write_text(plot(runs))
     return [doc, svg]

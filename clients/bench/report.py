@@ -235,6 +235,13 @@ def plot(engine: Json | None, service: Json | None) -> str:
             + "\n".join(els) + "\n</svg>\n")
 
 
+def between_markers(text: str, begin: str, end: str, block: str) -> str:
+    """`text` with what lies from `begin` to `end` replaced by `block` (appended when the markers are missing)."""
+    if begin in text and end in text:
+        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
 def write_report(root: Path = ROOT) -> list[Path]:
     results = root / "bench" / "results"
     engine = json.loads((results / "engine.json").read_text()) if (results / "engine.json").exists() else None
@@ -247,11 +254,7 @@ def write_report(root: Path = ROOT) -> list[Path]:
     block = "\n".join([BEGIN, "", *lines, END])
     doc = root / "docs" / "performance.md"
     text = doc.read_text() if doc.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
+    doc.write_text(between_markers(text, BEGIN, END, block))
     svg = root / "docs" / "performance.svg"
     svg.write_text(plot(engine, service))
     from clients.bench import bots_report
