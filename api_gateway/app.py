@@ -32,6 +32,8 @@ from flask_smorest.utils import prepare_response  # type: ignore[import-untyped]
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from api_gateway import metrics, problems
+from api_gateway.archive import Archive
+from api_gateway.archive.routes import ARCHIVE, archive_blp
 from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
 from api_gateway.json_provider import FastJSONProvider
@@ -188,12 +190,14 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts)
     keys = _key_ring(cfg)
     store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
-    app.extensions["domino_matches"] = Matches(engine, keys, store)
+    matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
+    app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
+    archive.start()
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)
-    for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, problems_blp):
+    for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, problems_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
     _operations(app, engine)

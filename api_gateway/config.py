@@ -22,6 +22,10 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_MATCH_TTL | 86400 | seconds a sealed match may stay idle before its tokens expire |
 | GATEWAY_SPECTATE_IDLE | 300 | seconds a spectator stream stays open without a new line (then it ends with a `closed` line) |
 | GATEWAY_SPECTATE_MAX | 3600 | seconds a spectator stream stays open at most (watch on with a new request) |
+| GATEWAY_DATABASE | sqlite:///$TMPDIR/domino-archive.sqlite3 | the archive of finished matches, players and ratings: `sqlite:///path` (embedded, one host; upgraded at start) or `postgresql://user:password@host:5432/db` (a cluster; upgraded by `python -m api_gateway.archive upgrade`) |
+| GATEWAY_DATABASE_TIMEOUT | 5 | seconds to connect to the archive database, and for each statement or lock wait |
+| GATEWAY_ARCHIVE_RETRY | 2 | seconds between two tries to write the finished matches waiting in the outbox (the database was down) |
+| GATEWAY_PLAYER_KEYS | (none) | keys host apps sign player assertions with, `kid:base64key,...`, newest first (docs/tables.md, Ratings); none: every player is a guest |
 | GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
 | LOG_LEVEL | INFO | |
 """
@@ -61,6 +65,10 @@ class GatewayConfig:
     match_ttl: int = 24 * 3600
     spectate_idle: int = 300
     spectate_max: int = 3600
+    database: str = ""               # "" = the embedded default (`archive.database.default_url()`)
+    database_timeout: float = 5.0
+    archive_retry: float = 2.0
+    player_keys: str = ""
     log_level: str = "INFO"
 
 
@@ -110,6 +118,8 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     if level not in _LEVELS:
         raise ConfigError(f"LOG_LEVEL={level!r}: expected one of {', '.join(_LEVELS)}")
     timeout_text = get("GATEWAY_ENGINE_TIMEOUT")
+    db_timeout_text = get("GATEWAY_DATABASE_TIMEOUT")
+    retry_text = get("GATEWAY_ARCHIVE_RETRY")
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
@@ -128,6 +138,11 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         match_ttl=pick_int("GATEWAY_MATCH_TTL", d.match_ttl, 60, 90 * 24 * 3600),
         spectate_idle=pick_int("GATEWAY_SPECTATE_IDLE", d.spectate_idle, 1, 24 * 3600),
         spectate_max=pick_int("GATEWAY_SPECTATE_MAX", d.spectate_max, 1, 7 * 24 * 3600),
+        database=(get("GATEWAY_DATABASE") or "").strip(),
+        database_timeout=d.database_timeout if db_timeout_text is None
+        else _seconds("GATEWAY_DATABASE_TIMEOUT", db_timeout_text),
+        archive_retry=d.archive_retry if retry_text is None else _seconds("GATEWAY_ARCHIVE_RETRY", retry_text),
+        player_keys=environ.get("GATEWAY_PLAYER_KEYS", "").strip(),
         dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
         log_level=level,
     )

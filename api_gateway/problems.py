@@ -25,6 +25,11 @@ sealed mode not configured          501     sealed-mode-disabled
 engine UNAVAILABLE (after retries)  503     engine-unavailable      Retry-After header
 engine DEADLINE_EXCEEDED            504     engine-timeout
 other engine status                 502     engine-error
+no such player in the archive       404     unknown-player          field
+no such match in the archive        404     not-archived            field
+a page cursor not of this list      400     bad-cursor              field
+a player assertion that fails       400     invalid-player          field
+archive database unreachable        503     archive-unavailable     Retry-After header
 anything else                       500     internal-error
 ==================================  ======  ======================  ==========================
 """
@@ -39,6 +44,8 @@ from typing import Any
 from flask import Flask, Response, current_app, json, request
 from werkzeug.exceptions import HTTPException
 
+from api_gateway.archive import ArchiveUnavailable, NotArchived, PlayerIdError, UnknownPlayer
+from api_gateway.archive.cursor import BadCursor
 from api_gateway.engine import (
     EngineDeadline,
     EngineFailed,
@@ -110,6 +117,22 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "The engine call exceeded the gateway's deadline."),
     ProblemType("engine-error", 502, "The rules engine failed",
                 "The engine answered with an unexpected error."),
+    ProblemType("unknown-player", 404, "No such player",
+                "The archive knows a player once a match of theirs has ended: this id has none (or is not "
+                "a player id: app:<user> or guest:<22 characters>)."),
+    ProblemType("not-archived", 404, "No such archived match",
+                "The archive keeps a match once it is over; this id names none (not over yet, or never "
+                "played here)."),
+    ProblemType("bad-cursor", 400, "The page cursor is not one of this list's",
+                "Pass the `next` of the previous page of the same list (same player, variant and order) "
+                "as it came; omit `cursor` for the first page."),
+    ProblemType("invalid-player", 400, "The player assertion does not check",
+                "A player id vouched for by the host app is an assertion it signs with a key the operator "
+                "configured (docs/tables.md, Ratings): this one is garbled, expired, signed with another "
+                "key, or the service holds no host app key."),
+    ProblemType("archive-unavailable", 503, "The archive database is unavailable",
+                "Players, ratings and finished matches are kept in a database that did not answer; finished "
+                "matches wait and are archived when it is back. Try again after Retry-After seconds."),
     ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
 )}
 
@@ -253,6 +276,19 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("unknown-variant", f"no variant named {exc.args[0]!r}", field="name")
     if isinstance(exc, SealedModeDisabled):
         return Problem.of("sealed-mode-disabled", str(exc) or None)
+    if isinstance(exc, UnknownPlayer):
+        return Problem.of("unknown-player", f"no player {str(exc.args[0])[:80]!r} in the archive", field="player_id")
+    if isinstance(exc, NotArchived):
+        return Problem.of("not-archived", f"no archived match {str(exc.args[0])[:64]!r}", field="match_id")
+    if isinstance(exc, BadCursor):
+        return Problem.of("bad-cursor", str(exc), field="cursor")
+    if isinstance(exc, PlayerIdError):
+        return Problem.of("invalid-player", str(exc), field="player")
+    if isinstance(exc, ArchiveUnavailable):
+        log.error("archive: %s", exc)  # names the database: for the operator, not the client
+        problem = Problem.of("archive-unavailable", "the archive database did not answer")
+        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
+        return problem
     log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
     return Problem.of("internal-error")
 

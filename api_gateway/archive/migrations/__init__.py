@@ -1,0 +1,1 @@
+"""Alembic migrations of the archive (env.py, versions/): see api_gateway.archive.database."""
