@@ -70,7 +70,7 @@ class SqliteOutbox:
 
     def __init__(self, url: str, timeout: float = 2.0) -> None:
         self._engine: Engine = database.create(url, timeout)
-        self._run(lambda: _metadata.create_all(self._engine))
+        self._run(lambda: database.transaction(self._engine, _metadata.create_all))  # workers at once: one creates
 
     def _run(self, work: Callable[[], Any]) -> Any:
         try:

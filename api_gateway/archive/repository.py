@@ -3,14 +3,16 @@
 `record_match` writes a finished match and every rating it changes in **one
 transaction**, so a crash or a kill at any point leaves either all of it or none:
 
-1. insert the ``matches`` row: its `match_id` is unique, so of two gateways
-   finishing the same match at the same moment one inserts and the other waits
-   on the unique index, then fails and answers *duplicate* (nothing written twice);
-2. make sure every player and its ``ratings`` row for the family exist
+1. make sure every player and its ``ratings`` row for the family exist
    (insert-if-absent), in player order;
-3. lock those rating rows (``SELECT ... FOR UPDATE`` on PostgreSQL, the file's
+2. lock those rating rows (``SELECT ... FOR UPDATE`` on PostgreSQL, the file's
    write lock on SQLite), again in player order, so two matches of the same
    player apply one after the other and never deadlock on each other;
+3. insert the ``matches`` row: its `match_id` is unique, so of two gateways
+   finishing the same match at the same moment one inserts and the other, once
+   it has the locks, fails on the unique key and answers *duplicate* (nothing
+   written twice). Inserted under the locks, a match's `seq` follows the order in
+   which its players' ratings were updated;
 4. compute the new skills (`skill.rate`) and write the ratings and the seats.
 
 Reads answer pages by keyset (`cursor`): the leaderboard by (sort figure,
@@ -114,13 +116,13 @@ class Repository:
             return conn.execute(select(column).where(column == key)).first() is not None
 
     def _write_match(self, conn: Connection, m: FinishedMatch) -> None:
+        names = {s.player: m.names[i] for i, s in enumerate(m.seats) if s.player is not None}
+        self._ensure_players(conn, m.family, names, m.finished_at)
+        before = self._lock(conn, m.family, m.players)
         seq = conn.execute(matches.insert().values(
             match_id=m.match_id, variant=m.variant, family=m.family, players=len(m.seats), rated=m.rated,
             timed_out=m.timed_out, result=m.result, record=m.record, finished_at=m.finished_at,
         ).returning(matches.c.seq)).scalar_one()
-        names = {s.player: m.names[i] for i, s in enumerate(m.seats) if s.player is not None}
-        self._ensure_players(conn, m.family, names, m.finished_at)
-        before = self._lock(conn, m.family, m.players)
         after = self._rate(m, before) if m.rated else {}
         self._write_seats(conn, seq, m, before, after)
         self._write_ratings(conn, m, before, after)
@@ -178,12 +180,12 @@ class Repository:
                                  updated_at=m.finished_at))
 
     def _write_tournament(self, conn: Connection, t: FinishedTournament) -> None:
-        seq = conn.execute(tournaments.insert().values(
-            tournament_id=t.tournament_id, standings=t.standings, finished_at=t.finished_at,
-        ).returning(tournaments.c.seq)).scalar_one()
         held = {p: None for p in t.players if p is not None}
         self._ensure_players(conn, "B", held, t.finished_at)
         before = self._lock(conn, "B", sorted(held))
+        seq = conn.execute(tournaments.insert().values(
+            tournament_id=t.tournament_id, standings=t.standings, finished_at=t.finished_at,
+        ).returning(tournaments.c.seq)).scalar_one()
         conn.execute(tournament_places.insert(), [
             {"tournament_seq": seq, "participant": i, "player_id": p, "place": t.places[i], "official": t.official[i]}
             for i, p in enumerate(t.players)])
