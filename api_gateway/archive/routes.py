@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from flask import Response, current_app, jsonify
 from flask.views import MethodView
+from marshmallow import RAISE
 
 from api_gateway import problems
 from api_gateway.archive import cursor as cursors
@@ -89,7 +90,7 @@ class PlayerOne(MethodView):
 
 @archive_blp.route("/players/<string:player_id>/matches")
 class PlayerMatches(MethodView):
-    @archive_blp.arguments(PageArgsSchema(), location="query", as_kwargs=True)
+    @archive_blp.arguments(PageArgsSchema(), location="query", as_kwargs=True, unknown=RAISE)
     @archive_blp.response(200, PlayerMatchesSchema)
     @_problems(400, 404, 422, 503)
     def get(self, player_id: str, limit: int, cursor: str | None = None) -> Response:
@@ -102,7 +103,7 @@ class PlayerMatches(MethodView):
 
 @archive_blp.route("/leaderboard")
 class Leaderboard(MethodView):
-    @archive_blp.arguments(LeaderboardArgsSchema(), location="query", as_kwargs=True)
+    @archive_blp.arguments(LeaderboardArgsSchema(), location="query", as_kwargs=True, unknown=RAISE)
     @archive_blp.response(200, LeaderboardSchema)
     @_problems(400, 404, 422, 503, 502, 504)
     def get(self, variant: str, by: str, limit: int, cursor: str | None = None) -> Response:

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from archive_helpers import PostgresServer, sqlite_url
 
 from api_gateway.archive import database
+from archive.helpers import PostgresServer, sqlite_url
 
 
 @pytest.fixture(scope="session")

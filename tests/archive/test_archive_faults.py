@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from archive_helpers import PostgresServer, engine_record, families, free_port, played
 from sqlalchemy import select
 
 from api_gateway.archive import Archive, ArchiveUnavailable, database
 from api_gateway.archive.outbox import RedisOutbox, SqliteOutbox
 from api_gateway.archive.repository import Repository
 from api_gateway.archive.schema import match_seats, matches, players, ratings
+from archive.helpers import PostgresServer, engine_record, families, free_port, played
 
 WORKER = Path(__file__).with_name("archive_worker.py")
 SEATS = ["app:ann", "app:ben", "app:cat", "app:dov"]

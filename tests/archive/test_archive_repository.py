@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from archive_helpers import engine_record, families, played
 from sqlalchemy import inspect
 
 from api_gateway.archive import (
@@ -25,6 +24,7 @@ from api_gateway.archive.outbox import SqliteOutbox
 from api_gateway.archive.repository import Repository
 from api_gateway.archive.schema import match_seats, matches, metadata, ratings
 from api_gateway.archive.schemas import ArchivedMatchSchema, LeaderboardSchema, PlayerSchema
+from archive.helpers import engine_record, families, played
 
 ALICE, BOB, CAROL, DAN = "app:alice", "app:bob", "app:carol", "app:dan"
 
