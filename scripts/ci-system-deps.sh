@@ -8,6 +8,8 @@
 #   podman       podman build --isolation=chroot of docker/Dockerfile.* (buildah, crun come with it)
 #   debootstrap  the local Debian base image those builds start FROM (docker/base-image.sh)
 #   redis-server the cluster token version store (tests/gateway start their own on loopback)
+#   postgresql   the archive database of a cluster (tests/archive start their own: initdb + pg_ctl
+#                into a temporary directory, on loopback)
 #   chromium     Debian's browser, driven by Playwright (pip) in the browser table's tests
 #                (tests/gateway/test_play_browser.py; no browser download)
 #   gcc, python3-dev  the mypyc-compiled build that `make test` also tests (scripts/build_compiled.sh);
@@ -29,6 +31,7 @@ command -v h2load      >/dev/null 2>&1 || need+=(nghttp2-client)   # gRPC load f
 command -v wrk         >/dev/null 2>&1 || need+=(wrk)              # HTTP load for `domino bench service`
 command -v gcc         >/dev/null 2>&1 || need+=(gcc)              # the compiled build
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)    # the cluster token version store
+compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || need+=(postgresql)  # the archive database (tests/archive)
 command -v chromium    >/dev/null 2>&1 || need+=(chromium)         # the browser table's tests (Playwright)
 python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     2>/dev/null || need+=(python3-dev)
@@ -36,7 +39,7 @@ python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
 
 if [ "${#need[@]}" -eq 0 ]; then
-    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server, chromium already installed"
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server, postgresql, chromium already installed"
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -63,5 +66,8 @@ if command -v service >/dev/null 2>&1 && [ -x /etc/init.d/prometheus ]; then
 fi
 if command -v service >/dev/null 2>&1 && [ -x /etc/init.d/redis-server ]; then
     service redis-server stop >/dev/null 2>&1 || true
+fi
+if command -v service >/dev/null 2>&1 && [ -x /etc/init.d/postgresql ]; then
+    service postgresql stop >/dev/null 2>&1 || true
 fi
 echo "ci-system-deps: done in $(( $(date +%s) - start ))s"

@@ -187,7 +187,7 @@ def test_settings_configmap_and_token_secret_are_wired(overlay: str) -> None:
     gateway = pod_template(one(objs, "Deployment", "domino-gateway"))["spec"]["containers"][0]
     secret_refs = {e["valueFrom"]["secretKeyRef"]["name"] for e in gateway["env"]
                    if "secretKeyRef" in e.get("valueFrom", {})}
-    assert secret_refs == {"domino-state-token-keys"}
+    assert secret_refs == {"domino-state-token-keys", "domino-database"}   # the archive's URL: test_deploy_database
     secrets = find(objs, "Secret", "domino-state-token-keys")
     if overlay == "prod":
         assert secrets == [], "production keys are created in the cluster, never applied from git"
