@@ -14,7 +14,8 @@ the server enforces on a request's shape (issue 16):
   carried state's insides, a token that does not open), 403 (a seat key acting for
   another seat), 404 (an unknown variant), 409 (illegal in this state), 410 (a
   sealed match expired), 413 (over the gateway's body limit, which is not the document's).
-  Never 422 (the shape) or 415. A document-invalid request may be refused as too large too.
+  Never 422 (the shape) or 415. A document-invalid request may be refused as too large too, or,
+  for the GET operations with query arguments (the archive's), as a request line too long (414).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ CONFIG = """\
 expected-statuses = ["2xx", "400", "403", "404", "409", "410", "413"]
 
 [checks.negative_data_rejection]
-expected-statuses = ["400", "403", "404", "409", "410", "413", "415", "422"]
+expected-statuses = ["400", "403", "404", "409", "410", "413", "414", "415", "422"]
 """
 
 
