@@ -32,8 +32,8 @@ from flask_smorest.utils import prepare_response  # type: ignore[import-untyped]
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from api_gateway import metrics, problems
-from api_gateway.archive import Archive
 from api_gateway.archive.routes import ARCHIVE, archive_blp
+from api_gateway.archive.service import Archive
 from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
 from api_gateway.json_provider import FastJSONProvider

@@ -44,8 +44,10 @@ from typing import Any
 from flask import Flask, Response, current_app, json, request
 from werkzeug.exceptions import HTTPException
 
-from api_gateway.archive import ArchiveUnavailable, NotArchived, PlayerIdError, UnknownPlayer
 from api_gateway.archive.cursor import BadCursor
+from api_gateway.archive.database import ArchiveUnavailable
+from api_gateway.archive.players import PlayerIdError
+from api_gateway.archive.repository import NotArchived, UnknownPlayer
 from api_gateway.engine import (
     EngineDeadline,
     EngineFailed,

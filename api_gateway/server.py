@@ -19,7 +19,8 @@ import socket
 import sys
 from collections.abc import MutableMapping, Sequence
 
-from api_gateway.archive import Archive, ArchiveUnavailable, PlayerIdError
+from api_gateway.archive import database as archive_database
+from api_gateway.archive.players import PlayerIdError, PlayerKeys
 from api_gateway.config import DEFAULT_ENGINE, DEFAULT_PORT, ConfigError, GatewayConfig, from_env
 from api_gateway.store import StoreUnavailable, check_store, default_url
 from api_gateway.tokens import KeyRing, KeyRingError
@@ -95,10 +96,15 @@ def prepare(argv: Sequence[str], environ: MutableMapping[str, str] = os.environ)
         check_store(cfg.token_store or default_url())  # a bad URL or path fails now, naming it
     except (ValueError, StoreUnavailable) as exc:
         raise ConfigError(f"GATEWAY_TOKEN_STORE: {exc}") from None
+    try:  # a bad URL fails now; an embedded archive is upgraded (no prometheus-client import here)
+        archive_database.prepare(cfg.database or archive_database.default_url(), cfg.database_timeout)
+    except (ValueError, archive_database.ArchiveUnavailable) as exc:
+        raise ConfigError(f"GATEWAY_DATABASE: {exc}") from None
     try:
-        Archive.prepare(cfg)  # a bad database URL or player key fails now; an embedded archive is upgraded
-    except (ValueError, ArchiveUnavailable, PlayerIdError) as exc:
-        raise ConfigError(f"GATEWAY_DATABASE / GATEWAY_PLAYER_KEYS: {exc}") from None
+        if cfg.player_keys:
+            PlayerKeys.parse(cfg.player_keys)
+    except PlayerIdError as exc:
+        raise ConfigError(f"GATEWAY_PLAYER_KEYS: {exc}") from None
     if cfg.port:
         port_is_free(cfg.host, cfg.port)
     if cfg.token_keys:

@@ -15,14 +15,8 @@ Alembic migrations (`database`, `schema`, `migrations/`).
 - `routes`: ``GET /v1/players/{id}``, ``/v1/players/{id}/matches``,
   ``/v1/leaderboard``, ``/v1/matches/{id}/record``.
 - ``python -m api_gateway.archive upgrade``: migrate a database (the k8s Job).
+
+Nothing is imported here: `api_gateway.server` reads `database` and `players`
+in gunicorn's master before the metrics directory is set, and must not import
+prometheus-client there (`service` does, through `metrics`).
 """
-from __future__ import annotations
-
-from api_gateway.archive.database import ArchiveUnavailable
-from api_gateway.archive.players import PlayerIdError, PlayerKeys, guest_id
-from api_gateway.archive.repository import NotArchived, UnknownPlayer
-from api_gateway.archive.results import InvalidFinish
-from api_gateway.archive.service import Archive
-
-__all__ = ["Archive", "ArchiveUnavailable", "InvalidFinish", "NotArchived", "PlayerIdError", "PlayerKeys",
-           "UnknownPlayer", "guest_id"]

@@ -178,6 +178,18 @@ def downgrade(engine: Engine, revision: str) -> None:
     transaction(engine, lambda conn: command.downgrade(_config(conn), revision))
 
 
+def prepare(url: str, timeout: float) -> None:
+    """What the gateway checks once before its workers start: a URL it can use (ValueError), and an
+    embedded SQLite archive upgraded to this code's schema. A PostgreSQL database is only parsed: it
+    may come up later, and the operator migrates it."""
+    if parse_url(url).get_backend_name() == "sqlite":
+        engine = create(url, timeout)
+        try:
+            upgrade(engine)
+        finally:
+            engine.dispose()
+
+
 def check_schema(engine: Engine) -> None:
     """ArchiveUnavailable unless the database is at `head()`."""
     found, expected = current(engine), head()

@@ -60,22 +60,6 @@ class Archive:
         return cls.open(cfg.database or database.default_url(), cfg.token_store or default_store(), families,
                         cfg.database_timeout, cfg.archive_retry, cfg.player_keys)
 
-    @staticmethod
-    def prepare(cfg: GatewayConfig) -> None:
-        """What the gateway checks once before its workers start: a database URL it can use, the player
-        keys, and an embedded SQLite archive upgraded to this code's schema (ValueError, ArchiveUnavailable
-        or PlayerIdError naming the problem). A PostgreSQL database is only parsed: it may come up later,
-        and the operator migrates it."""
-        url = cfg.database or database.default_url()
-        if database.parse_url(url).get_backend_name() == "sqlite":
-            engine = database.create(url, cfg.database_timeout)
-            try:
-                database.upgrade(engine)
-            finally:
-                engine.dispose()
-        if cfg.player_keys:
-            PlayerKeys.parse(cfg.player_keys)
-
     def player_for(self, assertion: str | None) -> str:
         """The player id of a seat being taken: the one a host app's assertion vouches for
         (`api_gateway.archive.players`), or a new guest id without one. PlayerIdError (400) for an

@@ -24,10 +24,11 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from api_gateway.archive import Archive, database
+from api_gateway.archive import database
 from api_gateway.archive.outbox import open_outbox
 from api_gateway.archive.repository import Repository
 from api_gateway.archive.results import FinishedMatch
+from api_gateway.archive.service import Archive
 
 
 class Holding(Repository):

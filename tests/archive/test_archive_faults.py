@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from api_gateway.archive import Archive, ArchiveUnavailable, database
+from api_gateway.archive import database
+from api_gateway.archive.database import ArchiveUnavailable
 from api_gateway.archive.outbox import RedisOutbox, SqliteOutbox
 from api_gateway.archive.repository import Repository
 from api_gateway.archive.schema import match_seats, matches, players, ratings
+from api_gateway.archive.service import Archive
 from archive.helpers import PostgresServer, engine_record, families, free_port, played
 
 WORKER = Path(__file__).with_name("archive_worker.py")

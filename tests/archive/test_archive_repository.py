@@ -12,18 +12,14 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
-from api_gateway.archive import (
-    Archive,
-    ArchiveUnavailable,
-    InvalidFinish,
-    NotArchived,
-    UnknownPlayer,
-    database,
-)
+from api_gateway.archive import database
+from api_gateway.archive.database import ArchiveUnavailable
 from api_gateway.archive.outbox import SqliteOutbox
-from api_gateway.archive.repository import Repository
+from api_gateway.archive.repository import NotArchived, Repository, UnknownPlayer
+from api_gateway.archive.results import InvalidFinish
 from api_gateway.archive.schema import match_seats, matches, metadata, ratings
 from api_gateway.archive.schemas import ArchivedMatchSchema, LeaderboardSchema, PlayerSchema
+from api_gateway.archive.service import Archive
 from archive.helpers import engine_record, families, played
 
 ALICE, BOB, CAROL, DAN = "app:alice", "app:bob", "app:carol", "app:dan"

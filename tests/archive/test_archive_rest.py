@@ -14,7 +14,7 @@ import pytest
 from gateway.conftest import TOKEN_KEYS, EngineProc, Gateway, launch_gateway, start_engine
 from marshmallow import Schema
 
-from api_gateway.archive import Archive, database
+from api_gateway.archive import database
 from api_gateway.archive.outbox import SqliteOutbox
 from api_gateway.archive.repository import Repository
 from api_gateway.archive.schemas import (
@@ -23,6 +23,7 @@ from api_gateway.archive.schemas import (
     PlayerMatchesSchema,
     PlayerSchema,
 )
+from api_gateway.archive.service import Archive
 from archive.helpers import PostgresServer, engine_record, played
 
 pytestmark = pytest.mark.service
