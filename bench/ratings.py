@@ -1,6 +1,6 @@
 """How well the skill rating finds players of known strength: openskill (the archive's) against Elo.
 
-    .venv/bin/python bench/ratings.py [--matches 600] [--team-matches 300] [--seed 1]
+    .venv/bin/python bench/ratings.py [--matches 600] [--team-matches 300] [--seeds 5]
 
 Players of known strength: 12 computer players, two at each greed 0, 0.2 ... 1.0:
 at each move a player of greed g plays the engine's greedy bot's move with
@@ -25,8 +25,9 @@ Reported per system: the **prediction accuracy** (before each match, for every t
 sides that did not share a place, is the one rated higher the one placed higher?
 a tie in rating counts half), over all matches and over the second half; and the
 **Kendall tau** between the final ratings and the true greed (1: the exact order),
-and the matches after which tau first stays at 0.6 or more. Written to
-bench/results/ratings.json.
+and the matches after which tau first stays at 0.6 or more. Each of `--seeds`
+runs draws its own matches; accuracy is pooled over every pair of every run, the
+rest averaged. Written to bench/results/ratings.json.
 """
 from __future__ import annotations
 
@@ -240,27 +241,46 @@ def systems_for(n: int) -> list[System]:
             OpenSkill("openskill-tm", ThurstoneMostellerFull(), n), Elo(n)]
 
 
+def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The seeds' results per system: accuracy pooled over every pair, tau and matches-to-0.6 as means."""
+    out: dict[str, Any] = {}
+    for name in runs[0]:
+        rs = [run[name] for run in runs]
+        pairs = sum(r["pairs"] for r in rs)
+        settled = [r["matches_to_tau_0.6"] for r in rs]
+        out[name] = {
+            "accuracy": round(sum(r["accuracy"] * r["pairs"] for r in rs) / pairs, 4), "pairs": pairs,
+            "accuracy_second_half": round(sum(r["accuracy_second_half"] for r in rs) / len(rs), 4),
+            "final_tau": round(sum(r["final_tau"] for r in rs) / len(rs), 3),
+            "final_tau_min": min(r["final_tau"] for r in rs),
+            "matches_to_tau_0.6": None if None in settled else round(sum(settled) / len(settled)),
+            "seeds_never_settled": settled.count(None)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--matches", type=int, default=600, help="free-for-all matches [600]")
-    ap.add_argument("--team-matches", type=int, default=300, help="2v2 matches [300]")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--matches", type=int, default=600, help="free-for-all matches per seed [600]")
+    ap.add_argument("--team-matches", type=int, default=300, help="2v2 matches per seed [300]")
+    ap.add_argument("--seeds", type=int, default=5, help="independent runs, seeds 1..N [5]")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     greed = [g for g in GREEDS for _ in range(2)]
-    report: dict[str, Any] = {"players": len(greed), "greeds": GREEDS, "seed": args.seed}
+    report: dict[str, Any] = {"players": len(greed), "greeds": GREEDS, "seeds": args.seeds}
     for label, variant, options, count in (("free-for-all", "all-fives", {}, args.matches),
                                            ("teams", "threes-fives", {"teams": True}, args.team_matches)):
         started = time.perf_counter()
-        played = simulate(variant, options, count, args.seed, greed)
-        results = replay(systems_for(len(greed)), played, greed)
-        report[label] = {"variant": variant, "matches": count, "play_seconds": round(time.perf_counter() - started, 1),
-                         "systems": results}
-        print(f"{label}: {count} matches of {variant} ({report[label]['play_seconds']} s)", file=sys.stderr)
+        runs = [replay(systems_for(len(greed)), simulate(variant, options, count, seed, greed), greed)
+                for seed in range(1, args.seeds + 1)]
+        results = pooled(runs)
+        report[label] = {"variant": variant, "matches_per_seed": count,
+                         "seconds": round(time.perf_counter() - started, 1), "systems": results}
+        print(f"{label}: {args.seeds} x {count} matches of {variant} ({report[label]['seconds']} s)", file=sys.stderr)
         for name, r in results.items():
-            print(f"  {name:13} accuracy {r['accuracy']:.3f} (second half {r['accuracy_second_half']:.3f}, "
-                  f"{r['pairs']} pairs)  final tau {r['final_tau']:.3f}  tau >= 0.6 from match "
-                  f"{r['matches_to_tau_0.6']}", file=sys.stderr)
+            print(f"  {name:13} accuracy {r['accuracy']:.3f} over {r['pairs']} pairs (second half "
+                  f"{r['accuracy_second_half']:.3f})  final tau {r['final_tau']:.3f} (min {r['final_tau_min']:.3f})"
+                  f"  tau >= 0.6 from match {r['matches_to_tau_0.6']} (never: {r['seeds_never_settled']})",
+                  file=sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     return 0
