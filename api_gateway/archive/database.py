@@ -148,7 +148,7 @@ def reading(engine: Engine) -> Iterator[Connection]:
 # ---------------------------------------------------------------- migrations
 
 
-def _config(conn: Connection) -> Config:
+def _config(conn: Connection | None) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = conn
@@ -157,7 +157,7 @@ def _config(conn: Connection) -> Config:
 
 def head() -> str:
     """The revision this code expects."""
-    found = ScriptDirectory.from_config(_config(None)).get_current_head()  # type: ignore[arg-type]
+    found = ScriptDirectory.from_config(_config(None)).get_current_head()
     assert found is not None
     return found
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from sqlalchemy import Column, Double, Engine, LargeBinary, MetaData, String, Table, exc, func, select
+from sqlalchemy import Column, Double, Engine, LargeBinary, MetaData, String, Table, func, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from api_gateway.archive import database
@@ -75,7 +75,7 @@ class SqliteOutbox:
     def _run(self, work: Callable[[], Any]) -> Any:
         try:
             return work()
-        except (database.ArchiveUnavailable, exc.OperationalError) as error:
+        except database.ArchiveUnavailable as error:
             raise OutboxUnavailable(f"archive outbox: {error}") from None
 
     def push(self, key: str, payload: bytes) -> None:

@@ -158,8 +158,8 @@ class Repository:
                      after: Mapping[str, skill.Skill]) -> None:
         rows = []
         for seat, s in enumerate(m.seats):
-            old = before.get(s.player) if s.player is not None and s.player in after else None
-            new = after.get(s.player) if s.player is not None else None
+            old = before[s.player] if s.player is not None and s.player in after else None
+            new = after[s.player] if s.player is not None and s.player in after else None
             rows.append({"match_seq": seq, "seat": seat, "player_id": s.player, "side": s.side, "place": s.place,
                          "points": s.points if s.player is not None and m.rated else 0,
                          "mu_before": old.mu if old else None, "sigma_before": old.sigma if old else None,

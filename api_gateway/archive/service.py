@@ -1,7 +1,7 @@
 """`Archive`: what the rest of the gateway calls when a match ends, and what the archive's routes read.
 
 One instance per gateway worker (`app.extensions[ARCHIVE]`, made by
-`Archive.open` in the app factory). It writes through `Repository` and, when the
+`Archive.from_config` in the app factory). It writes through `Repository` and, when the
 database does not answer, queues in the `Outbox`; a drainer thread (a greenlet
 under the gevent worker) writes what waits once the database is back.
 """
@@ -47,18 +47,13 @@ class Archive:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, database_url: str, outbox_url: str, families: Callable[[str], str], timeout: float = 5.0,
-             retry: float = 2.0, player_keys: str = "") -> Archive:
-        """The archive of `database_url` with its outbox in the live store `outbox_url`; `player_keys` the
-        host apps' keys (``GATEWAY_PLAYER_KEYS``, none: every player is a guest)."""
-        return cls(Repository(database.create(database_url, timeout)), open_outbox(outbox_url), families, retry,
-                   PlayerKeys.parse(player_keys) if player_keys else None)
-
-    @classmethod
     def from_config(cls, cfg: GatewayConfig, families: Callable[[str], str]) -> Archive:
-        """The archive a gateway's settings name (its outbox in the live store, GATEWAY_TOKEN_STORE)."""
-        return cls.open(cfg.database or database.default_url(), cfg.token_store or default_store(), families,
-                        cfg.database_timeout, cfg.archive_retry, cfg.player_keys)
+        """The archive a gateway's settings name: GATEWAY_DATABASE, its outbox in the live store
+        (GATEWAY_TOKEN_STORE), the host apps' keys (GATEWAY_PLAYER_KEYS; none: every player is a guest).
+        `families` names a variant's family (the engine's variant list)."""
+        return cls(Repository(database.create(cfg.database or database.default_url(), cfg.database_timeout)),
+                   open_outbox(cfg.token_store or default_store()), families, cfg.archive_retry,
+                   PlayerKeys.parse(cfg.player_keys) if cfg.player_keys else None)
 
     def player_for(self, assertion: str | None) -> str:
         """The player id of a seat being taken: the one a host app's assertion vouches for

@@ -12,7 +12,8 @@ import pytest
 
 from api_gateway.archive import cursor
 from api_gateway.archive.players import PLAYER_ID, PlayerIdError, PlayerKeys, check_player_id, guest_id
-from api_gateway.config import ConfigError, from_env
+from api_gateway.archive.service import Archive
+from api_gateway.config import ConfigError, GatewayConfig, from_env
 from api_gateway.server import prepare
 
 KEYS = "k2:" + "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=" + ",k1:" + "QkJCQkJCQkJCQkJCQkJCQg=="
@@ -70,6 +71,28 @@ def test_a_host_app_vouches_for_its_user_with_a_signed_assertion() -> None:
             keys.verify(bad, now)
     with pytest.raises(PlayerIdError):
         keys.sign("no spaces please")
+
+
+def test_a_seat_is_taken_by_a_vouched_player_or_a_new_guest(tmp_path: Path) -> None:
+    """`Archive.player_for`: what the tables call when a seat is taken."""
+    def archive(keys: str) -> Archive:
+        return Archive.from_config(GatewayConfig(database=f"sqlite:///{tmp_path / 'a.sqlite3'}",
+                                                 token_store=f"sqlite:///{tmp_path / 'live.sqlite3'}",
+                                                 player_keys=keys), lambda variant: "K")
+
+    vouching, guests_only = archive(KEYS), archive("")
+    try:
+        assertion = PlayerKeys.parse(KEYS).sign("alice")
+        assert vouching.player_for(assertion) == "app:alice"
+        assert vouching.player_for(None).startswith("guest:") and guests_only.player_for(None) != guests_only.player_for(None)
+        with pytest.raises(PlayerIdError, match="holds no host app key"):
+            guests_only.player_for(assertion)
+        with pytest.raises(PlayerIdError, match="signature"):
+            vouching.player_for(PlayerKeys.parse("other:" + "Q0NDQ0NDQ0NDQ0NDQ0NDQw==").sign("alice")
+                                .replace("p1.other.", "p1.k2."))
+    finally:
+        vouching.close()
+        guests_only.close()
 
 
 def test_guest_ids_are_random_and_valid() -> None:
