@@ -20,7 +20,7 @@ player id), a player's matches by the archive's own sequence number.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -93,20 +93,19 @@ class Repository:
 
     def record_match(self, finished: FinishedMatch) -> bool:
         """Write `finished` and its rating updates at once; False when the match was archived already."""
-        try:
-            database.transaction(self.engine, lambda conn: self._write_match(conn, finished))
-        except exc.IntegrityError:
-            if self._exists(matches.c.match_id, finished.match_id):
-                return False
-            raise
-        return True
+        return self._once(lambda conn: self._write_match(conn, finished), matches.c.match_id, finished.match_id)
 
     def record_tournament(self, finished: FinishedTournament) -> bool:
         """Write a finished tournament and its official places; False when it was archived already."""
+        return self._once(lambda conn: self._write_tournament(conn, finished), tournaments.c.tournament_id,
+                          finished.tournament_id)
+
+    def _once(self, write: Callable[[Connection], None], column: Any, key: str) -> bool:
+        """`write` in one transaction; False when its unique `key` was there already (nothing written)."""
         try:
-            database.transaction(self.engine, lambda conn: self._write_tournament(conn, finished))
+            database.transaction(self.engine, write)
         except exc.IntegrityError:
-            if self._exists(tournaments.c.tournament_id, finished.tournament_id):
+            if self._exists(column, key):
                 return False
             raise
         return True
