@@ -6,9 +6,10 @@ import { KINGDOMINO_TILES } from "/play/kingdomino-tiles.js";
 const LEVELS = ["expert", "greedy", "random", "human"];
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
-let game = null;      // {variant, players, levels, token, keys, hostKey, view, scores, log}
+let game = null;      // {variant, players, levels, token, keys, hostKey, view, scores, log, moves}
 let variants = [];
 let pending = null;   // Kingdomino: the first square chosen for a placement
+let choosing = null;  // the matching games: {tile, actions} while a tile that fits several ends waits for one
 
 // ---------------------------------------------------------------- REST
 class Problem extends Error {
@@ -26,8 +27,21 @@ function take(answer) {
   if (answer.token) game.token = answer.token;
   if (answer.view) game.view = answer.view;
   if (answer.scores) game.scores = answer.scores;
-  for (const e of answer.events || []) logEvent(e);
+  for (const e of answer.events || []) { remember(e); logEvent(e); }
   save();
+}
+// The round's turns in order, each a seat's play or knock (a draw does not end a turn): what the board
+// marks as the last moves.
+function remember(e) {
+  if (e.type === "round_dealt") game.moves = [];
+  if (e.type === "played" || e.type === "passed") game.moves.push({ seat: e.seat, action: e.action ?? null });
+}
+// The tiles played since the seat's own last turn in this round (all of them before its first).
+function movesSince(seat) {
+  const moves = game.moves;
+  let from = moves.length;
+  while (from > 0 && moves[from - 1].seat !== seat) from--;
+  return moves.slice(from).filter((m) => m.action);
 }
 function save() { if (game) sessionStorage.setItem("domino-play", JSON.stringify(game)); }
 
@@ -38,6 +52,17 @@ function name(seat) {
   const level = game.levels[seat];
   return level === "human" ? `Seat ${seat}` : `Seat ${seat} (${level})`;
 }
+// Where room is short (seat chips, kings, marks on the board): "You", "Seat 1".
+const shortName = (seat) => (seat === 0 ? "You" : `Seat ${seat}`);
+// A verb in the present that agrees with the seat: "You lead", "Seat 1 (expert) leads".
+const does = (seat, verb) => (seat === 0 ? `You ${verb}` : `${name(seat)} ${verb}s`);
+// The seat after a verb or a preposition: "won by you".
+const whom = (seat) => (seat === 0 ? "you" : name(seat));
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+// The variant as /v1/variants describes it, its family (RULES.md section) and an option's value in this match.
+const variantOf = () => variants.find((v) => v.name === game.variant) || { options: [] };
+const family = () => variantOf().family;
+const option = (key) => game.view?.options?.[key] ?? variantOf().options.find((o) => o.name === key)?.default;
 function viewer(view) { return view.seat ?? view.player ?? null; }
 function say(text) { $("status").textContent = text; }
 function warn(text) {
@@ -59,7 +84,7 @@ function describe(e) {
     case "points_scored": return `${who} scored ${e.points}`;
     case "round_ended": return `Round ${e.record.number} over: ${e.record.ending}`;
     case "match_ended": return "Match over";
-    case "round_dealt": return `Round ${e.number} dealt` + (e.leader != null ? `; ${name(e.leader)} leads` : "");
+    case "round_dealt": return `Round ${e.number} dealt` + (e.leader != null ? `; ${does(e.leader, "lead")}` : "");
     case "tile_picked": return `${who} picked tile ${e.tile}`;
     case "tile_placed": return `${who} placed tile ${e.tile}`;
     case "tile_discarded": return `${who} discarded tile ${e.tile}`;
@@ -126,8 +151,10 @@ async function newMatch(event) {
     const answer = await call("/v1/matches", body);
     game = { variant, players, levels, token: answer.token, hostKey: answer.host_key,
              keys: answer.seat_keys.map((k, seat) => (levels[seat] === "human" || seat === 0 ? k : null)),
-             view: answer.view, scores: answer.scores, log: [] };
+             view: answer.view, scores: answer.scores, log: [], moves: [] };
+    pending = choosing = null;
     take(answer);
+    $("setup-box").open = false;
     await showSeat(humanToMove() ?? 0);
   } catch (err) { warn(`Could not start the match: ${err.message}`); }
 }
@@ -152,7 +179,7 @@ async function play(action) {
     warn(err.message.includes(action) ? `Not allowed: ${err.message}` : `Not allowed: ${action}: ${err.message}`);
     return;
   }
-  pending = null;
+  pending = choosing = null;
   const next = humanToMove();
   if (next != null && next !== viewer(game.view)) await showSeat(next);
   else render();
@@ -172,36 +199,96 @@ function tryIllegal(tile) {
 }
 
 // ---------------------------------------------------------------- drawing: common
+// One place draws each part of the page from `game`: the title, the status line, the seats, the board
+// and hand (per game), the scores and their legend, the log.
 function render() {
   const view = game.view;
+  document.body.classList.add("playing");
   $("table").hidden = false;
-  const toMove = view.to_move;
-  const over = isKD() ? view.game_over : view.round_over;
-  if (over) say(isKD() ? "The game is over." : view.match_over ? "The match is over." : "The round is over.");
-  else if (toMove == null) say("Waiting.");
-  else if (toMove === viewer(view)) say(`${name(toMove)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
-  else say(`${name(toMove)} to move`);
-  $("opponents").replaceChildren(...Array.from({ length: game.players }, (_, seat) => {
-    const chip = document.createElement("span");
-    chip.className = "seat" + (seat === toMove ? " to-move" : "");
-    chip.dataset.seat = seat;
-    const count = isKD() ? `${view.scores[seat]} pts` : `${view.hand_sizes[seat]} tiles`;
-    chip.textContent = `${name(seat)}: ${count}`;
-    return chip;
-  }));
+  $("match-title").textContent = `${game.variant}, ${plural(game.players, "player")}`;
+  renderStatus(view);
+  renderSeats(view);
   if (isKD()) renderKingdomino(view); else renderMatching(view);
   renderScores(view);
+  renderLegend(view);
   $("log").replaceChildren(...game.log.slice(-25).map((t) => { const li = document.createElement("li"); li.textContent = t; return li; }));
   $("log").scrollTop = 1e6;
   document.body.dataset.renders = Number(document.body.dataset.renders || 0) + 1;   // for tests and screen readers' tools
 }
+const isOver = (view) => (isKD() ? view.game_over : view.round_over);
+// The seat to move, or null once the round (game) is over.
+const toMove = (view) => (isOver(view) ? null : view.to_move ?? null);
+function renderStatus(view) {
+  const seat = toMove(view);
+  if (isOver(view)) say(isKD() ? "The game is over." : view.match_over ? "The match is over." : "The round is over.");
+  else if (seat == null) say("Waiting.");
+  else if (seat === viewer(view)) say(seat === 0 ? "Your turn" : `${name(seat)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
+  else say(`${name(seat)} to move`);
+}
+// What to do now, above the board, with the buttons that do it when they belong there.
+function setPrompt(text, ...buttons) { const p = $("prompt"); p.replaceChildren(text, ...buttons); p.hidden = !text; }
+// A chip per seat: its name, its level, its tiles (Kingdomino: points); the seat to move highlighted.
+function renderSeats(view) {
+  const moving = toMove(view);
+  $("opponents").replaceChildren(...Array.from({ length: game.players }, (_, seat) => {
+    const chip = document.createElement("span");
+    chip.className = `seat seat-${seat}` + (seat === moving ? " to-move" : "");
+    chip.dataset.seat = seat;
+    const who = document.createElement("b"); who.textContent = shortName(seat);
+    const level = document.createElement("small"); level.textContent = seat === 0 ? "" : game.levels[seat];
+    const count = document.createElement("span");
+    count.textContent = isKD() ? `${view.scores[seat]} pts` : plural(view.hand_sizes[seat], "tile");
+    chip.append(who, level, count);
+    chip.title = `${name(seat)}: ${count.textContent}`;
+    return chip;
+  }));
+}
 
+// The families whose scores are penalties (RULES.md K, O, B): the first to reach the limit loses.
+const LOSER = { K: "goat", O: "donkey", B: "out" };
+const BYKOVO_LIMIT = 100;   // RULES.md B: 4 seats play to 100
+const remembers = () => family() === "K" || family() === "O";
+function sideNames() {
+  return game.scores.length === game.players ? Array.from({ length: game.players }, (_, s) => name(s))
+    : game.scores.map((_, i) => `Team ${i + 1}`);
+}
+// What the score table's rows and markers mean, each with its explanation (the legend and the tooltips).
+function scoreTerms() {
+  const f = family();
+  if (remembers()) {
+    const threshold = option("open_threshold") ?? 13, animal = LOSER[f];
+    // Eggs only where a fish scored to the single highest hand can tie (RULES.md K max_takes_all, O).
+    const eggs = f === "K" ? option("fish_scoring") === "max_takes_all" : option("fish_scoring") !== "own";
+    return {
+      Written: `the points that count. High is bad: the first to ${option("target")} written points is the ${animal} and loses.`,
+      Remembered: `a round below ${threshold} points is remembered, not written, until a round of ${threshold} or more `
+        + "writes it together with them; going out before that forgets them.",
+      fish: "the round ended blocked: nobody could play.",
+      ...(eggs && { eggs: "a fish with a tie for the highest hand: its points wait in the pot for the next round's highest hand." }),
+    };
+  }
+  if (f === "B") return { Score: `the pips left in hand, 0 for the round's winner. High is bad: at ${BYKOVO_LIMIT} a seat is out.`,
+                          fish: "the round ended blocked with both ends on one number." };
+  if (f === "BL") return { Score: "the lightest hand scores the pips of the others. High is good." };
+  return { Score: `points scored in play and for the lightest hand. High is good: the first to ${option("target")} wins.` };
+}
+// The seats (teams) nearest to losing where high is bad: "Closest to the goat: Seat 2 (64 of 101)".
+function closestToLosing(view) {
+  const animal = LOSER[family()];
+  if (!animal || view.match_over) return null;
+  const limit = family() === "B" ? BYKOVO_LIMIT : option("target");
+  const top = Math.max(...game.scores);
+  const what = animal === "out" ? "being out" : `the ${animal}`;
+  if (!(top > 0)) return `Closest to ${what}: nobody has written points yet.`;
+  const names = sideNames().filter((_, i) => game.scores[i] === top);
+  return `Closest to ${what}: ${names.join(", ")} (${top} of ${limit}).`;
+}
 function renderScores(view) {
   const table = document.createElement("table");
   table.className = "scores";
   const head = table.insertRow();
-  const sides = game.scores.length === game.players ? Array.from({ length: game.players }, (_, s) => name(s))
-    : game.scores.map((_, i) => `Team ${i + 1}`);
+  const sides = sideNames();
+  const terms = isKD() ? {} : scoreTerms();
   // "Seat 1" over "expert" rather than "Seat 1 (expert)": four seats' columns fit a phone's width.
   for (const label of ["", ...sides]) {
     const th = document.createElement("th");
@@ -219,23 +306,36 @@ function renderScores(view) {
     const ledger = view.ledger;
     for (const record of ledger.history) {
       const row = addRow(table, `Round ${record.number}`, record.scores);
-      if (record.ending === "fish") marker(row.cells[0], "fish", "fish");
-      if (record.pot) marker(row.cells[0], "eggs", `eggs ${record.pot}`);
+      if (record.ending === "fish") marker(row.cells[0], "fish", "fish", terms.fish);
+      if (record.pot) marker(row.cells[0], "eggs", `eggs ${record.pot}`, terms.eggs);
     }
-    const total = addRow(table, /^(kozel|osel)/.test(game.variant) ? "Written" : "Score", game.scores);
+    const total = addRow(table, remembers() ? "Written" : "Score", game.scores);
     total.className = "total";
-    if (/^(kozel|osel)/.test(game.variant)) {
+    if (remembers()) {
       addRow(table, "Remembered", ledger.remembered);
-      if (ledger.pot) marker(total.cells[0], "eggs", `eggs in the pot: ${ledger.pot}`);
+      if (ledger.pot) marker(total.cells[0], "eggs", `eggs in the pot: ${ledger.pot}`, terms.eggs);
     }
     if (view.match_over && view.losers?.length) {
-      const animal = game.variant.startsWith("kozel") ? "the goat" : game.variant === "osel" ? "the donkey" : "lost";
-      const row = addRow(table, animal === "lost" ? "Lost" : animal[4].toUpperCase() + animal.slice(5),
-        sides.map((_, i) => (view.losers.includes(i) ? animal === "lost" ? "✗" : animal.slice(4) : "")));
+      const animal = LOSER[family()];
+      const label = animal ? animal[0].toUpperCase() + animal.slice(1) : "Lost";
+      const row = addRow(table, label, sides.map((_, i) => (view.losers.includes(i) ? animal || "✗" : "")));
       row.id = "losers";
     }
   }
+  for (const row of table.rows) { const term = terms[row.cells[0].firstChild?.textContent]; if (term) row.cells[0].title = term; }
   $("scores").replaceChildren(table);
+}
+// Under the score table: what its words mean, whether high is good, and who is closest to losing.
+function renderLegend(view) {
+  const lines = Object.entries(isKD() ? {} : scoreTerms()).map(([term, text]) => {
+    const li = document.createElement("li");
+    const b = document.createElement("b"); b.textContent = term;
+    li.append(b, `: ${text}`);
+    return li;
+  });
+  const closest = closestToLosing(view);
+  if (closest) { const li = document.createElement("li"); li.id = "closest"; li.textContent = closest; lines.push(li); }
+  $("score-legend").replaceChildren(...lines);
 }
 function addRow(table, label, values) {
   const row = table.insertRow();
@@ -243,25 +343,41 @@ function addRow(table, label, values) {
   for (const v of values) row.insertCell().textContent = v;
   return row;
 }
-function marker(cell, kind, text) {
+function marker(cell, kind, text, explanation) {
   const m = document.createElement("span");
   m.className = `marker ${kind}`;
   m.textContent = text;
+  if (explanation) m.title = explanation;
   cell.append(m);
 }
 
 // ---------------------------------------------------------------- the matching games
 function renderMatching(view) {
-  $("board").replaceChildren(drawLayout(view.layout));
   const mine = viewer(view);
-  $("hand-title").textContent = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
   const legal = view.to_move === mine ? view.legal || [] : [];
+  if (choosing && !choosing.actions.every((a) => legal.includes(a))) choosing = null;
+  $("board").className = "layout";
+  setPrompt(choosing ? `${choosing.tile} fits more than one end: tap one on the board, or a button below.` : "");
+  $("hand-title").textContent = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
+  renderHand(view, legal);
+  renderChoices();
+  $("extra-actions").replaceChildren(...legal.filter((a) => a === "draw" || a === "pass").map((a) => {
+    const b = document.createElement("button");
+    b.type = "button"; b.dataset.action = a; b.className = "primary";
+    b.textContent = a === "draw" ? "Draw a tile" : "Pass (knock)";
+    b.addEventListener("click", () => play(a));
+    return b;
+  }));
+  renderRoundEnd(view);
+  drawBoard();   // last: the drawing is scaled to the room the rest leaves
+}
+function renderHand(view, legal) {
   const hand = [...view.hand].sort(byPips);
   $("hand").replaceChildren(...hand.map((tile) => {
     const actions = legal.filter((a) => a.split("+").some((p) => sameTile(p.split("@")[0], tile)));
     const b = document.createElement("button");
     b.type = "button";
-    b.className = "tile" + (actions.length ? " legal" : "");
+    b.className = "tile" + (actions.length ? " legal" : "") + (choosing?.tile === tile ? " chosen" : "");
     b.dataset.tile = tile;
     b.setAttribute("aria-label", `tile ${tile}` + (actions.length ? ", playable" : ""));
     const [x, y] = tile.split("-");
@@ -271,34 +387,37 @@ function renderMatching(view) {
     b.addEventListener("click", () => {
       if (!actions.length) return tryIllegal(tile);
       if (actions.length === 1) return play(actions[0]);
-      choose(actions);
+      choose(tile, actions);
     });
     return b;
   }));
-  $("choices").replaceChildren();
-  $("extra-actions").replaceChildren(...legal.filter((a) => a === "draw" || a === "pass").map((a) => {
-    const b = document.createElement("button");
-    b.type = "button"; b.dataset.action = a; b.className = "primary";
-    b.textContent = a === "draw" ? "Draw a tile" : "Pass (knock)";
-    b.addEventListener("click", () => play(a));
-    return b;
-  }));
-  const over = $("round-end");
-  over.hidden = !view.round_over;
-  if (view.round_over) {
-    $("round-result").textContent = `Round ${view.round_number}: ${view.ending}` +
-      (view.winner != null ? `, won by ${name(view.winner)}` : "") + `. Round points ${view.round_points.join(" / ")}.` +
-      (view.match_over ? " The match is over." : "");
-    $("revealed").replaceChildren(...(view.revealed_hands || []).map((h, seat) => {
-      const p = document.createElement("p"); p.textContent = `${name(seat)}: ${h.join(" ") || "-"}`; return p; }));
-    $("next-round").hidden = !!view.match_over;
-  }
+}
+function renderRoundEnd(view) {
+  $("round-end").hidden = !view.round_over;
+  if (!view.round_over) return;
+  $("round-result").textContent = `Round ${view.round_number}: ${view.ending}` +
+    (view.winner != null ? `, won by ${whom(view.winner)}` : "") + `. Round points ${view.round_points.join(" / ")}.` +
+    (view.match_over ? " The match is over." : "");
+  $("revealed").replaceChildren(...(view.revealed_hands || []).map((h, seat) => {
+    const p = document.createElement("p"); p.textContent = `${name(seat)}: ${h.join(" ") || "-"}`; return p; }));
+  $("next-round").hidden = !!view.match_over;
 }
 const pips = (t) => t.split("-").map(Number).sort((a, b) => a - b);
 const byPips = (a, b) => { const [a1, a2] = pips(a), [b1, b2] = pips(b); return a1 - b1 || a2 - b2; };
 const sameTile = (a, b) => { const [a1, a2] = pips(a), [b1, b2] = pips(b); return a1 === b1 && a2 === b2; };
-function choose(actions) {
-  $("choices").replaceChildren(...actions.map((a) => {
+// The open end a move of one tile goes to ("3-6@W" -> "W"), or null for a lead or a move of several tiles.
+function endOf(action) {
+  const parts = action.split("+");
+  return parts.length === 1 && parts[0].includes("@") ? parts[0].split("@")[1].replace("!", "") : null;
+}
+// A tile that fits several ends: the board marks each end it fits (a tap plays there) and the buttons
+// below name every move, closing ones included.
+function choose(tile, actions) {
+  choosing = { tile, actions };
+  render();
+}
+function renderChoices() {
+  $("choices").replaceChildren(...(choosing?.actions || []).map((a) => {
     const b = document.createElement("button");
     b.type = "button"; b.dataset.action = a;
     b.textContent = a.split("+").map((p) => { const [t, arm] = p.split("@"); return arm ? `${t} on ${arm.replace("!", " (closing)")}` : `${t} (lead)`; }).join(" + ");
@@ -306,27 +425,57 @@ function choose(actions) {
     return b;
   }));
 }
+// A tap on an end the chosen tile fits: the move there, or (an Osel double that may close the arm or not)
+// only that end's buttons.
+function tapEnd(actions) {
+  if (actions.length === 1) return play(actions[0]);
+  choosing = { ...choosing, actions };
+  render();
+}
+function drawBoard() {
+  const view = game.view;
+  const playedBy = new Map(movesSince(viewer(view)).map((m) => [m.action, m.seat]));
+  const targets = new Map();
+  for (const a of choosing?.actions || []) {
+    const end = endOf(a);
+    if (end) targets.set(end, [...(targets.get(end) || []), a]);
+  }
+  $("board").replaceChildren(drawLayout(view.layout, Object.keys(view.ends || {}), playedBy,
+    choosing && { tile: choosing.tile, targets }));
+}
 
 // The layout as the tiles lie: the lead at the centre, W and E arms along a line (W turning up and
-// E down after as many tiles as the board's width holds at a readable size, 3 on a phone, at most 6),
-// each spinner's N and S arms across, doubles crosswise. The SVG is scaled to the board (viewBox,
-// width 100%), so however long the arms grow the drawing never makes the page wider than the screen.
-const UNIT_PX = 22;   // the width of a tile's half the turn is worked out for
-function turnAfter() {
+// E down after as many tiles as the board's width holds at a readable size, 3 on a phone, at most 6;
+// on a layout with no spinner, then back and forth in rows above and below the line), each spinner's
+// N and S arms across, doubles crosswise. The SVG is scaled to the board (viewBox),
+// so however long the arms grow the drawing never makes the page wider than the screen.
+// Each open end is labelled with its arm's name; the moves played since the viewer's last move are
+// outlined in their seat's colour with the seat's badge; while a tile waits for an end, each end it
+// fits shows where it would lie, a target to tap.
+const UNIT_PX = 22;       // the width of a tile's half the turn is worked out for
+const MAX_UNIT_PX = 34;   // a short layout is not blown up past this
+const MIN_MARK_PX = 15;   // however long the layout, a seat's badge and an end's name stay readable
+// The board's inner width and height in pixels (0 before it is laid out).
+function boardSize() {
   const board = $("board");
   const style = getComputedStyle(board);
-  const width = board.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return [board.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+    board.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)];
+}
+function turnAfter() {
+  const [width] = boardSize();
   if (!(width > 0)) return 6;
   return Math.max(3, Math.min(6, Math.floor((width / UNIT_PX - 2.8) / 4)));
 }
-function readLayout(layout) {
+// openArms: the arms open now (an open arm that holds no tile yet, such as a spinner's N, is drawn too).
+function readLayout(layout, openArms = []) {
   const out = { lead: null, arms: {}, doubles: [], anchors: {} };
   const ends = {};
-  for (const move of layout) for (const part of move.split("+")) {
+  layout.forEach((move, index) => { for (const part of move.split("+")) {
     const m = /^(\d)-(\d)(?:@([NSEW]\d*)(!?))?$/.exec(part);
     if (!m) continue;
     const a = +m[1], b = +m[2], arm = m[3], closed = m[4] === "!";
-    if (!arm) { out.lead = { near: a, far: b }; ends.W = a; ends.E = b; out.arms.W = []; out.arms.E = [];
+    if (!arm) { out.lead = { near: a, far: b, move: index }; ends.W = a; ends.E = b; out.arms.W = []; out.arms.E = [];
       if (a === b) out.doubles.push(["", 0]); continue; }
     if (!(arm in ends)) {
       const k = Number(arm.slice(1) || 1);
@@ -336,55 +485,93 @@ function readLayout(layout) {
       ends[arm] = base.far; out.arms[arm] = [];
     }
     const near = ends[arm];
-    const tile = { near, far: a === near ? b : a, closed };
+    const tile = { near, far: a === near ? b : a, closed, move: index };
     out.arms[arm].push(tile);
     ends[arm] = tile.far;
     if (tile.near === tile.far) out.doubles.push([arm, out.arms[arm].length - 1]);
+  } });
+  for (const arm of openArms.filter((a) => !(a in out.arms))) {
+    out.anchors[arm] = out.doubles[Number(arm.slice(1) || 1) - 1] || ["", 0];
+    out.arms[arm] = [];
   }
   return out;
 }
-function drawLayout(layout) {
-  const svg = document.createElementNS(SVG, "svg");
-  svg.id = "layout";
-  svg.setAttribute("role", "img");
+const svgNode = (tag, attributes, text) => {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attributes)) node.setAttribute(k, v);
+  if (text != null) node.textContent = text;
+  return node;
+};
+// The rectangle of a tile laid from (cx, cy) going (dx, dy): a double lies across the arm.
+function step(cx, cy, dx, dy, double) {
+  const along = dx !== 0, len = double ? 1 : 2, thick = double ? 2 : 1;
+  const x1 = cx + dx * len, y1 = cy + dy * len;
+  const w = along ? len : thick, h = along ? thick : len;
+  return { x: Math.min(cx, x1) - (along ? 0 : w / 2), y: Math.min(cy, y1) - (along ? h / 2 : 0), w, h,
+           along, from: [cx, cy, dx, dy], next: [x1, y1] };
+}
+// An arm's pen: where its next tile starts and which way it goes. An arm runs `turnAt` tiles, then
+// turns once (`turnTo`: W up, E down); with a `bound` (a line with no spinner arms to make room for)
+// it then goes back and forth in rows as wide as the line, 2.5 units apart, so that a long layout
+// fills a tall board (a phone's) instead of running off in a thin column. Pure: `nextTile` returns
+// the tile's rectangle and the pen after it, so a tile that might go there is drawn the same way.
+function pen(start, dir, turnTo, turnAt, bound) {
+  return { x: start[0], y: start[1], dx: dir[0], dy: dir[1], turnTo, turnAt, bound, rowDx: dir[0],
+           stretch: "first", count: 0, tiles: 0, moved: 0, lastHalf: 0.5 };
+}
+function nextTile(before, double) {
+  const p = { ...before }, len = double ? 1 : 2;
+  // Round the corner: back `back` units, then out past the last tile's half-width the new way. The first
+  // turn lies the new tile over the last one's far half; the rows' turns lie it half a unit further
+  // out, so the rows stand 2.5 units apart and a badge fits between them.
+  const turn = ([ex, ey], stretch, back) => {
+    p.x += -p.dx * back + ex * p.lastHalf; p.y += -p.dy * back + ey * p.lastHalf;
+    [p.dx, p.dy] = [ex, ey]; p.stretch = stretch; p.tiles = 0; p.moved = 0;
+  };
+  if (p.stretch === "first" && p.turnTo && p.count === p.turnAt) turn(p.turnTo, "climb", 0.5);
+  else if (p.stretch === "climb" && p.bound && p.moved >= 2) { p.rowDx = -p.rowDx; turn([p.rowDx, 0], "row", 0); }
+  else if (p.stretch === "row" && p.tiles > 0 && Math.abs(p.x + p.dx * len) > p.bound) turn(p.turnTo, "climb", 0);
+  const rect = { ...step(p.x, p.y, p.dx, p.dy, double), stretch: p.stretch, rowDx: p.rowDx };
+  [p.x, p.y] = rect.next;
+  p.count += 1; p.tiles += 1; p.moved += len; p.lastHalf = double ? 1 : 0.5;
+  return { rect, pen: p };
+}
+function drawLayout(layout, openArms, playedBy, choice) {
+  const svg = svgNode("svg", { id: "layout", role: "img" });
   if (!layout.length) {
     svg.setAttribute("viewBox", "-4 -1 8 2");
     svg.setAttribute("aria-label", "the table is empty");
-    const t = document.createElementNS(SVG, "text");
-    t.setAttribute("x", 0); t.setAttribute("y", 0.2); t.setAttribute("text-anchor", "middle");
-    t.setAttribute("font-size", 0.6); t.setAttribute("fill", "#fff"); t.textContent = "The table is empty";
-    svg.append(t);
+    svg.append(svgNode("text", { x: 0, y: 0.2, "text-anchor": "middle", "font-size": 0.6, fill: "#fff" }, "The table is empty"));
     return svg;
   }
-  const table = readLayout(layout);
+  const table = readLayout(layout, openArms);
   const spinners = new Set(Object.values(table.anchors).map((w) => w.join(":")));
   const turn = turnAfter();
-  const rects = [];
-  const place = (tile, x, y, w, h, horizontal, nearFirst, key) => {
-    rects.push({ tile, x, y, w, h, horizontal, nearFirst, spinner: spinners.has(key) });
+  const rects = [], pens = {};
+  const place = (tile, r, horizontal, nearFirst, key, arm) => {
+    rects.push({ tile, ...r, horizontal, nearFirst, spinner: spinners.has(key), arm });
   };
   const lead = table.lead, leadDouble = lead.near === lead.far;
-  if (leadDouble) place(lead, -0.5, -1, 1, 2, false, true, ":0");
-  else place(lead, -1, -0.5, 2, 1, true, true, ":0");
+  if (leadDouble) place(lead, { x: -0.5, y: -1, w: 1, h: 2 }, false, true, ":0", "");
+  else place(lead, { x: -1, y: -0.5, w: 2, h: 1 }, true, true, ":0", "");
   const positions = { "": [0, 0, leadDouble ? 1 : 2, leadDouble ? 2 : 1] };
   const half = leadDouble ? 0.5 : 1;
+  // Rows back and forth only where no spinner's N or S arm needs the room above and below the line.
+  const bound = Object.keys(table.arms).every((a) => a === "W" || a === "E") ? half + 2 * turn : 0;
   const walk = (arm, start, dir, turnTo) => {
-    let [cx, cy] = start, [dx, dy] = dir;
     // Not right after a spinner on this arm: its N and S arms need the room the turned arm would take.
     const lastSpinner = Math.max(-1, ...table.arms[arm].map((_, i) => (spinners.has(`${arm}:${i}`) ? i : -1)));
-    const turnAt = Math.max(turn, lastSpinner + 2);
+    let at = pen(start, dir, turnTo, Math.max(turn, lastSpinner + 2), turnTo ? bound : 0);
     table.arms[arm].forEach((tile, i) => {
-      if (turnTo && i === turnAt) { cx -= dx * 0.5; cy -= dy * 0.5; [dx, dy] = turnTo; cx += dx * 0.5; cy += dy * 0.5; }
-      const dbl = tile.near === tile.far, along = dx !== 0;
-      const len = dbl ? 1 : 2, thick = dbl ? 2 : 1;
-      const x0 = cx + dx * len, y0 = cy + dy * len;
-      const w = along ? len : thick, h = along ? thick : len;
-      const x = Math.min(cx, x0) - (along ? 0 : w / 2), y = Math.min(cy, y0) - (along ? h / 2 : 0);
+      const dbl = tile.near === tile.far;
+      const { rect: r, pen: after } = nextTile(at, dbl);
+      const [, , dx, dy] = r.from;
       // A non-double lies along its arm (horizontal when the arm runs W-E); a double lies across it.
-      place(tile, x, y, w, h, dbl ? !along : along, dx + dy > 0, `${arm}:${i}`);
-      positions[`${arm}:${i}`] = [x + w / 2, y + h / 2, w, h];
-      cx = x0; cy = y0;
+      place(tile, r, dbl ? !r.along : r.along, dx + dy > 0, `${arm}:${i}`, arm);
+      positions[`${arm}:${i}`] = [r.x + r.w / 2, r.y + r.h / 2, r.w, r.h];
+      at = after;
     });
+    pens[arm] = at;   // where the arm's next tile would go
   };
   walk("W", [-half, 0], [-1, 0], [0, -1]);
   walk("E", [half, 0], [1, 0], [0, 1]);
@@ -394,44 +581,103 @@ function drawLayout(layout) {
     const up = arm.startsWith("N");
     walk(arm, [ax, up ? ay - ah / 2 : ay + ah / 2], up ? [0, -1] : [0, 1], null);
   }
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (const r of rects) {
-    minX = Math.min(minX, r.x); minY = Math.min(minY, r.y); maxX = Math.max(maxX, r.x + r.w); maxY = Math.max(maxY, r.y + r.h);
-    svg.append(domino(r));
-  }
+  const box = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
+  const grow = (x, y, w, h) => {
+    box.minX = Math.min(box.minX, x); box.minY = Math.min(box.minY, y);
+    box.maxX = Math.max(box.maxX, x + w); box.maxY = Math.max(box.maxY, y + h);
+  };
   const m = 0.4;
-  svg.setAttribute("viewBox", `${minX - m} ${minY - m} ${maxX - minX + 2 * m} ${maxY - minY + 2 * m}`);
+  for (const r of rects) {
+    grow(r.x, r.y, r.w, r.h);
+    svg.append(domino(r, playedBy.get(layout[r.tile.move])));
+  }
+  // Marks grow as the drawing shrinks (the tiles' scale without them is close enough).
+  const [width, height] = boardSize();
+  const unit = Math.min(MAX_UNIT_PX, width / (box.maxX - box.minX + 2 * m), height / (box.maxY - box.minY + 2 * m));
+  const mark = unit > 0 ? Math.max(1, MIN_MARK_PX / (0.66 * unit)) : 1;
+  for (const r of rects) {
+    const seat = playedBy.get(layout[r.tile.move]);
+    if (seat != null) svg.append(badge(r, seat, mark, grow));
+  }
+  const chosenDouble = choice ? new Set(choice.tile.split("-")).size === 1 : false;
+  for (const arm of openArms) {
+    const actions = choice?.targets.get(arm);
+    if (actions) svg.append(endTarget(arm, nextTile(pens[arm], chosenDouble).rect, choice.tile, actions, grow));
+    else {
+      const [cx, cy, dx, dy] = nextTile(pens[arm], false).rect.from;
+      svg.append(endLabel(arm, cx + dx * 0.45 * mark, cy + dy * 0.45 * mark, mark, grow));
+    }
+  }
+  const [w, h] = [box.maxX - box.minX + 2 * m, box.maxY - box.minY + 2 * m];
+  svg.setAttribute("viewBox", `${box.minX - m} ${box.minY - m} ${w} ${h}`);
+  svg.style.maxWidth = `${w * MAX_UNIT_PX}px`;
+  svg.style.maxHeight = `${h * MAX_UNIT_PX}px`;
   svg.setAttribute("aria-label", `${rects.length} tiles on the table`);
   return svg;
 }
 const PIPS = { 0: [], 1: [[.5, .5]], 2: [[.25, .25], [.75, .75]], 3: [[.25, .25], [.5, .5], [.75, .75]],
   4: [[.25, .25], [.75, .25], [.25, .75], [.75, .75]], 5: [[.25, .25], [.75, .25], [.5, .5], [.25, .75], [.75, .75]],
   6: [[.25, .22], [.75, .22], [.25, .5], [.75, .5], [.25, .78], [.75, .78]] };
-function domino(r) {
-  const g = document.createElementNS(SVG, "g");
+// One tile on the table; `by` is the seat that played it when it is one of the last moves.
+function domino(r, by) {
   const dbl = r.tile.near === r.tile.far;
-  g.setAttribute("class", "domino" + (r.spinner ? " spinner" : "") + (r.tile.closed ? " closed" : ""));
+  const g = svgNode("g", { class: "domino" + (r.spinner ? " spinner" : "") + (r.tile.closed ? " closed" : "")
+    + (by != null ? ` recent seat-${by}` : "") });
   g.dataset.tile = `${Math.min(r.tile.near, r.tile.far)}-${Math.max(r.tile.near, r.tile.far)}`;
-  const face = document.createElementNS(SVG, "rect");
-  Object.entries({ x: r.x + 0.03, y: r.y + 0.03, width: r.w - 0.06, height: r.h - 0.06, rx: 0.12, class: "face" })
-    .forEach(([k, v]) => face.setAttribute(k, v));
-  g.append(face);
+  if (by != null) g.dataset.by = by;
+  g.append(svgNode("rect", { x: r.x + 0.03, y: r.y + 0.03, width: r.w - 0.06, height: r.h - 0.06, rx: 0.12, class: "face" }));
   const [first, second] = r.nearFirst ? [r.tile.near, r.tile.far] : [r.tile.far, r.tile.near];
   const halves = r.horizontal ? [[r.x, r.y, first], [r.x + r.w / 2, r.y, second]] : [[r.x, r.y, first], [r.x, r.y + r.h / 2, second]];
-  const line = document.createElementNS(SVG, "line");
   const [x1, y1, x2, y2] = r.horizontal ? [r.x + r.w / 2, r.y + .15, r.x + r.w / 2, r.y + r.h - .15] : [r.x + .15, r.y + r.h / 2, r.x + r.w - .15, r.y + r.h / 2];
-  Object.entries({ x1, y1, x2, y2, class: "mid" }).forEach(([k, v]) => line.setAttribute(k, v));
-  g.append(line);
+  g.append(svgNode("line", { x1, y1, x2, y2, class: "mid" }));
   for (const [hx, hy, value] of dbl ? [[r.x, r.y, r.tile.near], r.horizontal ? [r.x + r.w / 2, r.y, r.tile.near] : [r.x, r.y + r.h / 2, r.tile.near]] : halves) {
-    for (const [px, py] of PIPS[value]) {
-      const c = document.createElementNS(SVG, "circle");
-      c.setAttribute("cx", hx + px); c.setAttribute("cy", hy + py); c.setAttribute("r", 0.09);
-      g.append(c);
-    }
+    for (const [px, py] of PIPS[value]) g.append(svgNode("circle", { cx: hx + px, cy: hy + py, r: 0.09 }));
   }
-  const title = document.createElementNS(SVG, "title");
-  title.textContent = `${r.tile.near}-${r.tile.far}` + (r.spinner ? " (spinner)" : "");
-  g.append(title);
+  g.append(svgNode("title", {}, `${r.tile.near}-${r.tile.far}` + (r.spinner ? " (spinner)" : "")
+    + (by != null ? `, just played by ${whom(by)}` : "")));
+  return g;
+}
+// Where a tile's badge goes: on the side its arm leaves free. W's line and rows have their free side
+// below (W climbs up), E's above; a climb's is outward; a spinner's N arm has it on the right, S on the
+// left. A double may carry N and S arms, so its badge goes to a corner (NE, or SW on W).
+function badgeSide(r) {
+  const double = r.tile.near === r.tile.far;
+  if (r.arm === "") return double ? "ne" : "above";
+  if (!r.along) return r.stretch === "climb" ? (r.rowDx < 0 ? "left" : "right") : r.arm.startsWith("N") ? "right" : "left";
+  if (r.arm === "W") return double ? "sw" : "below";
+  return double ? "ne" : "above";
+}
+// The seat's badge beside a tile it just played; `size` scales it (1 = two thirds of a tile's width).
+function badge(r, seat, size, grow) {
+  const text = seat === 0 ? "You" : String(seat);
+  const h = 0.66 * size, w = Math.max(h, (0.3 * text.length + 0.3) * size), gap = 0.06;
+  const side = badgeSide(r);
+  const x = { left: r.x - w - gap, sw: r.x - w - gap, right: r.x + r.w + gap, ne: r.x + r.w + gap }[side] ?? r.x + r.w / 2 - w / 2;
+  const y = { above: r.y - h - gap, ne: r.y - h - gap, below: r.y + r.h + gap, sw: r.y + r.h + gap }[side] ?? r.y + r.h / 2 - h / 2;
+  grow(x, y, w, h);
+  const g = svgNode("g", { class: `badge seat-${seat}` });
+  g.dataset.seat = seat;
+  g.append(svgNode("rect", { x, y, width: w, height: h, rx: h / 2 }),
+    svgNode("text", { x: x + w / 2, y: y + h / 2 + 0.16 * size, "text-anchor": "middle", "font-size": 0.44 * size }, text));
+  return g;
+}
+function endLabel(arm, x, y, size, grow) {
+  const half = 0.3 * size;
+  grow(x - half, y - half, 2 * half, 2 * half);
+  const t = svgNode("text", { x, y: y + 0.17 * size, "text-anchor": "middle", "font-size": 0.48 * size, class: "end-label" }, arm);
+  t.dataset.arm = arm;
+  return t;
+}
+// Where the chosen tile would lie on this end: a dashed outline named after the end, a tap plays there.
+function endTarget(arm, r, tile, actions, grow) {
+  grow(r.x, r.y, r.w, r.h);
+  const g = svgNode("g", { class: "end-target", role: "button", tabindex: 0, "aria-label": `play ${tile} on ${arm}` });
+  g.dataset.arm = arm;
+  g.dataset.action = actions.join(" ");
+  g.append(svgNode("rect", { x: r.x + 0.05, y: r.y + 0.05, width: r.w - 0.1, height: r.h - 0.1, rx: 0.12 }),
+    svgNode("text", { x: r.x + r.w / 2, y: r.y + r.h / 2 + 0.22, "text-anchor": "middle", "font-size": 0.62 }, arm));
+  g.addEventListener("click", () => tapEnd(actions));
+  g.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); tapEnd(actions); } });
   return g;
 }
 
@@ -445,56 +691,67 @@ function renderKingdomino(view) {
     const [, tile, square, dir] = a.split(" "); const [x, y] = square.split(",").map(Number);
     return { action: a, tile: +tile, x, y, dir, x2: x + DIRS[dir][0], y2: y + DIRS[dir][1] };
   });
-  const board = document.createElement("div");
+  const discards = legal.filter((a) => a.startsWith("discard")).map((a) => {
+    const b = document.createElement("button"); b.type = "button"; b.dataset.action = a; b.className = "primary";
+    b.textContent = `Discard tile ${a.split(" ")[1]}`; b.addEventListener("click", () => play(a)); return b;
+  });
+  setPrompt(places.length ? `Place tile ${places[0].tile}: tap its first square in your kingdom, then the second` :
+    legal.some((a) => a.startsWith("pick")) ? "Pick a tile of the next row" :
+    discards.length ? "The tile fits nowhere in your kingdom: " : "", ...discards);
   const rows = document.createElement("div");
   rows.className = "rows";
-  const kingOwner = (k) => view.kings[k];
-  const rowOf = (title, tiles, kind) => {
-    const row = document.createElement("div");
-    row.className = "row"; row.dataset.row = kind;
-    row.append(title);
-    for (const t of tiles) {
-      const b = ktile(t.tile);
-      if (t.king != null) { const k = document.createElement("span"); k.className = "king"; k.textContent = `♚ ${name(kingOwner(t.king))}`; b.append(k); }
-      if (kind === "next") {
-        const action = `pick ${t.tile}`;
-        if (legal.includes(action)) b.classList.add("pickable");
-        b.addEventListener("click", () => play(action));
-      } else if (places.some((p) => p.tile === t.tile) || legal.includes(`discard ${t.tile}`)) b.classList.add("to-place");
-      row.append(b);
-    }
-    return row;
-  };
-  rows.append(rowOf("To place:", view.current, "current"), rowOf("Next row:", view.next, "next"));
-  board.append(rows);
+  rows.append(kingdominoRow("To place", view.current, "current", view, legal, places),
+    kingdominoRow("Next row", view.next, "next", view, legal, places));
+  // Yours first and large, then the others'.
   const kingdoms = document.createElement("div");
   kingdoms.className = "kingdoms";
   const size = view.options?.mighty_duel ? 6 : 4;
-  view.grids.forEach((grid, player) => kingdoms.append(kingdom(grid, player, player === me ? places : [], size, player !== me)));
-  board.append(kingdoms);
-  $("board").replaceChildren(board);
-  $("hand-title").textContent = places.length ? "Place your tile: click its first square, then the second" :
-    legal.some((a) => a.startsWith("pick")) ? "Pick a tile of the next row" : "";
+  const order = view.grids.map((_, player) => player).sort((a, b) => (b === me) - (a === me));
+  kingdoms.append(...order.map((player) => kingdom(view.grids[player], player, player === me ? places : [], size, player !== me)));
+  $("board").className = "kingdomino";
+  $("board").replaceChildren(rows, kingdoms, terrainLegend());
+  $("hand-title").textContent = "";
   $("hand").replaceChildren();
   $("choices").replaceChildren();
-  $("extra-actions").replaceChildren(...legal.filter((a) => a.startsWith("discard")).map((a) => {
-    const b = document.createElement("button"); b.type = "button"; b.dataset.action = a; b.className = "primary";
-    b.textContent = `Discard tile ${a.split(" ")[1]} (it fits nowhere)`; b.addEventListener("click", () => play(a)); return b;
-  }));
+  $("extra-actions").replaceChildren();
   $("round-end").hidden = !view.game_over;
   if (view.game_over) {
-    $("round-result").textContent = `Game over. Winner: ${view.winners.map(name).join(", ")} (decided by ${view.decided_by}).`;
+    const [first] = view.winners;
+    $("round-result").textContent = "Game over: " + (view.winners.length === 1 ? does(first, "win")
+      : `${view.winners.map(name).join(" and ")} share the win`) + ` (decided by ${view.decided_by}).`;
     $("revealed").replaceChildren();
     $("next-round").hidden = true;
   }
+}
+// A row of tiles: each with its number above and, when a king stands on it, the king's owner below.
+function kingdominoRow(title, tiles, kind, view, legal, places) {
+  const row = document.createElement("div");
+  row.className = "row"; row.dataset.row = kind;
+  const heading = document.createElement("span"); heading.className = "row-title"; heading.textContent = title;
+  const slots = document.createElement("div"); slots.className = "slots";
+  for (const t of tiles) {
+    const slot = document.createElement("div"); slot.className = "slot";
+    const num = document.createElement("span"); num.className = "num"; num.textContent = t.tile;
+    const b = ktile(t.tile);
+    const king = document.createElement("span"); king.className = "king";
+    king.textContent = t.king != null ? `♚ ${shortName(view.kings[t.king])}` : "";
+    if (kind === "next") {
+      const action = `pick ${t.tile}`;
+      if (legal.includes(action)) b.classList.add("pickable");
+      b.addEventListener("click", () => play(action));
+    } else if (places.some((p) => p.tile === t.tile) || legal.includes(`discard ${t.tile}`)) b.classList.add("to-place");
+    slot.append(num, b, king);
+    slots.append(slot);
+  }
+  row.append(heading, slots);
+  return row;
 }
 function ktile(number) {
   const [, t1, c1, t2, c2] = TILE[number];
   const b = document.createElement("button");
   b.type = "button"; b.className = "ktile"; b.dataset.tile = number;
   b.setAttribute("aria-label", `tile ${number}: ${t1} ${c1} crowns, ${t2} ${c2} crowns`);
-  const num = document.createElement("span"); num.className = "num"; num.textContent = number;
-  b.append(num, square(t1, c1), square(t2, c2));
+  b.append(square(t1, c1), square(t2, c2));
   return b;
 }
 function square(terrain, crowns) {
@@ -503,6 +760,21 @@ function square(terrain, crowns) {
   s.textContent = "♛".repeat(crowns);
   return s;
 }
+const TERRAINS = ["wheat", "forest", "lake", "grassland", "swamp", "mine"];
+// What the colours and signs mean (RULES.md KD): a region of one terrain scores its squares times its crowns.
+function terrainLegend() {
+  const list = document.createElement("ul");
+  list.className = "legend terrains"; list.id = "terrain-legend";
+  const item = (mark, text, className = "") => {
+    const li = document.createElement("li");
+    const swatch = document.createElement("span"); swatch.className = `swatch ${className}`; swatch.textContent = mark;
+    li.append(swatch, text);
+    return li;
+  };
+  list.append(...TERRAINS.map((t) => item("", t, t)), item("♛", "crown: a region scores squares × crowns", "crown"),
+    item("♜", "castle", "castle"));
+  return list;
+}
 function kingdom(grid, player, places, size, small) {
   const box = document.createElement("div");
   box.className = "kingdom" + (small ? " small" : "");
@@ -510,7 +782,7 @@ function kingdom(grid, player, places, size, small) {
   const h = document.createElement("h3"); h.textContent = name(player); box.append(h);
   const g = document.createElement("div");
   g.className = "grid";
-  g.style.gridTemplateColumns = `repeat(${2 * size + 1}, auto)`;
+  g.style.setProperty("--cells", 2 * size + 1);
   const at = new Map(grid.map((s) => [`${s.x},${s.y}`, s]));
   for (let y = size; y >= -size; y--) for (let x = -size; x <= size; x++) {
     const cell = document.createElement("button");
@@ -549,15 +821,17 @@ function clickCell(x, y, places) {
 // ---------------------------------------------------------------- start
 $("setup").addEventListener("submit", newMatch);
 $("next-round").addEventListener("click", nextRound);
-// The arms turn where the board's width says: a new width (a phone turned sideways) redraws the layout.
-let lastWidth = $("board").clientWidth;
+// The arms turn where the board's width says and the marks are sized to its scale: a board of a new
+// size (a phone turned sideways, a message shown) redraws the layout. The drawing, positioned over
+// the board, never changes the board's size itself.
+let lastSize = "";
 new ResizeObserver(() => {
-  const width = $("board").clientWidth;
-  if (width === lastWidth) return;
-  lastWidth = width;
-  if (game && !isKD() && game.view?.layout) $("board").replaceChildren(drawLayout(game.view.layout));
+  const size = `${$("board").clientWidth}x${$("board").clientHeight}`;
+  if (size === lastSize) return;
+  lastSize = size;
+  if (game && !isKD() && game.view?.layout) drawBoard();
 }).observe($("board"));
 loadVariants().then(() => {
   const saved = sessionStorage.getItem("domino-play");
-  if (saved) { game = JSON.parse(saved); render(); }
+  if (saved) { game = { moves: [], ...JSON.parse(saved) }; $("setup-box").open = false; render(); }
 }).catch((err) => warn(`The gateway does not answer: ${err.message}`));

@@ -1,15 +1,19 @@
 """The browser table at /play, in Debian's chromium driven by Playwright, against real services:
-a whole Kozel round (on a phone-sized screen), a whole All Fives hand and a whole Kingdomino
-game, by clicking; what the screen shows is checked at each step, an illegal click gets a clear
-message and changes nothing, and screenshots are saved (DOMINO_UPDATE_SCREENSHOTS=1 writes them
-to docs/play/, which docs/play.md shows; otherwise to the test's temporary folder).
+a whole Kozel round and a whole Kingdomino game on a phone-sized screen, a whole All Fives hand on
+a wide one, and an Osel round's choices of an end, by clicking; what the screen shows is checked at
+each step (the hand, the moves and the legal places on the first screen, nothing sideways, the last
+moves marked on the board with their seats), an illegal click gets a clear message and changes
+nothing, and screenshots are saved (DOMINO_UPDATE_SCREENSHOTS=1 writes them to docs/play/, which
+docs/play.md shows; otherwise to the test's temporary folder).
 
 The opponents' levels come from the page's own selects: `human` seats are hot-seat (the page
 shows whichever human seat is to move), bot levels are played by the service.
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from .conftest import REPO, Gateway
 
@@ -80,7 +84,13 @@ class Table:
             assert time.monotonic() < deadline, "the page did not answer in time"
             self.page.wait_for_timeout(20)
 
-    def new_match(self, variant: str, players: int, levels: list[str]) -> None:
+    def new_match(self, variant: str, players: int, levels: list[str], seed: int | None = None) -> None:
+        """Fill the setup form and press New match; with a seed, the page's request carries it (a known deal)."""
+        if seed is not None:
+            def with_seed(route: Route) -> None:
+                body = json.loads(route.request.post_data or "{}")
+                route.continue_(post_data=json.dumps({**body, "seed": seed}))
+            self.page.route("**/v1/matches", with_seed)
         self.page.select_option("#variant", variant)
         self.page.select_option("#players", str(players))
         for seat, level in enumerate(levels, 1):
@@ -89,6 +99,7 @@ class Table:
         self.page.click("#new-match")
         self.wait_for(lambda: self.renders() > before or self.warnings() > warned)
         assert self.warnings() == warned, self.page.inner_text("#message")
+        self.page.unroute("**/v1/matches")
 
     def status(self) -> str:
         return self.page.inner_text("#status")
@@ -102,6 +113,12 @@ class Table:
     def round_over(self) -> bool:
         return self.page.locator("#round-end").is_visible()
 
+    def texts(self, selector: str, attribute: str) -> list[str]:
+        """The attribute of every element the selector matches, in one call."""
+        found: list[str] = self.page.eval_on_selector_all(
+            selector, "(elements, name) => elements.map((e) => e.getAttribute(name) || '')", attribute)
+        return found
+
 
 def check_no_horizontal_scroll(page: Page) -> None:
     """Nothing sticks out sideways; if something does, the message names what (tag#id.class and its right edge)."""
@@ -111,42 +128,166 @@ def check_no_horizontal_scroll(page: Page) -> None:
         "${Math.round(e.getBoundingClientRect().right)}`).slice(0, 12)")
 
 
-def play_matching_round(table: Table, max_turns: int = 300, phone: bool = False) -> int:
-    """Click the first playable tile (and the first place offered for it), or draw/pass, until the round ends.
+def check_on_screen(page: Page, selectors: str) -> None:
+    """Every element the selectors match lies on the first screen (no scrolling, in either direction)."""
+    outside = page.evaluate(
+        "(selectors) => [...document.querySelectorAll(selectors)].map((e) => [e, e.getBoundingClientRect()])"
+        ".filter(([, r]) => r.top + scrollY < 0 || r.left + scrollX < 0 || r.bottom + scrollY > innerHeight + 1"
+        " || r.right + scrollX > innerWidth + 1)"
+        ".map(([e, r]) => `${e.tagName.toLowerCase()}#${e.id}.${e.getAttribute('class') || ''}"
+        "[${e.dataset.tile || e.dataset.arm || ''}]: ${Math.round(r.left + scrollX)},${Math.round(r.top + scrollY)}"
+        "-${Math.round(r.right + scrollX)},${Math.round(r.bottom + scrollY)} of ${innerWidth}x${innerHeight}`)",
+        selectors)
+    assert outside == [], outside
 
-    On a phone, nothing may scroll sideways at any turn (the layout grows as tiles are played)."""
+
+#: What must be on a phone's first screen at every turn of a matching game.
+MATCHING_ON_SCREEN = "#status, #opponents .seat, #layout, #hand .tile, #extra-actions button, #choices button"
+
+
+def _tile(part: str) -> str:
+    a, b = sorted(part.split("@")[0].split("-"))
+    return f"{a}-{b}"
+
+
+def _tiles(action: str) -> list[str]:
+    return [_tile(part) for part in action.split("+") if part not in ("draw", "pass")]
+
+
+class Round:
+    """What the test has seen of a round: the layout's length after each seat's own last turn, a play or a
+    knock (the marks on the board are the moves since), who played the entries it knows of, the moves made by
+    tapping an end."""
+
+    def __init__(self) -> None:
+        self.after_own: dict[int, int] = {}
+        self.played_by: dict[int, int] = {}
+        self.taps: list[tuple[list[str], str]] = []
+        self.marked = 0
+
+    def check_marks(self, table: Table, view: Any) -> None:
+        """The moves since the mover's last one are marked, each with its seat's badge; nothing else is."""
+        mover = view["seat"]
+        since = range(self.after_own.get(mover, 0), len(view["layout"]))
+        expected = sorted(t for i in since for t in _tiles(view["layout"][i]))
+        assert sorted(table.texts("#layout g.domino.recent", "data-tile")) == expected, (view["layout"], since)
+        self.marked += len(expected)
+        seats = table.texts("#layout g.domino.recent", "data-by")
+        assert table.count("#layout .badge") == len(seats) and mover not in {int(s) for s in seats}
+        known = sorted(str(self.played_by[i]) for i in since for _ in _tiles(view["layout"][i]) if i in self.played_by)
+        if len(known) == len(seats):   # every move since is one the test made: the badges name its seats
+            assert sorted(seats) == known
+
+    def moved(self, seat: int, layout_before: int, action: str) -> None:
+        """The seat played (action "tile"), knocked ("pass") or drew ("draw": its turn goes on)."""
+        if action == "tile":
+            self.played_by[layout_before] = seat
+        if action != "draw":
+            self.after_own[seat] = layout_before + (action == "tile")
+
+
+def choose_end(table: Table, phone: bool, shot: Path | None) -> tuple[list[str], str]:
+    """The clicked tile fits several ends: each is marked on the board where the tile would lie, named
+    after its arm. Tap the end of the first move offered (and, for an Osel double that may close its arm
+    or not, close it); returns the ends marked and the move made, once the page shows it."""
+    if phone:
+        check_on_screen(table.page, MATCHING_ON_SCREEN + ", #layout .end-target")
+    if shot:
+        table.page.screenshot(path=str(shot))
+    choices = table.texts("#choices button", "data-action")
+    ends = sorted({a.split("@")[1].rstrip("!") for a in choices if "+" not in a and "@" in a})
+    assert sorted(table.texts("#layout .end-target", "data-arm")) == ends, choices
+    arm = choices[0].split("@")[1].rstrip("!")
+    target = table.page.locator(f"#layout .end-target[data-arm='{arm}']")
+    offered = (target.get_attribute("data-action") or "").split()
+    assert offered and all(a in choices and a.split("@")[1].rstrip("!") == arm for a in offered), (offered, arm)
+    assert target.text_content() == arm   # the end is named where it lies
+    before = table.renders()
+    target.click()
+    move = offered[0]
+    if len(offered) > 1:   # that end's own moves (drawn at once: no request yet)
+        assert sorted(table.texts("#choices button", "data-action")) == sorted(offered)
+        move = next((a for a in offered if a.endswith("!")), offered[0])
+        before = table.renders()
+        table.page.click(f"#choices button[data-action='{move}']")
+    table.wait_render(before)
+    return ends, move
+
+
+def play_matching_round(table: Table, max_turns: int = 300, phone: bool = False,
+                        on_turn: Callable[[int], object] | None = None, max_taps: int | None = None,
+                        choice_shot: Path | None = None) -> Round:
+    """Click the first playable tile (and the first end offered for it, tapped on the board), or draw/pass,
+    until the round ends (or `max_taps` ends were tapped), checking the marks of the last moves at each turn.
+
+    On a phone, at every turn (the layout grows as tiles are played) nothing may scroll sideways and the
+    seats, the board, the hand and the moves are all on the first screen."""
     turns = 0
-    while not table.round_over():
+    round_ = Round()
+    while not table.round_over() and len(round_.taps) != max_taps:
         turns += 1
         assert turns < max_turns
         state = table.state()
         view = state["view"]
-        assert "your turn" in table.status(), table.status()
+        assert "your turn" in table.status().lower(), table.status()
         mover = view.get("seat")
         assert view["to_move"] == mover
+        assert table.texts("#opponents .seat.to-move", "data-seat") == [str(mover)]
         # Only the acting seat's hand is on the screen: tile buttons are exactly its hand.
         assert table.count("#hand .tile") == len(view["hand"])
         assert table.count("#layout g.domino") == sum(len(m.split("+")) for m in view["layout"])
         assert table.count("#hand .tile.legal") == len({t for a in view["legal"] for t in _tiles(a)}) or \
             table.count("#extra-actions button") > 0
-        laid = table.count("#layout g.domino")
+        assert sorted(table.texts("#layout .end-label", "data-arm")) == sorted(view["ends"]) or not view["layout"]
+        round_.check_marks(table, view)
+        laid = len(view["layout"])
         if phone:
             check_no_horizontal_scroll(table.page)
+            check_on_screen(table.page, MATCHING_ON_SCREEN)
+        if on_turn:
+            on_turn(turns)
         before = table.renders()
         if table.count("#hand .tile.legal"):
             table.page.locator("#hand .tile.legal").first.click()
+            # A tile that fits several ends asks at once (no request); one that fits one end is played.
+            move = None
             if table.count("#choices button"):
-                table.page.locator("#choices button").first.click()
-            table.wait_render(before)
-            assert table.count("#layout g.domino") > laid or table.round_over() or table.state()["view"]["round_number"] > view["round_number"]
+                ends, move = choose_end(table, phone, None if round_.taps else choice_shot)
+                round_.taps.append((ends, move))
+            else:
+                table.wait_render(before)
+            after = table.state()["view"]
+            assert len(after["layout"]) > laid or after["round_over"] or after["round_number"] > view["round_number"]
+            if move and after["round_number"] == view["round_number"]:
+                assert after["layout"][laid] == move   # played where tapped
+            round_.moved(mover, laid, "tile")
         else:
-            table.page.locator("#extra-actions button").first.click()
+            button = table.page.locator("#extra-actions button").first
+            action = button.get_attribute("data-action") or ""
+            button.click()
             table.wait_render(before)
-    return turns
+            round_.moved(mover, laid, action)
+    assert table.count("#opponents .seat.to-move") == (0 if table.round_over() else 1)   # none once it is over
+    return round_
 
 
-def _tiles(action: str) -> list[str]:
-    return [part.split("@")[0] for part in action.split("+") if part not in ("draw", "pass")]
+def check_score_legend(table: Table, animal: str, eggs: bool) -> None:
+    """The score table's words are explained under it and on its labels, high is bad, and the side closest
+    to losing is named (RULES.md K: the goat; O: the donkey); eggs only where a fish can lay them."""
+    legend = table.page.inner_text("#score-legend")
+    for term in ("Written", "Remembered", "fish", "High is bad", f"is the {animal}"):
+        assert term in legend, (term, legend)
+    assert ("eggs" in legend) == eggs, legend
+    assert "remembered, not written" in (table.page.get_attribute("#scores td[title]:text-is('Remembered')", "title") or "")
+    scores = table.state()["scores"]
+    closest = table.page.inner_text("#closest")
+    if max(scores) == 0:
+        assert closest == f"Closest to the {animal}: nobody has written points yet."
+    else:
+        names = [table.page.locator("#scores th").nth(i + 1).inner_text().split("\n")[0]
+                 for i, score in enumerate(scores) if score == max(scores)]
+        assert closest.startswith(f"Closest to the {animal}: ") and all(n in closest for n in names), (closest, names)
+        assert f"({max(scores)} of 101)" in closest
 
 
 def try_illegal_tile(table: Table) -> None:
@@ -172,12 +313,18 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     table.new_match("kozel", 4, levels)
     prefix = "kozel" if levels[0] == "human" else "kozel-bots"
     bots = levels[0] != "human"
-    assert "your turn" in table.status() and table.count("#hand .tile") == 7
+    assert "your turn" in table.status().lower() and table.count("#hand .tile") == 7
     assert table.count("#opponents .seat") == 4 and table.count("#scores table.scores") == 1
+    # The setup form is folded into one line while the match runs; the header opens it again.
+    bar = page.locator("#setup-box > summary").bounding_box()
+    assert not page.locator("#setup").is_visible() and bar is not None and bar["height"] <= 48
     try_illegal_tile(table)
     page.screenshot(path=str((tmp_path if bots else shots) / f"{prefix}-illegal.png"))   # docs show the hot-seat one
     check_no_horizontal_scroll(page)
-    play_matching_round(table, phone=True)
+    # The docs show the marks of the bots' moves on a phone, a few turns in.
+    round_ = play_matching_round(table, phone=True, on_turn=lambda turn: turn == 4 and bots and page.screenshot(
+        path=str(shots / "kozel-bots-marks.png")))
+    assert round_.marked > 0   # the moves of the others since each turn were marked
     view = table.state()["view"]
     assert view["round_over"] and view["ending"] in ("out", "fish")
     result = page.inner_text("#round-result")
@@ -185,16 +332,43 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     scores = page.inner_text("#scores")
     assert "Written" in scores and "Remembered" in scores and "Round 1" in scores
     if view["ending"] == "fish":
-        assert table.count("#scores .marker.fish") == 1
+        assert table.count("#scores .marker.fish") == 1 and page.get_attribute("#scores .marker.fish", "title")
+    check_score_legend(table, "goat", eggs=False)   # Kozel's default fish scores each hand: no pot
     check_no_horizontal_scroll(page)
     if bots:   # the score table names each bot's level
         assert "expert" in scores and "random" in scores
+    # "You lead", never "You leads": the person's own seat takes the second person everywhere.
+    assert not re.search(r"\bYou (leads|wins|is)\b|by You\b", page.inner_text("body"))
     page.screenshot(path=str(shots / f"{prefix}-round-over.png"), full_page=True)
     before = table.renders()
     page.click("#next-round")
     table.wait_render(before)
     assert table.state()["view"]["round_number"] == 2 and not table.round_over()
     assert table.count("#hand .tile") == 7
+    assert table.errors == []
+
+
+def test_the_ends_a_tile_fits_are_tapped_on_the_board_on_a_phone(browser: Browser, gateway: Gateway,
+                                                                  shots: Path) -> None:
+    """Osel's cross (RULES.md O): the second tile fits the four arms of a double lead, two of them still
+    empty; each is marked where the tile would lie and a tap plays there. Then a double that may close
+    its arm or not: a tap on its end offers just those two, and the closed arm is drawn closed.
+    A fixed seed (hot seat: no bot) gives both in the first three turns."""
+    page = browser.new_page(viewport=PHONE)
+    table = Table(page, gateway)
+    table.new_match("osel", 2, ["human"], seed=0)
+    page.click("#setup-box > summary")   # the folded header opens the setup form again, and folds it
+    assert page.locator("#setup").is_visible() and page.locator("#variant").input_value() == "osel"
+    page.click("#setup-box > summary")
+    assert not page.locator("#setup").is_visible()
+    round_ = play_matching_round(table, max_turns=4, phone=True, max_taps=2, choice_shot=shots / "osel-ends.png")
+    (cross, first), (closing, second) = round_.taps
+    assert cross == ["E", "N", "S", "W"] and first.split("@")[1] in ("N", "S"), round_.taps
+    assert len(closing) == 1 and second.endswith("!"), round_.taps
+    view = table.state()["view"]
+    assert view["layout"][1:3] == [first, second] and closing[0] not in view["ends"]
+    assert table.count("#layout g.domino.closed") == 1 and table.count("#layout .end-label") == len(view["ends"])
+    check_score_legend(table, "donkey", eggs=True)   # Osel's default fish goes to the highest hand: ties lay eggs
     assert table.errors == []
 
 
@@ -215,19 +389,69 @@ def test_a_whole_all_fives_hand(browser: Browser, gateway: Gateway, shots: Path,
     assert table.errors == []
 
 
+#: What must be on a phone's first screen at every Kingdomino turn: the instructions and every legal place.
+KINGDOMINO_ON_SCREEN = ("#status, #prompt, #prompt button, .rows .slot, .ktile.pickable, "
+                        ".kingdom:not(.small) .cell.first-ok, .kingdom:not(.small) .cell.second-ok")
+TERRAINS = ("wheat", "forest", "lake", "grassland", "swamp", "mine")
+
+
+def check_kingdomino_screen(page: Page) -> None:
+    """On a phone: nothing sideways, the instructions and the legal places on the first screen, the
+    instructions above the kingdoms, the two rows apart and each king's label inside its own row."""
+    check_no_horizontal_scroll(page)
+    check_on_screen(page, KINGDOMINO_ON_SCREEN)
+    boxes = page.evaluate(
+        "() => { const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };"
+        " return { prompt: box(document.getElementById('prompt')), kingdoms: box(document.querySelector('.kingdoms')),"
+        " rows: [...document.querySelectorAll('.rows .row')].map((row) => ({ row: box(row),"
+        " kings: [...row.querySelectorAll('.king')].map(box) })) }; }")
+    assert boxes["prompt"][3] <= boxes["kingdoms"][1], boxes
+    rows = [r["row"] for r in boxes["rows"]]
+    assert len(rows) == 2 and not _overlap(rows[0], rows[1]), rows
+    for r in boxes["rows"]:
+        for king in r["kings"]:
+            assert r["row"][0] <= king[0] and king[2] <= r["row"][2] + 0.5 and r["row"][1] <= king[1] \
+                and king[3] <= r["row"][3] + 0.5, (king, r["row"])
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def check_terrain_legend(page: Page) -> None:
+    """A legend names every terrain beside its colour, the crown and the castle; no terrain's colour is
+    near the board's (the forest was green on the green felt)."""
+    legend = page.inner_text("#terrain-legend")
+    for word in (*TERRAINS, "crown", "castle"):
+        assert word in legend, (word, legend)
+    colours = page.evaluate(
+        "(terrains) => [getComputedStyle(document.getElementById('board')).backgroundColor,"
+        " ...terrains.map((t) => getComputedStyle(document.querySelector(`#terrain-legend .swatch.${t}`)).backgroundColor)]",
+        list(TERRAINS))
+    board, *squares = [[int(c) for c in re.findall(r"\d+", colour)[:3]] for colour in colours]
+    for terrain, rgb in zip(TERRAINS, squares, strict=True):
+        assert sum((a - b) ** 2 for a, b in zip(rgb, board, strict=True)) ** 0.5 >= 50, (terrain, rgb, board)
+
+
 @pytest.mark.parametrize("level", ["human", "greedy"], ids=["hot-seat", "bots"])
 def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path, tmp_path: Path, level: str) -> None:
-    page = browser.new_page(viewport=DESKTOP)
+    """Hot seat on a phone (the docs' screenshots), against a bot on a wide screen."""
+    phone = level == "human"
+    page = browser.new_page(viewport=PHONE if phone else DESKTOP)
     table = Table(page, gateway)
     table.new_match("kingdomino", 2, [level])
     folder = shots if level == "human" else tmp_path   # docs show the hot-seat game
     assert table.count(".kingdom") == 2 and table.count(".row[data-row=next] .ktile") == 4
+    check_terrain_legend(page)
     illegal_tried = False
     for _ in range(200):
         view = table.state()["view"]
         if view["game_over"]:
             break
-        assert "your turn" in table.status()
+        assert "your turn" in table.status().lower()
+        assert page.inner_text("#prompt").startswith(("Pick a tile", "Place tile", "The tile fits nowhere"))
+        if phone:
+            check_kingdomino_screen(page)
         legal = view["legal"]
         before = table.renders()
         me = view.get("player", view.get("seat"))
@@ -248,16 +472,19 @@ def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path
                 before = table.renders()
             page.locator(".kingdom:not(.small) .cell.first-ok").first.click()
             table.wait_render(before)
+            if phone:
+                check_kingdomino_screen(page)
             before = table.renders()
             page.locator(".kingdom:not(.small) .cell.second-ok").first.click()
             table.wait_render(before)
             assert len(table.state()["view"]["grids"][me]) == placed + 2
-        else:
-            page.locator("#extra-actions button").first.click()
+        else:   # the tile fits nowhere: the prompt offers to discard it
+            page.click(f"#prompt button[data-action='{legal[0]}']")
             table.wait_render(before)
     view = table.state()["view"]
     assert view["game_over"] and illegal_tried
-    assert "Game over. Winner" in page.inner_text("#round-result")
+    assert re.match(r"Game over: (You win|Seat 1( \(greedy\))? wins|You and Seat 1( \(greedy\))? share the win) \(decided by ",
+                    page.inner_text("#round-result")), page.inner_text("#round-result")
     assert "Points" in page.inner_text("#scores") and "Crowns" in page.inner_text("#scores")
     page.screenshot(path=str(folder / "kingdomino-over.png"), full_page=True)
     assert table.errors == []
