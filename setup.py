@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.warnings import InformationOnly
+
+# `pip install -e .` (make run, make install) would print setuptools' note on editable installs
+# ("Please be careful with folders in your working directory ..."): information only, nothing to act
+# on, and it reads like a broken install to a newcomer. Real warnings still show.
+warnings.filterwarnings("ignore", category=InformationOnly)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -40,7 +47,9 @@ class BuildWithProto(build_py):
 
 
 packages = find_packages(include=["engine_service*", "api_gateway*", "clients*"])
-packages += ["domino", "domino.v1"]
+# The browser table's files (HTML, JS, CSS; no Python) are a package of data: named here, since
+# find_packages() sees only directories with an __init__.py (left out, setuptools warns at every build).
+packages += ["api_gateway.play", "domino", "domino.v1"]
 
 setup(
     packages=packages,
