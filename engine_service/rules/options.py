@@ -65,9 +65,7 @@ class OptionSpec:
         return (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
 
     def values(self) -> list[OptionValue] | None:
-        """Every value the option takes, as JSON values, when they are few enough to list."""
-        if self.type == "bool":
-            return [True, False]
+        """Every value an enum or an int takes, when they are few enough to list."""
         if self.type == "enum":
             return list(self.allowed)
         if self.minimum is not None and self.maximum is not None and self.maximum - self.minimum < _LISTED:
@@ -76,9 +74,9 @@ class OptionSpec:
 
     def expected(self, value: object) -> str:
         """Why `value` is refused, quoting what would be accepted as JSON."""
-        listed = self.values()
         if self.type == "bool":
             return f"expected true or false, got {shown(value)}"
+        listed = self.values()
         if listed is None:
             bounds = f" {self.minimum}..{self.maximum}" if self.minimum is not None else ""
             words = "".join(f" or {json.dumps(w)}" for w in self.allowed)
