@@ -9,7 +9,7 @@ import glob
 import os
 import warnings
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 from setuptools.command.build_py import build_py
 from setuptools.warnings import InformationOnly
 
@@ -47,9 +47,12 @@ class BuildWithProto(build_py):
 
 
 packages = find_packages(include=["engine_service*", "api_gateway*", "clients*"])
-# The browser table's files (HTML, JS, CSS; no Python) are a package of data: named here, since
-# find_packages() sees only directories with an __init__.py (left out, setuptools warns at every build).
-packages += ["api_gateway.play", "domino", "domino.v1"]
+# The browser table's files (HTML, JS, CSS; no Python) are a namespace package of data:
+# find_packages() sees only directories with an __init__.py, and left out, setuptools warns at
+# every build. Found, not named, so that a build without it (the images' dependency layer,
+# docker/) still works.
+packages += find_namespace_packages(include=["api_gateway.play"])
+packages += ["domino", "domino.v1"]
 
 setup(
     packages=packages,

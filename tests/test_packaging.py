@@ -21,16 +21,24 @@ SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine_service", "api_gat
 PLAY = sorted(p.name for p in (ROOT / "api_gateway" / "play").iterdir() if p.suffix in (".html", ".js", ".css"))
 
 
+#: What the images copy before their first `pip install .` (docker/Dockerfile.*: the dependency layer).
+DEPENDENCY_LAYER = ("pyproject.toml", "setup.py", "README.md", "proto")
+
+
+def _copy(names: tuple[str, ...], into: Path) -> Path:
+    generated = shutil.ignore_patterns("__pycache__", "*.so", "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py")
+    into.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, into / name, ignore=generated)
+        else:
+            shutil.copy2(ROOT / name, into / name)
+    return into
+
+
 @pytest.fixture(scope="module")
 def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    copy = tmp_path_factory.mktemp("source")
-    generated = shutil.ignore_patterns("__pycache__", "*.so", "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py")
-    for name in SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, copy / name, ignore=generated)
-        else:
-            shutil.copy2(ROOT / name, copy / name)
-    return copy
+    return _copy(SOURCES, tmp_path_factory.mktemp("source"))
 
 
 def _build(source: Path, hook: str, out: Path) -> tuple[Path, str]:
@@ -53,6 +61,19 @@ def test_the_build_says_nothing(source_copy: Path, tmp_path: Path, hook: str) ->
     # setuptools' warnings are "...Warning: ..." blocks framed by "!!"; a clean build prints neither
     noise = [line for line in stderr.splitlines() if "Warning" in line or "warning:" in line or "!!" in line]
     assert not noise, stderr[-3000:]
+
+
+def test_the_images_dependency_layer_builds_from_the_packaging_and_the_contract_alone(tmp_path: Path) -> None:
+    """The Dockerfiles install the dependencies from these files before copying the code: the build
+    must not need a package directory that is not there yet (api_gateway/play once broke it)."""
+    for image in ("engine", "gateway"):
+        text = (ROOT / "docker" / f"Dockerfile.{image}").read_text()
+        layer = text[:text.index("RUN /opt/venv/bin/pip install --no-compile .\n")]
+        copied = {source.rstrip("/") for line in layer.splitlines() if line.startswith("COPY ")
+                  for source in line.split()[1:-1]}
+        assert copied == set(DEPENDENCY_LAYER), (image, copied)
+    wheel, stderr = _build(_copy(DEPENDENCY_LAYER, tmp_path / "layer"), "build_wheel", tmp_path / "wheel")
+    assert "domino/v1/engine_pb2.py" in zipfile.ZipFile(wheel).namelist()
 
 
 def test_the_wheel_ships_the_browser_table_and_the_generated_contract(source_copy: Path, tmp_path: Path) -> None:
