@@ -629,7 +629,10 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     family = match.family
     players = match.players
     layout = family.new_layout()
-    layout.replay(placements)
+    try:
+        layout.replay(placements)
+    except MalformedError as exc:  # "entry 3 is a second lead", "impossible layout at entry 2: ..."
+        raise MalformedError(f"state.round.layout: {exc}") from None
     if layout.on_table & seen:
         raise MalformedError(f"state: {NAMES[next(bits(layout.on_table & seen))]} is both on the table and elsewhere")
     seen |= layout.on_table

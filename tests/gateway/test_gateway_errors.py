@@ -110,7 +110,8 @@ def test_a_bad_action_and_a_bad_carried_state_name_their_field(gateway: Gateway)
                            ({**state, "options": {"nope": 1}}, "state.options.nope"),
                            ({**state, "options": {"target": "101"}}, "state.options.target"),
                            ({**kd, "options": {"harmony": "yes"}}, "state.options.harmony"),
-                           ({**kd, "players": 5}, "state.players")):
+                           ({**kd, "players": 5}, "state.players"),
+                           ({**state, "round": {**state["round"], "layout": ["1-1", "2-3@E"]}}, "state.round.layout")):
         problem = assert_problem(gateway.post("/v1/matches/legal", {"state": damaged}), 400, "malformed")
         assert problem["field"] == field, problem
 
