@@ -14,9 +14,10 @@ $(RUNTIME_STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
 	# The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
 	# not again in an isolated build environment (that doubled the time of a fresh `make run`);
 	# bytecode is compiled on first import rather than for every file of every package now.
+	# The editable build generates proto/domino/v1/*_pb2*.py (setup.py) and prints nothing
+	# (tests/test_packaging.py).
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile setuptools wheel 'grpcio-tools>=1.60'
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-build-isolation -e .
-	$(PY) setup.py --quiet build_py >/dev/null
 	touch $(RUNTIME_STAMP)
 
 runtime: $(RUNTIME_STAMP)

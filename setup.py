@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.warnings import InformationOnly
+
+# `pip install -e .` (make run, make install) would print setuptools' note on editable installs
+# ("Please be careful with folders in your working directory ..."): information only, nothing to act
+# on, and it reads like a broken install to a newcomer. Real warnings still show.
+warnings.filterwarnings("ignore", category=InformationOnly)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -40,6 +47,11 @@ class BuildWithProto(build_py):
 
 
 packages = find_packages(include=["engine_service*", "api_gateway*", "clients*"])
+# The browser table's files (HTML, JS, CSS; no Python) are a namespace package of data:
+# find_packages() sees only directories with an __init__.py, and left out, setuptools warns at
+# every build. Found, not named, so that a build without it (the images' dependency layer,
+# docker/) still works.
+packages += find_namespace_packages(include=["api_gateway.play"])
 packages += ["domino", "domino.v1"]
 
 setup(

@@ -38,8 +38,9 @@ __all__ = [
 
 PROBE_TIMEOUT = 1.0
 
-# "state.round.hands[2].tiles[0]: tile id 31 ..." -> the rules' field path.
-_FIELD = re.compile(r"^([A-Za-z_][\w]*(?:\[\d+\]|\.[A-Za-z_]\w*)*): ")
+# The engine's messages name the field to blame first, in one of two forms (docs/grpc.md):
+# "state.round.hands[2].tiles[0]: tile id 31 ...", "players must be an integer ..." -> its path.
+_FIELD = re.compile(r"^([A-Za-z_]\w*(?:\[\d+\]|\.[A-Za-z_]\w*)*)(?:: | must )")
 
 
 class EngineProblem(Exception):
@@ -52,7 +53,8 @@ class EngineProblem(Exception):
 
     @property
     def field(self) -> str | None:
-        """The field the details name first, when they start with one ("state.round.to_move: ...")."""
+        """The field the details name first, when they start with one ("state.round.to_move: ...",
+        "options must be an object ...")."""
         m = _FIELD.match(self.details)
         return m.group(1) if m else None
 

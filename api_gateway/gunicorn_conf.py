@@ -21,7 +21,9 @@ run by hand. What it takes care of:
   worker's files are marked on exit, and a directory made here is removed when
   the master exits;
 - once the first worker listens, one JSON line on stdout, ``{"http": "127.0.0.1:8080"}``
-  (with port 0, how a caller learns the port); logs go to stderr;
+  (with port 0, how a caller learns the port), and a log line naming the browser table
+  (``/play``) and the API docs (``/docs``); logs go to stderr, gunicorn's "Listening at:"
+  with the real address (`AddressLogger`);
 - gunicorn's control socket is off (it would write under $HOME, which is
   read-only in the container).
 """
@@ -37,7 +39,10 @@ import tempfile
 import time
 from typing import Any
 
+from gunicorn.glogging import Logger
+
 from api_gateway.config import from_env
+from api_gateway.server import ready_line
 
 _OWNED_ENV = "GATEWAY_METRICS_DIR_OWNED"
 _MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -93,6 +98,20 @@ accesslog = ("/dev/stderr" if os.environ.get("GATEWAY_ACCESS_LOG", "").strip().l
              else None)
 
 
+class AddressLogger(Logger):  # type: ignore[misc]
+    """gunicorn's logger, with the address in its "Listening at:" line. Each worker binds its own
+    socket (`reuse_port`), so the master holds no listener to name and gunicorn logged
+    "Listening at:  (pid)"; the address is the one bound here."""
+
+    def info(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        if msg.startswith("Listening at:") and args and not args[0]:
+            args = (f"http://{bind[0]}", *args[1:])
+        super().info(msg, *args, **kwargs)
+
+
+logger_class = AddressLogger
+
+
 def on_starting(server: Any) -> None:
     """Before the first worker: no counts left over from an earlier run in the same directory."""
     for path in glob.glob(os.path.join(_dir, "*.db")):
@@ -100,9 +119,11 @@ def on_starting(server: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """The first worker listens and has loaded the app: print the address (the one line on stdout)."""
+    """The first worker listens and has loaded the app: print the address (the one line on stdout)
+    and say where a person goes (the log)."""
     if worker.age == 1:
         print(json.dumps({"http": bind[0]}), file=sys.stdout, flush=True)
+        worker.log.info("%s", ready_line(f"http://{bind[0]}"))
 
 
 def child_exit(server: Any, worker: Any) -> None:

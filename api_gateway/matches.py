@@ -105,7 +105,7 @@ class Matches:
         for v in self.variants():
             if v["name"] == name:
                 return v
-        raise UnknownVariant(name)
+        raise UnknownVariant(name, [v["name"] for v in self.variants()])
 
     # ------------------------------------------------------------ carrying the match
 

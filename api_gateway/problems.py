@@ -35,6 +35,7 @@ anything else                       500     internal-error
 """
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -148,7 +149,18 @@ class SealedForbidden(PermissionError):
 
 
 class UnknownVariant(LookupError):
-    """GET /v1/variants/<name> for a name the engine does not list."""
+    """GET /v1/variants/<name> for a name the engine does not list (`known`: the ones it does)."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.known = known
+
+    def detail(self) -> str:
+        """'no variant "kozle"; did you mean "kozel"? (known: ...)', as the engine words it for a match."""
+        close = difflib.get_close_matches(self.name.lower(), self.known, n=1, cutoff=0.6)
+        mean = f"; did you mean {json.dumps(close[0])}?" if close else ""
+        return f"no variant {json.dumps(self.name[:64])}{mean} (known: {', '.join(self.known)})"
 
 
 class UnknownMatch(LookupError):
@@ -275,7 +287,7 @@ def from_exception(exc: BaseException) -> Problem:
     if isinstance(exc, UnknownMatch):
         return Problem.of("unknown-match", f"no live sealed match {str(exc.args[0])[:64]!r}", field="match_id")
     if isinstance(exc, UnknownVariant):
-        return Problem.of("unknown-variant", f"no variant named {exc.args[0]!r}", field="name")
+        return Problem.of("unknown-variant", exc.detail(), field="name")
     if isinstance(exc, SealedModeDisabled):
         return Problem.of("sealed-mode-disabled", str(exc) or None)
     if isinstance(exc, UnknownPlayer):

@@ -336,11 +336,18 @@ class EventSchema(Schema):
 
 
 class OptionSpecSchema(Schema):
+    """An option of a variant: send it in `options` as a JSON value of its type (an int's words,
+    such as threes-fives' boneyard_reserve "auto", as strings)."""
+
     name = fields.String()
     type = fields.String(metadata={"enum": ["bool", "int", "enum"]})
-    allowed = fields.List(fields.String(), metadata={"description": "enum values (empty for bool and int)"})
+    allowed = fields.List(fields.String(), metadata={
+        "description": "enum: its values; int: the words it takes beside its integers (e.g. \"auto\"); "
+                       "empty for bool"})
     default = OptionValue(metadata={"description": "the preset's default"})
     description = fields.String()
+    minimum = fields.Integer(metadata={"description": "int only: the smallest integer it takes"})
+    maximum = fields.Integer(metadata={"description": "int only: the largest integer it takes"})
 
 
 class VariantSchema(Schema):

@@ -137,6 +137,12 @@ def port_is_free(host: str, port: int) -> None:
                               "there? choose a free port with --port or GATEWAY_PORT)") from None
 
 
+def ready_line(url: str) -> str:
+    """What a person reads once the gateway serves (`url` is http://host:port): the browser table
+    and the API docs."""
+    return f"Play in a browser at {url}/play; the API and its docs are at {url}/docs"
+
+
 def _run_dev(cfg: GatewayConfig) -> int:
     from werkzeug.serving import make_server
 
@@ -144,8 +150,10 @@ def _run_dev(cfg: GatewayConfig) -> int:
 
     server = make_server(cfg.host, cfg.port, create_app(cfg), threaded=True)
     host, port = server.socket.getsockname()[:2]
-    print(json.dumps({"http": f"[{host}]:{port}" if ":" in host else f"{host}:{port}"}), flush=True)
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    print(json.dumps({"http": address}), flush=True)
     log.warning("Flask development server: not for production")
+    log.info("%s", ready_line(f"http://{address}"))
     try:
         server.serve_forever()
     except KeyboardInterrupt:

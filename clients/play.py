@@ -8,12 +8,15 @@ keyboard, hot-seat: the screen then shows the hand of whoever is to move). Each 
 the screen shows the table (the layout as the tiles lie, or every kingdom as a grid),
 the sorted hand, the scores and what happened since the last turn; a move is the number
 of a legal move or its notation (`3-6@E`, `draw`, `pick 17`, `place 17 1,0 E`). Every
-refused input gets a message saying why and changes nothing.
+refused input gets a message saying why and changes nothing. The table is drawn to the
+terminal's width (a long line of tiles continues on the next line, between tiles).
 """
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +28,7 @@ from clients.table import (
     kingdomino_tile_text,
     layout_lines,
     ledger_lines,
+    points_text,
     sorted_hand,
 )
 
@@ -40,7 +44,7 @@ class Quit(Exception):
 class TerminalGame:
     def __init__(self, api: RestClient, variant: str, players: int, levels: list[str],
                  options: Json | None = None, *, read: Callable[[str], str] = input,
-                 write: Callable[[str], None] = print) -> None:
+                 write: Callable[[str], None] = print, width: int | None = None) -> None:
         self.api = api
         self.variant = variant
         self.players = players
@@ -52,6 +56,20 @@ class TerminalGame:
         self.names = ["You"] + [f"Seat {seat} ({level})" if level != HUMAN else f"Seat {seat}"
                                 for seat, level in enumerate(levels, 1)]
         self.kingdomino = variant == "kingdomino"
+        self._width = width
+
+    @property
+    def width(self) -> int:
+        """Columns to draw in: the given width, else the terminal's now (it may have been resized)."""
+        return self._width or shutil.get_terminal_size((80, 24)).columns
+
+    def say(self, text: str, indent: str = "") -> None:
+        """Write `text` in lines that fit the width, broken between words (tiles, names), never inside
+        one; a continued line is indented further."""
+        for line in textwrap.wrap(text, max(20, self.width - 1), initial_indent=indent,
+                                  subsequent_indent=indent + "   ", break_long_words=False,
+                                  break_on_hyphens=False) or [indent]:
+            self.write(line)
 
     # ------------------------------------------------------------ the match
 
@@ -101,15 +119,17 @@ class TerminalGame:
         self.show_table(match)
         legal = match.view.get("legal") or match.legal_actions(seat)
         self.show_moves(legal)
+        # "1-1" would read like the tile 1-1: a single move is "1"
+        numbers = "1 plays it" if len(legal) == 1 else f"1 to {len(legal)}"
         while True:
-            text = self.ask(f"{self.names[seat]}, your move (1-{len(legal)} or notation, ? for help, q quits): ")
+            text = self.ask(f"{self.names[seat]}, your move ({numbers}, or type a move; ? help, q quits): ")
             action = self.choose(text, legal)
             if action is None:
                 continue
             try:
                 events = match.apply(action, seat=seat)
             except ProblemError as err:
-                self.write(f"Not played: {err.detail}")
+                self.say(f"Not played: {in_words(err.detail or '', seat)}")
                 continue
             self.show_events(events)
             return
@@ -143,9 +163,10 @@ class TerminalGame:
     # ------------------------------------------------------------ drawing
 
     def show_events(self, events: list[Json]) -> None:
-        lines = [line for line in (event_line(e, self.names) for e in events) if line]
-        for line in lines:
-            self.write("  " + line)
+        for event in events:
+            line = event_line(event, self.names)
+            if line:
+                self.say(line, "  ")
 
     def show_table(self, match: SealedMatch) -> None:
         view = match.view
@@ -155,14 +176,14 @@ class TerminalGame:
             return
         self.write(f"{self.variant}, round {view['round_number']}   to move: {self.names[view['to_move']]}")
         for line in layout_lines(view["layout"]):
-            self.write("  " + line)
+            self.say(line, "  ")
         ends = ", ".join(f"{arm} {value}" for arm, value in view.get("ends", {}).items())
-        self.write(f"  open ends: {ends or '-'}   count {view.get('count', 0)}   boneyard {view['boneyard_size']}")
+        self.say(f"open ends: {ends or '-'}   count {view.get('count', 0)}   boneyard {view['boneyard_size']}", "  ")
         others = ", ".join(f"{self.names[s]} {n}" for s, n in enumerate(view["hand_sizes"]) if s != view["seat"])
-        self.write(f"  tiles in hand: {others}")
+        self.say(f"tiles in hand: {others}", "  ")
         for line in ledger_lines(view, self.names):
             self.write("  " + line)
-        self.write("Your hand: " + " ".join(sorted_hand(view["hand"])))
+        self.say("Your hand: " + " ".join(sorted_hand(view["hand"])))
 
     def show_kingdoms(self, view: Json) -> None:
         to_move = view.get("to_move")
@@ -176,9 +197,15 @@ class TerminalGame:
             return "  ".join(kingdomino_tile_text(t["tile"]) + (f" ({self.names[self.king_owner(view, t['king'])]})"
                                                                  if t.get("king") is not None else "")
                              for t in tiles)
-        self.write("row to place: " + (row(view["current"]) or "-"))
-        self.write("next row:     " + (row(view["next"]) or "-"))
-        self.write("terrains: W wheat, F forest, L lake, G grassland, S swamp, M mine; digit = crowns; ## castle")
+        for title, tiles in (("row to place:", view["current"]), ("next row:    ", view["next"])):
+            line = f"{title} {row(tiles) or '-'}"
+            if len(line) < self.width or len(tiles) < 2:
+                self.write(line)
+            else:  # a tile's text has spaces in it: a row too wide for one line lists a tile per line
+                self.write(title)
+                for tile in tiles:
+                    self.write("  " + row([tile]))
+        self.say("terrains: W wheat, F forest, L lake, G grassland, S swamp, M mine; digit = crowns; ## castle")
 
     @staticmethod
     def king_owner(view: Json, king: int) -> int:
@@ -187,7 +214,7 @@ class TerminalGame:
 
     def show_moves(self, legal: list[str]) -> None:
         width = max(len(a) for a in legal) + 6
-        per_line = max(1, 72 // width)
+        per_line = max(1, (self.width - 3) // width)
         for start in range(0, len(legal), per_line):
             self.write("  " + "".join(f"{i + 1:>3}) {a:<{width - 5}}" for i, a in
                                       enumerate(legal[start:start + per_line], start)))
@@ -195,9 +222,10 @@ class TerminalGame:
     def show_round_end(self, match: SealedMatch) -> None:
         view = match.view
         self.write(RULE)
-        self.write(f"Round {view['round_number']} over: {view['ending']}. Round points {view['round_points']}")
+        self.say(f"Round {view['round_number']} over: {view['ending']}. "
+                 f"Round points: {points_text(view['round_points'], self.names)}")
         for seat, hand in enumerate(view.get("revealed_hands", [])):
-            self.write(f"  {self.names[seat]} held: {' '.join(sorted_hand(hand)) or '-'}")
+            self.say(f"{self.names[seat]} held: {' '.join(sorted_hand(hand)) or '-'}", "  ")
         for line in ledger_lines(view, self.names):
             self.write("  " + line)
 
@@ -207,13 +235,21 @@ class TerminalGame:
         if self.kingdomino:
             self.show_kingdoms(view)
             winners = ", ".join(self.names[w] for w in view.get("winners", []))
-            self.write(f"Game over. Scores {view['scores']}. Winner: {winners} (decided by {view['decided_by']})")
+            self.say(f"Game over. Scores: {points_text(view['scores'], self.names)}. Winner: {winners} "
+                     f"(decided by {view['decided_by']})")
             return
         self.show_round_end(match)
         losers = ", ".join(self.names[s] for s in view.get("losers", []) if s < len(self.names))
         animal = {"kozel": "the goat", "kozel-classic": "the goat", "osel": "the donkey"}.get(self.variant)
-        self.write(f"Match over. Final score {match.scores}." + (
+        self.say(f"Match over. Final score: {points_text(match.scores, self.names)}." + (
             f" {animal.capitalize()}: {losers}." if animal and losers else f" Losing: {losers}." if losers else ""))
+
+
+def in_words(detail: str, seat: int) -> str:
+    """A refusal as the person at the keyboard reads it: the engine names the seat ("'6-6': seat 0
+    does not hold 6-6"), the person is "you" ("'6-6': you do not hold 6-6")."""
+    return (detail.replace(f"seat {seat} does not hold", "you do not hold")
+            .replace(f"seat {seat} holds", "you hold"))
 
 
 def _viewer(view: Json) -> int | None:

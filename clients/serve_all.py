@@ -214,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{child.name}: grpc {child.address['grpc']}, metrics {metrics}")
     gateway = f"http://{children[-1].address['http']}"
     print(f"gateway: {gateway} (metrics {gateway}/metrics)")
-    print(f"Point a browser at {gateway}/docs   (Ctrl-C stops everything)", flush=True)
+    print(f"Point a browser at {gateway}/play to play, {gateway}/docs for the API   (Ctrl-C stops everything)",
+          flush=True)
 
     status = 0
     while not stop_requested and status == 0:

@@ -124,12 +124,22 @@ def sorted_hand(hand: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------ scores
 
+def side_names(count: int, names: list[str]) -> list[str]:
+    """Who a list of `count` points is for: the seats' names, or the teams (seats 0+2, 1+3)."""
+    return names if count == len(names) else [f"team {i + 1}" for i in range(count)]
+
+
+def points_text(points: list[int], names: list[str]) -> str:
+    """Points of each seat (or team) as a person reads them: "You 0, Seat 1 12, Seat 2 3"."""
+    return ", ".join(f"{side} {value}" for side, value in zip(side_names(len(points), names), points))
+
+
 def ledger_lines(view: Json, names: list[str]) -> list[str]:
     """The score table: one line per round played, then the totals (written and remembered points,
     the eggs pot and fish markers where the variant has them)."""
     ledger = view.get("ledger", {})
     scores = ledger.get("scores", [])
-    sides = names if len(scores) == len(names) else [f"team {i + 1}" for i in range(len(scores))]
+    sides = side_names(len(scores), names)
     kozel_like = view.get("variant", "").startswith(("kozel", "osel"))
     width = max(8, *(len(n) for n in sides))
     header = "round    " + "".join(f"{n:>{width + 1}}" for n in sides)
@@ -208,7 +218,7 @@ def event_line(event: Json, names: list[str]) -> str | None:
     if kind == "round_ended":
         record = event["record"]
         how = {"fish": "fish (blocked)", "out": "a player went out"}.get(record["ending"], record["ending"])
-        return f"round {record['number']} over: {how}; round points {record['round_points']}"
+        return f"round {record['number']} over: {how}; round points: {points_text(record['round_points'], names)}"
     if kind == "match_ended":
         losers = ", ".join(names[s] for s in event.get("losers", []) if s < len(names))
         return f"match over; losing: {losers}" if losers else "match over"
@@ -226,9 +236,11 @@ def event_line(event: Json, names: list[str]) -> str | None:
     if kind == "row_laid":
         return "new row: " + ", ".join(map(str, event["tiles"]))
     if kind == "game_over":
-        return f"game over: scores {event['scores']}, winners " + ", ".join(names[w] for w in event["winners"])
+        return (f"game over: scores {points_text(event['scores'], names)}; winners "
+                + ", ".join(names[w] for w in event["winners"]))
     if kind == "dynasty_over":
-        return f"dynasty over: totals {event['scores']}, winners " + ", ".join(names[w] for w in event["winners"])
+        return (f"dynasty over: totals {points_text(event['scores'], names)}; winners "
+                + ", ".join(names[w] for w in event["winners"]))
     if kind == "timed_out":
         return f"{player or who} timed out"
     return None

@@ -351,5 +351,6 @@ def variants_to_proto(listing: Iterable[Json]) -> pb.ListVariantsResponse:
             msg.options.add(
                 name=o["name"], type=o["type"], allowed=[str(a) for a in o.get("allowed", [])],
                 default=str(o.get("default", "")), description=o.get("description", ""),
+                minimum=o.get("minimum"), maximum=o.get("maximum"),
             )
     return resp

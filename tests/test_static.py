@@ -21,3 +21,14 @@ def test_ruff_finds_nothing() -> None:
 def test_mypy_strict_finds_nothing() -> None:
     result = _run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_files_scheduled_first_exist() -> None:
+    """tests/conftest.py collects the longest files first; a renamed one would silently go last again."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conftest_read_here", ROOT / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    assert [path for path in conftest.LONGEST_FIRST if not (ROOT / path).is_file()] == []

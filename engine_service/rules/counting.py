@@ -60,8 +60,8 @@ class Counting(Family):
         self.all_spinners = spinner == "all-doubles"
         self.until_both = options.get("spinner_ends", "open-sides") == "until-both-sides"
         self.spinner_counts = bool(options.get("spinner_counts", True))
-        reserve = options.get("boneyard_reserve", "0")  # absent where nothing is drawn
-        self.reserve = (2 if players == 2 else 1) if reserve == "auto" else int(str(reserve))
+        reserve = options.get("boneyard_reserve", 0)  # absent where nothing is drawn
+        self.reserve = (2 if players == 2 else 1) if reserve == "auto" else int(reserve)
         self.draw_when_able = bool(options.get("draw_when_able", False))
         self.by_multiples = options.get("scoring", "total") == "multiples"
         self.target = int(options["target"])
@@ -213,7 +213,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         description="Threes and Fives (Sterling): multiples of 3 and 5 score in play, game to 251 (RULES.md TF)",
         players=(2, 4),
         defaults={"hand_size": "by-players", "lead": "lot", "spinner": "first-double",
-                  "boneyard_reserve": "0", "draw_when_able": False, "teams": False, "target": 251,
+                  "boneyard_reserve": 0, "draw_when_able": False, "teams": False, "target": 251,
                   **_COMMON},
     ),
     "fives-and-threes": dict(

@@ -140,7 +140,7 @@ def explicit_deal(
     for seat, items in enumerate(hands_in):
         hand = parse_hand(items, f"deal.hands[{seat}]")
         if exact and len(items) != hand_size:
-            raise MalformedError(f"deal.hands[{seat}] holds {len(items)} tiles, the variant deals {hand_size}")
+            raise MalformedError(f"deal.hands[{seat}]: holds {len(items)} tiles, the variant deals {hand_size}")
         if hand & seen:
             dup = next(bits(hand & seen))
             raise MalformedError(f"deal: {NAMES[dup]} is dealt twice")

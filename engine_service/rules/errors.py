@@ -2,8 +2,17 @@
 
 Each boundary maps them once: MalformedError -> gRPC INVALID_ARGUMENT -> HTTP
 400; IllegalActionError -> FAILED_PRECONDITION -> HTTP 409.
+
+A refusal that blames one field names it first, as ``path: why`` or ``path must ...``
+(``options.target: ...``, ``state.round.hands[2]: ...``, ``players must be an integer``):
+the gateway reports that path as the problem's `field`. `shown` quotes what the caller
+sent as JSON, `did_you_mean` offers the closest known name.
 """
 from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable
 
 
 class RulesError(ValueError):
@@ -20,3 +29,28 @@ class IllegalActionError(RulesError):
 
 class MisdealError(IllegalActionError):
     """An explicit deal that the variant's misdeal rule refuses (RULES.md C "Deal")."""
+
+
+def shown(value: object) -> str:
+    """A caller's value in a message, as the JSON it would be (cut short: it may be anything a
+    client sent); a list or a dict by its kind."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except ValueError:  # an integer too long to write out
+            text = "a long integer"
+    elif isinstance(value, (list, tuple)):
+        text = "an array"
+    elif isinstance(value, dict):
+        text = "an object"
+    else:
+        text = type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def did_you_mean(given: object, known: Iterable[str]) -> str:
+    """'; did you mean "kozel"?' for the known name closest to `given` ('' when none is close)."""
+    if not isinstance(given, str):
+        return ""
+    close = difflib.get_close_matches(given.lower(), list(known), n=1, cutoff=0.6)
+    return f"; did you mean {json.dumps(close[0])}?" if close else ""

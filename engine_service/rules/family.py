@@ -42,7 +42,7 @@ def hand_size_for(option: OptionValue, players: int) -> int:
         return 7 if players == 2 else 5
     if option == "five-six-seven":
         return {2: 7, 3: 6, 4: 5}[players]
-    raise MalformedError(f"option hand_size: unknown value {option!r}")  # pragma: no cover
+    raise MalformedError(f"options.hand_size: unknown value {option!r}")  # pragma: no cover
 
 
 def misdeal_rule(option: OptionValue, hands: list[int]) -> bool:
@@ -173,7 +173,7 @@ class Family:
     def validate(self, players: int) -> None:
         """Refuse option combinations the family cannot play (e.g. teams with 3 players)."""
         if self.teams and players != 4:
-            raise MalformedError("option teams: teams need exactly 4 players")
+            raise MalformedError("options.teams: teams need exactly 4 players")
 
     def is_misdeal(self, hands: list[int]) -> bool:
         return misdeal_rule(self.options.get("misdeal", "none"), hands)
@@ -190,7 +190,7 @@ class Family:
         """The tiles `leader` may lead with, for a stored round not yet led (decoding)."""
         seat, mask = self.lead(ctx, hands)
         if seat != leader:
-            raise MalformedError(f"round.leader is {leader}, but the rules give the lead to seat {seat}")
+            raise MalformedError(f"state.round.leader: {leader}, but the rules give the lead to seat {seat}")
         return mask
 
     def new_layout(self) -> Layout:

@@ -90,7 +90,7 @@ def check_players(players: object) -> int:
     if not isinstance(players, int) or isinstance(players, bool):
         raise MalformedError(f"players must be an integer, not {players!r}")
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise MalformedError(f"{NAME} is played by {MIN_PLAYERS}-{MAX_PLAYERS} players, not {players}")
+        raise MalformedError(f"players: {NAME} is played by {MIN_PLAYERS}-{MAX_PLAYERS} players, not {players}")
     return players
 
 
@@ -100,7 +100,7 @@ def config(players: object, options: object) -> KDConfig:
     resolved, effective = resolve(SPECS, DEFAULTS, options)
     duel = bool(resolved["mighty_duel"])
     if duel and n != 2:
-        raise MalformedError(f"option mighty_duel: the mighty duel is for 2 players, not {n}")
+        raise MalformedError(f"options.mighty_duel: the mighty duel is for 2 players, not {n}")
     kings = 3 if n == 3 else 4
     tiles = TILE_COUNT if duel else {2: 24, 3: 36, 4: 48}[n]
     return KDConfig(n, 7 if duel else 5, kings, tiles, bool(resolved["middle_kingdom"]),

@@ -86,7 +86,10 @@ def decode(data: object) -> Decoded:
     options = data["options"]
     if not isinstance(options, dict):
         raise MalformedError("state.options must be an object")
-    cfg = config(data["players"], options)
+    try:
+        cfg = config(data["players"], options)
+    except MalformedError as exc:  # its messages start with the field (players, options.x)
+        raise MalformedError(f"state.{exc}") from None
     seed = check_seed(data["seed"], "state.seed")
     if cfg.dynasty and DYNASTY_KEY not in data:
         raise MalformedError(f"state: missing keys ['{DYNASTY_KEY}'] (option dynasty: true)")

@@ -197,7 +197,7 @@ class Match:
     def _refuse(self, action: object, seat: object) -> NoReturn:
         """Raise the precise reason why `action` cannot even be tried now."""
         if not isinstance(action, str):
-            raise MalformedError(f"an action must be a string, not {type(action).__name__}")
+            raise MalformedError(f"action: expected a string, not {type(action).__name__}")
         if seat is not None and type(seat) is not int:
             raise MalformedError(f"seat must be an integer, not {type(seat).__name__}")
         rnd = self._playing_round()
@@ -452,7 +452,10 @@ class Match:
             raise MalformedError("state must be an object")
         _known_keys(data, STATE_KEYS, "state")
         _no_nulls(data, _STATE_NULLABLE, "state")
-        p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options", {}))
+        try:
+            p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options", {}))
+        except MalformedError as exc:  # its messages start with the field (variant, players, options.x)
+            raise MalformedError(f"state.{exc}") from None
         players = int(data["players"])
         match = cls(p, family, effective, players, _seed(data.get("seed"), "state.seed"))
         match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
@@ -626,7 +629,10 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     family = match.family
     players = match.players
     layout = family.new_layout()
-    layout.replay(placements)
+    try:
+        layout.replay(placements)
+    except MalformedError as exc:  # "entry 3 is a second lead", "impossible layout at entry 2: ..."
+        raise MalformedError(f"state.round.layout: {exc}") from None
     if layout.on_table & seen:
         raise MalformedError(f"state: {NAMES[next(bits(layout.on_table & seen))]} is both on the table and elsewhere")
     seen |= layout.on_table
@@ -641,7 +647,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
     reserve = _nonneg(data.get("reserve", 0), "state.round.reserve")
     if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:
-        raise MalformedError(f"state.round.reserve is {reserve}, the variant keeps {family.reserve}")
+        raise MalformedError(f"state.round.reserve: {reserve}, but the variant keeps {family.reserve}")
     rnd.reserve = min(reserve, len(boneyard))
     rnd.to_move = _seat(data.get("to_move", leader), players, "state.round.to_move")
     if not placements and rnd.to_move != leader:
@@ -650,7 +656,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     rnd.out = _seat_list(data.get("out", []), players, "state.round.out")
     for s in rnd.out:
         if hands[s]:
-            raise MalformedError(f"state.round.out names seat {s}, whose hand is not empty")
+            raise MalformedError(f"state.round.out: seat {s}'s hand is not empty")
     lp = data.get("last_placer")
     rnd.last_placer = None if lp is None else _seat(lp, players, "state.round.last_placer")
     rnd.last_score = _int(data.get("last_score", 0), "state.round.last_score")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .errors import MalformedError
+from .errors import MalformedError, shown
 from .tiles import HIGH, IS_DOUBLE, LOW, NAMES, TILE_COUNT
 
 # Arms: N E S W, then the sides of the 2nd..7th spinner (A5 all-doubles).
@@ -83,31 +83,45 @@ CANONICAL: Final[dict[str, str]] = {}
 
 
 def parse_action(text: object) -> Move:
-    """Parse an action string; MalformedError when it is not one."""
+    """Parse an action string; MalformedError naming the field (``action: ...``) when it is not one."""
+    if isinstance(text, str):
+        move = _CACHE.get(text)
+        if move is not None:
+            return move
+    try:
+        return _parse(text)
+    except MalformedError as exc:
+        raise MalformedError(f"action: {exc}") from None
+
+
+def _parse(text: object) -> Move:
+    """`parse_action` after a cache miss; the reason it refuses names no field (a layout's entry
+    is read with it too)."""
     if not isinstance(text, str):
-        raise MalformedError(f"an action must be a string, not {type(text).__name__}")
+        raise MalformedError(f"expected a string, not {type(text).__name__}")
     move = _CACHE.get(text)
     if move is not None:
         return move
     stripped = text.strip()
     if stripped != text:
-        return parse_action(stripped)
+        return _parse(stripped)
     if "+" in text:
         parts: list[Placement] = []
         for piece in text.split("+"):
             sub = _CACHE.get(piece)
             if sub is None or sub[0] != PLAY:
-                raise MalformedError(f"not an action: {text!r} (bad part {piece!r})")
+                raise MalformedError(f"{shown(text)} is not an action (bad part {shown(piece)})")
             parts.append(sub[1][0])
         tiles = {p[0] for p in parts}
         arms = {p[1] for p in parts}
         if len(tiles) != len(parts) or len(arms) != len(parts):
-            raise MalformedError(f"not an action: {text!r} (a tile or an arm is named twice)")
+            raise MalformedError(f"{shown(text)} is not an action (a tile or an arm is named twice)")
         if not all(IS_DOUBLE[p[0]] for p in parts):
-            raise MalformedError(f"not an action: {text!r} (only doubles are played together)")
+            raise MalformedError(f"{shown(text)} is not an action (only doubles are played together)")
         return (PLAY, tuple(sorted(parts, key=lambda p: p[1])))
     raise MalformedError(
-        f"not an action: {text!r} (expected e.g. '3-6', '3-6@E', '4-4@E!', '2-2@E+5-5@W', 'draw', 'pass')"
+        f"{shown(text)} is not an action (expected e.g. \"3-6\", \"3-6@E\", \"4-4@E!\", \"2-2@E+5-5@W\", "
+        "\"draw\", \"pass\")"
     )
 
 
@@ -161,7 +175,7 @@ def move_text(move: Move) -> str:
 
 def parse_placement(text: object, first: bool) -> Placement:
     """A placement of a serialized layout: the lead (`first`) or a tile on an arm."""
-    move = parse_action(text)
+    move = _parse(text)
     kind, placements = move
     if first and kind == LEAD:
         return placements[0]

@@ -3,16 +3,27 @@
 An option has a name, a type (bool, int or enum), the values it allows and a
 default per preset. Option names and values are part of the API: a match may
 override any option its family uses, and anything else is refused with an
-error that names it.
+error that names it (``options.<name>: ...``, the field the gateway reports)
+and quotes the values it takes as the JSON that would be accepted.
+
+An option that names a count is an integer: `boneyard_reserve` is 0, 1 or 2
+(RULES.md O, TF), and in TF also the word ``"auto"`` (an int option's
+`allowed` lists such words beside its integers).
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import MalformedError
+from .errors import MalformedError, did_you_mean, shown
 
 OptionValue = bool | int | str
+
+#: An int option whose whole range is at most this many values lists them in its messages.
+_LISTED = 10
+_NAME = re.compile(r"[A-Za-z_]\w{0,59}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,34 +31,57 @@ class OptionSpec:
     name: str
     type: str                      # "bool", "int" or "enum"
     description: str
-    allowed: tuple[str, ...] = ()  # enum values
+    allowed: tuple[str, ...] = ()  # enum: its names; int: the words it takes beside its integers
     minimum: int | None = None     # int bounds
     maximum: int | None = None
+    #: int: its integers written as decimal text are read too. Only for an option that an
+    #: earlier release documented as an enum of digits (boneyard_reserve "0", "1", "2"), so
+    #: that the states, records and requests of then keep working; states and answers
+    #: always carry the integer.
+    digits_read: bool = False
 
     def parse(self, value: object) -> OptionValue:
-        """Validate a value of the option's own type: a boolean, an integer in bounds, or one of the
-        enum's names. Nothing is coerced: "true" is not true, "13" is not 13, 0 is not "0"
-        (the typed gRPC face turns its option text into these types first: `codec.options_from_proto`).
+        """Validate a value of the option's own type: a boolean, an integer in bounds (or one of
+        an int's words), or one of the enum's names. Nothing is coerced: "true" is not true,
+        "13" is not 13, 0 is not "0" (the typed gRPC face turns its option text into these types
+        first: `codec.options_from_proto`); `digits_read` is the one documented exception.
         """
         if self.type == "bool":
             if type(value) is bool:
                 return value
-            raise MalformedError(f"option {self.name}: expected true or false, got {_shown(value)}")
-        if self.type == "int":
-            if type(value) is not int:
-                raise MalformedError(f"option {self.name}: expected an integer, got {_shown(value)}")
-            if (self.minimum is not None and value < self.minimum) or (
-                self.maximum is not None and value > self.maximum
-            ):
-                raise MalformedError(
-                    f"option {self.name}: {value} is outside {self.minimum}..{self.maximum}"
-                )
+        elif self.type == "int":
+            if type(value) is int and self._in_range(value):
+                return value
+            if type(value) is str:
+                if value in self.allowed:
+                    return value
+                if self.digits_read and value.isascii() and value.isdigit() and self._in_range(int(value)):
+                    return int(value)
+        elif type(value) is str and value in self.allowed:
             return value
-        if type(value) is not str or value not in self.allowed:
-            raise MalformedError(
-                f"option {self.name}: {_shown(value)} is not one of {', '.join(self.allowed)}"
-            )
-        return value
+        raise MalformedError(f"options.{self.name}: {self.expected(value)}")
+
+    def _in_range(self, value: int) -> bool:
+        return (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+
+    def values(self) -> list[OptionValue] | None:
+        """Every value an enum or an int takes, when they are few enough to list."""
+        if self.type == "enum":
+            return list(self.allowed)
+        if self.minimum is not None and self.maximum is not None and self.maximum - self.minimum < _LISTED:
+            return [*range(self.minimum, self.maximum + 1), *self.allowed]
+        return None
+
+    def expected(self, value: object) -> str:
+        """Why `value` is refused, quoting what would be accepted as JSON."""
+        if self.type == "bool":
+            return f"expected true or false, got {shown(value)}"
+        listed = self.values()
+        if listed is None:
+            bounds = f" {self.minimum}..{self.maximum}" if self.minimum is not None else ""
+            words = "".join(f" or {json.dumps(w)}" for w in self.allowed)
+            return f"expected an integer{bounds}{words}, got {shown(value)}"
+        return f"{shown(value)} is not one of {', '.join(json.dumps(v) for v in listed)}"
 
     def text(self, value: OptionValue) -> str:
         """The value as text (the gRPC contract carries options as strings)."""
@@ -56,19 +90,18 @@ class OptionSpec:
         return str(value)
 
     def describe(self, default: OptionValue) -> dict[str, Any]:
-        return {
+        """The option as `variants()` lists it; an int also gives its bounds."""
+        described: dict[str, Any] = {
             "name": self.name,
             "type": self.type,
             "allowed": list(self.allowed),
             "default": self.text(default),
             "description": self.description,
         }
-
-
-def _shown(value: object) -> str:
-    """A caller's value in a message: its repr, cut short (it may be anything a client sent)."""
-    text = repr(value) if isinstance(value, (bool, int, float, str)) or value is None else type(value).__name__
-    return text if len(text) <= 60 else text[:57] + "..."
+        if self.type == "int":
+            described["minimum"] = self.minimum
+            described["maximum"] = self.maximum
+        return described
 
 
 def _enum(name: str, description: str, *allowed: str) -> OptionSpec:
@@ -81,6 +114,12 @@ def _bool(name: str, description: str) -> OptionSpec:
 
 def _int(name: str, description: str, lo: int, hi: int) -> OptionSpec:
     return OptionSpec(name, "int", description, (), lo, hi)
+
+
+def boneyard_reserve_option(description: str, *words: str) -> OptionSpec:
+    """Tiles of the boneyard that are never drawn: the integer 0, 1 or 2, and in TF also
+    "auto" (RULES.md O, TF, "Options"); its digits as text are still read (`digits_read`)."""
+    return OptionSpec("boneyard_reserve", "int", description, words, 0, 2, digits_read=True)
 
 
 # Every option of RULES.md; a family lists the ones it uses, possibly with a narrower enum.
@@ -100,9 +139,8 @@ FISH_WITHOUT_DOUBLE = _bool(
 OPEN_THRESHOLD = _int("open_threshold", "a round below this many points is remembered, not written", 0, 1000)
 TARGET = _int("target", "the score that ends the match", 1, 100000)
 EXACT_TARGET = _bool("exact_target", "the target must be hit exactly (a score that would pass it is not taken)")
-BONEYARD_RESERVE = _enum(
-    "boneyard_reserve", "boneyard tiles that may never be drawn (auto: 2 with 2 players, 1 with 3-4)",
-    "0", "1", "2", "auto")
+BONEYARD_RESERVE = boneyard_reserve_option(
+    "boneyard tiles that may never be drawn (auto: 2 with 2 players, 1 with 3-4)", "auto")
 DRAW_WHEN_ABLE = _bool("draw_when_able", "a seat may draw even when it can play")
 TEAMS = _bool("teams", "4 players in two teams, seats 0+2 against 1+3")
 SPINNER = _enum("spinner", "which doubles spin (open four sides)", "first-double", "none", "all-doubles")
@@ -140,8 +178,9 @@ def resolve(
     for name, raw in overrides.items():
         spec = specs.get(name)
         if spec is None:
-            known = ", ".join(sorted(specs))
-            raise MalformedError(f"unknown option {name!r} for this variant (its options: {known})")
+            where = f"options.{name}" if isinstance(name, str) and _NAME.fullmatch(name) else "options"
+            raise MalformedError(f"{where}: no option {shown(name)} in this variant{did_you_mean(name, specs)} "
+                                 f"(its options: {', '.join(sorted(specs))})")
         value = spec.parse(raw)
         resolved[name] = value
         if value != defaults[name]:

@@ -30,8 +30,8 @@ class Osel(Family):
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("osel"),
-        opt.OptionSpec("boneyard_reserve", "enum", "boneyard tiles that may never be drawn: "
-                       "0 (Весь), 1 (Без одной), 2 (Без двух)", ("0", "1", "2")),
+        opt.boneyard_reserve_option("boneyard tiles that may never be drawn: "
+                                    "0 (Весь), 1 (Без одной), 2 (Без двух)"),
         opt.TEAMS,
         opt.FISH_WITHOUT_DOUBLE,
         opt.fish_scoring_option("own_to_loser", "own", "all_to_loser"),
@@ -44,8 +44,7 @@ class Osel(Family):
         self.shape = CROSS
         self.teams = bool(options["teams"])
         self.fish_without_double = bool(options["fish_without_double"])
-        reserve = options["boneyard_reserve"]
-        self.reserve = int(str(reserve))
+        self.reserve = int(options["boneyard_reserve"])
 
     def lead(self, ctx: RoundContext, hands: list[int]) -> tuple[int, int]:
         return holder_of_first(OSEL_ORDER, hands)
@@ -113,7 +112,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         description="Osel (donkey): a cross from a double lead, doubles close arms, first to 101 loses (RULES.md O)",
         players=(2, 4),
         defaults={
-            "hand_size": "seven", "lead": "osel", "boneyard_reserve": "0", "teams": False,
+            "hand_size": "seven", "lead": "osel", "boneyard_reserve": 0, "teams": False,
             "fish_without_double": False, "fish_scoring": "own_to_loser", "open_threshold": 13,
             "target": 101,
         },

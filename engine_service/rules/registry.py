@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import block, bykovo, counting, kingdomino_setup, kozel, osel
-from .errors import MalformedError
+from .errors import MalformedError, did_you_mean, shown
 from .family import Family
 from .options import OptionSpec, OptionValue, resolve
 
@@ -76,10 +76,11 @@ OTHER_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
 def preset(name: object) -> Preset:
     if isinstance(name, str) and name in OTHER_PRESETS:
         raise MalformedError(
-            f"{name} is not a matching game: play it with {OTHER_PRESETS[name][1]}, not Match")
+            f"variant: {name} is not a matching game: play it with {OTHER_PRESETS[name][1]}, not Match")
     if not isinstance(name, str) or name not in PRESETS:
-        known = ", ".join(PRESETS)
-        raise MalformedError(f"unknown variant {name!r} (known: {known})")
+        known = [*PRESETS, *OTHER_PRESETS]
+        raise MalformedError(f"variant: no variant {shown(name)}{did_you_mean(name, known)} "
+                             f"(known: {', '.join(known)})")
     return PRESETS[name]
 
 
@@ -94,9 +95,7 @@ def check_players(p: Preset, players: object) -> int:
     if not isinstance(players, int) or isinstance(players, bool):
         raise MalformedError(f"players must be an integer, not {players!r}")
     if not p.min_players <= players <= p.max_players:
-        raise MalformedError(
-            f"{p.name} is played by {p.min_players}-{p.max_players} players, not {players}"
-        )
+        raise MalformedError(f"players: {p.name} is played by {p.min_players}-{p.max_players} players, not {players}")
     return players
 
 

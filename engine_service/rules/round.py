@@ -13,6 +13,7 @@ from .events import Event
 from .family import Family
 from .layout import Layout
 from .notation import (
+    ARM_COUNT,
     ARM_NAMES,
     CANONICAL,
     CENTER,
@@ -206,11 +207,16 @@ class Round:
         fam = self.family
         layout = self.layout
         if kind == LEAD:
-            if layout.placements:
-                raise IllegalActionError(f"{text!r}: the round is already led; name an arm, e.g. '{text}@E'")
             tile = placements[0][0]
             if not hand >> tile & 1:
                 raise IllegalActionError(f"{text!r}: seat {seat} does not hold {NAMES[tile]}")
+            if layout.placements:  # a bare tile after the lead: say where it goes, or that it fits nowhere
+                arms = [ARM_NAMES[arm] for arm in range(ARM_COUNT) if layout.fits(tile, arm)]
+                if not arms:
+                    ends = ", ".join(f"{ARM_NAMES[arm]} {v}" for arm, v in enumerate(layout.end) if v >= 0)
+                    raise IllegalActionError(f"{text!r}: {NAMES[tile]} fits no open end (they show {ends})")
+                raise IllegalActionError(f"{text!r}: the round is already led; name the arm: "
+                                         + " or ".join(f"'{NAMES[tile]}@{arm}'" for arm in arms))
             if not self.lead_mask >> tile & 1:
                 must = ", ".join(NAMES[t] for t in bits(self.lead_mask & hand))
                 raise IllegalActionError(f"{text!r}: this round must be led with {must}")

@@ -57,7 +57,7 @@ class Tournament:
         if len(set(participants)) != len(participants):
             raise MalformedError("participants: a name appears twice")
         if not 4 <= len(participants) <= 7:
-            raise MalformedError(f"a micro-tournament has 4 to 7 participants, not {len(participants)}")
+            raise MalformedError(f"participants: a micro-tournament has 4 to 7, not {len(participants)}")
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise MalformedError("seed must be an integer in 0..2^64-1")
         t = cls(list(participants), seed, LIMITS[len(participants)])
@@ -154,7 +154,7 @@ class Tournament:
         if not isinstance(winner, int) or isinstance(winner, bool) or not 0 <= winner < SEATS:
             raise MalformedError("winner must be a seat 0..3")
         if points[winner] != 0:
-            raise MalformedError("the winner of a Bykovo round scores 0")
+            raise MalformedError("points: the winner of a Bykovo round scores 0")
         places = sports_places(points, winner)
         totals = self.history[-1].copy()
         for seat, p in enumerate(players):

@@ -324,7 +324,9 @@ def variants_list(msg: pb.ListVariantsResponse) -> list[Json]:
     return [{"name": v.name, "family": v.family, "description": v.description, "min_players": v.min_players,
              "max_players": v.max_players,
              "options": [{"name": o.name, "type": o.type, "allowed": list(o.allowed), "default": o.default,
-                          "description": o.description} for o in v.options]}
+                          "description": o.description,
+                          **({"minimum": o.minimum, "maximum": o.maximum} if o.type == "int" else {})}
+                         for o in v.options]}
             for v in msg.variants]
 
 

@@ -342,8 +342,10 @@ def random_options(variant: str, rng: random.Random) -> Json:
         if rng.random() < 0.25:
             if spec["type"] == "bool":
                 out[spec["name"]] = rng.random() < 0.5
-            elif spec["type"] == "int":
-                out[spec["name"]] = rng.choice([1, 13, 51, 61, 101, 150, 250, 365])
+            elif spec["type"] == "int":  # a score, or a count (boneyard_reserve 0..2, and its words)
+                lo, hi = spec["minimum"], spec["maximum"]
+                out[spec["name"]] = rng.choice([v for v in (1, 13, 51, 61, 101, 150, 250, 365) if lo <= v <= hi]
+                                               or [*range(lo, hi + 1), *spec["allowed"]])
             else:
                 out[spec["name"]] = rng.choice(spec["allowed"])
     return out

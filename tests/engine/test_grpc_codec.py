@@ -112,10 +112,13 @@ def test_options_travel_as_text_and_come_back_typed() -> None:
     text = {"target": "51", "double_pair": "true", "fish_scoring": "max_takes_all", "open_threshold": "-3"}
     assert codec.options_to_proto(typed) == text
     assert codec.options_from_proto("kozel", text) == typed
-    assert codec.options_to_proto({"boneyard_reserve": "2", "teams": False}) == {"boneyard_reserve": "2",
-                                                                                   "teams": "false"}
+    assert codec.options_to_proto({"boneyard_reserve": 2, "teams": False}) == {"boneyard_reserve": "2",
+                                                                                 "teams": "false"}
     assert codec.options_from_proto("osel", {"boneyard_reserve": "2", "teams": "false"}) == {
-        "boneyard_reserve": "2", "teams": False}
+        "boneyard_reserve": 2, "teams": False}
+    # a count with words (threes-fives' boneyard_reserve "auto"): the word stays text, the digits an integer
+    assert codec.options_from_proto("threes-fives", {"boneyard_reserve": "auto"}) == {"boneyard_reserve": "auto"}
+    assert codec.options_from_proto("threes-fives", {"boneyard_reserve": "1"}) == {"boneyard_reserve": 1}
     # text that is not of the option's type, an unknown option or variant, is passed on for the rules to refuse
     for variant, options in (("kozel", {"target": "lots"}), ("kozel", {"double_pair": "yes"}),
                              ("kozel", {"eggs": "1"}), ("chess", {"target": "5"})):

@@ -230,12 +230,13 @@ def test_malformed_input_is_invalid_argument_naming_what_is_wrong(stub: Stub) ->
     """Bad notation, variants, options, deals: INVALID_ARGUMENT with details naming what is wrong."""
     state = new_state(stub)
     cases = [
-        (stub.Apply, pb.ApplyRequest(state=state, action="9-9"), "not an action: '9-9'"),
+        (stub.Apply, pb.ApplyRequest(state=state, action="9-9"), 'action: "9-9" is not an action'),
         (stub.Apply, pb.ApplyRequest(action="pass"), "state: required"),
-        (stub.NewMatch, pb.NewMatchRequest(variant="nope", players=4), "unknown variant 'nope'"),
-        (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=9), "players"),
+        (stub.NewMatch, pb.NewMatchRequest(variant="nope", players=4), 'variant: no variant "nope"'),
+        (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=9), "players: kozel is played by 2-4"),
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, options={"eggs": "1"}), "eggs"),
-        (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, options={"target": "x"}), "target"),
+        (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, options={"target": "x"}),
+         'options.target: expected an integer 1..100000, got "x"'),
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, no_deal=True,
                                            deal=po.deal_msg(ROUND_ROBIN)), "deal and no_deal"),
         (stub.NewMatch, pb.NewMatchRequest(variant="kozel", players=4, deal=pb.Deal(hands=[pb.Hand(tiles=[30])])),

@@ -61,6 +61,67 @@ def test_malformed_input_is_400_naming_the_field_or_action(gateway: Gateway) -> 
     assert "nope" in body["detail"]
 
 
+SEVEN = ["0-0", "0-1", "0-2", "0-3", "0-4", "0-5", "0-6"]
+SIX = ["1-1", "1-2", "1-3", "1-4", "1-5", "1-6"]
+KNOWN = ["kozel", "kozel-classic", "osel", "bykovo", "threes-fives", "fives-and-threes", "all-threes",
+         "all-fives", "block", "kingdomino"]
+
+
+@pytest.mark.parametrize(("body", "field", "said"), [
+    ({"variant": "kozle", "players": 4}, "variant",
+     'no variant "kozle"; did you mean "kozel"? (known: ' + ", ".join(KNOWN) + ")"),
+    ({"variant": "Kingdomino", "players": 2}, "variant", 'did you mean "kingdomino"?'),
+    ({"variant": "kozel", "players": 5}, "players", "kozel is played by 2-4 players, not 5"),
+    ({"variant": "kingdomino", "players": 5}, "players", "kingdomino is played by 2-4 players, not 5"),
+    ({"variant": "osel", "players": 3, "options": {"boneyard_reserve": "auto"}}, "options.boneyard_reserve",
+     '"auto" is not one of 0, 1, 2'),
+    ({"variant": "threes-fives", "players": 3, "options": {"boneyard_reserve": 3}}, "options.boneyard_reserve",
+     '3 is not one of 0, 1, 2, "auto"'),
+    ({"variant": "kozel", "players": 4, "options": {"target": "101"}}, "options.target",
+     'expected an integer 1..100000, got "101"'),
+    ({"variant": "kozel", "players": 4, "options": {"lead": "lot"}}, "options.lead",
+     '"lot" is not one of "one-one-up", "highest-double"'),
+    ({"variant": "kozel", "players": 4, "options": {"targte": 51}}, "options.targte", 'did you mean "target"?'),
+    ({"variant": "osel", "players": 3, "options": {"teams": True}}, "options.teams", "teams need exactly 4"),
+    ({"variant": "kingdomino", "players": 3, "options": {"mighty_duel": True}}, "options.mighty_duel",
+     "for 2 players"),
+    ({"variant": "kozel", "players": 2, "deal": {"hands": [SEVEN, SIX]}}, "deal.hands[1]", "holds 6 tiles"),
+    ({"variant": "kozel", "players": 4, "setup": {"written": [-1, 0, 0, 0]}}, "setup.written", "negative"),
+    ({"variant": "kozel", "players": 4, "bots": [{"seat": 7, "level": "expert"}]}, "bots[0].seat", "0..3"),
+])
+def test_a_400_names_the_field_to_blame(gateway: Gateway, body: dict[str, Any], field: str, said: str) -> None:
+    """docs/rest.md "Errors": `field` names the offending field when one is to blame (issue 28)."""
+    problem = assert_problem(gateway.post("/v1/matches", body), 400, "malformed")
+    assert problem["field"] == field, problem
+    assert said in problem["detail"], problem
+
+
+def test_a_bad_action_and_a_bad_carried_state_name_their_field(gateway: Gateway) -> None:
+    state = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 42}).json["state"]
+    for action in ("9-9@Q", "1-1@E+2-3@W"):
+        problem = assert_problem(gateway.post("/v1/matches/apply", {"state": state, "action": action}), 400,
+                                 "malformed")
+        assert (problem["field"], problem["action"]) == ("action", action), problem
+        assert f'"{action}" is not an action' in problem["detail"]
+    kd = gateway.post("/v1/matches", {"variant": "kingdomino", "players": 2, "seed": 1}).json["state"]
+    problem = assert_problem(gateway.post("/v1/matches/apply", {"state": kd, "action": "pick two"}), 400, "malformed")
+    assert problem["field"] == "action" and '"two" is not a tile number' in problem["detail"], problem
+    for damaged, field in (({**state, "players": "4"}, "state.players"),
+                           ({**state, "options": {"nope": 1}}, "state.options.nope"),
+                           ({**state, "options": {"target": "101"}}, "state.options.target"),
+                           ({**kd, "options": {"harmony": "yes"}}, "state.options.harmony"),
+                           ({**kd, "players": 5}, "state.players"),
+                           ({**state, "round": {**state["round"], "layout": ["1-1", "2-3@E"]}}, "state.round.layout")):
+        problem = assert_problem(gateway.post("/v1/matches/legal", {"state": damaged}), 400, "malformed")
+        assert problem["field"] == field, problem
+
+
+def test_an_unknown_variant_by_name_lists_them_all_and_suggests_the_closest(gateway: Gateway) -> None:
+    problem = assert_problem(gateway.get("/v1/variants/kingdomno"), 404, "unknown-variant")
+    assert problem["field"] == "name"
+    assert problem["detail"] == 'no variant "kingdomno"; did you mean "kingdomino"? (known: ' + ", ".join(KNOWN) + ")"
+
+
 def test_schema_violations_are_422(gateway: Gateway) -> None:
     body = assert_problem(gateway.post("/v1/matches", {"variant": "kozel"}), 422, "validation-error")
     assert body["field"] == "players" and "players" in body["errors"]

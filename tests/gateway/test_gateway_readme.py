@@ -1,9 +1,12 @@
-"""The README's quick start works as pasted, against real services: a whole sealed round."""
+"""The README's examples work as pasted, against real services: the quick start's whole sealed round,
+and the SDK's whole match run from a directory outside the clone (tests/test_doctests.py checks
+the library example's output)."""
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +32,23 @@ def test_the_readme_quick_start_plays_a_whole_sealed_round(gateway: Gateway) -> 
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip()
     assert re.fullmatch(r"(out|fish) round points \[\d+(, \d+){3}\] score \[\d+(, \d+){3}\]", line), line
+
+
+def test_the_readme_sdk_example_plays_a_match_from_any_directory(gateway: Gateway, tmp_path: Path) -> None:
+    """The README says which python to paste the example into (`make run` installs `clients` into
+    .venv): that one runs it outside the clone's root, where a checkout's `clients/` is not on the
+    path (issue 28: "No module named 'clients'" with a bare python3 elsewhere)."""
+    text = (REPO / "README.md").read_text()
+    found = re.search(r"paste this into `([^`]+)`, from any\s+directory[^\n]*\n+<!-- sdk -->\n```python\n(.*?)```",
+                      text, re.S)
+    assert found is not None, "README.md has no SDK example saying which python runs it"
+    python, code = REPO / found.group(1), found.group(2)
+    assert python.is_file(), f"{found.group(1)}: no such interpreter after `make run`"
+    assert code.count(README_URL) == 1
+    done = subprocess.run([str(python), "-c", code.replace(README_URL, gateway.url)], capture_output=True,
+                          text=True, timeout=240, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.fullmatch(r"\[\d+(, \d+){3}\] \[\d(, \d)*\]", done.stdout.strip()), done.stdout
 
 
 def test_the_readme_starts_with_the_two_commands() -> None:

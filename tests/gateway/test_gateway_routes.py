@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine_service.rules import Match
+from engine_service.rules import Match, variants
 
 from .conftest import Gateway
 
@@ -35,6 +35,26 @@ def test_variants_list_every_preset_with_typed_option_defaults(gateway: Gateway)
     options = {o["name"]: o for o in kozel["options"]}
     assert options["double_pair"]["type"] == "bool" and options["double_pair"]["default"] is False
     assert options["hand_size"]["default"] in options["hand_size"]["allowed"]
+
+
+def test_the_listing_is_the_engines_and_a_count_is_an_integer(gateway: Gateway) -> None:
+    """GET /v1/variants serves the rules' `variants()` with typed defaults, an int's bounds and words
+    (tests/variants/test_docs.py holds docs/variants.md to the same listing); and the request a
+    newcomer types, a count as a number, is taken (issue 28)."""
+    served = gateway.get("/v1/variants").json["variants"]
+    typed = {"bool": lambda text: text == "true", "int": int, "enum": str}
+    assert served == [{**v, "options": [{**o, "default": o["default"] if o["default"] in o["allowed"]
+                                         else typed[o["type"]](o["default"])} for o in v["options"]]}
+                      for v in variants()]
+    reserve = {v["name"]: next(o for o in v["options"] if o["name"] == "boneyard_reserve")
+               for v in served if v["name"] in ("osel", "threes-fives")}
+    assert {name: (o["type"], o["minimum"], o["maximum"], o["allowed"], o["default"]) for name, o in reserve.items()} \
+        == {"osel": ("int", 0, 2, [], 0), "threes-fives": ("int", 0, 2, ["auto"], 0)}
+    created = gateway.post("/v1/matches", {"variant": "osel", "players": 3, "options": {"boneyard_reserve": 2}})
+    assert created.status == 201 and created.json["state"]["options"] == {"boneyard_reserve": 2}
+    created = gateway.post("/v1/matches", {"variant": "threes-fives", "players": 3,
+                                           "options": {"boneyard_reserve": "auto"}})
+    assert created.status == 201 and created.json["state"]["options"] == {"boneyard_reserve": "auto"}
 
 
 def test_one_variant_and_an_unknown_one(gateway: Gateway) -> None:

@@ -72,12 +72,12 @@ def test_engine_targets() -> None:
 
 
 class Lines:
-    """A child's stdout lines, read by a thread (select() misses lines already in Python's buffer)."""
+    """A child's stdout (or stderr) lines, read by a thread (select() misses lines already in Python's buffer)."""
 
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
+    def __init__(self, proc: subprocess.Popen[str], stderr: bool = False) -> None:
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
-        stream = proc.stdout
+        stream = proc.stderr if stderr else proc.stdout
         assert stream is not None
 
         def pump() -> None:
@@ -116,7 +116,7 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
         cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         lines = Lines(proc).until(r"Point a browser at")
-        assert f"Point a browser at http://127.0.0.1:{port}/docs" in lines[-1]
+        assert f"Point a browser at http://127.0.0.1:{port}/play to play, http://127.0.0.1:{port}/docs" in lines[-1]
         engines = [line for line in lines if line.startswith("engine")]
         assert len(engines) == 2
         children = _children(proc.pid)
@@ -151,6 +151,29 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
                 for child in children:  # each runs in its own session: a killed parent leaves them behind
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(child, signal.SIGKILL)
+
+
+def test_the_gateway_logs_its_real_address_and_where_a_person_goes(engine_proc: object) -> None:
+    """gunicorn's "Listening at:" names the address (it was empty: each worker binds its own socket),
+    and the ready line names the browser table beside the API docs (issue 28)."""
+    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--port", "0", "--workers", "1",
+                             "--engine", engine_proc.address],  # type: ignore[attr-defined]
+                            cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        import json
+
+        address = json.loads(Lines(proc).until(r"^\{")[-1])["http"]
+        logged = Lines(proc, stderr=True).until(r"Play in a browser at")
+        assert any(re.search(rf"\[INFO\] Listening at: http://{re.escape(address)} \(\d+\)$", line) for line in logged), logged
+        assert logged[-1].endswith(f"Play in a browser at http://{address}/play; "
+                                   f"the API and its docs are at http://{address}/docs")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_second_gateway_on_a_busy_port_fails_naming_it(gateway: Gateway) -> None:

@@ -103,6 +103,21 @@ def client(app: Flask) -> FlaskClient:
     return app.test_client()
 
 
+@pytest.mark.parametrize(("details", "field"), [
+    ("state.round.hands[2].tiles[0]: tile id 31 is not a tile (0..27)", "state.round.hands[2].tiles[0]"),
+    ("options.target: expected an integer 1..100000, got \"101\"", "options.target"),
+    ("players must be an integer, not '4'", "players"),
+    ("bots[0].seat must be a seat 0..3, not 7", "bots[0].seat"),
+    ('variant: no variant "kozle"; did you mean "kozel"?', "variant"),
+    ("deal and no_deal: give one or the other", None),     # two fields: none to blame alone
+    ("it is seat 2's turn, not seat 0's", None),
+    ("a must-have", None),
+])
+def test_the_field_is_the_path_the_engine_names_first(details: str, field: str | None) -> None:
+    """The engine's messages name the field to blame first, as `path: why` or `path must ...`."""
+    assert EngineMalformed(details).field == field
+
+
 @pytest.mark.parametrize(("exc", "status", "name"), [
     (EngineMalformed("state.players: bad"), 400, "malformed"),
     (EngineIllegal("no"), 409, "illegal-action"),
@@ -113,7 +128,7 @@ def client(app: Flask) -> FlaskClient:
     (TokenError("token: truncated"), 400, "invalid-token"),
     (SeatKeyError("seat_key: no"), 403, "wrong-seat-key"),
     (problems.SealedForbidden("no", "deal"), 403, "sealed-forbidden"),
-    (problems.UnknownVariant("x"), 404, "unknown-variant"),
+    (problems.UnknownVariant("x", ["kozel"]), 404, "unknown-variant"),
     (problems.SealedModeDisabled("off"), 501, "sealed-mode-disabled"),
     (RuntimeError("bug"), 500, "internal-error"),
 ])

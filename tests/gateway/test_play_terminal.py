@@ -2,6 +2,7 @@
 a message for every refused input, every variant's screen (Kingdomino's grid too)."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -12,13 +13,17 @@ from .conftest import REPO, Gateway
 
 pytestmark = pytest.mark.service
 
-MOVE = re.compile(r"your move \(1-(\d+) or notation")
+MOVE = re.compile(r"your move \((?:1 plays it|1 to \d+), or type a move")
 PROMPTS = [MOVE, "Press Enter to deal the next round", "Match over", "Game over", pexpect.EOF]
 
 
-def spawn(gateway: Gateway, *args: str) -> pexpect.spawn:
+def spawn(gateway: Gateway, *args: str, columns: int = 120) -> pexpect.spawn:
+    """`domino play` in a terminal `columns` wide. Its environment is os.environ as Python sees it:
+    under pytest the process's C-level environment holds a COLUMNS=80, which would win over the
+    terminal's own size."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", "--url", gateway.url, *args],
-                          cwd=str(REPO), encoding="utf-8", timeout=60, dimensions=(50, 120))
+                          cwd=str(REPO), encoding="utf-8", timeout=60, dimensions=(50, columns), env=env)
     return child
 
 
@@ -64,6 +69,43 @@ def test_a_whole_kozel_round_hot_seat_with_every_refusal_explained(gateway: Gate
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+ALL_TILES = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]
+
+
+def test_the_first_hour_at_a_narrow_terminal(gateway: Gateway) -> None:
+    """What a newcomer met (issue 28): the prompt for a single move read "(1-1 or notation", like the
+    tile 1-1; a tile that fits no end was answered "name an arm"; "seat 0 does not hold" meant "you";
+    the layout ran past the terminal's width; round points printed as a Python list."""
+    columns = 64
+    child = spawn(gateway, "--variant", "kozel", "--players", "4", "--bots", "human,human,human", columns=columns)
+    child.expect(MOVE)
+    prompt = child.after + child.buffer
+    assert "1 plays it" in child.after and "(1-1" not in prompt    # the holder of 1-1 has one move: the lead
+    child.sendline("1")
+    child.expect(MOVE)
+    screen = child.before
+    hand = re.findall(r"Your hand: (.*)", screen)[-1].split()
+    ends = re.findall(r"open ends: (.*?)   count", screen)[-1]
+    shown = {int(v) for v in re.findall(r"[NESW]\d* (\d)", ends)}
+    stuck = next(t for t in hand if not shown & {int(n) for n in t.split("-")})
+    child.sendline(stuck)
+    child.expect(f"Not played: '{stuck}': {stuck} fits no open end")
+    absent = next(t for t in ALL_TILES if t not in hand and t != "1-1")
+    child.sendline(absent)
+    child.expect(f"Not played: '{absent}': you do not hold {absent}")
+    child.sendline("1")
+    screen += play_round(child)
+    assert screen.endswith("round-end"), screen[-2000:]
+    drawn = [line for line in screen.replace("\r", "").split("\n") if "your move (" not in line]
+    assert max(map(len, drawn)) <= columns, max(drawn, key=len)
+    assert re.search(r"\n     \*?\[\d[|:]\d\]", screen.replace("\r", "")), "the layout never continued on a second line"
+    flat = re.sub(r"\s+", " ", screen)  # a long line continues on the next one
+    assert re.search(r"Round points: You \d+, Seat 1 \d+, Seat 2 \d+, Seat 3 \d+", flat), screen[-1500:]
+    assert "round points: You " in flat and not re.search(r"points:? \[", flat)
+    child.sendline("q")
+    child.expect(pexpect.EOF)
 
 
 def test_a_whole_all_fives_hand_by_notation_with_the_spinner_drawn(gateway: Gateway) -> None:

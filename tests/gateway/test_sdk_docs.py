@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,10 +21,10 @@ def example() -> str:
     return found.group(1)
 
 
-def test_the_sdk_example_plays_a_whole_match_against_bots(gateway: Gateway) -> None:
+def test_the_sdk_example_plays_a_whole_match_against_bots(gateway: Gateway, tmp_path: Path) -> None:
     code = example()
     assert code.count(DOCS_URL) == 1 and len([line for line in code.splitlines() if line.strip()]) <= 12
     done = subprocess.run([sys.executable, "-c", code.replace(DOCS_URL, gateway.url)], capture_output=True,
-                          text=True, timeout=240, check=False, cwd=REPO)
+                          text=True, timeout=240, check=False, cwd=tmp_path)  # the installed SDK, not ./clients
     assert done.returncode == 0, done.stderr[-3000:]
     assert re.fullmatch(r"written points \[\d+(, \d+){3}\] the goat: \[\d(, \d)*\]", done.stdout.strip()), done.stdout

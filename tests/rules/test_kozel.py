@@ -527,3 +527,19 @@ def test_a_deal_cannot_choose_the_kozel_leader() -> None:
     # FORMAT "deal": `leader` only where the rules decide the lead by lot; K decides by 1-1.
     match, _ = Match.new("kozel", 4, deal={"hands": A, "leader": 3})
     assert match.to_move == 0 and match.legal_actions() == ["1-1"]
+
+
+def test_a_bare_tile_after_the_lead_is_told_where_it_goes_or_that_it_fits_no_end() -> None:
+    """Issue 28: "2-6" once got "name an arm" even when 2-6 fitted no end at all."""
+    match, _ = Match.new("kozel", 4, seed=42)
+    match.apply("1-1")
+    assert match.to_move == 0 and sorted(match.view(0)["hand"]) == ["0-4", "1-4", "1-5", "2-3", "2-4", "3-4", "4-4"]
+    before = match.to_dict()
+    for action, said in (("2-3", "'2-3': 2-3 fits no open end (they show E 1, W 1)"),
+                         ("1-4", "'1-4': the round is already led; name the arm: '1-4@E' or '1-4@W'"),
+                         ("4-1", "'4-1': the round is already led; name the arm: '1-4@E' or '1-4@W'"),
+                         ("6-6", "'6-6': seat 0 does not hold 6-6")):
+        with pytest.raises(IllegalActionError) as refused:
+            match.apply(action)
+        assert str(refused.value) == said
+    assert match.to_dict() == before

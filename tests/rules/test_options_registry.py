@@ -104,13 +104,15 @@ def test_defaults_are_not_carried() -> None:
 
 
 @pytest.mark.parametrize("options,said", [
-    ({"double_pair": "true"}, "expected true or false, got 'true'"),
-    ({"double_pair": 1}, "expected true or false, got 1"),
-    ({"target": "101"}, "expected an integer, got '101'"),
-    ({"target": 101.0}, "expected an integer, got 101.0"),
-    ({"target": True}, "expected an integer, got True"),
-    ({"fish_scoring": 0}, "0 is not one of"),
-    ({"fish_scoring": ["each"]}, "list is not one of"),
+    ({"double_pair": "true"}, 'options.double_pair: expected true or false, got "true"'),
+    ({"double_pair": 1}, "options.double_pair: expected true or false, got 1"),
+    ({"target": "101"}, 'options.target: expected an integer 1..100000, got "101"'),
+    ({"target": 101.0}, "options.target: expected an integer 1..100000, got 101.0"),
+    ({"target": True}, "options.target: expected an integer 1..100000, got true"),
+    ({"target": 0}, "options.target: expected an integer 1..100000, got 0"),
+    ({"fish_scoring": 0}, 'options.fish_scoring: 0 is not one of "each", "max_takes_all"'),
+    ({"fish_scoring": ["each"]}, 'options.fish_scoring: an array is not one of "each", "max_takes_all"'),
+    ({"lead": "lot"}, 'options.lead: "lot" is not one of "one-one-up", "highest-double"'),
 ])
 def test_option_values_are_never_coerced(options: dict[str, object], said: str) -> None:
     """docs/security.md: no type coercion. The gRPC face's option text is typed by codec first."""

@@ -276,7 +276,7 @@ def test_bad_player_counts_are_refused(players: Any) -> None:
 
 
 def test_defaults_are_not_stored_and_text_is_not_a_boolean() -> None:
-    with pytest.raises(MalformedError, match="mighty_duel: expected true or false, got 'true'"):
+    with pytest.raises(MalformedError, match='options.mighty_duel: expected true or false, got "true"'):
         Kingdomino.new(2, options={"mighty_duel": "true"}, seed=3)
     game, _ = Kingdomino.new(2, options={"mighty_duel": True, "harmony": False, "dynasty": False}, seed=3)
     assert game.options == {"mighty_duel": True}

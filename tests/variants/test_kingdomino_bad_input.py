@@ -86,7 +86,7 @@ CASES: list[tuple[str, list[str], Any, Any, type[RulesError], str]] = [
     ("pick without a tile", PICKING, "pick", None, MalformedError, "expected 'pick N'"),
     ("pick of two tiles", PICKING, "pick 2 4", None, MalformedError, "expected 'pick N'"),
     ("trailing space", PICKING, "pick 2 ", None, MalformedError, "expected 'pick N'"),
-    ("a tile in words", PICKING, "pick two", None, MalformedError, "'two' is not a tile number 1..48"),
+    ("a tile in words", PICKING, "pick two", None, MalformedError, r'"two" is not a tile number 1..48'),
     ("tile 0", PICKING, "pick 0", None, MalformedError, "not a tile number"),
     ("tile 49", PICKING, "pick 49", None, MalformedError, "not a tile number"),
     ("a full-width digit", PICKING, "pick \uff12", None, MalformedError, "not a tile number"),
@@ -102,10 +102,10 @@ CASES: list[tuple[str, list[str], Any, Any, type[RulesError], str]] = [
     ("a plus sign", PLACING, "place 1 +1,0 N", None, MalformedError, "x must be an integer"),
     ("a lone minus", PLACING, "place 1 -,0 N", None, MalformedError, "x must be an integer"),
     ("too long", PLACING, "place 1 0,1 N" + " " * 40, None, MalformedError, "too long"),
-    ("not a string", PLACING, 17, None, MalformedError, "an action must be a string, not int"),
-    ("bytes", PLACING, b"pick 2", None, MalformedError, "an action must be a string, not bytes"),
-    ("null", PLACING, None, None, MalformedError, "an action must be a string, not NoneType"),
-    ("a list", PLACING, ["pick", 2], None, MalformedError, "an action must be a string, not list"),
+    ("not a string", PLACING, 17, None, MalformedError, "action: expected a string, not int"),
+    ("bytes", PLACING, b"pick 2", None, MalformedError, "action: expected a string, not bytes"),
+    ("null", PLACING, None, None, MalformedError, "action: expected a string, not NoneType"),
+    ("a list", PLACING, ["pick", 2], None, MalformedError, "action: expected a string, not list"),
 ]
 
 

@@ -9,12 +9,12 @@ from engine_service.rules import PRESETS, MalformedError, Match, variants
 
 # The defaults of RULES.md's options table, preset by preset (only the options each uses).
 EXPECTED_DEFAULTS: dict[str, dict[str, Any]] = {
-    "osel": {"hand_size": "seven", "lead": "osel", "boneyard_reserve": "0", "teams": False,
+    "osel": {"hand_size": "seven", "lead": "osel", "boneyard_reserve": 0, "teams": False,
              "fish_without_double": False, "fish_scoring": "own_to_loser", "open_threshold": 13,
              "target": 101},
     "bykovo": {"hand_size": "seven", "lead": "zero-double", "misdeal": "five-doubles", "voluntary_pass": True},
     "threes-fives": {"hand_size": "by-players", "lead": "lot", "spinner": "first-double",
-                     "spinner_ends": "open-sides", "spinner_counts": True, "boneyard_reserve": "0",
+                     "spinner_ends": "open-sides", "spinner_counts": True, "boneyard_reserve": 0,
                      "draw_when_able": False, "teams": False, "scoring": "total", "target": 251,
                      "exact_target": False},
     "fives-and-threes": {"hand_size": "by-players", "lead": "lot", "spinner": "none", "scoring": "multiples",
@@ -109,5 +109,48 @@ def test_scoring_and_exact_target_reach_the_other_counting_presets(name: str, op
 
 def test_overrides_equal_to_the_default_are_dropped() -> None:
     match, _ = Match.new("osel", 2, options={"fish_scoring": "own_to_loser", "teams": False,
-                                             "boneyard_reserve": "2"}, seed=1)
-    assert match.to_dict()["options"] == {"boneyard_reserve": "2"}
+                                             "boneyard_reserve": 2}, seed=1)
+    assert match.to_dict()["options"] == {"boneyard_reserve": 2}
+
+
+# ---------------------------------------------------------------- a count is a number (issue 28)
+
+
+@pytest.mark.parametrize(("name", "players", "reserve", "kept"), [
+    ("osel", 3, 0, 0), ("osel", 3, 1, 1), ("osel", 3, 2, 2),                  # RULES.md O: 0, 1, 2
+    ("threes-fives", 3, 2, 2), ("threes-fives", 3, "auto", 1), ("threes-fives", 2, "auto", 2),  # TF: and auto
+])
+def test_boneyard_reserve_is_the_integer_count_of_tiles_kept_back(name: str, players: int, reserve: object,
+                                                                   kept: int) -> None:
+    match, _ = Match.new(name, players, options={"boneyard_reserve": reserve}, seed=1)
+    assert match.family.reserve == kept
+    assert match.to_dict()["options"] == ({} if reserve == 0 else {"boneyard_reserve": reserve})
+
+
+@pytest.mark.parametrize(("name", "reserve", "said"), [
+    ("osel", "auto", 'options.boneyard_reserve: "auto" is not one of 0, 1, 2'),   # auto is TF's only (RULES.md)
+    ("osel", 3, "options.boneyard_reserve: 3 is not one of 0, 1, 2"),
+    ("osel", -1, "options.boneyard_reserve: -1 is not one of 0, 1, 2"),
+    ("osel", "3", 'options.boneyard_reserve: "3" is not one of 0, 1, 2'),
+    ("osel", True, "options.boneyard_reserve: true is not one of 0, 1, 2"),
+    ("osel", 1.0, "options.boneyard_reserve: 1.0 is not one of 0, 1, 2"),
+    ("threes-fives", "Auto", 'options.boneyard_reserve: "Auto" is not one of 0, 1, 2, "auto"'),
+    ("threes-fives", " 1", 'options.boneyard_reserve: " 1" is not one of 0, 1, 2, "auto"'),
+])
+def test_a_reserve_it_does_not_take_is_refused_quoting_what_it_takes_as_json(name: str, reserve: object,
+                                                                             said: str) -> None:
+    with pytest.raises(MalformedError) as refused:
+        Match.new(name, 3, options={"boneyard_reserve": reserve}, seed=1)
+    assert str(refused.value) == said
+
+
+@pytest.mark.parametrize("name", ["osel", "threes-fives"])
+def test_the_digits_of_earlier_releases_are_still_read_as_the_integer(name: str) -> None:
+    """The decision on "0", "1", "2" (the enum of earlier releases, in docs, states, records and
+    sealed tokens): read as the integers they name, so that those keep working; written as integers."""
+    for text, number in (("0", 0), ("1", 1), ("2", 2)):
+        match, _ = Match.new(name, 3, options={"boneyard_reserve": text}, seed=4)
+        assert match.family.reserve == number
+        assert match.to_dict()["options"] == ({"boneyard_reserve": number} if number else {})
+        old = {**match.to_dict(), "options": {"boneyard_reserve": text}}   # a state saved by an earlier release
+        assert Match.from_dict(old).to_dict() == match.to_dict()

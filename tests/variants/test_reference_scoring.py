@@ -84,8 +84,8 @@ OSEL_CONFIGS = [
     (2, {"fish_scoring": "own"}), (3, {"fish_scoring": "all_to_loser"}),
     (4, {"teams": True}), (4, {"teams": True, "fish_scoring": "all_to_loser"}),
     (4, {"teams": True, "fish_scoring": "own"}),
-    (2, {"boneyard_reserve": "2", "fish_without_double": True}),
-    (3, {"boneyard_reserve": "1", "fish_scoring": "all_to_loser"}),
+    (2, {"boneyard_reserve": 2, "fish_without_double": True}),
+    (3, {"boneyard_reserve": 1, "fish_scoring": "all_to_loser"}),
 ]
 
 
