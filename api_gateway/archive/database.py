@@ -28,12 +28,8 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.engine import URL, make_url
 
@@ -148,7 +144,15 @@ def reading(engine: Engine) -> Iterator[Connection]:
 # ---------------------------------------------------------------- migrations
 
 
+# Alembic is imported where a migration is looked at, not with this module: a gateway worker boots
+# without it (about 2 s of imports on a loaded 2-core machine), and reads its revision once, lazily.
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+
 def _config(conn: Connection | None) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = conn
@@ -157,6 +161,8 @@ def _config(conn: Connection | None) -> Config:
 
 def head() -> str:
     """The revision this code expects."""
+    from alembic.script import ScriptDirectory
+
     found = ScriptDirectory.from_config(_config(None)).get_current_head()
     assert found is not None
     return found
@@ -164,6 +170,8 @@ def head() -> str:
 
 def current(engine: Engine) -> str | None:
     """The database's revision (None: never migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
     with reading(engine) as conn:
         heads = MigrationContext.configure(conn).get_current_heads()
     return heads[0] if heads else None
@@ -171,10 +179,14 @@ def current(engine: Engine) -> str | None:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Migrate to `revision`, in one transaction (both databases have transactional DDL)."""
+    from alembic import command
+
     transaction(engine, lambda conn: command.upgrade(_config(conn), revision))
 
 
 def downgrade(engine: Engine, revision: str) -> None:
+    from alembic import command
+
     transaction(engine, lambda conn: command.downgrade(_config(conn), revision))
 
 

@@ -32,7 +32,7 @@ from domino.v1 import engine_pb2_grpc
 from api_gateway.tokens import KeyRing
 
 REPO = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 30.0
+START_TIMEOUT = 60.0
 #: The session gateway's keys: "new" seals, "old" still opens (a rotation in progress).
 NEW_KEY = KeyRing.generate("new")
 OLD_KEY = KeyRing.generate("old")
