@@ -185,7 +185,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         RETRY_AFTER=cfg.retry_after,
         GATEWAY_CONFIG=cfg,
     )
-    engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts)
+    engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts, cfg.busy_wait)
     keys = _key_ring(cfg)
     store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     app.extensions["domino_matches"] = Matches(engine, keys, store)

@@ -12,6 +12,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_ENGINE | 127.0.0.1:50051 | gRPC target of the engine (`dns:///name:port`, `ipv4:a:p,b:q`) |
 | GATEWAY_ENGINE_TIMEOUT | 5 | deadline of every engine call, in seconds (retries included) |
 | GATEWAY_ENGINE_ATTEMPTS | 4 | attempts per engine call when it answers UNAVAILABLE |
+| GATEWAY_BUSY_WAIT | 1 | seconds an expert suggestion or hints may wait for a busy engine's bots (asked again after 0.1, 0.2, 0.4 s ...) before the answer is 429 engine-busy; 0 answers at once |
 | GATEWAY_WORKERS | 2 | gunicorn worker processes |
 | GATEWAY_CONNECTIONS | 1000 | connections one worker holds at once (each a greenlet: `api_gateway.worker`); more wait in the listen queue |
 | GATEWAY_READ_TIMEOUT | 5 | seconds a client has to send a request's line and headers, then again its body (slower: closed, or 408); also the keep-alive idle time |
@@ -50,6 +51,7 @@ class GatewayConfig:
     engine_target: str = DEFAULT_ENGINE
     engine_timeout: float = 5.0
     engine_attempts: int = 4
+    busy_wait: float = 1.0
     workers: int = 2
     connections: int = 1000
     read_timeout: int = 5
@@ -83,13 +85,14 @@ def _int(name: str, text: str, low: int, high: int) -> int:
     return value
 
 
-def _seconds(name: str, text: str) -> float:
+def _seconds(name: str, text: str, zero: bool = False) -> float:
+    """Seconds in (0, 600], or [0, 600] with `zero`."""
     try:
         value = float(text)
     except ValueError:
         raise ConfigError(f"{name}={text!r}: expected seconds") from None
-    if not 0 < value <= 600:
-        raise ConfigError(f"{name}={value}: outside (0, 600] seconds")
+    if value > 600 or value < 0 or (value == 0 and not zero):
+        raise ConfigError(f"{name}={value}: outside {'[' if zero else '('}0, 600] seconds")
     return value
 
 
@@ -110,6 +113,7 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     if level not in _LEVELS:
         raise ConfigError(f"LOG_LEVEL={level!r}: expected one of {', '.join(_LEVELS)}")
     timeout_text = get("GATEWAY_ENGINE_TIMEOUT")
+    busy_text = get("GATEWAY_BUSY_WAIT")
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
@@ -118,6 +122,7 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         engine_timeout=d.engine_timeout if timeout_text is None
         else _seconds("GATEWAY_ENGINE_TIMEOUT", timeout_text),
         engine_attempts=pick_int("GATEWAY_ENGINE_ATTEMPTS", d.engine_attempts, 1, 5),
+        busy_wait=d.busy_wait if busy_text is None else _seconds("GATEWAY_BUSY_WAIT", busy_text, zero=True),
         workers=pick_int("GATEWAY_WORKERS", d.workers, 1, 64),
         connections=pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000),
         read_timeout=pick_int("GATEWAY_READ_TIMEOUT", d.read_timeout, 1, 300),

@@ -211,7 +211,7 @@ def start_gateway() -> Iterator[Callable[..., Gateway]]:
 
 
 RPCS = ("ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout",
-        "CreateTournament", "RecordTournamentRound", "TournamentStandings")
+        "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest", "Hints")
 
 
 class ScriptedEngine(engine_pb2_grpc.JsonEngineServicer):

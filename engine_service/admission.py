@@ -1,0 +1,355 @@
+"""What one engine call may spend: its deadline, and the engine's bot workers, which it shares.
+
+Two faults made this module (issue 29). An expert bot's decision costs up to
+~0.3 s of CPU (more at the start of a 4-player Kingdomino game), a client may ask
+for any number of them at once, and a replay can make the bot seats decide
+hundreds of times. So:
+
+- **Every call has a deadline**: the caller's gRPC deadline, cut to the engine's
+  own cap (``--max-call-seconds``) when it set none or a later one, and sooner
+  when the call is cancelled. A bot's search stops there (`bots.Deadline`,
+  checked every iteration). A decision cut short is not reproducible, so it is
+  never played or answered: the call ends DEADLINE_EXCEEDED (`PastDeadline`),
+  and the engine is idle again within one iteration of the search.
+- **Expert decisions run in worker processes** (`BotWorkers`, ``--bot-slots``
+  of them, 1 by default), never on the threads that serve calls: in one process
+  a thinking bot holds the GIL, and a trivial call waited for it (NewMatch p50
+  1.5 -> 6.8 ms, p99 12 -> 50-120 ms; with the bot in another process, as idle:
+  docs/reliability.md). Random and greedy decisions cost less than the trip.
+- **A match played by a person goes first.** The bot seats of a match (their
+  turns inside NewMatch, StartRound, Apply and Replay) wait for a worker, and
+  while a call is in its bots' turns no client takes the worker it needs next.
+  A client's expert `Suggest` or `Hints` takes a worker only when one is free
+  and promised to no match; otherwise it is refused at once, RESOURCE_EXHAUSTED
+  "busy: ..." (the gateway asks again for a second, then answers 429 with
+  Retry-After): a refusal costs the engine a parse, and no call that needs no bot
+  ever waits behind a queue of them.
+
+`AdmissionInterceptor` gives each call its `Call` (a context variable, one per
+serving thread); `engine_service.calls` plays a match's bot seats through
+`seat_turns` and answers a client through `for_client`. Outside a served call
+(the rules used as a library, the tests that call the servicers) the bots run
+in the calling thread and nothing is limited.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from domino.v1.errors import busy_status
+
+from engine_service import bots
+from engine_service.bots import Budget, Deadline
+from engine_service.status import Behavior, CallStopped, Handler, UnaryInterceptor
+
+log = logging.getLogger("engine_service.admission")
+
+View = dict[str, Any]
+#: How often a thread waiting for a worker or a decision looks at its call's deadline.
+_POLL_SECONDS = 0.05
+
+
+class Busy(CallStopped):
+    """Every bot worker is deciding (or promised to a match's bot seat): try again shortly."""
+
+    def status(self) -> tuple[grpc.StatusCode, str]:
+        return busy_status(str(self))
+
+
+class PastDeadline(CallStopped):
+    """The call's deadline passed (or it was cancelled) before its bots had decided."""
+
+    def status(self) -> tuple[grpc.StatusCode, str]:
+        return grpc.StatusCode.DEADLINE_EXCEEDED, str(self)
+
+
+class WorkerLost(CallStopped):
+    """The worker process deciding for the call died (killed, out of memory); another is started."""
+
+    def status(self) -> tuple[grpc.StatusCode, str]:
+        return grpc.StatusCode.UNAVAILABLE, str(self)  # clients retry it, on a fresh worker
+
+
+def _decide(what: str, view: View, level: str, budget: Budget | None, seed: int, until_at: float) -> Any:
+    """In a worker process: one decision (`bots.suggest`) or the coach (`bots.hints`) by the deadline."""
+    until = Deadline(until_at)
+    if what == "hints":
+        return bots.hints(view, budget, seed, until)
+    return bots.suggest(view, level, budget, seed, until)
+
+
+#: A worker's niceness: the calls that need no bot get the CPU first when both want it.
+WORKER_NICENESS = 10
+
+
+def _start_worker() -> None:
+    """In a new worker: step back for the serving process, and import the bots before the first
+    decision needs them."""
+    os.nice(WORKER_NICENESS)
+    from engine_service.bots import kingdomino, matching  # noqa: F401
+
+
+def _ready() -> None:
+    """A task that only makes the pool start a worker."""
+
+
+class BotWorkers:
+    """The engine's bot worker processes and who may use them: a match's bot seats first.
+
+    `free` workers are deciding nothing; `promised` counts the calls in their bots' turns that
+    hold no worker right now (waiting for one, or between two decisions): a client may take a
+    worker only when more are free than promised.
+    """
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError("at least one bot worker")
+        self.workers = workers
+        self._free = workers
+        self._promised = 0
+        self._changed = threading.Condition()
+        self._pool_lock = threading.Lock()
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        # forkserver: a worker is forked from a clean process, never from this one and its gRPC threads.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["engine_service.bots"])
+        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker)
+        return pool
+
+    def start(self) -> None:
+        """Start the workers now (they are otherwise started by the first decision)."""
+        for _ in range(self.workers):
+            self._pool.submit(_ready)
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def free(self) -> int:
+        """Workers deciding nothing now."""
+        return self._free
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids (those started so far)."""
+        with self._pool_lock:
+            processes = dict(getattr(self._pool, "_processes", None) or {})  # the pool lists them nowhere else
+        return [p.pid for p in processes.values() if p.pid is not None]
+
+    # ------------------------------------------------------------ who may use a worker
+
+    def enter_turns(self) -> None:
+        with self._changed:
+            self._promised += 1
+
+    def leave_turns(self) -> None:
+        with self._changed:
+            self._promised -= 1
+            self._changed.notify_all()
+
+    def _take(self, seat: bool, until: Deadline) -> None:
+        with self._changed:
+            if not seat:
+                if self._free <= self._promised:
+                    raise Busy(f"the engine's bot workers ({self.workers}) are deciding for other calls; "
+                               "try again shortly")
+                self._free -= 1
+                return
+            while self._free == 0:
+                if until.passed():
+                    raise PastDeadline("no bot worker came free before the call's deadline")
+                self._changed.wait(min(until.remaining(), _POLL_SECONDS) or _POLL_SECONDS)
+            self._free -= 1
+            self._promised -= 1
+
+    def _give_back(self, seat: bool) -> None:
+        with self._changed:
+            self._free += 1
+            if seat:
+                self._promised += 1
+            self._changed.notify_all()
+
+    # ------------------------------------------------------------ deciding
+
+    def decide(self, seat: bool, what: str, view: View, level: str, budget: Budget | None, seed: int,
+               until: Deadline) -> Any:
+        """One decision in a worker: a match's bot `seat` waits for one, a client is refused `Busy`."""
+        self._take(seat, until)
+        try:
+            with self._pool_lock:
+                pool = self._pool
+                future: Future[Any] = pool.submit(_decide, what, view, level, budget, seed, until.at)
+        except BaseException:
+            self._give_back(seat)
+            raise
+        try:
+            while True:
+                try:
+                    result = future.result(timeout=min(until.remaining(), _POLL_SECONDS) or _POLL_SECONDS)
+                    break
+                except TimeoutError:
+                    if until.passed():
+                        raise PastDeadline("the call's deadline passed while its bots were deciding") from None
+        except PastDeadline:
+            # The worker stops at the deadline, within one iteration of its search: it is given back then
+            # (a call that ended is promised nothing).
+            future.add_done_callback(lambda _done: self._give_back(False))
+            if seat:
+                with self._changed:
+                    self._promised += 1  # leave_turns will take it back
+            raise
+        except BrokenProcessPool:
+            self._replace(pool)
+            self._give_back(seat)
+            raise WorkerLost("the bot worker process died; try again") from None
+        except BaseException:
+            self._give_back(seat)
+            raise
+        self._give_back(seat)
+        return result
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """A new pool instead of `broken` (once, however many of its calls failed)."""
+        with self._pool_lock:
+            if self._pool is broken:
+                log.error("a bot worker process died: starting new ones")
+                broken.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """The call being served on this thread: when it must stop, and the bot workers it shares."""
+
+    until: Deadline
+    workers: BotWorkers
+
+
+_CALL: ContextVar[Call | None] = ContextVar("engine_call", default=None)
+
+
+def _check(until: Deadline | None) -> None:
+    if until is not None and until.passed():
+        raise PastDeadline("the call's deadline passed while its bots were deciding")
+
+
+class SeatTurns:
+    """A match's bot seats playing their turns in one call (`seat_turns`)."""
+
+    __slots__ = ("_call", "_entered")
+
+    def __init__(self, call: Call | None) -> None:
+        self._call = call
+        self._entered = False
+
+    def suggest(self, view: View, level: str, seed: int) -> str:
+        """The action the bot of `level` plays from its seat's `view` (docs/bots.md)."""
+        call = self._call
+        if call is None:
+            return bots.suggest(view, level, seed=seed)
+        _check(call.until)
+        if level != "expert":  # cheaper than the trip to a worker
+            action = bots.suggest(view, level, seed=seed)
+        else:
+            if not self._entered:
+                call.workers.enter_turns()
+                self._entered = True
+            action = call.workers.decide(True, "suggest", view, level, None, seed, call.until)
+        if not isinstance(action, str):
+            raise TypeError(f"a bot answered {action!r}, not an action")
+        return action
+
+    def leave(self) -> None:
+        if self._entered and self._call is not None:
+            self._entered = False
+            self._call.workers.leave_turns()
+
+
+@contextmanager
+def seat_turns() -> Iterator[SeatTurns]:
+    """Around a match's bot seats playing their turns, one after another: the worker they use is
+    promised to them from their first decision to their last (a person's match does not wait
+    behind clients' suggestions between its bots' turns)."""
+    turns = SeatTurns(_CALL.get())
+    try:
+        yield turns
+    finally:
+        turns.leave()
+
+
+class ForClient:
+    """A client's suggestion or hints (`for_client`)."""
+
+    __slots__ = ("_call",)
+
+    def __init__(self, call: Call | None) -> None:
+        self._call = call
+
+    def suggest(self, view: View, level: str, budget: Budget | None, seed: int) -> str:
+        call = self._call
+        if call is None or level != "expert":  # random and greedy cost less than refusing them
+            return bots.suggest(view, level, budget, seed, None if call is None else call.until)
+        _check(call.until)
+        action = call.workers.decide(False, "suggest", view, level, budget, seed, call.until)
+        if not isinstance(action, str):
+            raise TypeError(f"a bot answered {action!r}, not an action")
+        return action
+
+    def hints(self, view: View, budget: Budget | None, seed: int) -> dict[str, Any]:
+        call = self._call
+        if call is None:
+            return bots.hints(view, budget, seed)
+        _check(call.until)
+        answer = call.workers.decide(False, "hints", view, "expert", budget, seed, call.until)
+        if not isinstance(answer, dict):
+            raise TypeError(f"the coach answered {answer!r}, not an object")
+        return answer
+
+
+def for_client() -> ForClient:
+    """The bots for a client's `Suggest` or `Hints`: a free worker now, or `Busy`."""
+    return ForClient(_CALL.get())
+
+
+class AdmissionInterceptor(UnaryInterceptor):
+    """Gives every unary call of the engine's services its `Call`: its deadline (the caller's, at
+    most `max_call_seconds`; sooner when cancelled) and the engine's `BotWorkers`."""
+
+    def __init__(self, workers: BotWorkers, max_call_seconds: float, prefixes: tuple[str, ...]) -> None:
+        super().__init__()
+        self.workers = workers
+        self.max_call_seconds = max_call_seconds
+        self._prefixes = prefixes
+
+    def applies_to(self, method: str) -> bool:
+        return method.startswith(self._prefixes)
+
+    def wrap(self, method: str, handler: Handler, behavior: Behavior) -> Handler:
+        workers, cap = self.workers, self.max_call_seconds
+
+        def admitted(request: Any, context: grpc.ServicerContext) -> Any:
+            remaining = context.time_remaining()
+            until = Deadline.after(cap if remaining is None else min(cap, remaining))
+            context.add_callback(until.cancel)  # the call ended: cancelled, past its deadline, or answered
+            token = _CALL.set(Call(until, workers))
+            try:
+                return behavior(request, context)
+            finally:
+                _CALL.reset(token)
+
+        wrapped: Handler = grpc.unary_unary_rpc_method_handler(
+            admitted, request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer)
+        return wrapped

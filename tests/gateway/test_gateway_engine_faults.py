@@ -1,0 +1,227 @@
+"""The engine's faults of issue 29, for real: engines and gateways as processes, loopback only, bounded.
+
+- 50 clients looping expert `suggest` and `hints` (each up to ~0.3 s of engine CPU, more at the start
+  of a 4-player Kingdomino game): every call is answered, 200 or 429 engine-busy, none 5xx, none
+  stranded; ordinary calls and a match with expert bot seats go on meanwhile (their latency is a
+  benchmark figure: `domino bench faults`, docs/reliability.md);
+- the bot-seat replay bomb (a 72-move transparent replay of a 4-player Kingdomino dynasty with three
+  expert bot seats, four at once): each is 504 at the gateway's deadline, and the engine is idle
+  within a second of it (it was busy 22 s per bomb);
+- one of two engines frozen (SIGSTOP) under steady load: no request fails and the throughput stays
+  above half (it fell from 100 to 5.6 req/s); the engine is back in rotation once it runs again;
+- a match whose answer (or request) is over a gRPC message limit: 413 too-large every time, never
+  the 503 "try again" it was.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine_service import calls
+from engine_service.rules import Match
+
+from . import replay_bomb
+from .conftest import Gateway, start_engine
+from .test_gateway_faults import Engine, Load, engines  # noqa: F401 - `engines` is a fixture
+
+pytestmark = [pytest.mark.service, pytest.mark.serial]
+
+Json = dict[str, Any]
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds used so far by process `pid` and every process under it (the engine's bot workers)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        todo.extend(int(c) for c in children)
+    return total
+
+
+def bot_bodies() -> list[tuple[str, Json]]:
+    """Expert work for the flooders: a suggestion and the coach, in 4-player Kingdomino and Kozel."""
+    kd, _ = calls.new_kingdomino(4, seed=3)
+    kozel, _ = calls.new_match("kozel", 4, seed=3)
+    return [("/v1/matches/suggest", {"state": kd.to_dict(), "level": "expert"}),
+            ("/v1/matches/hints", {"state": kd.to_dict(), "seat": kd.to_move}),
+            ("/v1/matches/suggest", {"state": kozel.to_dict(), "level": "expert"}),
+            ("/v1/matches/hints", {"state": kozel.to_dict(), "seat": kozel.to_move})]
+
+
+class Flood:
+    """`clients` threads, each sending the bodies in turn on its own connection as soon as the last one is
+    answered (no Retry-After honoured: the worst client); every answer's status is kept, and what failed."""
+
+    def __init__(self, gateway: Gateway, bodies: list[tuple[str, Json]], clients: int = 50) -> None:
+        host, port = gateway.url.removeprefix("http://").rsplit(":", 1)
+        self.address = (host, int(port))
+        self.bodies = [(path, json.dumps(body).encode()) for path, body in bodies]
+        self.statuses: list[int] = []
+        self.busy: list[Json] = []
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(clients)]
+
+    def _run(self, index: int) -> None:
+        conn = http.client.HTTPConnection(*self.address, timeout=30)
+        while not self._stop.is_set():
+            path, body = self.bodies[index % len(self.bodies)]
+            index += 1
+            try:
+                conn.request("POST", path, body, {"Content-Type": "application/json"})
+                reply = conn.getresponse()
+                data = reply.read()
+            except OSError as exc:  # no answer within 30 s, or the connection dropped: a stranded call
+                self.failures.append(f"{path}: {type(exc).__name__} {exc}")
+                conn.close()
+                conn = http.client.HTTPConnection(*self.address, timeout=30)
+                continue
+            self.statuses.append(reply.status)
+            if reply.status == 429:
+                self.busy.append({**json.loads(data), "retry-after": reply.getheader("Retry-After")})
+            elif reply.status != 200:
+                self.failures.append(f"{path}: {reply.status} {data[:200]!r}")
+        conn.close()
+
+    def __enter__(self) -> Flood:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(40)
+        assert not any(t.is_alive() for t in self._threads), "a flooder's call was never answered"
+
+
+def test_fifty_expert_flooders_get_answers_none_a_server_error(start_gateway: Callable[..., Gateway]) -> None:
+    engine = start_engine()
+    try:
+        gateway = start_gateway(engine.address, "--workers", "2")
+        bots = [{"seat": s, "level": "expert"} for s in (1, 2, 3)]
+        ordinary: list[int] = []
+        with Flood(gateway, bot_bodies()) as flood:
+            time.sleep(1.0)
+            started = time.monotonic()
+            while time.monotonic() - started < 3.0:
+                ordinary.append(gateway.post("/v1/matches", {"variant": "kozel", "players": 4}).status)
+                time.sleep(0.05)
+            # A person's match with three expert bot seats: served before the flooders' calls.
+            seated = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 9, "bots": bots})
+        assert flood.failures == []
+        assert set(flood.statuses) == {200, 429}, set(flood.statuses)  # the bots answered some, refused others
+        assert all(b["type"] == "/v1/problems/engine-busy" and int(b["retry-after"]) >= 1 for b in flood.busy)
+        assert len(ordinary) > 20 and set(ordinary) == {201}
+        assert seated.status == 201, seated.json
+        assert seated.json["state"]["round"]["to_move"] == 0  # the bots played their turns
+        # Nothing left holding a bot worker: an expert call finds one free at once.
+        path, body = bot_bodies()[3]
+        assert gateway.post(path, body).status == 200
+    finally:
+        engine.stop()
+
+
+def test_the_replay_bomb_stops_at_its_deadline(start_gateway: Callable[..., Gateway]) -> None:
+    engine = start_engine()
+    try:
+        deadline = 2.0
+        gateway = start_gateway(engine.address, "--engine-timeout", str(deadline))
+        body = replay_bomb.bomb()
+        assert len(body["actions"]) == 72 and len(body["state"]["bots"]) == 3 and body["state"]["players"] == 4
+        answers: list[tuple[int, float, Json]] = []
+
+        def bomb() -> None:
+            start = time.monotonic()
+            r = gateway.post("/v1/matches/replay", body)
+            answers.append((r.status, time.monotonic() - start, r.json))
+
+        threads = [threading.Thread(target=bomb) for _ in range(4)]
+        sent = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        for status, seconds, problem in answers:
+            assert status == 504 and problem["type"] == "/v1/problems/engine-timeout", problem
+            assert seconds < deadline + 1.0
+        assert len(answers) == 4
+        # A second after the deadline, the engine and its bot workers use no CPU.
+        time.sleep(max(0.0, sent + deadline + 1.0 - time.monotonic()))
+        before = tree_cpu(engine.proc.pid)
+        time.sleep(0.5)
+        assert tree_cpu(engine.proc.pid) - before < 0.05
+        started = time.monotonic()
+        assert gateway.post("/v1/matches", {"variant": "kozel", "players": 4}).status == 201
+        assert time.monotonic() - started < 1.0
+    finally:
+        engine.stop()
+
+
+def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
+        engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:  # noqa: F811
+    """Frozen for 6 s (the issue's 10 s in `domino bench faults`), against the throughput before and after."""
+    a, b = engines(), engines()
+    gateway = start_gateway(f"ipv4:{a.address},{b.address}")
+    assert a.proc is not None
+
+    def rate(load: Load, seconds: float) -> float:
+        first = len(load.statuses)
+        time.sleep(seconds)
+        return (len(load.statuses) - first) / seconds
+
+    with Load(gateway) as load:
+        time.sleep(1.0)
+        assert a.calls() > 0 and b.calls() > 0  # both were serving
+        before = rate(load, 2.0)
+        a.proc.send_signal(signal.SIGSTOP)
+        try:
+            frozen = rate(load, 6.0)
+        finally:
+            a.proc.send_signal(signal.SIGCONT)
+        time.sleep(1.0)  # its connection comes back
+        served = a.calls()
+        after = rate(load, 2.0)
+        assert a.calls() > served  # in rotation again
+    assert load.failures == []
+    calm = (before + after) / 2
+    assert frozen > calm / 2, f"{frozen:.0f} req/s with one engine frozen, {before:.0f} before, {after:.0f} after"
+
+
+def _round_played(seed: int) -> Match:
+    """A 4-player Kozel match whose first round is over (its record: about 3 KB, its state 1 KB)."""
+    match, _ = calls.new_match("kozel", 4, seed=seed)
+    while match.round is not None and not match.round.over:
+        calls.apply(match, match.legal_actions()[0])
+    return match
+
+
+def test_a_match_over_the_message_limits_is_413_every_time_never_503(
+        engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:  # noqa: F811
+    engine = engines("--max-answer-bytes", "2500", "--max-message-bytes", "4096")
+    gateway = start_gateway(engine.address)
+    state = _round_played(5).to_dict()
+    assert gateway.post("/v1/matches/view", {"state": state, "seat": 0}).status == 200  # small answers pass
+    for _ in range(2):  # the same answer again: it is not a "try again"
+        r = gateway.post("/v1/matches/record", {"state": state})
+        assert r.status == 413 and r.content_type == "application/problem+json", r.json
+        problem = r.json
+        assert problem["type"] == "/v1/problems/too-large" and problem["what"] == "answer"
+        assert problem["limit"] == 2500 and problem["size"] > 2500 and "ExportRecord" in problem["detail"]
+    r = gateway.post("/v1/matches/replay", {"state": state, "actions": ["draw"] * 600})  # 5 KB to the engine
+    assert r.status == 413 and r.json["what"] == "request" and r.json["limit"] == 4096, r.json
