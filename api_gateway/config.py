@@ -9,6 +9,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 |---|---|---|
 | GATEWAY_HOST | 127.0.0.1 | address to bind |
 | GATEWAY_PORT | 8080 | HTTP port (0: a free one, printed on stdout) |
+| GATEWAY_METRICS_PORT | 9465 | Prometheus `/metrics` on its own port, served by the gunicorn master for every worker (0: a free one, printed on stdout; `off`: none); the API port has no `/metrics` |
 | GATEWAY_ENGINE | 127.0.0.1:50051 | gRPC target of the engine (`dns:///name:port`, `ipv4:a:p,b:q`) |
 | GATEWAY_ENGINE_TIMEOUT | 5 | deadline of every engine call, in seconds (retries included) |
 | GATEWAY_ENGINE_ATTEMPTS | 4 | attempts per engine call when it answers UNAVAILABLE |
@@ -33,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 DEFAULT_PORT = 8080
+DEFAULT_METRICS_PORT = 9465
 DEFAULT_ENGINE = "127.0.0.1:50051"
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -48,6 +50,7 @@ class GatewayConfig:
 
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+    metrics_port: int | None = DEFAULT_METRICS_PORT  # None: no metrics endpoint
     engine_target: str = DEFAULT_ENGINE
     engine_timeout: float = 5.0
     engine_attempts: int = 4
@@ -112,12 +115,15 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     level = (get("LOG_LEVEL") or d.log_level).strip().upper()
     if level not in _LEVELS:
         raise ConfigError(f"LOG_LEVEL={level!r}: expected one of {', '.join(_LEVELS)}")
+    metrics_text = (get("GATEWAY_METRICS_PORT") or "").strip().lower()
     timeout_text = get("GATEWAY_ENGINE_TIMEOUT")
     busy_text = get("GATEWAY_BUSY_WAIT")
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
         port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
+        metrics_port=None if metrics_text == "off"
+        else pick_int("GATEWAY_METRICS_PORT", DEFAULT_METRICS_PORT, 0, 65535),
         engine_target=get("GATEWAY_ENGINE") or d.engine_target,
         engine_timeout=d.engine_timeout if timeout_text is None
         else _seconds("GATEWAY_ENGINE_TIMEOUT", timeout_text),

@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import select
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -92,10 +93,23 @@ def _decide(what: str, view: View, level: str, budget: Budget | None, seed: int,
 WORKER_NICENESS = 10
 
 
-def _start_worker() -> None:
-    """In a new worker: step back for the serving process, and import the bots before the first
-    decision needs them."""
+def _start_worker(engine: int) -> None:
+    """In a new worker: step back for the serving process, end with the engine (process `engine`),
+    and import the bots before the first decision needs them.
+
+    A pool's workers outlive a parent that dies without closing the pool (SIGKILL, OOM): each
+    holds its own queue's both ends, so it never reads an end of file. A thread here waits on
+    the engine's pidfd (which, unlike a pid, is never another process's) and ends the worker
+    with it; the forkserver then ends too, once no worker holds its pipe.
+    """
     os.nice(WORKER_NICENESS)
+    engine_fd = os.pidfd_open(engine)
+
+    def end_with_the_engine() -> None:
+        select.select([engine_fd], [], [])
+        os._exit(0)
+
+    threading.Thread(target=end_with_the_engine, name="engine-watch", daemon=True).start()
     from engine_service.bots import kingdomino, matching  # noqa: F401
 
 
@@ -125,7 +139,8 @@ class BotWorkers:
         # forkserver: a worker is forked from a clean process, never from this one and its gRPC threads.
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["engine_service.bots"])
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker)
+        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
+                                   initargs=(os.getpid(),))
         return pool
 
     def start(self) -> None:

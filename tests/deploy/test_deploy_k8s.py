@@ -339,8 +339,9 @@ def test_network_policy_default_deny_with_explicit_allows(overlay: str) -> None:
     other_monitor = Pod("monitoring", {"app.kubernetes.io/name": "grafana"})
 
     grpc, metrics, http = engine.ports["grpc"], engine.ports["metrics"], gateway.ports["http"]
+    gateway_metrics = gateway.ports["metrics"]
     must = [(gateway, engine, grpc, "TCP"), (ingress_nginx, gateway, http, "TCP"),
-            (prometheus, engine, metrics, "TCP"), (prometheus, gateway, http, "TCP"),
+            (prometheus, engine, metrics, "TCP"), (prometheus, gateway, gateway_metrics, "TCP"),
             (gateway, kube_dns, 53, "UDP"), (gateway, kube_dns, 53, "TCP")]
     for src, dst, port, proto in must:
         assert allowed(policies, src, dst, port, proto), (src.labels, dst.labels, port, proto)
@@ -348,7 +349,10 @@ def test_network_policy_default_deny_with_explicit_allows(overlay: str) -> None:
                 (engine, gateway, http, "TCP"), (prometheus, engine, grpc, "TCP"),
                 (gateway, engine, metrics, "TCP"), (elsewhere, engine, grpc, "TCP"),
                 (other_monitor, engine, metrics, "TCP"), (engine, kube_dns, 53, "UDP"),
-                (stranger, gateway, http, "TCP"), (gateway, prometheus, 9090, "TCP")]
+                (stranger, gateway, http, "TCP"), (gateway, prometheus, 9090, "TCP"),
+                # the gateway's metrics are Prometheus's alone: not the ingress's, nor anyone's in the namespace
+                (ingress_nginx, gateway, gateway_metrics, "TCP"), (stranger, gateway, gateway_metrics, "TCP"),
+                (prometheus, gateway, http, "TCP")]
     for src, dst, port, proto in must_not:
         assert not allowed(policies, src, dst, port, proto), (src.labels, dst.labels, port, proto)
 

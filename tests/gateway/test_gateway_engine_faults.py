@@ -1,9 +1,9 @@
 """The engine's faults of issue 29, for real: engines and gateways as processes, loopback only, bounded.
 
 - 50 clients looping expert `suggest` and `hints` (each up to ~0.3 s of engine CPU, more at the start
-  of a 4-player Kingdomino game): every call is answered, 200 or 429 engine-busy, none 5xx, none
-  stranded; ordinary calls and a match with expert bot seats go on meanwhile (their latency is a
-  benchmark figure: `domino bench faults`, docs/reliability.md);
+  of a 4-player Kingdomino game; `clients.bench.faults.Flood`): every call is answered, 200 or 429
+  engine-busy, none 5xx, none stranded; ordinary calls and a match with expert bot seats go on
+  meanwhile (their latency is a benchmark figure: `domino bench faults`, docs/reliability.md);
 - the bot-seat replay bomb (a 72-move transparent replay of a 4-player Kingdomino dynasty with three
   expert bot seats, four at once): each is 504 at the gateway's deadline, and the engine is idle
   within a second of it (it was busy 22 s per bomb);
@@ -14,18 +14,15 @@
 """
 from __future__ import annotations
 
-import http.client
-import json
-import os
 import signal
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from clients.bench.faults import Flood, bot_bodies, tree_cpu
 from engine_service import calls
 from engine_service.rules import Match
 
@@ -38,85 +35,13 @@ pytestmark = [pytest.mark.service, pytest.mark.serial]
 Json = dict[str, Any]
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds used so far by process `pid` and every process under it (the engine's bot workers)."""
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        todo.extend(int(c) for c in children)
-    return total
-
-
-def bot_bodies() -> list[tuple[str, Json]]:
-    """Expert work for the flooders: a suggestion and the coach, in 4-player Kingdomino and Kozel."""
-    kd, _ = calls.new_kingdomino(4, seed=3)
-    kozel, _ = calls.new_match("kozel", 4, seed=3)
-    return [("/v1/matches/suggest", {"state": kd.to_dict(), "level": "expert"}),
-            ("/v1/matches/hints", {"state": kd.to_dict(), "seat": kd.to_move}),
-            ("/v1/matches/suggest", {"state": kozel.to_dict(), "level": "expert"}),
-            ("/v1/matches/hints", {"state": kozel.to_dict(), "seat": kozel.to_move})]
-
-
-class Flood:
-    """`clients` threads, each sending the bodies in turn on its own connection as soon as the last one is
-    answered (no Retry-After honoured: the worst client); every answer's status is kept, and what failed."""
-
-    def __init__(self, gateway: Gateway, bodies: list[tuple[str, Json]], clients: int = 50) -> None:
-        host, port = gateway.url.removeprefix("http://").rsplit(":", 1)
-        self.address = (host, int(port))
-        self.bodies = [(path, json.dumps(body).encode()) for path, body in bodies]
-        self.statuses: list[int] = []
-        self.busy: list[Json] = []
-        self.failures: list[str] = []
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(clients)]
-
-    def _run(self, index: int) -> None:
-        conn = http.client.HTTPConnection(*self.address, timeout=30)
-        while not self._stop.is_set():
-            path, body = self.bodies[index % len(self.bodies)]
-            index += 1
-            try:
-                conn.request("POST", path, body, {"Content-Type": "application/json"})
-                reply = conn.getresponse()
-                data = reply.read()
-            except OSError as exc:  # no answer within 30 s, or the connection dropped: a stranded call
-                self.failures.append(f"{path}: {type(exc).__name__} {exc}")
-                conn.close()
-                conn = http.client.HTTPConnection(*self.address, timeout=30)
-                continue
-            self.statuses.append(reply.status)
-            if reply.status == 429:
-                self.busy.append({**json.loads(data), "retry-after": reply.getheader("Retry-After")})
-            elif reply.status != 200:
-                self.failures.append(f"{path}: {reply.status} {data[:200]!r}")
-        conn.close()
-
-    def __enter__(self) -> Flood:
-        for t in self._threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        for t in self._threads:
-            t.join(40)
-        assert not any(t.is_alive() for t in self._threads), "a flooder's call was never answered"
-
-
 def test_fifty_expert_flooders_get_answers_none_a_server_error(start_gateway: Callable[..., Gateway]) -> None:
     engine = start_engine()
     try:
         gateway = start_gateway(engine.address, "--workers", "2")
         bots = [{"seat": s, "level": "expert"} for s in (1, 2, 3)]
         ordinary: list[int] = []
-        with Flood(gateway, bot_bodies()) as flood:
+        with Flood(gateway.url.removeprefix("http://"), bot_bodies()) as flood:
             time.sleep(1.0)
             started = time.monotonic()
             while time.monotonic() - started < 3.0:
@@ -124,7 +49,7 @@ def test_fifty_expert_flooders_get_answers_none_a_server_error(start_gateway: Ca
                 time.sleep(0.05)
             # A person's match with three expert bot seats: served before the flooders' calls.
             seated = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 9, "bots": bots})
-        assert flood.failures == []
+        assert flood.failures == [] and flood.stranded() == 0
         assert set(flood.statuses) == {200, 429}, set(flood.statuses)  # the bots answered some, refused others
         assert all(b["type"] == "/v1/problems/engine-busy" and int(b["retry-after"]) >= 1 for b in flood.busy)
         assert len(ordinary) > 20 and set(ordinary) == {201}
@@ -152,11 +77,13 @@ def test_the_replay_bomb_stops_at_its_deadline(start_gateway: Callable[..., Gate
             answers.append((r.status, time.monotonic() - start, r.json))
 
         threads = [threading.Thread(target=bomb) for _ in range(4)]
+        cpu_before = tree_cpu(engine.proc.pid)
         sent = time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join(30)
+        assert tree_cpu(engine.proc.pid) - cpu_before > 0.2  # the bots did think (in the engine's workers)
         for status, seconds, problem in answers:
             assert status == 504 and problem["type"] == "/v1/problems/engine-timeout", problem
             assert seconds < deadline + 1.0

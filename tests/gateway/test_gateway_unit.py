@@ -50,12 +50,16 @@ def test_settings_from_the_environment() -> None:
     assert config.from_env({}) == GatewayConfig()
     assert config.from_env({}).busy_wait == 1.0
     assert config.from_env({"GATEWAY_BUSY_WAIT": "0"}).busy_wait == 0.0  # 429 at once
+    assert config.from_env({}).metrics_port == 9465  # its own port, as the engine's 9464
+    assert config.from_env({"GATEWAY_METRICS_PORT": "off"}).metrics_port is None
+    assert config.from_env({"GATEWAY_METRICS_PORT": "0"}).metrics_port == 0
 
 
 @pytest.mark.parametrize("env", [{"GATEWAY_PORT": "70000"}, {"GATEWAY_PORT": "x"}, {"GATEWAY_ENGINE_TIMEOUT": "0"},
                                  {"GATEWAY_ENGINE_ATTEMPTS": "9"}, {"GATEWAY_DEV_TOKEN_KEY": "maybe"},
                                  {"LOG_LEVEL": "loud"}, {"GATEWAY_MAX_BODY_BYTES": "10"},
-                                 {"GATEWAY_BUSY_WAIT": "-1"}, {"GATEWAY_BUSY_WAIT": "soon"}])
+                                 {"GATEWAY_BUSY_WAIT": "-1"}, {"GATEWAY_BUSY_WAIT": "soon"},
+                                 {"GATEWAY_METRICS_PORT": "70000"}])
 def test_bad_settings_name_their_variable(env: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=next(iter(env))):
         config.from_env(env)
