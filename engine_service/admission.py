@@ -17,13 +17,13 @@ hundreds of times. So:
   1.5 -> 6.8 ms, p99 12 -> 50-120 ms; with the bot in another process, as idle:
   docs/reliability.md). Random and greedy decisions cost less than the trip.
 - **A match played by a person goes first.** The bot seats of a match (their
-  turns inside NewMatch, StartRound, Apply and Replay) wait for a worker, and
-  while a call is in its bots' turns no client takes the worker it needs next.
-  A client's expert `Suggest` or `Hints` takes a worker only when one is free
-  and promised to no match; otherwise it is refused at once, RESOURCE_EXHAUSTED
-  "busy: ..." (the gateway asks again for a second, then answers 429 with
-  Retry-After): a refusal costs the engine a parse, and no call that needs no bot
-  ever waits behind a queue of them.
+  turns inside NewMatch, StartRound, Apply and Replay) take a worker, stopping a
+  client's decision if none is idle, and while a call is in its bots' turns no
+  client takes the worker it needs next. A client's expert `Suggest` or `Hints`
+  takes a worker only when one is idle and promised to no match; otherwise (or
+  when a seat stops it) it is refused, RESOURCE_EXHAUSTED "busy: ..." (the
+  gateway asks again for a second, then answers 429 with Retry-After): a refusal
+  costs the engine a parse, and no call waits behind a queue of them.
 
 `AdmissionInterceptor` gives each call its `Call` (a context variable, one per
 serving thread); `engine_service.calls` plays a match's bot seats through
@@ -81,9 +81,27 @@ class WorkerLost(CallStopped):
         return grpc.StatusCode.UNAVAILABLE, str(self)  # clients retry it, on a fresh worker
 
 
-def _decide(what: str, view: View, level: str, budget: Budget | None, seed: int, until_at: float) -> Any:
-    """In a worker process: one decision (`bots.suggest`) or the coach (`bots.hints`) by the deadline."""
-    until = Deadline(until_at)
+#: In a worker: per worker slot, 1 when the decision there must stop now (a match's bot seat needs the worker).
+_STOP: Any = None
+
+
+class _SlotDeadline(Deadline):
+    """In a worker: the call's deadline, or sooner when the engine asks the slot's decision to stop."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, at: float, slot: int) -> None:
+        super().__init__(at)
+        self.slot = slot
+
+    def passed(self) -> bool:
+        return bool(_STOP[self.slot]) or super().passed()
+
+
+def _decide(what: str, view: View, level: str, budget: Budget | None, seed: int, until_at: float,
+            slot: int) -> Any:
+    """In a worker: one decision (`bots.suggest`) or the coach (`bots.hints`) by the deadline."""
+    until = _SlotDeadline(until_at, slot)
     if what == "hints":
         return bots.hints(view, budget, seed, until)
     return bots.suggest(view, level, budget, seed, until)
@@ -93,15 +111,17 @@ def _decide(what: str, view: View, level: str, budget: Budget | None, seed: int,
 WORKER_NICENESS = 10
 
 
-def _start_worker(engine: int) -> None:
+def _start_worker(engine: int, stop: Any) -> None:
     """In a new worker: step back for the serving process, end with the engine (process `engine`),
-    and import the bots before the first decision needs them.
+    keep the slots' stop flags, and import the bots before the first decision needs them.
 
     A pool's workers outlive a parent that dies without closing the pool (SIGKILL, OOM): each
     holds its own queue's both ends, so it never reads an end of file. A thread here waits on
     the engine's pidfd (which, unlike a pid, is never another process's) and ends the worker
     with it; the forkserver then ends too, once no worker holds its pipe.
     """
+    global _STOP
+    _STOP = stop
     os.nice(WORKER_NICENESS)
     engine_fd = os.pidfd_open(engine)
 
@@ -120,28 +140,32 @@ def _ready() -> None:
 class BotWorkers:
     """The engine's bot worker processes and who may use them: a match's bot seats first.
 
-    `free` workers are deciding nothing; `promised` counts the calls in their bots' turns that
-    hold no worker right now (waiting for one, or between two decisions): a client may take a
-    worker only when more are free than promised.
+    Each worker is a slot; `_idle` are the slots deciding nothing. `_promised` counts the calls
+    in their bots' turns that hold no slot right now (waiting for one, or between two
+    decisions): a client takes a slot only when more are idle than promised. A bot seat that
+    finds none idle asks one client's decision to stop (its slot's flag in `_stop`, which the
+    worker's search reads every iteration): that client is answered busy, and the seat gets
+    the worker within an iteration rather than after the client's whole decision.
     """
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
             raise ValueError("at least one bot worker")
         self.workers = workers
-        self._free = workers
+        self._idle = list(range(workers))
+        self._clients: set[int] = set()  # slots deciding for a client
         self._promised = 0
         self._changed = threading.Condition()
+        # forkserver: a worker is forked from a clean process, never from this one and its gRPC threads.
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["engine_service.bots"])
+        self._stop = self._context.RawArray("b", workers)
         self._pool_lock = threading.Lock()
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        # forkserver: a worker is forked from a clean process, never from this one and its gRPC threads.
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["engine_service.bots"])
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
-                                   initargs=(os.getpid(),))
-        return pool
+        return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_start_worker,
+                                   initargs=(os.getpid(), self._stop))
 
     def start(self) -> None:
         """Start the workers now (they are otherwise started by the first decision)."""
@@ -155,7 +179,7 @@ class BotWorkers:
     @property
     def free(self) -> int:
         """Workers deciding nothing now."""
-        return self._free
+        return len(self._idle)
 
     def pids(self) -> list[int]:
         """The worker processes' ids (those started so far)."""
@@ -174,24 +198,33 @@ class BotWorkers:
             self._promised -= 1
             self._changed.notify_all()
 
-    def _take(self, seat: bool, until: Deadline) -> None:
+    def _take(self, seat: bool, until: Deadline) -> int:
         with self._changed:
             if not seat:
-                if self._free <= self._promised:
+                if len(self._idle) <= self._promised:
                     raise Busy(f"the engine's bot workers ({self.workers}) are deciding for other calls; "
                                "try again shortly")
-                self._free -= 1
-                return
-            while self._free == 0:
-                if until.passed():
-                    raise PastDeadline("no bot worker came free before the call's deadline")
-                self._changed.wait(min(until.remaining(), _POLL_SECONDS) or _POLL_SECONDS)
-            self._free -= 1
-            self._promised -= 1
+                slot = self._idle.pop()
+                self._clients.add(slot)
+            else:
+                preempted = False
+                while not self._idle:
+                    if until.passed():
+                        raise PastDeadline("no bot worker came free before the call's deadline")
+                    running = [c for c in self._clients if not self._stop[c]]
+                    if not preempted and running:
+                        self._stop[running[0]] = 1  # that client's decision gives way
+                        preempted = True
+                    self._changed.wait(min(until.remaining(), _POLL_SECONDS) or _POLL_SECONDS)
+                slot = self._idle.pop()
+                self._promised -= 1
+            self._stop[slot] = 0
+            return slot
 
-    def _give_back(self, seat: bool) -> None:
+    def _give_back(self, slot: int, seat: bool) -> None:
         with self._changed:
-            self._free += 1
+            self._idle.append(slot)
+            self._clients.discard(slot)
             if seat:
                 self._promised += 1
             self._changed.notify_all()
@@ -200,14 +233,15 @@ class BotWorkers:
 
     def decide(self, seat: bool, what: str, view: View, level: str, budget: Budget | None, seed: int,
                until: Deadline) -> Any:
-        """One decision in a worker: a match's bot `seat` waits for one, a client is refused `Busy`."""
-        self._take(seat, until)
+        """One decision in a worker: a match's bot `seat` waits for one (stopping a client's if need be),
+        a client is refused `Busy` when none is free, or when a seat stops its decision."""
+        slot = self._take(seat, until)
         try:
             with self._pool_lock:
                 pool = self._pool
-                future: Future[Any] = pool.submit(_decide, what, view, level, budget, seed, until.at)
+                future: Future[Any] = pool.submit(_decide, what, view, level, budget, seed, until.at, slot)
         except BaseException:
-            self._give_back(seat)
+            self._give_back(slot, seat)
             raise
         try:
             while True:
@@ -218,21 +252,24 @@ class BotWorkers:
                     if until.passed():
                         raise PastDeadline("the call's deadline passed while its bots were deciding") from None
         except PastDeadline:
-            # The worker stops at the deadline, within one iteration of its search: it is given back then
-            # (a call that ended is promised nothing).
-            future.add_done_callback(lambda _done: self._give_back(False))
+            # The worker stops at the deadline, within one iteration of its search: its slot is given back
+            # then (a call that ended is promised nothing).
+            future.add_done_callback(lambda _done: self._give_back(slot, False))
             if seat:
                 with self._changed:
-                    self._promised += 1  # leave_turns will take it back
+                    self._promised += 1  # leave_turns takes it back
             raise
         except BrokenProcessPool:
             self._replace(pool)
-            self._give_back(seat)
+            self._give_back(slot, seat)
             raise WorkerLost("the bot worker process died; try again") from None
         except BaseException:
-            self._give_back(seat)
+            self._give_back(slot, seat)
             raise
-        self._give_back(seat)
+        stopped = bool(self._stop[slot])
+        self._give_back(slot, seat)
+        if stopped:  # cut short for a match's bot seat: not an answer
+            raise Busy("a match's bot seat needed the engine's bot worker; try again shortly")
         return result
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
