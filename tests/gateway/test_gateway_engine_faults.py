@@ -138,6 +138,22 @@ def _round_played(seed: int) -> Match:
     return match
 
 
+def test_a_long_match_s_record_is_answered(engines: Callable[..., Engine],  # noqa: F811
+                                           start_gateway: Callable[..., Gateway]) -> None:
+    """The issue's case: a Kozel match to 100,000 points, 107 rounds. Its record (about 310 KB) was over the
+    engine's 256 KiB and answered 503 forever; answers may be 4 MiB now."""
+    match, _ = calls.new_match("kozel", 4, options={"target": 100_000}, seed=1)
+    while match.round_number < 107:
+        if match.round is None or match.round.over:
+            calls.start_round(match)
+        else:
+            calls.apply(match, match.legal_actions()[0])
+    gateway = start_gateway(engines().address)
+    r = gateway.post("/v1/matches/record", {"state": match.to_dict()})
+    assert r.status == 200, r.json
+    assert len(r.body) > 256 * 1024 and r.json["record"]["players"] == 4
+
+
 def test_a_match_over_the_message_limits_is_413_every_time_never_503(
         engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:  # noqa: F811
     engine = engines("--max-answer-bytes", "2500", "--max-message-bytes", "4096")
