@@ -164,7 +164,7 @@ class Engine:
             try:
                 return self._call(method, request, self.timeout - waited)
             except EngineBusy:
-                if waited + pause > self.busy_wait:
+                if waited + pause > min(self.busy_wait, self.timeout / 2):  # leave the last try its time
                     raise
             time.sleep(pause)  # cooperative under the gateway's gevent worker
             waited += pause

@@ -15,7 +15,7 @@ one of the standard HTTP methods or ``other``.
 Under gunicorn every worker is its own process, so each would report only its
 own counts. With ``PROMETHEUS_MULTIPROC_DIR`` set (`api_gateway.server` and the
 gunicorn config set it before any worker starts), prometheus-client keeps the
-values in memory-mapped files there and `exposition()` sums every worker's
+values in memory-mapped files there and `registry()` sums every worker's
 files; the gunicorn config marks a dead worker's files so live gauges drop it.
 The variable must be set before `prometheus_client` is first imported.
 
@@ -30,13 +30,11 @@ import os
 import time
 
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
-    generate_latest,
     multiprocess,
     start_http_server,
 )
@@ -111,11 +109,6 @@ def registry() -> CollectorRegistry:
         multiprocess.MultiProcessCollector(summed)  # type: ignore[no-untyped-call]
         return summed
     return REGISTRY
-
-
-def exposition() -> tuple[bytes, str]:
-    """The text exposition of every worker's metrics (or this process's), and its content type."""
-    return generate_latest(registry()), CONTENT_TYPE_LATEST
 
 
 def serve(host: str, port: int) -> str:

@@ -22,7 +22,7 @@ version store unreachable           503     store-unavailable       Retry-After 
 wrong seat key                      403     wrong-seat-key          field
 not allowed to a sealed caller      403     sealed-forbidden        field
 sealed mode not configured          501     sealed-mode-disabled
-engine busy (its bots all thinking)  429     engine-busy             Retry-After header
+engine busy (its bots all thinking) 429     engine-busy             Retry-After header
 request or answer over a gRPC limit 413     too-large               what, size, limit
 engine UNAVAILABLE (after retries)  503     engine-unavailable      Retry-After header
 engine DEADLINE_EXCEEDED            504     engine-timeout

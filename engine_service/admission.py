@@ -133,10 +133,6 @@ def _start_worker(engine: int, stop: Any) -> None:
     from engine_service.bots import kingdomino, matching  # noqa: F401
 
 
-def _ready() -> None:
-    """A task that only makes the pool start a worker."""
-
-
 class BotWorkers:
     """The engine's bot worker processes and who may use them: a match's bot seats first.
 
@@ -166,11 +162,6 @@ class BotWorkers:
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_start_worker,
                                    initargs=(os.getpid(), self._stop))
-
-    def start(self) -> None:
-        """Start the workers now (they are otherwise started by the first decision)."""
-        for _ in range(self.workers):
-            self._pool.submit(_ready)
 
     def close(self) -> None:
         with self._pool_lock:
@@ -270,6 +261,7 @@ class BotWorkers:
         self._give_back(slot, seat)
         if stopped:  # cut short for a match's bot seat: not an answer
             raise Busy("a match's bot seat needed the engine's bot worker; try again shortly")
+        _check(until)  # cut short by the deadline: not an answer either
         return result
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
@@ -313,15 +305,11 @@ class SeatTurns:
             return bots.suggest(view, level, seed=seed)
         _check(call.until)
         if level != "expert":  # cheaper than the trip to a worker
-            action = bots.suggest(view, level, seed=seed)
-        else:
-            if not self._entered:
-                call.workers.enter_turns()
-                self._entered = True
-            action = call.workers.decide(True, "suggest", view, level, None, seed, call.until)
-        if not isinstance(action, str):
-            raise TypeError(f"a bot answered {action!r}, not an action")
-        return action
+            return bots.suggest(view, level, seed=seed)
+        if not self._entered:
+            call.workers.enter_turns()
+            self._entered = True
+        return _action(call.workers.decide(True, "suggest", view, level, None, seed, call.until))
 
     def leave(self) -> None:
         if self._entered and self._call is not None:
@@ -354,10 +342,7 @@ class ForClient:
         if call is None or level != "expert":  # random and greedy cost less than refusing them
             return bots.suggest(view, level, budget, seed, None if call is None else call.until)
         _check(call.until)
-        action = call.workers.decide(False, "suggest", view, level, budget, seed, call.until)
-        if not isinstance(action, str):
-            raise TypeError(f"a bot answered {action!r}, not an action")
-        return action
+        return _action(call.workers.decide(False, "suggest", view, level, budget, seed, call.until))
 
     def hints(self, view: View, budget: Budget | None, seed: int) -> dict[str, Any]:
         call = self._call
@@ -368,6 +353,12 @@ class ForClient:
         if not isinstance(answer, dict):
             raise TypeError(f"the coach answered {answer!r}, not an object")
         return answer
+
+
+def _action(answer: Any) -> str:
+    if not isinstance(answer, str):
+        raise TypeError(f"a bot answered {answer!r}, not an action")
+    return answer
 
 
 def for_client() -> ForClient:

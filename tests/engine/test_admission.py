@@ -41,7 +41,6 @@ KD_VIEW = _kd_view()
 @pytest.fixture(scope="module")
 def workers() -> Iterator[BotWorkers]:
     pool = BotWorkers(1)
-    pool.start()
     yield pool
     pool.close()
 
@@ -116,7 +115,6 @@ def test_a_decision_stops_at_its_deadline_and_the_worker_comes_back(workers: Bot
 def test_a_dead_worker_is_replaced() -> None:
     pool = BotWorkers(1)
     try:
-        pool.start()
         result: list[BaseException] = []
 
         def decide() -> None:
