@@ -296,6 +296,17 @@ def test_engine_image_starts_answers_and_reports_healthy(images: dict[str, Image
         answer = client.new_match("kozel", 4, seed=7)
         _seat, actions = client.legal_actions(answer.state)
         assert actions
+    # Expert decisions run in the engine's bot worker processes (their forkserver's socket is in /tmp).
+    import grpc
+    import orjson
+    from domino.v1 import engine_pb2, engine_pb2_grpc
+
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = engine_pb2_grpc.JsonEngineStub(channel)  # type: ignore[no-untyped-call]
+        bots = [{"seat": s, "level": "expert"} for s in (1, 2, 3)]
+        seated = stub.NewMatch(engine_pb2.JsonCall(args=orjson.dumps(
+            {"variant": "kozel", "players": 4, "seed": 3, "bots": bots})), timeout=30)
+        assert orjson.loads(seated.answer)["state"]["round"]["to_move"] == 0  # seat 1 led: the bots played
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as reply:
         text = reply.read().decode()
     assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="ListVariants"' in text

@@ -149,6 +149,12 @@ def test_pods_are_hardened_probed_and_bounded(overlay: str, name: str) -> None:
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert probe in container, probe
+    # read-only root: the only writable path is a size-limited memory emptyDir on /tmp (the gateway's
+    # worker heartbeats and metric files, the engine's bot-worker forkserver socket)
+    (mount,) = container["volumeMounts"]
+    (volume,) = spec["volumes"]
+    assert mount["mountPath"] == "/tmp" and mount["name"] == volume["name"]
+    assert volume["emptyDir"]["medium"] == "Memory" and volume["emptyDir"]["sizeLimit"]
     if name == "domino-engine":
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             assert container[probe]["grpc"]["port"] == ports["grpc"], probe
@@ -156,11 +162,6 @@ def test_pods_are_hardened_probed_and_bounded(overlay: str, name: str) -> None:
         assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
         assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
         assert container["readinessProbe"]["httpGet"]["port"] in ("http", ports["http"])
-        # read-only root: the only writable path is a size-limited memory emptyDir on /tmp
-        (mount,) = container["volumeMounts"]
-        (volume,) = spec["volumes"]
-        assert mount["mountPath"] == "/tmp" and mount["name"] == volume["name"]
-        assert volume["emptyDir"]["medium"] == "Memory" and volume["emptyDir"]["sizeLimit"]
         # serve on while the endpoint removal propagates, within the grace period
         pause = container["lifecycle"]["preStop"]["exec"]["command"]
         assert pause[0] == "/bin/sleep" and int(pause[1]) + 15 < spec["terminationGracePeriodSeconds"]
