@@ -1,14 +1,16 @@
 """The engine's faults of issue 29, for real: engines and gateways as processes, loopback only, bounded.
 
 - 50 clients looping expert `suggest` and `hints` (each up to ~0.3 s of engine CPU, more at the start
-  of a 4-player Kingdomino game; `clients.bench.faults.Flood`): every call is answered, 200 or 429
-  engine-busy, none 5xx, none stranded; ordinary calls and a match with expert bot seats go on
-  meanwhile (their latency is a benchmark figure: `domino bench faults`, docs/reliability.md);
+  of a 4-player Kingdomino game; `clients.bench.faults.Flood`), through two gateways over one
+  engine: every call is answered, 200 or 429 engine-busy, none 5xx, none stranded; ordinary calls
+  and a match with expert bot seats go on meanwhile (their latency is a benchmark figure:
+  `domino bench faults`, docs/reliability.md);
 - the bot-seat replay bomb (a 72-move transparent replay of a 4-player Kingdomino dynasty with three
   expert bot seats, four at once): each is 504 at the gateway's deadline, and the engine is idle
   within a second of it (it was busy 22 s per bomb);
-- one of two engines frozen (SIGSTOP) under steady load: no request fails and the throughput stays
-  above half (it fell from 100 to 5.6 req/s); the engine is back in rotation once it runs again;
+- one of two engines frozen (SIGSTOP) under steady load through two gateways: no request fails and the
+  throughput stays above half (it fell from 100 to 5.6 req/s); the engine is back in rotation once it
+  runs again;
 - a match whose answer (or request) is over a gRPC message limit: 413 too-large every time, never
   the 503 "try again" it was.
 """
@@ -36,28 +38,33 @@ Json = dict[str, Any]
 
 
 def test_fifty_expert_flooders_get_answers_none_a_server_error(start_gateway: Callable[..., Gateway]) -> None:
+    """Two gateways over one engine, 25 flooders on each: the engine's bound holds whoever asks."""
     engine = start_engine()
     try:
-        gateway = start_gateway(engine.address, "--workers", "2")
+        gateways = [start_gateway(engine.address, "--workers", "2") for _ in range(2)]
         bots = [{"seat": s, "level": "expert"} for s in (1, 2, 3)]
         ordinary: list[int] = []
-        with Flood(gateway.url.removeprefix("http://"), bot_bodies()) as flood:
+        floods = [Flood(g.url.removeprefix("http://"), bot_bodies(), clients=25) for g in gateways]
+        with floods[0], floods[1]:
             time.sleep(1.0)
             started = time.monotonic()
             while time.monotonic() - started < 3.0:
-                ordinary.append(gateway.post("/v1/matches", {"variant": "kozel", "players": 4}).status)
+                for g in gateways:
+                    ordinary.append(g.post("/v1/matches", {"variant": "kozel", "players": 4}).status)
                 time.sleep(0.05)
             # A person's match with three expert bot seats: served before the flooders' calls.
-            seated = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 9, "bots": bots})
-        assert flood.failures == [] and flood.stranded() == 0
-        assert set(flood.statuses) == {200, 429}, set(flood.statuses)  # the bots answered some, refused others
-        assert all(b["type"] == "/v1/problems/engine-busy" and int(b["retry-after"]) >= 1 for b in flood.busy)
+            seated = gateways[1].post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 9, "bots": bots})
+        statuses = [st for flood in floods for st in flood.statuses]
+        assert [f for flood in floods for f in flood.failures] == [] and not any(f.stranded() for f in floods)
+        assert set(statuses) == {200, 429}, set(statuses)  # the bots answered some, refused others
+        assert all(b["type"] == "/v1/problems/engine-busy" and int(b["retry-after"]) >= 1
+                   for flood in floods for b in flood.busy)
         assert len(ordinary) > 20 and set(ordinary) == {201}
         assert seated.status == 201, seated.json
         assert seated.json["state"]["round"]["to_move"] == 0  # the bots played their turns
         # Nothing left holding a bot worker: an expert call finds one free at once.
         path, body = bot_bodies()[3]
-        assert gateway.post(path, body).status == 200
+        assert gateways[0].post(path, body).status == 200
     finally:
         engine.stop()
 
@@ -102,30 +109,32 @@ def test_the_replay_bomb_stops_at_its_deadline(start_gateway: Callable[..., Gate
 
 def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
         engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:  # noqa: F811
-    """Frozen for 6 s (the issue's 10 s in `domino bench faults`), against the throughput before and after."""
+    """Two gateways over two engines, frozen for 6 s (the issue's 10 s in `domino bench faults`), against the
+    throughput before and after."""
     a, b = engines(), engines()
-    gateway = start_gateway(f"ipv4:{a.address},{b.address}")
+    gateways = [start_gateway(f"ipv4:{a.address},{b.address}") for _ in range(2)]
     assert a.proc is not None
 
-    def rate(load: Load, seconds: float) -> float:
-        first = len(load.statuses)
+    def rate(loads: list[Load], seconds: float) -> float:
+        first = sum(len(load.statuses) for load in loads)
         time.sleep(seconds)
-        return (len(load.statuses) - first) / seconds
+        return (sum(len(load.statuses) for load in loads) - first) / seconds
 
-    with Load(gateway) as load:
+    loads = [Load(g, threads=2) for g in gateways]
+    with loads[0], loads[1]:
         time.sleep(1.0)
         assert a.calls() > 0 and b.calls() > 0  # both were serving
-        before = rate(load, 2.0)
+        before = rate(loads, 2.0)
         a.proc.send_signal(signal.SIGSTOP)
         try:
-            frozen = rate(load, 6.0)
+            frozen = rate(loads, 6.0)
         finally:
             a.proc.send_signal(signal.SIGCONT)
-        time.sleep(1.0)  # its connection comes back
+        time.sleep(1.0)  # its connections come back
         served = a.calls()
-        after = rate(load, 2.0)
+        after = rate(loads, 2.0)
         assert a.calls() > served  # in rotation again
-    assert load.failures == []
+    assert [f for load in loads for f in load.failures] == []
     calm = (before + after) / 2
     assert frozen > calm / 2, f"{frozen:.0f} req/s with one engine frozen, {before:.0f} before, {after:.0f} after"
 

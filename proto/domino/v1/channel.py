@@ -22,6 +22,9 @@ engine, and round robin skips it until it answers again (a new connection is
 ready only once the engine's HTTP/2 settings arrive). Without this, half the
 calls waited for their deadline for as long as the engine was frozen
 (docs/reliability.md). The engine allows these pings (`KEEPALIVE_SERVER_OPTIONS`).
+No outlier ejection: gRPC's counts every status but OK as a failure, so a client
+sending illegal actions (FAILED_PRECONDITION) or expert calls refused busy could
+eject healthy engines, and a frozen one answers nothing to count anyway.
 
 It hands out the generated stubs of both services and answers the standard
 health check.
