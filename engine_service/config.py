@@ -36,7 +36,7 @@ class Config:
     max_concurrent_rpcs: int | None = None           # None: unbounded (queued in the pool)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES  # largest request
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
-    bot_slots: int = 1                               # bot decisions at once (engine_service.admission)
+    bot_slots: int = 1                               # expert bot worker processes (engine_service.admission)
     max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS  # a call's work stops there, whatever its deadline
     reflection: bool = True
     grace_seconds: float = 5.0
@@ -114,8 +114,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-answer-bytes", type=_positive,
                    help=f"largest answer [ENGINE_MAX_ANSWER_BYTES, {DEFAULT_MAX_ANSWER_BYTES}]")
     p.add_argument("--bot-slots", type=_positive,
-                   help="bot decisions computed at once; a client's expert suggestion or hints beyond them is "
-                        "refused RESOURCE_EXHAUSTED 'busy:' [ENGINE_BOT_SLOTS, 1]")
+                   help="worker processes for expert bot decisions; a client's expert suggestion or hints that "
+                        "finds none free is refused RESOURCE_EXHAUSTED 'busy:' [ENGINE_BOT_SLOTS, 1]")
     p.add_argument("--max-call-seconds", type=_call_seconds,
                    help="the longest a call may work when its caller sets no deadline or a later one "
                         f"[ENGINE_MAX_CALL_SECONDS, {DEFAULT_MAX_CALL_SECONDS:g}]")

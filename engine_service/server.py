@@ -110,7 +110,7 @@ def create_server(cfg: Config) -> EngineServer:
         # keeps its sockets open): allow it, rather than answering GOAWAY "too many pings".
         *KEEPALIVE_SERVER_OPTIONS,
     ]
-    bots = BotWorkers(cfg.bot_slots)
+    bots = BotWorkers(cfg.bot_slots)  # its worker processes start with the first expert decision
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="engine"),
         interceptors=[ObservingInterceptor(cfg.log_calls), StatusInterceptor(),
@@ -132,10 +132,8 @@ def create_server(cfg: Config) -> EngineServer:
     try:
         port = server.add_insecure_port(_address(cfg.host, cfg.port))
     except RuntimeError as exc:  # grpcio raises RuntimeError when it cannot bind
-        bots.close()
         raise OSError(f"cannot bind gRPC to {_address(cfg.host, cfg.port)}: {exc}") from exc
     if port == 0:
-        bots.close()
         raise OSError(f"cannot bind gRPC to {_address(cfg.host, cfg.port)}")
 
     metrics_http = None
@@ -144,7 +142,6 @@ def create_server(cfg: Config) -> EngineServer:
         try:
             metrics_http, _thread = start_http_server(cfg.metrics_port, addr=cfg.host)
         except OSError as exc:
-            bots.close()
             raise OSError(f"cannot bind metrics to {_address(cfg.host, cfg.metrics_port)}: {exc}") from exc
         metrics_port = int(metrics_http.server_port)
 
