@@ -1,4 +1,4 @@
-"""The Flask application factory: the /v1 API, its OpenAPI document and docs, health, metrics.
+"""The Flask application factory: the /v1 API, its OpenAPI document and docs, health.
 
 `create_app()` reads its settings from the environment (`api_gateway.config`)
 and is called once in each gunicorn worker, after the fork; the engine channel
@@ -11,7 +11,7 @@ Routes besides /v1:
   (no CDN: these machines and many clusters have no internet).
 - ``/healthz``: the process answers (liveness). ``/readyz``: the engine's health
   service says SERVING (readiness), else 503.
-- ``/metrics``: Prometheus text exposition (every worker's, see `api_gateway.metrics`).
+- ``/metrics`` is not here: the gateway serves it on its own port (`api_gateway.metrics.serve`).
 - ``/play``: the browser table (static HTML, JS and CSS of `api_gateway/play/`, no CDN and no
   build step): a person against computer players through the /v1 API in sealed mode. Like
   /docs it is not part of the API document.
@@ -138,10 +138,6 @@ def _operations(app: Flask, engine: Engine) -> None:
             return problem.response()
         return flask.jsonify(status="ready", engine=status)
 
-    def metrics_view() -> Response:
-        body, content_type = metrics.exposition()
-        return Response(body, content_type=content_type)
-
     def docs_asset(filename: str) -> Response:
         response = flask.send_from_directory(str(swagger_ui_bundle.swagger_ui_path), filename, max_age=3600)
         return response
@@ -165,7 +161,6 @@ def _operations(app: Flask, engine: Engine) -> None:
     app.add_url_rule("/docs/", "docs_slash", to_docs, methods=["GET"], strict_slashes=True)
     app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
     app.add_url_rule("/readyz", "readyz", readyz, methods=["GET"])
-    app.add_url_rule("/metrics", "metrics", metrics_view, methods=["GET"])
     app.add_url_rule(DOCS_ASSETS + "<path:filename>", "docs_asset", docs_asset, methods=["GET"])
 
 
@@ -187,7 +182,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         RETRY_AFTER=cfg.retry_after,
         GATEWAY_CONFIG=cfg,
     )
-    engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts)
+    engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts, cfg.busy_wait)
     keys = _key_ring(cfg)
     store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)

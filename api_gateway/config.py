@@ -9,9 +9,11 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 |---|---|---|
 | GATEWAY_HOST | 127.0.0.1 | address to bind |
 | GATEWAY_PORT | 8080 | HTTP port (0: a free one, printed on stdout) |
+| GATEWAY_METRICS_PORT | 9465 | Prometheus `/metrics` on its own port, served by the gunicorn master for every worker (0: a free one, printed on stdout; `off`: none); the API port has no `/metrics` |
 | GATEWAY_ENGINE | 127.0.0.1:50051 | gRPC target of the engine (`dns:///name:port`, `ipv4:a:p,b:q`) |
 | GATEWAY_ENGINE_TIMEOUT | 5 | deadline of every engine call, in seconds (retries included) |
 | GATEWAY_ENGINE_ATTEMPTS | 4 | attempts per engine call when it answers UNAVAILABLE |
+| GATEWAY_BUSY_WAIT | 1 | seconds an expert suggestion or hints may wait for a busy engine's bots (asked again after 0.1, 0.2, 0.4 s ...) before the answer is 429 engine-busy; 0 answers at once |
 | GATEWAY_WORKERS | 2 | gunicorn worker processes |
 | GATEWAY_CONNECTIONS | 1000 | connections one worker holds at once (each a greenlet: `api_gateway.worker`); more wait in the listen queue |
 | GATEWAY_READ_TIMEOUT | 5 | seconds a client has to send a request's line and headers, then again its body (slower: closed, or 408); also the keep-alive idle time |
@@ -36,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 DEFAULT_PORT = 8080
+DEFAULT_METRICS_PORT = 9465
 DEFAULT_ENGINE = "127.0.0.1:50051"
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -51,9 +54,11 @@ class GatewayConfig:
 
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+    metrics_port: int | None = DEFAULT_METRICS_PORT  # None: no metrics endpoint
     engine_target: str = DEFAULT_ENGINE
     engine_timeout: float = 5.0
     engine_attempts: int = 4
+    busy_wait: float = 1.0
     workers: int = 2
     connections: int = 1000
     read_timeout: int = 5
@@ -91,13 +96,14 @@ def _int(name: str, text: str, low: int, high: int) -> int:
     return value
 
 
-def _seconds(name: str, text: str) -> float:
+def _seconds(name: str, text: str, zero: bool = False) -> float:
+    """Seconds in (0, 600], or [0, 600] with `zero`."""
     try:
         value = float(text)
     except ValueError:
         raise ConfigError(f"{name}={text!r}: expected seconds") from None
-    if not 0 < value <= 600:
-        raise ConfigError(f"{name}={value}: outside (0, 600] seconds")
+    if value > 600 or value < 0 or (value == 0 and not zero):
+        raise ConfigError(f"{name}={value}: outside {'[' if zero else '('}0, 600] seconds")
     return value
 
 
@@ -117,17 +123,22 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     level = (get("LOG_LEVEL") or d.log_level).strip().upper()
     if level not in _LEVELS:
         raise ConfigError(f"LOG_LEVEL={level!r}: expected one of {', '.join(_LEVELS)}")
+    metrics_text = (get("GATEWAY_METRICS_PORT") or "").strip().lower()
     timeout_text = get("GATEWAY_ENGINE_TIMEOUT")
     db_timeout_text = get("GATEWAY_DATABASE_TIMEOUT")
     retry_text = get("GATEWAY_ARCHIVE_RETRY")
+    busy_text = get("GATEWAY_BUSY_WAIT")
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
         port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
+        metrics_port=None if metrics_text == "off"
+        else pick_int("GATEWAY_METRICS_PORT", DEFAULT_METRICS_PORT, 0, 65535),
         engine_target=get("GATEWAY_ENGINE") or d.engine_target,
         engine_timeout=d.engine_timeout if timeout_text is None
         else _seconds("GATEWAY_ENGINE_TIMEOUT", timeout_text),
         engine_attempts=pick_int("GATEWAY_ENGINE_ATTEMPTS", d.engine_attempts, 1, 5),
+        busy_wait=d.busy_wait if busy_text is None else _seconds("GATEWAY_BUSY_WAIT", busy_text, zero=True),
         workers=pick_int("GATEWAY_WORKERS", d.workers, 1, 64),
         connections=pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000),
         read_timeout=pick_int("GATEWAY_READ_TIMEOUT", d.read_timeout, 1, 300),

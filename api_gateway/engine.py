@@ -21,18 +21,20 @@ import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1.channel import JSON_ENGINE, EngineChannel
-from domino.v1.errors import Refusal, refusal_of
+from domino.v1.errors import Limit, Refusal, limit_of, refusal_of, size_of
 
 from api_gateway import metrics
 
 __all__ = [
     "Engine",
+    "EngineBusy",
     "EngineDeadline",
     "EngineFailed",
     "EngineIllegal",
     "EngineMalformed",
     "EngineMisdeal",
     "EngineProblem",
+    "EngineTooLarge",
     "EngineUnavailable",
 ]
 
@@ -72,7 +74,22 @@ class EngineMisdeal(EngineIllegal):
 
 
 class EngineUnavailable(EngineProblem):
-    """UNAVAILABLE after the retries (or RESOURCE_EXHAUSTED): try again later."""
+    """UNAVAILABLE after the retries (or RESOURCE_EXHAUSTED for another reason): try again later."""
+
+
+class EngineBusy(EngineProblem):
+    """RESOURCE_EXHAUSTED "busy:": every bot slot of the engine is thinking; try again shortly."""
+
+
+class EngineTooLarge(EngineProblem):
+    """RESOURCE_EXHAUSTED over a gRPC message limit: the same call fails again (never a 503)."""
+
+    def __init__(self, details: str, method: str = "") -> None:
+        super().__init__(details, method)
+        size = size_of(details)
+        self.what = size.what if size is not None else "message"
+        self.size = size.size if size is not None else None
+        self.limit = size.limit if size is not None else None
 
 
 class EngineDeadline(EngineProblem):
@@ -97,6 +114,11 @@ def problem_for_status(code: grpc.StatusCode, details: str, method: str) -> Engi
     refusal = refusal_of(code, details)
     if refusal is not None:
         return _REFUSED[refusal](details, method)
+    limit = limit_of(code, details)
+    if limit is Limit.BUSY:
+        return EngineBusy(details, method)
+    if limit is Limit.TOO_LARGE:
+        return EngineTooLarge(details, method)
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED):
         return EngineUnavailable(details, method)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -104,12 +126,24 @@ def problem_for_status(code: grpc.StatusCode, details: str, method: str) -> Engi
     return EngineFailed(details, method, code.name)
 
 
-class Engine:
-    """Calls `domino.v1.JsonEngine`; one instance per app, safe across fork."""
+#: The first pause before asking a busy engine again; each next one is twice as long.
+BUSY_PAUSE = 0.1
 
-    def __init__(self, target: str, timeout: float, attempts: int = 4) -> None:
+
+class Engine:
+    """Calls `domino.v1.JsonEngine`; one instance per app, safe across fork.
+
+    An engine that answers busy (every bot slot thinking: `EngineBusy`) is asked again after
+    0.1 s, 0.2 s, 0.4 s ... for at most `busy_wait` seconds, within the call's deadline: a
+    person asking for a hint at a busy moment gets it a little later instead of a refusal, and a
+    client that asks again as soon as it is refused is slowed to one request per `busy_wait`
+    (a waiting request is a greenlet asleep; the engine's refusals cost it a parse each).
+    """
+
+    def __init__(self, target: str, timeout: float, attempts: int = 4, busy_wait: float = 1.0) -> None:
         self.target = target
         self.timeout = timeout
+        self.busy_wait = busy_wait
         self._channel = EngineChannel(target, max_attempts=attempts)
         # Readiness gets its own short deadline (a probe must answer before the kubelet gives up),
         # on its own channel.
@@ -126,11 +160,24 @@ class Engine:
             encoded = orjson.dumps(args)
         except (TypeError, orjson.JSONEncodeError) as exc:
             raise EngineMalformed(f"request: {exc} (integers are limited to 64 bits)", method) from None
+        request = pb.JsonCall(args=encoded, state=state)
+        waited, pause = 0.0, BUSY_PAUSE
+        while True:
+            try:
+                return self._call(method, request, self.timeout - waited)
+            except EngineBusy:
+                if waited + pause > min(self.busy_wait, self.timeout / 2):  # leave the last try its time
+                    raise
+            time.sleep(pause)  # cooperative under the gateway's gevent worker
+            waited += pause
+            pause *= 2
+
+    def _call(self, method: str, request: pb.JsonCall, timeout: float) -> pb.JsonAnswer:
+        """One call of `method` (the channel retries UNAVAILABLE itself), its latency observed."""
         start = time.perf_counter()
         code = "OK"
         try:
-            reply: pb.JsonAnswer = getattr(self._channel.json, method)(
-                pb.JsonCall(args=encoded, state=state), timeout=self.timeout)
+            reply: pb.JsonAnswer = getattr(self._channel.json, method)(request, timeout=timeout)
             return reply
         except grpc.RpcError as err:
             status: grpc.StatusCode = err.code()

@@ -20,10 +20,13 @@ run by hand. What it takes care of:
   worker imports prometheus-client; stale files are removed at start, a dead
   worker's files are marked on exit, and a directory made here is removed when
   the master exits;
-- once the first worker listens, one JSON line on stdout, ``{"http": "127.0.0.1:8080"}``
-  (with port 0, how a caller learns the port), and a log line naming the browser table
-  (``/play``) and the API docs (``/docs``); logs go to stderr, gunicorn's "Listening at:"
-  with the real address (`AddressLogger`);
+- the master serves ``/metrics`` on its own port (GATEWAY_METRICS_PORT, 9465; every
+  worker's files summed), started before the first worker is forked;
+- once the first worker listens, one JSON line on stdout,
+  ``{"http": "127.0.0.1:8080", "metrics": "127.0.0.1:9465"}`` (with port 0, how a caller
+  learns the ports), and a log line naming the browser table (``/play``) and the API docs
+  (``/docs``); logs go to stderr, gunicorn's "Listening at:" with the real address
+  (`AddressLogger`);
 - gunicorn's control socket is off (it would write under $HOME, which is
   read-only in the container).
 """
@@ -118,11 +121,24 @@ def on_starting(server: Any) -> None:
         os.remove(path)
 
 
+_metrics_address: list[str] = []
+
+
+def when_ready(server: Any) -> None:
+    """In the master, before any worker is forked: `/metrics` on its own port (once: not again on a
+    reload). It imports the metrics module here, after PROMETHEUS_MULTIPROC_DIR is set above."""
+    if _cfg.metrics_port is not None and not _metrics_address:
+        from api_gateway.metrics import serve
+
+        _metrics_address.append(serve(_cfg.host, _cfg.metrics_port))
+
+
 def post_worker_init(worker: Any) -> None:
-    """The first worker listens and has loaded the app: print the address (the one line on stdout)
+    """The first worker listens and has loaded the app: print the addresses (the one line on stdout)
     and say where a person goes (the log)."""
     if worker.age == 1:
-        print(json.dumps({"http": bind[0]}), file=sys.stdout, flush=True)
+        print(json.dumps({"http": bind[0], "metrics": _metrics_address[0] if _metrics_address else None}),
+              file=sys.stdout, flush=True)
         worker.log.info("%s", ready_line(f"http://{bind[0]}"))
 
 

@@ -15,9 +15,14 @@ one of the standard HTTP methods or ``other``.
 Under gunicorn every worker is its own process, so each would report only its
 own counts. With ``PROMETHEUS_MULTIPROC_DIR`` set (`api_gateway.server` and the
 gunicorn config set it before any worker starts), prometheus-client keeps the
-values in memory-mapped files there and `exposition()` sums every worker's
+values in memory-mapped files there and `registry()` sums every worker's
 files; the gunicorn config marks a dead worker's files so live gauges drop it.
 The variable must be set before `prometheus_client` is first imported.
+
+The exposition is served on its own port (GATEWAY_METRICS_PORT, 9465), never on
+the API's, by `serve`: under gunicorn the master process serves it (every
+worker's files summed), so a scrape never waits behind requests and the API
+port shows nothing of the service's internals to its clients.
 """
 from __future__ import annotations
 
@@ -25,14 +30,13 @@ import os
 import time
 
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
-    generate_latest,
     multiprocess,
+    start_http_server,
 )
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -98,10 +102,22 @@ def observe_engine_call(method: str, code: str, seconds: float) -> None:
         ENGINE_ERRORS.labels(method, code).inc()
 
 
-def exposition() -> tuple[bytes, str]:
-    """The text exposition of every worker's metrics (or this process's), and its content type."""
+def registry() -> CollectorRegistry:
+    """What a scrape reads: every worker's files (multiprocess mode), or this process's metrics."""
     if multiprocess_dir() is not None:
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return generate_latest(registry), CONTENT_TYPE_LATEST
-    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+        summed = CollectorRegistry()
+        multiprocess.MultiProcessCollector(summed)  # type: ignore[no-untyped-call]
+        return summed
+    return REGISTRY
+
+
+def serve(host: str, port: int) -> str:
+    """Serve `/metrics` on (host, port) from a thread of this process (port 0: a free one); its address.
+    OSError naming the address when it cannot bind."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        server, _thread = start_http_server(port, addr=host, registry=registry())
+    except OSError as exc:
+        raise OSError(f"cannot serve metrics on {where}: {exc.strerror or exc}") from None
+    bound = int(server.server_port)
+    return f"[{host}]:{bound}" if ":" in host else f"{host}:{bound}"

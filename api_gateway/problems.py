@@ -22,6 +22,8 @@ version store unreachable           503     store-unavailable       Retry-After 
 wrong seat key                      403     wrong-seat-key          field
 not allowed to a sealed caller      403     sealed-forbidden        field
 sealed mode not configured          501     sealed-mode-disabled
+engine busy (its bots all thinking) 429     engine-busy             Retry-After header
+request or answer over a gRPC limit 413     too-large               what, size, limit
 engine UNAVAILABLE (after retries)  503     engine-unavailable      Retry-After header
 engine DEADLINE_EXCEEDED            504     engine-timeout
 other engine status                 502     engine-error
@@ -50,11 +52,13 @@ from api_gateway.archive.database import ArchiveUnavailable
 from api_gateway.archive.players import PlayerIdError
 from api_gateway.archive.repository import NotArchived, UnknownPlayer
 from api_gateway.engine import (
+    EngineBusy,
     EngineDeadline,
     EngineFailed,
     EngineIllegal,
     EngineMalformed,
     EngineMisdeal,
+    EngineTooLarge,
     EngineUnavailable,
 )
 from api_gateway.store import MatchExpired, StaleToken, StoreUnavailable
@@ -114,6 +118,14 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "declared hands, explicit deals) are for transparent mode only."),
     ProblemType("sealed-mode-disabled", 501, "Sealed mode is not configured",
                 "The operator has not configured STATE_TOKEN_KEYS."),
+    ProblemType("engine-busy", 429, "The rules engine's bots are busy",
+                "Expert suggestions and hints share a few bot slots per engine with the computer players of "
+                "matches being played, which go first; all were thinking. Nothing was done: try again after "
+                "Retry-After seconds."),
+    ProblemType("too-large", 413, "The match is too large for one call",
+                "The request, or the answer it asks for (a long match's record, say), is over the size the "
+                "service carries in one message (`what`, `size` and `limit` in bytes). Asking again gives the "
+                "same answer: ask for less (a shorter replay, another record view) or start a new match."),
     ProblemType("engine-unavailable", 503, "The rules engine is unavailable",
                 "No engine answered (after retries). Try again after Retry-After seconds."),
     ProblemType("engine-timeout", 504, "The rules engine did not answer in time",
@@ -256,6 +268,16 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("illegal-action", exc.details, action=_action())
     if isinstance(exc, EngineMalformed):
         return Problem.of("malformed", exc.details, field=exc.field, action=_action())
+    if isinstance(exc, EngineBusy):
+        problem = Problem.of("engine-busy", f"every bot of the rules engine is thinking for other calls "
+                                            f"({exc.method}); try again after Retry-After seconds")
+        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
+        return problem
+    if isinstance(exc, EngineTooLarge):
+        log.warning("engine %s: %s", exc.method, exc.details)
+        sizes = f" ({exc.size:,} bytes, the limit is {exc.limit:,})" if exc.size is not None else ""
+        return Problem.of("too-large", f"the {exc.what} of {exc.method} is over the service's message limit{sizes}",
+                          what=exc.what, size=exc.size, limit=exc.limit)
     if isinstance(exc, EngineUnavailable):
         # Its details name the engine's addresses: logged for the operator, never sent to clients.
         log.warning("engine %s unavailable: %s", exc.method, exc.details)

@@ -72,9 +72,10 @@ _DESCRIPTIONS = {
     404: "Not found (a spectator stream: no live sealed match with this id)",
     409: "Illegal in this state (or a misdeal), or a sealed token that is not the match's latest; nothing changed",
     410: "Sealed mode: the match has been idle longer than the service keeps it",
-    413: "Request body too large",
+    413: "Request body too large, or the match too large for one call (a long match's record)",
     415: "Send Content-Type: application/json",
     422: "The body does not match the schema",
+    429: "Every bot of the engine is thinking for other calls (see Retry-After); nothing was done",
     501: "Sealed mode is not configured",
     502: "The engine failed",
     503: "The engine, or in sealed mode the token version store, is unavailable (see Retry-After)",
@@ -91,7 +92,7 @@ def _problems(blp: Blueprint, *codes: int) -> Callable[[F], F]:
     def decorate(func: F) -> F:
         documented: Any = func
         for code in codes:
-            headers = _RETRY_AFTER if code == 503 else None
+            headers = _RETRY_AFTER if code in (429, 503) else None
             documented = blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
                                           description=_DESCRIPTIONS[code], headers=headers)(documented)
         # Keep the documentation, drop the wrappers: each `alt_response` wraps the view in a call
@@ -123,6 +124,7 @@ def matches() -> Matches:
 
 _ENGINE = (502, 503, 504)
 _CARRIED = (400, 403, 409, 410, 413, 415, 422, 501, *_ENGINE)
+_BOTS = (*_CARRIED, 429)  # a client's expert suggestion or hints may find every bot slot busy
 
 
 @variants_blp.route("")
@@ -230,7 +232,7 @@ class View(MethodView):
 class Suggest(MethodView):
     @matches_blp.arguments(SuggestSchema(), examples=EXAMPLES["suggest"])
     @matches_blp.response(200, SuggestAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
+    @_problems(matches_blp, *_BOTS)
     def post(self, body: Json) -> Response:
         """A computer opponent's move (random, greedy or expert) for the seat to move, decided from that
         seat's view only (sealed: your own seat, on your turn). The match is unchanged."""
@@ -241,7 +243,7 @@ class Suggest(MethodView):
 class Hints(MethodView):
     @matches_blp.arguments(HintsSchema(), examples=EXAMPLES["hints"])
     @matches_blp.response(200, HintsAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
+    @_problems(matches_blp, *_BOTS)
     def post(self, body: Json) -> Response:
         """The coach: what the expert knows from one seat's view (numbers proven missing, where each unseen
         tile may be, each legal action's value). Sealed: your own seat. The match is unchanged."""

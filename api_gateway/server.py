@@ -21,7 +21,14 @@ from collections.abc import MutableMapping, Sequence
 
 from api_gateway.archive import database as archive_database
 from api_gateway.archive.players import PlayerIdError, PlayerKeys
-from api_gateway.config import DEFAULT_ENGINE, DEFAULT_PORT, ConfigError, GatewayConfig, from_env
+from api_gateway.config import (
+    DEFAULT_ENGINE,
+    DEFAULT_METRICS_PORT,
+    DEFAULT_PORT,
+    ConfigError,
+    GatewayConfig,
+    from_env,
+)
 from api_gateway.store import StoreUnavailable, check_store, default_url
 from api_gateway.tokens import KeyRing, KeyRingError
 
@@ -30,6 +37,7 @@ log = logging.getLogger("api_gateway.server")
 _FLAGS = {  # flag destination -> environment variable
     "host": "GATEWAY_HOST",
     "port": "GATEWAY_PORT",
+    "metrics_port": "GATEWAY_METRICS_PORT",
     "engine": "GATEWAY_ENGINE",
     "engine_timeout": "GATEWAY_ENGINE_TIMEOUT",
     "workers": "GATEWAY_WORKERS",
@@ -51,6 +59,8 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", help="address to bind [GATEWAY_HOST, 127.0.0.1]")
     p.add_argument("--port", help=f"HTTP port, 0 for a free one [GATEWAY_PORT, {DEFAULT_PORT}]")
+    p.add_argument("--metrics-port", help="Prometheus /metrics port, 0 for a free one, 'off' for none "
+                                          f"[GATEWAY_METRICS_PORT, {DEFAULT_METRICS_PORT}]")
     p.add_argument("--engine", metavar="TARGET",
                    help=f"engine gRPC target: host:port, dns:///name:port, ipv4:a:p,b:q [GATEWAY_ENGINE, {DEFAULT_ENGINE}]")
     p.add_argument("--engine-timeout", metavar="SECONDS",
@@ -107,6 +117,8 @@ def prepare(argv: Sequence[str], environ: MutableMapping[str, str] = os.environ)
         raise ConfigError(f"GATEWAY_PLAYER_KEYS: {exc}") from None
     if cfg.port:
         port_is_free(cfg.host, cfg.port)
+    if cfg.metrics_port:
+        port_is_free(cfg.host, cfg.metrics_port)
     if cfg.token_keys:
         KeyRing.parse(cfg.token_keys)  # fail now, not in every worker
     elif cfg.dev_token_key:
@@ -147,11 +159,13 @@ def _run_dev(cfg: GatewayConfig) -> int:
     from werkzeug.serving import make_server
 
     from api_gateway.app import create_app
+    from api_gateway.metrics import serve
 
     server = make_server(cfg.host, cfg.port, create_app(cfg), threaded=True)
     host, port = server.socket.getsockname()[:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    print(json.dumps({"http": address}), flush=True)
+    metrics = None if cfg.metrics_port is None else serve(cfg.host, cfg.metrics_port)
+    print(json.dumps({"http": address, "metrics": metrics}), flush=True)
     log.warning("Flask development server: not for production")
     log.info("%s", ready_line(f"http://{address}"))
     try:

@@ -1,7 +1,7 @@
 """`domino serve all`: the engine (one or more replicas) and the gateway, as separate processes.
 
 What `make run` starts. Defaults: engine gRPC on 127.0.0.1:50051 with metrics on
-9101, gateway on 8080 (gunicorn). With ``--engines N`` it starts N engine
+9101, gateway on 8080 (gunicorn) with metrics on 9102. With ``--engines N`` it starts N engine
 replicas (the first on the given ports, the others on free ones) and points the
 gateway at all of them (``ipv4:127.0.0.1:p1,127.0.0.1:p2``; the gateway's
 channel balances round-robin). Sealed mode works out of the box: without
@@ -89,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
                                                           "take free ports [1]")
     p.add_argument("--port", type=_port, default=_env_default("GATEWAY_PORT", "8080"),
                    help="gateway HTTP port, 0 for a free one [GATEWAY_PORT, 8080]")
+    p.add_argument("--gateway-metrics-port", type=_metrics_port,
+                   default=_env_default("GATEWAY_METRICS_PORT", "9102"),
+                   help="Prometheus port of the gateway, 0 for a free one, off for none [GATEWAY_METRICS_PORT, 9102]")
     p.add_argument("--workers", type=int, default=_env_default("GATEWAY_WORKERS", "2"),
                    help="gateway worker processes [GATEWAY_WORKERS, 2]")
     return p
@@ -203,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         engines = [str(c.address["grpc"]) for c in children]
         children.append(_start("gateway", [
             sys.executable, "-m", "api_gateway", "--host", args.host, "--port", str(args.port),
+            "--metrics-port", "off" if args.gateway_metrics_port is None else str(args.gateway_metrics_port),
             "--engine", engine_target(engines), "--workers", str(args.workers)], env))
     except StartError as exc:
         print(f"domino serve all: {exc}", file=sys.stderr)
@@ -213,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         metrics = f"http://{child.address['metrics']}/metrics" if child.address.get("metrics") else "off"
         print(f"{child.name}: grpc {child.address['grpc']}, metrics {metrics}")
     gateway = f"http://{children[-1].address['http']}"
-    print(f"gateway: {gateway} (metrics {gateway}/metrics)")
+    gateway_metrics = children[-1].address.get("metrics")
+    print(f"gateway: {gateway}, metrics {f'http://{gateway_metrics}/metrics' if gateway_metrics else 'off'}")
     print(f"Point a browser at {gateway}/play to play, {gateway}/docs for the API   (Ctrl-C stops everything)",
           flush=True)
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine_service import bots, metrics, records
+from engine_service import admission, bots, metrics, records
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError, Match, RulesError
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 
@@ -59,14 +59,17 @@ def seat_view(game: Match | Kingdomino, seat: int) -> dict[str, Any]:
 def play_bots(game: Match | Kingdomino) -> list[Event]:
     """The bot seats' turns, from the state as it stands, until a human seat is to move or the
     round (Kingdomino: the game) is over. Each bot decides from its seat's view alone
-    (`engine_service.bots`), reproducibly: the match seed and the position seed its choice."""
+    (`engine_service.bots`), reproducibly: the match seed and the position seed its choice.
+    Expert seats think in one of the engine's bot workers, ahead of clients' suggestions, and
+    within the call's deadline (`engine_service.admission`)."""
     events: list[Event] = []
     variant = game.variant if isinstance(game, Match) else KINGDOMINO
     played: list[str] = []
-    while (seat := _bot_to_move(game)) is not None:
-        action = bots.suggest(seat_view(game, seat), game.bots[seat], seed=game.seed or 0)
-        events.extend(game.apply(action, seat))
-        played.append(action)
+    with admission.seat_turns() as turns:
+        while (seat := _bot_to_move(game)) is not None:
+            action = turns.suggest(seat_view(game, seat), game.bots[seat], seed=game.seed or 0)
+            events.extend(game.apply(action, seat))
+            played.append(action)
     if played:
         metrics.record_actions(variant, played)
         metrics.record_events(variant, events)
@@ -240,7 +243,7 @@ def suggest(game: Match | Kingdomino, level: object, budget_ms: object = None, s
         raise IllegalActionError(f"it is seat {seat}'s turn, not seat {viewer}'s: a suggestion is for the seat "
                                  "to move")
     assert isinstance(level, str)
-    return seat, bots.suggest(seat_view(game, seat), level, budget, chosen_seed)
+    return seat, admission.for_client().suggest(seat_view(game, seat), level, budget, chosen_seed)
 
 
 def hints(game: Match | Kingdomino, seat: object, budget_ms: object = None, seed: object = None) -> dict[str, Any]:
@@ -252,4 +255,4 @@ def hints(game: Match | Kingdomino, seat: object, budget_ms: object = None, seed
     if _to_move(game) is None:  # between rounds, or the match (the game) is over
         raise IllegalActionError("nothing to coach: no round is being played" if isinstance(game, Match)
                                  else "nothing to coach: the game is over")
-    return bots.hints(view, budget, chosen_seed)
+    return admission.for_client().hints(view, budget, chosen_seed)

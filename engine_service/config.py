@@ -16,6 +16,10 @@ from typing import TypeVar
 DEFAULT_PORT = 50051
 DEFAULT_METRICS_PORT = 9464
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
+#: Answers may be larger than requests (a long match's record, a replay's events): gRPC's usual
+#: receive limit, which the gateway's channel uses too.
+DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_CALL_SECONDS = 30.0
 OFF = -1
 
 T = TypeVar("T")
@@ -30,7 +34,10 @@ class Config:
     metrics_port: int | None = DEFAULT_METRICS_PORT  # None: no metrics endpoint
     workers: int = 4
     max_concurrent_rpcs: int | None = None           # None: unbounded (queued in the pool)
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES  # largest request
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    bot_slots: int = 1                               # expert bot worker processes (engine_service.admission)
+    max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS  # a call's work stops there, whatever its deadline
     reflection: bool = True
     grace_seconds: float = 5.0
     shutdown_delay_seconds: float = 0.5   # NOT_SERVING while still serving: the gateway moves off first
@@ -75,6 +82,13 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _call_seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{value} seconds is outside (0, 3600]")
+    return value
+
+
 def _level(text: str) -> str:
     level = text.strip().upper()
     if level not in logging.getLevelNamesMapping():
@@ -96,7 +110,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-concurrent-rpcs", type=_positive,
                    help="calls beyond this are refused RESOURCE_EXHAUSTED [ENGINE_MAX_CONCURRENT_RPCS, unbounded]")
     p.add_argument("--max-message-bytes", type=_positive,
-                   help=f"largest request or response [ENGINE_MAX_MESSAGE_BYTES, {DEFAULT_MAX_MESSAGE_BYTES}]")
+                   help=f"largest request [ENGINE_MAX_MESSAGE_BYTES, {DEFAULT_MAX_MESSAGE_BYTES}]")
+    p.add_argument("--max-answer-bytes", type=_positive,
+                   help=f"largest answer [ENGINE_MAX_ANSWER_BYTES, {DEFAULT_MAX_ANSWER_BYTES}]")
+    p.add_argument("--bot-slots", type=_positive,
+                   help="worker processes for expert bot decisions; a client's expert suggestion or hints that "
+                        "finds none free is refused RESOURCE_EXHAUSTED 'busy:' [ENGINE_BOT_SLOTS, 1]")
+    p.add_argument("--max-call-seconds", type=_call_seconds,
+                   help="the longest a call may work when its caller sets no deadline or a later one "
+                        f"[ENGINE_MAX_CALL_SECONDS, {DEFAULT_MAX_CALL_SECONDS:g}]")
     p.add_argument("--reflection", action=argparse.BooleanOptionalAction, default=None,
                    help="serve gRPC server reflection [ENGINE_REFLECTION, true]")
     p.add_argument("--grace", type=_seconds,
@@ -137,6 +159,10 @@ def load(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Config:
         max_concurrent_rpcs=pick(args.max_concurrent_rpcs, "ENGINE_MAX_CONCURRENT_RPCS", _positive, None),
         max_message_bytes=pick(args.max_message_bytes, "ENGINE_MAX_MESSAGE_BYTES", _positive,
                                d.max_message_bytes),
+        max_answer_bytes=pick(args.max_answer_bytes, "ENGINE_MAX_ANSWER_BYTES", _positive, d.max_answer_bytes),
+        bot_slots=pick(args.bot_slots, "ENGINE_BOT_SLOTS", _positive, d.bot_slots),
+        max_call_seconds=pick(args.max_call_seconds, "ENGINE_MAX_CALL_SECONDS", _call_seconds,
+                              d.max_call_seconds),
         reflection=pick(args.reflection, "ENGINE_REFLECTION", _env_bool, d.reflection),
         grace_seconds=pick(args.grace, "ENGINE_GRACE_SECONDS", _seconds, d.grace_seconds),
         shutdown_delay_seconds=pick(args.shutdown_delay, "ENGINE_SHUTDOWN_DELAY_SECONDS", _seconds,

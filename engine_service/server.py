@@ -30,16 +30,18 @@ from typing import Any
 
 import grpc
 from domino.v1 import engine_pb2, engine_pb2_grpc
+from domino.v1.channel import KEEPALIVE_SERVER_OPTIONS
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from engine_service import config as config_module
+from engine_service.admission import AdmissionInterceptor, BotWorkers
 from engine_service.config import Config
 from engine_service.json_face import JsonEngineServicer
 from engine_service.metrics import JsonFormatter, ObservingInterceptor
 from engine_service.servicer import EngineServicer
-from engine_service.status import StatusInterceptor
+from engine_service.status import PREFIXES, StatusInterceptor
 
 log = logging.getLogger("engine_service.server")
 
@@ -60,6 +62,7 @@ class EngineServer:
     server: grpc.Server
     health: health.HealthServicer
     port: int
+    bots: BotWorkers
     metrics_http: Any | None = None   # the prometheus WSGI server, when metrics are on
     metrics_port: int | None = None
 
@@ -87,6 +90,7 @@ class EngineServer:
         while not done.wait(_POLL_SECONDS):
             if interrupted():
                 self.server.stop(0)
+        self.bots.close()
         if self.metrics_http is not None:
             self.metrics_http.shutdown()
         log.info("stopped")
@@ -96,16 +100,21 @@ def create_server(cfg: Config) -> EngineServer:
     """Build, bind and start the engine (ports 0 pick free ones); raises OSError when a bind fails."""
     options = [
         ("grpc.max_receive_message_length", cfg.max_message_bytes),
-        ("grpc.max_send_message_length", cfg.max_message_bytes),
+        ("grpc.max_send_message_length", cfg.max_answer_bytes),
         ("grpc.so_reuseport", 0),  # a second server on a busy port fails instead of sharing it
         # Close connections after a while (gracefully) so that clients balancing over a headless
         # Service re-resolve DNS and spread onto replicas the autoscaler added.
         ("grpc.max_connection_age_ms", 5 * 60 * 1000),
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
+        # The gateway pings twice a second to find an engine that stopped answering (a frozen process
+        # keeps its sockets open): allow it, rather than answering GOAWAY "too many pings".
+        *KEEPALIVE_SERVER_OPTIONS,
     ]
+    bots = BotWorkers(cfg.bot_slots)  # its worker processes start with the first expert decision
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="engine"),
-        interceptors=[ObservingInterceptor(cfg.log_calls), StatusInterceptor()],
+        interceptors=[ObservingInterceptor(cfg.log_calls), StatusInterceptor(),
+                      AdmissionInterceptor(bots, cfg.max_call_seconds, PREFIXES)],
         options=options,
         maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
     )
@@ -139,7 +148,7 @@ def create_server(cfg: Config) -> EngineServer:
     server.start()
     for name in ("", ENGINE_SERVICE, JSON_SERVICE):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return EngineServer(cfg, server, health_servicer, port, metrics_http, metrics_port)
+    return EngineServer(cfg, server, health_servicer, port, bots, metrics_http, metrics_port)
 
 
 def configure_logging(level: str) -> None:
@@ -174,7 +183,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps({"grpc": engine.address, "metrics": engine.metrics_address}), flush=True)
     log.info("listening", extra={"fields": {
         "grpc": engine.address, "metrics": engine.metrics_address, "workers": cfg.workers,
-        "reflection": cfg.reflection, "max_message_bytes": cfg.max_message_bytes}})
+        "reflection": cfg.reflection, "max_message_bytes": cfg.max_message_bytes,
+        "max_answer_bytes": cfg.max_answer_bytes, "bot_slots": cfg.bot_slots,
+        "max_call_seconds": cfg.max_call_seconds}})
 
     while not signals:
         time.sleep(_POLL_SECONDS)

@@ -11,6 +11,7 @@ raised                                 refusal -> status (details)
 `MalformedError`, protobuf DecodeError MALFORMED -> INVALID_ARGUMENT (naming the field)
 `MisdealError`                         MISDEAL -> FAILED_PRECONDITION ("misdeal: ...")
 `IllegalActionError`                   ILLEGAL -> FAILED_PRECONDITION (the rules' message)
+a `CallStopped` (`admission`)          its own: RESOURCE_EXHAUSTED "busy: ...", DEADLINE_EXCEEDED
 anything else                          INTERNAL ("internal error"; logged with its traceback)
 =====================================  ==========================================
 
@@ -35,6 +36,14 @@ PREFIXES = (f"/{ENGINE}/", f"/{JSON_ENGINE}/")
 INTERNAL_DETAILS = "internal error"
 
 
+class CallStopped(Exception):
+    """The engine stopped a call itself, not for anything wrong in it (`engine_service.admission`:
+    no bot slot free, the deadline passed); `status` is the code and details it ends with."""
+
+    def status(self) -> tuple[grpc.StatusCode, str]:
+        raise NotImplementedError
+
+
 def refusal_for(exc: RulesError) -> Refusal:
     """Which refusal a rules exception is."""
     if isinstance(exc, MisdealError):
@@ -48,6 +57,8 @@ def status_for(exc: BaseException) -> tuple[grpc.StatusCode, str]:
     """The status code and details for an exception raised while serving a call."""
     if isinstance(exc, RulesError):
         return status_of(refusal_for(exc), str(exc))
+    if isinstance(exc, CallStopped):
+        return exc.status()
     if isinstance(exc, DecodeError):
         return status_of(Refusal.MALFORMED, "request is not a valid protobuf message of its type")
     return grpc.StatusCode.INTERNAL, INTERNAL_DETAILS

@@ -3,6 +3,7 @@
     domino bench engine [--seconds S | --games N] [--repeats R] [--compiled auto|yes|no] [--json]
     domino bench service [--seconds S] [--json]
     domino bench slow-clients [--connections N] [--seconds S]
+    domino bench faults [--seconds S] [--rounds R] [--freeze S]   # issue 29: flood, frozen engine, replay bomb
     domino bench bots [--variant V] [--matchup A:B] [--pairs N] [--deals N] [--unit round|match]
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
@@ -61,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--connections", type=int, default=1000, help="attacking connections held open (default 1000)")
     w.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
 
+    f = sub.add_parser("faults", help="ordinary calls under 50 expert flooders, a frozen engine, the replay bomb")
+    common(f)
+    f.add_argument("--seconds", type=float, default=10.0, help="length of one calm or flooded phase (default 10)")
+    f.add_argument("--rounds", type=int, default=3, help="calm / flooded phases, interleaved (default 3)")
+    f.add_argument("--freeze", type=float, default=10.0, help="seconds one engine is SIGSTOPped (default 10)")
+
     b = sub.add_parser("bots", help="the bots' strength and speed, level against level, every family")
     common(b)
     from clients.bench.bots import add_arguments as bots_arguments
@@ -97,6 +104,13 @@ def main(argv: list[str]) -> int:
                                   seconds=1.0 if args.tiny else args.seconds, log=sys.stderr)
         text = slow_clients.format_text(result)
         save = slow_clients.save
+    elif args.what == "faults":
+        from clients.bench import faults
+
+        result = faults.run(seconds=2.0 if args.tiny else args.seconds, rounds=1 if args.tiny else args.rounds,
+                            freeze=3.0 if args.tiny else args.freeze, log=sys.stderr)
+        text = faults.format_text(result)
+        save = faults.save
     elif args.what == "bots":
         from clients.bench import bots
 

@@ -116,7 +116,7 @@ def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0)
     """The gateway (gunicorn, default workers and threads) over one engine or several (round-robin)."""
     env = dict(os.environ)
     target = engines[0].address if len(engines) == 1 else "ipv4:" + ",".join(e.address for e in engines)
-    env.update({"GATEWAY_PORT": "0", "GATEWAY_ENGINE": target, "STATE_TOKEN_KEYS": keys})
+    env.update({"GATEWAY_PORT": "0", "GATEWAY_METRICS_PORT": "0", "GATEWAY_ENGINE": target, "STATE_TOKEN_KEYS": keys})
     argv = [sys.executable, "-m", "clients.cli", "serve", "gateway"]
     proc = _start(f"gateway{index}", argv, env, workdir, "http")
     _wait_ready(proc)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "ClientProblem", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
+    "ClientProblem", "EngineBusy", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
     "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotFound", "ProblemError",
     "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
-    "TransportError", "UnknownMatch", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+    "TooLarge", "TransportError", "UnknownMatch", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -136,6 +136,19 @@ class SealedForbidden(ClientProblem):
     type_name = "sealed-forbidden"
 
 
+class EngineBusy(ClientProblem):
+    """429 engine-busy: every bot of the engine was thinking for other calls (retried by the client,
+    after `Retry-After`, before it is raised)."""
+
+    type_name = "engine-busy"
+
+
+class TooLarge(ClientProblem):
+    """413 too-large: the request, or the answer it asks for, is over the service's message limit."""
+
+    type_name = "too-large"
+
+
 class SealedModeDisabled(ServerProblem):
     """501 sealed-mode-disabled: the operator configured no token keys."""
 
@@ -176,7 +189,7 @@ PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
     cls.type_name: cls for cls in (
         ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
         StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
-        StoreUnavailable, EngineTimeout, EngineError, InternalError)
+        StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge)
 }
 
 

@@ -2,8 +2,9 @@
 
 `RestClient` sends one request per call: JSON in, JSON out, an error answer raised
 as the `ProblemError` subclass of its type (`clients.sdk.errors`). A `503` (engine
-or token store unavailable) and a refused connection are retried with exponential
-backoff, waiting at least what `Retry-After` asks; every request has a timeout.
+or token store unavailable), a `429` engine-busy (every bot thinking) and a refused
+connection are retried with exponential backoff, waiting at least what
+`Retry-After` asks; every request has a timeout.
 
 Two ways to hold a match, as the gateway has two carriers:
 
@@ -28,14 +29,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
-from clients.sdk.errors import ProblemError, ServerProblem, TransportError, raise_for
+from clients.sdk.errors import EngineBusy, ProblemError, ServerProblem, TransportError, raise_for
 
 __all__ = ["Bot", "Legal", "Match", "ReplayResult", "RestClient", "SealedMatch"]
 
 Json = dict[str, Any]
 Level = Literal["random", "greedy", "expert"]
 LEVELS: tuple[Level, ...] = ("random", "greedy", "expert")
-RETRIED_STATUSES = frozenset({503})
+RETRIED_STATUSES = frozenset({503, 429})
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +80,8 @@ def _retry_after(value: str | None) -> float | None:
 class RestClient:
     """A REST gateway at `url` ("http://127.0.0.1:8080").
 
-    `timeout` bounds each request (seconds); `retries` is how many times a `503` or a
-    refused connection is tried again, waiting `backoff * 2**n` (jittered, at most
+    `timeout` bounds each request (seconds); `retries` is how many times a `503`, a `429`
+    engine-busy or a refused connection is tried again, waiting `backoff * 2**n` (jittered, at most
     `max_backoff`) or what `Retry-After` says, whichever is longer. The client keeps no
     connection between calls, so one client may serve several threads.
     """
@@ -129,12 +130,13 @@ class RestClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def request(self, method: str, path: str, body: Json | None = None) -> Any:
-        """One call, retried on 503 and on a refused connection; an error answer raises its problem class."""
+        """One call, retried on 503, on 429 engine-busy and on a refused connection; an error answer raises its
+        problem class."""
         attempt = 0
         while True:
             try:
                 return self._once(method, path, body)
-            except ServerProblem as err:
+            except (ServerProblem, EngineBusy) as err:
                 if err.status not in RETRIED_STATUSES or attempt >= self.retries:
                     raise
                 wait = max(err.retry_after or 0.0, self._backoff(attempt))

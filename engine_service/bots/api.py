@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .budget import MATCHING_DEFAULT, BudgetLike, kingdomino_default, resolve
+from .budget import MATCHING_DEFAULT, BudgetLike, Deadline, kingdomino_default, resolve
 
 LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
 
@@ -33,29 +33,32 @@ def is_kingdomino(view: dict[str, Any]) -> bool:
 
 
 def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = None,
-            seed: int | None = None) -> str:
+            seed: int | None = None, until: Deadline | None = None) -> str:
     """The action `level` (random, greedy or expert) plays from `view`: one of ``view["legal"]``.
 
     `budget` is a `Budget`, a number of iterations, or None for the default
     (`budget.MATCHING_DEFAULT`, `budget.kingdomino_default`); `seed` (default 0)
-    makes the choice reproducible. ValueError when the view is not one where
-    its seat is to move, or the level is unknown.
+    makes the choice reproducible; `until` stops the search at that deadline (its
+    answer is then not reproducible: the caller discards it). ValueError when the
+    view is not one where its seat is to move, or the level is unknown.
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
     rng = _rng(view, seed)
     if is_kingdomino(view):
         from .kingdomino import decide as kd_decide
-        return kd_decide(view, level, resolve(budget, kingdomino_default(_players(view))), rng)
+        return kd_decide(view, level, resolve(budget, kingdomino_default(_players(view)), until), rng)
     from .matching import decide
-    return decide(view, level, resolve(budget, MATCHING_DEFAULT), rng)
+    return decide(view, level, resolve(budget, MATCHING_DEFAULT, until), rng)
 
 
-def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = None) -> dict[str, Any]:
-    """The coach: what the expert knows from `view` (see `matching.coach.hints`, `kingdomino.coach`)."""
+def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = None,
+          until: Deadline | None = None) -> dict[str, Any]:
+    """The coach: what the expert knows from `view` (see `matching.coach.hints`, `kingdomino.coach`);
+    `until` as for `suggest`."""
     rng = _rng(view, seed)
     if is_kingdomino(view):
         from .kingdomino import coach as kd_coach
-        return kd_coach.hints(view, resolve(budget, kingdomino_default(_players(view))), rng)
+        return kd_coach.hints(view, resolve(budget, kingdomino_default(_players(view)), until), rng)
     from .matching import coach
-    return coach.hints(view, resolve(budget, MATCHING_DEFAULT), rng)
+    return coach.hints(view, resolve(budget, MATCHING_DEFAULT, until), rng)

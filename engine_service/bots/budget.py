@@ -4,6 +4,9 @@ A budget counts *iterations* (playouts for the matching games, rollouts for
 Kingdomino) so that a given seed always gives the same decision on any machine.
 A millisecond cap (`ms`) may be added for callers that must answer in time; a
 call stopped by it is no longer reproducible, which is why no default sets one.
+A `Deadline` (`until`) is the engine's own stop: when the call that asked for the
+decision runs out of time or is cancelled, the search stops at its next
+iteration, and the engine throws the decision away (`engine_service.admission`).
 """
 from __future__ import annotations
 
@@ -14,12 +17,40 @@ from dataclasses import dataclass
 TIME_ONLY_ITERATIONS = 10**7
 
 
+class Deadline:
+    """When the work of one call must stop: a time on `time.monotonic`'s clock (the system's, so a
+    worker process reads it as its parent does), or sooner once `cancel` is called (from another
+    thread: the call was cancelled, its caller gone)."""
+
+    __slots__ = ("at", "cancelled")
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.cancelled = False
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def remaining(self) -> float:
+        """Seconds left (0 once cancelled or past)."""
+        return 0.0 if self.cancelled else max(0.0, self.at - time.monotonic())
+
+    def passed(self) -> bool:
+        return self.cancelled or time.monotonic() >= self.at
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """Playouts per decision (`iterations`) and an optional wall-clock cap (`ms`)."""
+    """Playouts per decision (`iterations`), an optional wall-clock cap (`ms`) and the deadline of
+    the call it serves (`until`: the search stops there; see `Deadline`)."""
 
     iterations: int
     ms: float | None = None
+    until: Deadline | None = None
 
     @classmethod
     def time(cls, ms: float) -> Budget:
@@ -48,24 +79,30 @@ def kingdomino_default(players: int) -> Budget:
 BudgetLike = Budget | int | None
 
 
-def resolve(budget: BudgetLike, default: Budget) -> Budget:
-    """A `Budget` from what a caller passed: None (the default), an int (iterations) or a Budget."""
+def resolve(budget: BudgetLike, default: Budget, until: Deadline | None = None) -> Budget:
+    """A `Budget` from what a caller passed: None (the default), an int (iterations) or a Budget;
+    with `until`, that deadline too."""
     if budget is None:
-        return default
-    if isinstance(budget, Budget):
-        return budget
-    if isinstance(budget, bool) or not isinstance(budget, int):
+        chosen = default
+    elif isinstance(budget, Budget):
+        chosen = budget
+    elif isinstance(budget, bool) or not isinstance(budget, int):
         raise ValueError(f"budget must be a Budget or a number of iterations, not {budget!r}")
-    return Budget(iterations=budget)
+    else:
+        chosen = Budget(iterations=budget)
+    return chosen if until is None else Budget(chosen.iterations, chosen.ms, until)
 
 
 class Clock:
-    """Says when a budget's time cap has run out (never, without one)."""
+    """Says when a budget's time cap has run out, or its call's deadline has (never, without either)."""
 
-    __slots__ = ("deadline",)
+    __slots__ = ("deadline", "until")
 
     def __init__(self, budget: Budget) -> None:
         self.deadline = None if budget.ms is None else time.perf_counter() + budget.ms / 1000.0
+        self.until = budget.until
 
     def expired(self) -> bool:
+        if self.until is not None and self.until.passed():
+            return True
         return self.deadline is not None and time.perf_counter() >= self.deadline

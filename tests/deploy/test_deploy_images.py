@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -218,7 +219,7 @@ def test_image_runs_as_non_root_with_a_health_check(images: dict[str, Image], na
     assert image.healthcheck[:1] == ["CMD"], image.healthcheck
     assert image.config.get("Entrypoint"), image.config
     exposed = set(image.config.get("ExposedPorts") or {})
-    assert exposed == ({"50051/tcp", "9464/tcp"} if name == "engine" else {"8080/tcp"}), exposed
+    assert exposed == ({"50051/tcp", "9464/tcp"} if name == "engine" else {"8080/tcp", "9465/tcp"}), exposed
 
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
@@ -295,6 +296,17 @@ def test_engine_image_starts_answers_and_reports_healthy(images: dict[str, Image
         answer = client.new_match("kozel", 4, seed=7)
         _seat, actions = client.legal_actions(answer.state)
         assert actions
+    # Expert decisions run in the engine's bot worker processes (their forkserver's socket is in /tmp).
+    import grpc
+    import orjson
+    from domino.v1 import engine_pb2, engine_pb2_grpc
+
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = engine_pb2_grpc.JsonEngineStub(channel)  # type: ignore[no-untyped-call]
+        bots = [{"seat": s, "level": "expert"} for s in (1, 2, 3)]
+        seated = stub.NewMatch(engine_pb2.JsonCall(args=orjson.dumps(
+            {"variant": "kozel", "players": 4, "seed": 3, "bots": bots})), timeout=30)
+        assert orjson.loads(seated.answer)["state"]["round"]["to_move"] == 0  # seat 1 led: the bots played
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as reply:
         text = reply.read().decode()
     assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="ListVariants"' in text
@@ -306,9 +318,10 @@ def test_engine_image_starts_answers_and_reports_healthy(images: dict[str, Image
 
 def test_gateway_image_serves_the_api_against_the_engine_image(images: dict[str, Image], tmp_path: Path) -> None:
     engine, gateway = images["engine"], images["gateway"]
-    engine_port, gateway_port = free_port(), free_port()
+    engine_port, gateway_port, metrics_port = free_port(), free_port(), free_port()
     engine_env = {"ENGINE_HOST": "127.0.0.1", "ENGINE_PORT": str(engine_port), "ENGINE_METRICS_PORT": "off"}
     gateway_env = {"GATEWAY_HOST": "127.0.0.1", "GATEWAY_PORT": str(gateway_port), "GATEWAY_WORKERS": "2",
+                   "GATEWAY_METRICS_PORT": str(metrics_port),
                    "GATEWAY_ENGINE": f"127.0.0.1:{engine_port}",
                    "STATE_TOKEN_KEYS": "k1:8vqif28BflUK815iBARrWUfbf2xP836S0ob3WV13xbw="}
     assert gateway.health(tmp_path, **gateway_env).returncode == 1   # nothing listens yet
@@ -318,7 +331,7 @@ def test_gateway_image_serves_the_api_against_the_engine_image(images: dict[str,
     _addresses(engine_log, engine_proc)
     gateway_proc = gateway.start(tmp_path, gateway_log, **gateway_env)
     bound = _addresses(gateway_log, gateway_proc)
-    assert bound == {"http": f"127.0.0.1:{gateway_port}"}, bound
+    assert bound == {"http": f"127.0.0.1:{gateway_port}", "metrics": f"127.0.0.1:{metrics_port}"}, bound
 
     health = gateway.health(tmp_path, **gateway_env)
     assert health.returncode == 0, health.stdout + health.stderr
@@ -332,9 +345,12 @@ def test_gateway_image_serves_the_api_against_the_engine_image(images: dict[str,
         assert reply.status == 201
         answer = json.loads(reply.read())
     assert answer["token"].startswith("v1.k1.") and len(answer["seat_keys"]) == 4 and "state" not in answer
-    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as reply:
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as reply:
         text = reply.read().decode()
     assert 'domino_gateway_http_requests_total{method="POST",route="/v1/matches",status="201"}' in text
+    with pytest.raises(urllib.error.HTTPError) as not_here:  # nothing of it on the API's port
+        urllib.request.urlopen(f"{base}/metrics", timeout=10)
+    assert not_here.value.code == 404
 
     # both stop gracefully on SIGTERM (gunicorn drains its workers)
     assert _stop(gateway_proc, gateway_log) == 0, _tail(gateway_log.read_text())

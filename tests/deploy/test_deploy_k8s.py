@@ -149,6 +149,12 @@ def test_pods_are_hardened_probed_and_bounded(overlay: str, name: str) -> None:
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert probe in container, probe
+    # read-only root: the only writable path is a size-limited memory emptyDir on /tmp (the gateway's
+    # worker heartbeats and metric files, the engine's bot-worker forkserver socket)
+    (mount,) = container["volumeMounts"]
+    (volume,) = spec["volumes"]
+    assert mount["mountPath"] == "/tmp" and mount["name"] == volume["name"]
+    assert volume["emptyDir"]["medium"] == "Memory" and volume["emptyDir"]["sizeLimit"]
     if name == "domino-engine":
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             assert container[probe]["grpc"]["port"] == ports["grpc"], probe
@@ -156,11 +162,6 @@ def test_pods_are_hardened_probed_and_bounded(overlay: str, name: str) -> None:
         assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
         assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
         assert container["readinessProbe"]["httpGet"]["port"] in ("http", ports["http"])
-        # read-only root: the only writable path is a size-limited memory emptyDir on /tmp
-        (mount,) = container["volumeMounts"]
-        (volume,) = spec["volumes"]
-        assert mount["mountPath"] == "/tmp" and mount["name"] == volume["name"]
-        assert volume["emptyDir"]["medium"] == "Memory" and volume["emptyDir"]["sizeLimit"]
         # serve on while the endpoint removal propagates, within the grace period
         pause = container["lifecycle"]["preStop"]["exec"]["command"]
         assert pause[0] == "/bin/sleep" and int(pause[1]) + 15 < spec["terminationGracePeriodSeconds"]
@@ -339,8 +340,9 @@ def test_network_policy_default_deny_with_explicit_allows(overlay: str) -> None:
     other_monitor = Pod("monitoring", {"app.kubernetes.io/name": "grafana"})
 
     grpc, metrics, http = engine.ports["grpc"], engine.ports["metrics"], gateway.ports["http"]
+    gateway_metrics = gateway.ports["metrics"]
     must = [(gateway, engine, grpc, "TCP"), (ingress_nginx, gateway, http, "TCP"),
-            (prometheus, engine, metrics, "TCP"), (prometheus, gateway, http, "TCP"),
+            (prometheus, engine, metrics, "TCP"), (prometheus, gateway, gateway_metrics, "TCP"),
             (gateway, kube_dns, 53, "UDP"), (gateway, kube_dns, 53, "TCP")]
     for src, dst, port, proto in must:
         assert allowed(policies, src, dst, port, proto), (src.labels, dst.labels, port, proto)
@@ -348,7 +350,10 @@ def test_network_policy_default_deny_with_explicit_allows(overlay: str) -> None:
                 (engine, gateway, http, "TCP"), (prometheus, engine, grpc, "TCP"),
                 (gateway, engine, metrics, "TCP"), (elsewhere, engine, grpc, "TCP"),
                 (other_monitor, engine, metrics, "TCP"), (engine, kube_dns, 53, "UDP"),
-                (stranger, gateway, http, "TCP"), (gateway, prometheus, 9090, "TCP")]
+                (stranger, gateway, http, "TCP"), (gateway, prometheus, 9090, "TCP"),
+                # the gateway's metrics are Prometheus's alone: not the ingress's, nor anyone's in the namespace
+                (ingress_nginx, gateway, gateway_metrics, "TCP"), (stranger, gateway, gateway_metrics, "TCP"),
+                (prometheus, gateway, http, "TCP")]
     for src, dst, port, proto in must_not:
         assert not allowed(policies, src, dst, port, proto), (src.labels, dst.labels, port, proto)
 

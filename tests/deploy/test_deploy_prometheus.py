@@ -65,7 +65,8 @@ def alert_rules() -> list[dict[str, Any]]:
 class Topology:
     proc: subprocess.Popen[str]
     engines: list[tuple[str, str]]      # (grpc address, metrics address)
-    gateway: str                        # host:port
+    gateway: str                        # host:port of the API
+    gateway_metrics: str                # host:port of its metrics (their own port)
     output: list[str]
 
 
@@ -73,7 +74,7 @@ def _start_serve_all() -> Topology:
     if not (REPO / "clients" / "serve_all.py").is_file():
         pytest.skip("clients/serve_all.py (domino serve all) is not there yet")
     argv = [sys.executable, "-m", "clients.cli", "serve", "all", "--engines", "2", "--engine-port", "0",
-            "--engine-metrics-port", "0", "--port", "0", "--workers", "2"]
+            "--engine-metrics-port", "0", "--gateway-metrics-port", "0", "--port", "0", "--workers", "2"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGINE_", "GATEWAY_", "PROMETHEUS_"))}
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, start_new_session=True)
@@ -81,7 +82,7 @@ def _start_serve_all() -> Topology:
     lines: list[str] = []
     deadline = time.monotonic() + START_TIMEOUT
     engines: list[tuple[str, str]] = []
-    gateway = ""
+    gateway = gateway_metrics = ""
     while time.monotonic() < deadline and not gateway:
         line = proc.stdout.readline()
         if not line:
@@ -89,13 +90,13 @@ def _start_serve_all() -> Topology:
         lines.append(line.rstrip())
         if m := re.match(r"engine \d+: grpc (\S+), metrics http://(\S+)/metrics", line):
             engines.append((m[1], m[2]))
-        elif m := re.match(r"gateway: http://(\S+) ", line):
-            gateway = m[1]
+        elif m := re.match(r"gateway: http://(\S+), metrics http://(\S+)/metrics", line):
+            gateway, gateway_metrics = m[1], m[2]
     if not gateway:
         proc.kill()
         proc.wait()
         pytest.fail("domino serve all --engines 2 did not start:\n" + "\n".join(lines))
-    return Topology(proc, engines, gateway, lines)
+    return Topology(proc, engines, gateway, gateway_metrics, lines)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +185,7 @@ def start_prometheus(work: Path, engines: list[str], gateways: list[str]) -> Pro
 @pytest.fixture(scope="module")
 def prometheus(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     server = start_prometheus(tmp_path_factory.mktemp("prometheus"), [m for _, m in topology.engines],
-                              [topology.gateway])
+                              [topology.gateway_metrics])
     try:
         yield server
     finally:
@@ -323,7 +324,8 @@ def test_serve_all_starts_two_engines_and_a_gateway(topology: Topology) -> None:
     assert len({g for g, _ in topology.engines}) == 2 and len({m for _, m in topology.engines}) == 2
     for grpc_address, metrics_address in topology.engines:
         assert grpc_address.startswith("127.0.0.1:") and metrics_address.startswith("127.0.0.1:")
-    assert topology.gateway.startswith("127.0.0.1:")
+    assert topology.gateway.startswith("127.0.0.1:") and topology.gateway_metrics.startswith("127.0.0.1:")
+    assert topology.gateway_metrics != topology.gateway  # metrics on their own port
 
 
 def test_load_played_real_games(loaded: LoadReport) -> None:
@@ -402,14 +404,15 @@ def test_engine_unavailable_alert_goes_pending_for_a_gateway_without_engine(
     DominoGatewayErrorRatioHigh in pending state (they fire after their `for:` time)."""
     dead_engine = f"127.0.0.1:{free_port()}"   # nothing listens there
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGINE_", "GATEWAY_", "PROMETHEUS_"))}
-    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--port", "0", "--workers", "1",
-                             "--engine", dead_engine, "--engine-timeout", "1"], cwd=REPO, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--port", "0", "--metrics-port", "0",
+                             "--workers", "1", "--engine", dead_engine, "--engine-timeout", "1"], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     server = None
     try:
         assert proc.stdout is not None
-        address = json.loads(proc.stdout.readline())["http"]
-        server = start_prometheus(tmp_path, [], [address])
+        bound = json.loads(proc.stdout.readline())
+        address = bound["http"]
+        server = start_prometheus(tmp_path, [], [bound["metrics"]])
         deadline = time.monotonic() + 12
         probes = 0
         pending: set[str] = set()

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from engine_service.config import DEFAULT_MAX_MESSAGE_BYTES, Config, load
+from engine_service.config import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_MESSAGE_BYTES, Config, load
 
 
 def test_defaults() -> None:
     cfg = load([], {})
     assert cfg == Config()
     assert cfg.max_message_bytes == DEFAULT_MAX_MESSAGE_BYTES == 256 * 1024
+    # Answers (a long match's record) may be larger than requests: as large as the gateway's channel takes.
+    assert cfg.max_answer_bytes == DEFAULT_MAX_ANSWER_BYTES == 4 * 1024 * 1024
+    assert (cfg.bot_slots, cfg.max_call_seconds) == (1, 30.0)
     assert cfg.reflection is True and cfg.host == "127.0.0.1"
 
 
@@ -19,10 +22,12 @@ def test_environment_is_read() -> None:
         "ENGINE_MAX_MESSAGE_BYTES": "1024", "ENGINE_REFLECTION": "false", "LOG_LEVEL": "debug",
         "ENGINE_GRACE_SECONDS": "1.5", "ENGINE_SHUTDOWN_DELAY_SECONDS": "3",
         "ENGINE_MAX_CONCURRENT_RPCS": "50", "ENGINE_HOST": "0.0.0.0", "ENGINE_LOG_CALLS": "0",
+        "ENGINE_MAX_ANSWER_BYTES": "2048", "ENGINE_BOT_SLOTS": "2", "ENGINE_MAX_CALL_SECONDS": "7.5",
     })
     assert cfg == Config(host="0.0.0.0", port=7000, metrics_port=None, workers=8, max_concurrent_rpcs=50,
-                         max_message_bytes=1024, reflection=False, grace_seconds=1.5,
-                         shutdown_delay_seconds=3.0, log_level="DEBUG", log_calls=False)
+                         max_message_bytes=1024, max_answer_bytes=2048, bot_slots=2, max_call_seconds=7.5,
+                         reflection=False, grace_seconds=1.5, shutdown_delay_seconds=3.0, log_level="DEBUG",
+                         log_calls=False)
 
 
 def test_flags_win_over_environment() -> None:
@@ -41,6 +46,8 @@ def test_flags_win_over_environment() -> None:
     ([], {"ENGINE_PORT": "eighty"}),
     ([], {"ENGINE_REFLECTION": "maybe"}),
     ([], {"ENGINE_GRACE_SECONDS": "-1"}),
+    (["--bot-slots", "0"], {}),
+    ([], {"ENGINE_MAX_CALL_SECONDS": "0"}),
 ])
 def test_bad_settings_exit_with_usage_error(argv: list[str], env: dict[str, str],
                                             capsys: pytest.CaptureFixture[str]) -> None:

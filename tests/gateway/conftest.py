@@ -117,6 +117,7 @@ class Gateway:
     log: IO[str]
     metrics_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    metrics_url: str | None = None  # its own port: http://host:port/metrics
 
     def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
              headers: dict[str, str] | None = None, timeout: float = 20.0) -> Reply:
@@ -135,6 +136,14 @@ class Gateway:
     def get(self, path: str, **kwargs: Any) -> Reply:
         return self.call("GET", path, **kwargs)
 
+    def metrics(self) -> str:
+        """The Prometheus text of its metrics port."""
+        assert self.metrics_url is not None, "this gateway serves no metrics"
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as reply:
+            assert reply.status == 200 and reply.headers["Content-Type"].startswith("text/plain")
+            text: str = reply.read().decode()
+        return text
+
     def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
         return self.call("POST", path, body, **kwargs)
 
@@ -151,12 +160,13 @@ class Gateway:
 def launch_gateway(engine: str, *args: str, env: dict[str, str] | None = None) -> Gateway:
     """Start a gateway on a free port and wait until a worker answers /healthz."""
     log = tempfile.NamedTemporaryFile("w+", prefix="gateway-", suffix=".log")  # noqa: SIM115
-    full_env = _clean_env(env)
+    full_env = {"GATEWAY_METRICS_PORT": "0", **_clean_env(env)}  # a free port, not the default 9465
     proc = subprocess.Popen(
         [sys.executable, "-m", "api_gateway", "--host", "127.0.0.1", "--port", "0", "--engine", engine, *args],
         cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=log, text=True)
-    gateway = Gateway(proc, f"http://{_first_json_line(proc, log, 'gateway')['http']}", log,
-                      full_env.get("PROMETHEUS_MULTIPROC_DIR"))
+    bound = _first_json_line(proc, log, "gateway")
+    gateway = Gateway(proc, f"http://{bound['http']}", log, full_env.get("PROMETHEUS_MULTIPROC_DIR"),
+                      metrics_url=f"http://{bound['metrics']}/metrics" if bound.get("metrics") else None)
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         try:
@@ -211,7 +221,7 @@ def start_gateway() -> Iterator[Callable[..., Gateway]]:
 
 
 RPCS = ("ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout",
-        "CreateTournament", "RecordTournamentRound", "TournamentStandings")
+        "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest", "Hints")
 
 
 class ScriptedEngine(engine_pb2_grpc.JsonEngineServicer):

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from engine_service import calls
-from engine_service.rules import Match
+from engine_service.rules import Kingdomino, Match
 
 from .conftest import Gateway
 
@@ -119,3 +119,24 @@ def test_the_engine_gives_bots_the_round_history_from_the_log(gateway: Gateway) 
     view = calls.seat_view(Match.from_dict(state), 0)
     drawn_by_other = [e for e in view["history"] if e["type"] == "drew" and e["seat"] == 1]
     assert drawn_by_other and all(e["tile"] is None for e in drawn_by_other)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_kingdomino_hints_answer_every_player_sealed_and_transparent(gateway: Gateway, players: int) -> None:
+    """Issue 29: the coach for a Kingdomino player who is not to move was 502 (engine INTERNAL, a traceback in
+    its log). Every player is coached now, as in the matching games: the pile's chances for all, the expert's
+    values only for the player to move."""
+    created = gateway.post("/v1/matches", {"variant": "kingdomino", "players": players, "seed": 7})
+    assert created.status == 201, created.json
+    state = created.json["state"]
+    game = Kingdomino.from_dict(state)
+    sealed = gateway.post("/v1/matches", {"variant": "kingdomino", "players": players, "seed": 7,
+                                          "mode": "sealed"}).json
+    for player in range(players):
+        key = sealed["seat_keys"][player]
+        for body in ({"state": state, "seat": player}, {"token": sealed["token"], "seat_key": key}):
+            r = gateway.post("/v1/matches/hints", {**body, "budget_ms": 30})
+            assert r.status == 200, (player, "token" in body, r.json)
+            hints = r.json["hints"]
+            assert hints["player"] == player and len(hints["pile"]) > 0
+            assert bool(hints["values"]) == (player == game.to_move), hints["values"]

@@ -221,6 +221,31 @@ def test_unavailable_is_retried_until_it_answers(start_gateway: Callable[..., Ga
     assert engine.servicer.calls == ["LegalActions"] * 3
 
 
+def test_a_busy_engine_is_asked_again_then_the_answer_is_429(start_gateway: Callable[..., Gateway],
+                                                             fake_engine: Callable[[], FakeEngine]) -> None:
+    """Every bot worker busy: the gateway asks again after 0.1, 0.2 and 0.4 s (GATEWAY_BUSY_WAIT, 1 s), then
+    answers 429 engine-busy with Retry-After; a slot that comes free meanwhile answers the call."""
+    engine = fake_engine()
+    busy = [True, True, False]
+
+    def hints(request: Any, context: grpc.ServicerContext) -> Any:
+        if not busy or busy.pop(0):
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy: every bot is deciding")
+        return pb.JsonAnswer(answer=b'{"hints": {"seat": 0}}')
+
+    engine.servicer.handlers["Hints"] = hints
+    gw = start_gateway(engine.address)
+    r = gw.post("/v1/matches/hints", {"state": TINY_STATE, "seat": 0})
+    assert r.status == 200 and r.json == {"hints": {"seat": 0}} and engine.servicer.calls == ["Hints"] * 3
+    started = time.monotonic()
+    body = assert_problem(gw.post("/v1/matches/hints", {"state": TINY_STATE, "seat": 0}), 429, "engine-busy")
+    assert 0.6 < time.monotonic() - started < 3 and "Hints" in body["detail"]
+    assert engine.servicer.calls == ["Hints"] * 7
+    at_once = start_gateway(engine.address, env={"GATEWAY_BUSY_WAIT": "0"})
+    r = at_once.post("/v1/matches/hints", {"state": TINY_STATE, "seat": 0})
+    assert r.status == 429 and int(r.headers["retry-after"]) >= 1 and engine.servicer.calls == ["Hints"] * 8
+
+
 def _legal(seat: int, actions: list[str] | None = None) -> pb.JsonAnswer:
     """The JSON face's LegalActions answer."""
     return pb.JsonAnswer(answer=json.dumps({"seat": seat, "actions": actions or []}).encode())

@@ -1,5 +1,7 @@
 """/metrics of a gateway with several gunicorn workers counts every worker's requests exactly.
 
+It is served on its own port by the gunicorn master (GATEWAY_METRICS_PORT), never on the API's.
+
 prometheus-client's multiprocess mode writes one file per worker into
 PROMETHEUS_MULTIPROC_DIR; the test keeps asking until at least two workers
 have answered (two counter files), then checks the exposition sums them all.
@@ -24,10 +26,8 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 def scrape(gateway: Gateway) -> Samples:
-    r = gateway.get("/metrics")
-    assert r.status == 200 and r.content_type.startswith("text/plain")
     out: Samples = {}
-    for family in text_string_to_metric_families(r.body.decode()):
+    for family in text_string_to_metric_families(gateway.metrics()):
         for s in family.samples:
             out[(s.name, frozenset(s.labels.items()))] = s.value
     return out
@@ -76,6 +76,18 @@ def test_requests_from_every_worker_are_counted_exactly(gateway: Gateway, gatewa
                  le="+Inf") == latency_before + sent + 3
 
 
+def test_metrics_are_on_their_own_port_only(gateway: Gateway, start_gateway: Callable[..., Gateway],
+                                            engine_proc: Any) -> None:
+    """Issue 29: /metrics answered anyone on the API's port. Now the API port answers it 404 like any
+    unknown path, and `off` serves none at all."""
+    r = gateway.get("/metrics")
+    assert r.status == 404 and r.content_type == "application/problem+json"
+    assert gateway.metrics_url is not None and not gateway.metrics_url.startswith(gateway.url + "/")
+    assert "domino_gateway_http_requests_total" in gateway.metrics()
+    off = start_gateway(engine_proc.address, env={"GATEWAY_METRICS_PORT": "off"})
+    assert off.metrics_url is None and off.get("/healthz").status == 200
+
+
 def test_unmatched_paths_share_one_label(gateway: Gateway) -> None:
     for path in ("/a", "/b/c", "/v1/zzz"):
         assert gateway.get(path).status == 404
@@ -115,7 +127,7 @@ def test_a_dead_workers_counts_are_kept(start_gateway: Callable[..., Gateway], e
     until(lambda: gw.get("/healthz").status == 200)
     after = value(scrape(gw), "domino_gateway_http_requests_total", route="/healthz", method="GET", status="200")
     assert after >= counted + 1
-    assert value(scrape(gw), "domino_gateway_http_requests_in_flight") == 1.0  # only the scrape itself
+    assert value(scrape(gw), "domino_gateway_http_requests_in_flight") == 0.0  # a scrape is no API request
 
 
 def _live_children(parent: int) -> set[int]:

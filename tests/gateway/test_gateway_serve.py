@@ -41,7 +41,7 @@ def test_unusable_settings_stop_with_status_2(args: list[str], env: dict[str, st
 
 
 def test_the_flask_development_server_serves_the_same_api(engine_proc: object) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--dev", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--dev", "--port", "0", "--metrics-port", "0",
                              "--engine", engine_proc.address],  # type: ignore[attr-defined]
                             cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -50,11 +50,12 @@ def test_the_flask_development_server_serves_the_same_api(engine_proc: object) -
         assert ready
         import json
 
-        url = "http://" + json.loads(proc.stdout.readline())["http"]
-        gw = Gateway(proc, url, open(os.devnull, "w+"))  # noqa: SIM115 - closed by stop()
+        bound = json.loads(proc.stdout.readline())
+        gw = Gateway(proc, "http://" + bound["http"], open(os.devnull, "w+"),  # noqa: SIM115 - closed by stop()
+                     metrics_url=f"http://{bound['metrics']}/metrics")
         assert gw.get("/readyz").json["engine"] == "SERVING"
         assert gw.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 1}).status == 201
-        assert gw.get("/metrics").status == 200
+        assert 'route="/v1/matches"' in gw.metrics() and gw.get("/metrics").status == 404
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -112,11 +113,13 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
     children: set[int] = set()
     proc = subprocess.Popen(
         [sys.executable, "-m", "clients.cli", "serve", "all", "--engines", "2", "--engine-port", "0",
-         "--engine-metrics-port", "0", "--port", str(port), "--workers", "1"],
+         "--engine-metrics-port", "0", "--gateway-metrics-port", "0", "--port", str(port), "--workers", "1"],
         cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         lines = Lines(proc).until(r"Point a browser at")
         assert f"Point a browser at http://127.0.0.1:{port}/play to play, http://127.0.0.1:{port}/docs" in lines[-1]
+        assert any(re.match(rf"gateway: http://127\.0\.0\.1:{port}, metrics http://127\.0\.0\.1:\d+/metrics", line)
+                   for line in lines), lines
         engines = [line for line in lines if line.startswith("engine")]
         assert len(engines) == 2
         children = _children(proc.pid)
@@ -192,7 +195,7 @@ def test_serve_all_starts_a_dead_engine_again_and_keeps_serving() -> None:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "clients.cli", "serve", "all", "--engines", "2", "--engine-port", "0",
-         "--engine-metrics-port", "0", "--port", str(port), "--workers", "1"],
+         "--engine-metrics-port", "0", "--gateway-metrics-port", "0", "--port", str(port), "--workers", "1"],
         cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     children: set[int] = set()
     try:

@@ -224,6 +224,6 @@ def test_a_finished_state_with_a_round_after_the_end_is_400_not_409(gateway: Gat
 @service
 def test_tournament_routes_are_in_the_gateway_metrics(gateway: Gateway) -> None:
     gateway.post("/v1/tournaments", {"participants": ["Ann"]})
-    text = gateway.get("/metrics").body.decode()
+    text = gateway.metrics()
     assert 'route="/v1/tournaments"' in text
     assert 'method="CreateTournament"' in text

@@ -16,11 +16,13 @@ from api_gateway import config, problems
 from api_gateway.app import create_app
 from api_gateway.config import ConfigError, GatewayConfig
 from api_gateway.engine import (
+    EngineBusy,
     EngineDeadline,
     EngineFailed,
     EngineIllegal,
     EngineMalformed,
     EngineMisdeal,
+    EngineTooLarge,
     EngineUnavailable,
     problem_for_status,
 )
@@ -46,11 +48,18 @@ def test_settings_from_the_environment() -> None:
     assert (cfg.port, cfg.engine_target, cfg.engine_timeout, cfg.workers, cfg.log_level, cfg.host) == (
         0, "ipv4:127.0.0.1:1,127.0.0.1:2", 0.5, 3, "DEBUG", "127.0.0.1")
     assert config.from_env({}) == GatewayConfig()
+    assert config.from_env({}).busy_wait == 1.0
+    assert config.from_env({"GATEWAY_BUSY_WAIT": "0"}).busy_wait == 0.0  # 429 at once
+    assert config.from_env({}).metrics_port == 9465  # its own port, as the engine's 9464
+    assert config.from_env({"GATEWAY_METRICS_PORT": "off"}).metrics_port is None
+    assert config.from_env({"GATEWAY_METRICS_PORT": "0"}).metrics_port == 0
 
 
 @pytest.mark.parametrize("env", [{"GATEWAY_PORT": "70000"}, {"GATEWAY_PORT": "x"}, {"GATEWAY_ENGINE_TIMEOUT": "0"},
                                  {"GATEWAY_ENGINE_ATTEMPTS": "9"}, {"GATEWAY_DEV_TOKEN_KEY": "maybe"},
-                                 {"LOG_LEVEL": "loud"}, {"GATEWAY_MAX_BODY_BYTES": "10"}])
+                                 {"LOG_LEVEL": "loud"}, {"GATEWAY_MAX_BODY_BYTES": "10"},
+                                 {"GATEWAY_BUSY_WAIT": "-1"}, {"GATEWAY_BUSY_WAIT": "soon"},
+                                 {"GATEWAY_METRICS_PORT": "70000"}])
 def test_bad_settings_name_their_variable(env: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=next(iter(env))):
         config.from_env(env)
@@ -76,7 +85,11 @@ def test_flags_become_the_environment_the_workers_read() -> None:
     (grpc.StatusCode.FAILED_PRECONDITION, "x", EngineIllegal),
     (grpc.StatusCode.FAILED_PRECONDITION, "misdeal: deal again", EngineMisdeal),
     (grpc.StatusCode.UNAVAILABLE, "x", EngineUnavailable),
-    (grpc.StatusCode.RESOURCE_EXHAUSTED, "x", EngineUnavailable),
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, "x", EngineUnavailable),  # grpcio's "Concurrent RPC limit exceeded"
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, "busy: every bot is deciding", EngineBusy),
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER: Sent message larger than max (2003 vs. 1000)", EngineTooLarge),
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, "Stream removed (CLIENT: Received message larger than max (703 vs. 500))",
+     EngineTooLarge),
     (grpc.StatusCode.DEADLINE_EXCEEDED, "x", EngineDeadline),
     (grpc.StatusCode.INTERNAL, "x", EngineFailed),
     (grpc.StatusCode.UNIMPLEMENTED, "x", EngineFailed),
@@ -84,6 +97,18 @@ def test_flags_become_the_environment_the_workers_read() -> None:
 def test_grpc_statuses_become_typed_exceptions(code: grpc.StatusCode, details: str, kind: type) -> None:
     exc = problem_for_status(code, details, "Apply")
     assert type(exc) is kind and exc.details == details and exc.method == "Apply"
+
+
+@pytest.mark.parametrize(("details", "what", "size", "limit"), [
+    ("SERVER: Sent message larger than max (2003 vs. 1000)", "answer", 2003, 1000),
+    ("SERVER: Received message larger than max (2005 vs. 1000)", "request", 2005, 1000),
+    ("CLIENT: Sent message larger than max (705 vs. 500)", "request", 705, 500),
+    ("Stream removed (CLIENT: Received message larger than max (703 vs. 500))", "answer", 703, 500),
+])
+def test_a_message_over_a_limit_says_which_and_by_how_much(details: str, what: str, size: int, limit: int) -> None:
+    """grpcio's words on either side (the engine's or the gateway's channel): the request or the answer."""
+    exc = problem_for_status(grpc.StatusCode.RESOURCE_EXHAUSTED, details, "ExportRecord")
+    assert isinstance(exc, EngineTooLarge) and (exc.what, exc.size, exc.limit) == (what, size, limit)
 
 
 def test_engine_details_name_their_field() -> None:
@@ -123,6 +148,8 @@ def test_the_field_is_the_path_the_engine_names_first(details: str, field: str |
     (EngineIllegal("no"), 409, "illegal-action"),
     (EngineMisdeal("misdeal: again"), 409, "misdeal"),
     (EngineUnavailable("down", "Apply"), 503, "engine-unavailable"),
+    (EngineBusy("busy: all deciding", "Hints"), 429, "engine-busy"),
+    (EngineTooLarge("SERVER: Sent message larger than max (9 vs. 8)", "ExportRecord"), 413, "too-large"),
     (EngineDeadline("slow", "Apply"), 504, "engine-timeout"),
     (EngineFailed("boom", "Apply", "INTERNAL"), 502, "engine-error"),
     (TokenError("token: truncated"), 400, "invalid-token"),
@@ -141,8 +168,10 @@ def test_every_exception_maps_to_its_problem(app: Flask, exc: Exception, status:
     assert body["type"] == f"/v1/problems/{name}"
     assert body["title"] == problems.PROBLEM_TYPES[name].title
     assert body["instance"] == "/v1/matches/apply"
-    if status == 503:
+    if status in (429, 503):
         assert response.headers["Retry-After"] == "7"
+    if status == 413:  # permanent: no Retry-After, and it says what was too large
+        assert "Retry-After" not in response.headers and (body["what"], body["size"], body["limit"]) == ("answer", 9, 8)
     if status == 500:
         assert "bug" not in response.get_data(as_text=True)  # no internals leak
     if name in ("illegal-action", "misdeal", "malformed") and isinstance(exc, (EngineIllegal, EngineMalformed)):

@@ -133,6 +133,28 @@ def test_a_503_is_retried_after_the_retry_after_it_names(fake_engine: Callable[[
     assert down.value.status == 503 and down.value.retry_after == 1.0
 
 
+def test_engine_busy_is_retried_then_raised(fake_engine: Callable[[], FakeEngine],
+                                           start_gateway: Callable[..., Gateway]) -> None:
+    """429 engine-busy (every bot of the engine deciding) is worth asking again, as a 503 is."""
+    engine = fake_engine()
+    busy = {"left": 1}
+
+    def hints(request: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        if busy["left"] > 0:
+            busy["left"] -= 1
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy: every bot is deciding")
+        return pb.JsonAnswer(answer=b'{"hints": {"seat": 0}}')
+
+    engine.servicer.handlers["Hints"] = hints
+    gw = start_gateway(engine.address, env={"GATEWAY_BUSY_WAIT": "0", "GATEWAY_RETRY_AFTER": "0"})
+    api = RestClient(gw.url, retries=2, backoff=0.01)
+    assert api.request("POST", "/v1/matches/hints", {"state": {}, "seat": 0}) == {"hints": {"seat": 0}}
+    busy["left"] = 1000
+    with pytest.raises(errors.EngineBusy) as refused:
+        api.request("POST", "/v1/matches/hints", {"state": {}, "seat": 0})
+    assert refused.value.status == 429 and engine.servicer.calls.count("Hints") == 2 + 3
+
+
 def test_no_server_and_a_silent_server_are_transport_errors_within_the_timeout() -> None:
     api = RestClient(f"http://127.0.0.1:{free_port()}", retries=2, backoff=0.01)
     with pytest.raises(TransportError):

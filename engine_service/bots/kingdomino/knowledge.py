@@ -21,7 +21,7 @@ from .sim import Board, SimGame
 
 
 class ViewError(ValueError):
-    """The view is not a player's view of a Kingdomino game in which it is to move."""
+    """The view is not a player's view of a Kingdomino game (in which it is to move, for a decision)."""
 
 
 @dataclass(slots=True)
@@ -62,12 +62,17 @@ class KDKnowledge:
                        self.next_kings.copy(), self.picker)
 
 
-def read_view(view: dict[str, Any]) -> KDKnowledge:
-    """Read a player's view (`Kingdomino.view(player)`) in which that player is to move."""
+def read_view(view: dict[str, Any], to_move: bool = True) -> KDKnowledge:
+    """Read a player's view (`Kingdomino.view(player)`); ViewError when it cannot be decided from.
+
+    With `to_move` (what a decision needs) the player must be the one to move; the
+    coach reads a view whatever the turn (then `legal` is empty), as the matching
+    games' coach does.
+    """
     try:
         cfg = config(view["players"], view.get("options") or {})
         player = view["player"]
-        if view.get("game_over") or view["to_move"] != player or not view["legal"]:
+        if to_move and (view.get("game_over") or view["to_move"] != player or not view["legal"]):
             raise ViewError(f"player {player} is not to move in this view")
         geo = geometry(cfg.size)
         kingdoms = []

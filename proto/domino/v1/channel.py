@@ -12,8 +12,22 @@ gunicorn worker never inherits one across fork), with the service config that
   function of its request), so a call to an engine that just died goes to another;
 
 and reconnects quickly (backoff 0.1 s, at most 0.5 s): once an engine listens
-again, calls reach it within about a second, however long it was away. It hands
-out the generated stubs of both services and answers the standard health check.
+again, calls reach it within about a second, however long it was away.
+
+An engine that stops answering without closing its connections (a frozen
+process, SIGSTOP, a node that hangs) is found by keepalive: a ping on a
+connection that received nothing for half a second, and a connection whose
+ping gets no answer within a second is closed. Its calls in flight then fail UNAVAILABLE and are retried on another
+engine, and round robin skips it until it answers again (a new connection is
+ready only once the engine's HTTP/2 settings arrive). Without this, half the
+calls waited for their deadline for as long as the engine was frozen
+(docs/reliability.md). The engine allows these pings (`KEEPALIVE_SERVER_OPTIONS`).
+No outlier ejection: gRPC's counts every status but OK as a failure, so a client
+sending illegal actions (FAILED_PRECONDITION) or expert calls refused busy could
+eject healthy engines, and a frozen one answers nothing to count anyway.
+
+It hands out the generated stubs of both services and answers the standard
+health check.
 
 Part of the contract package with engine.proto and `domino.v1.errors`; it
 imports only grpcio and the generated modules.
@@ -30,9 +44,29 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from domino.v1 import engine_pb2, engine_pb2_grpc
 
-__all__ = ["DEFAULT_TIMEOUT", "ENGINE", "JSON_ENGINE", "EngineChannel", "service_config"]
+__all__ = ["DEFAULT_TIMEOUT", "ENGINE", "JSON_ENGINE", "KEEPALIVE_SERVER_OPTIONS", "EngineChannel",
+           "service_config"]
 
 DEFAULT_TIMEOUT = 5.0
+#: A ping after half a second without news on a connection; no answer within a second closes it
+#: (a false alarm costs a reconnection and a retry of the calls in flight, all pure).
+KEEPALIVE_MS = 500
+KEEPALIVE_TIMEOUT_MS = 1000
+KEEPALIVE_CLIENT_OPTIONS = [
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+    # Every ping, not only the keepalive's (the flow-control probe's too), times out this soon: a
+    # ping already in flight otherwise stands for the keepalive with grpcio's 60 s timeout.
+    ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+#: What an engine server sets so that clients' keepalive pings are welcome.
+KEEPALIVE_SERVER_OPTIONS = [
+    ("grpc.http2.min_ping_interval_without_data_ms", KEEPALIVE_MS // 2),
+    ("grpc.http2.max_ping_strikes", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
 ENGINE = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
 JSON_ENGINE = engine_pb2.DESCRIPTOR.services_by_name["JsonEngine"].full_name
 
@@ -69,6 +103,7 @@ class EngineChannel:
             ("grpc.initial_reconnect_backoff_ms", 100),
             ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", 500),
+            *KEEPALIVE_CLIENT_OPTIONS,
         ]
         self._lock = threading.Lock()
         self._pid = -1
