@@ -158,9 +158,12 @@ class SqliteStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_ms)}")
-            conn.execute("CREATE TABLE IF NOT EXISTS versions "
+            # The tables' names carry their schema (s1): gateways of two releases that share one file
+            # during an upgrade, or a file left by an older release, keep their records apart instead
+            # of failing each other's statements (an old file's other tables expire unread).
+            conn.execute("CREATE TABLE IF NOT EXISTS versions_s1 "
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
-            conn.execute("CREATE TABLE IF NOT EXISTS public "
+            conn.execute("CREATE TABLE IF NOT EXISTS public_s1 "
                          "(match_id BLOB NOT NULL, n INTEGER NOT NULL, line BLOB NOT NULL, "
                          "PRIMARY KEY (match_id, n)) WITHOUT ROWID")
         except sqlite3.Error as exc:
@@ -181,7 +184,7 @@ class SqliteStore:
         def work(c: sqlite3.Connection) -> None:
             with c:
                 c.execute("BEGIN IMMEDIATE")
-                c.execute("INSERT INTO versions VALUES (?, 0, ?)", (match_id, expires))
+                c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (match_id, expires))
                 self._append(c, match_id, _split(public))
         self._run(work)
         self._sweep()
@@ -190,19 +193,19 @@ class SqliteStore:
     def _append(c: sqlite3.Connection, match_id: bytes, lines: list[bytes]) -> None:
         if not lines:
             return
-        row = c.execute("SELECT COALESCE(MAX(n) + 1, 0) FROM public WHERE match_id = ?", (match_id,)).fetchone()
-        c.executemany("INSERT INTO public VALUES (?, ?, ?)",
+        row = c.execute("SELECT COALESCE(MAX(n) + 1, 0) FROM public_s1 WHERE match_id = ?", (match_id,)).fetchone()
+        c.executemany("INSERT INTO public_s1 VALUES (?, ?, ?)",
                       [(match_id, row[0] + i, line) for i, line in enumerate(lines)])
 
     def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
             self._latest(c, match_id)
-            rows = c.execute("SELECT line FROM public WHERE match_id = ? AND n >= ? ORDER BY n",
+            rows = c.execute("SELECT line FROM public_s1 WHERE match_id = ? AND n >= ? ORDER BY n",
                              (match_id, start)).fetchall()
             lines = [bytes(r[0]) for r in rows]
             over = bool(lines) and lines[-1] == END
             if not over and start > 0:
-                last = c.execute("SELECT line FROM public WHERE match_id = ? ORDER BY n DESC LIMIT 1",
+                last = c.execute("SELECT line FROM public_s1 WHERE match_id = ? ORDER BY n DESC LIMIT 1",
                                  (match_id,)).fetchone()
                 over = last is not None and bytes(last[0]) == END
             return lines, over
@@ -210,7 +213,7 @@ class SqliteStore:
         return result
 
     def _latest(self, c: sqlite3.Connection, match_id: bytes) -> int:
-        row = c.execute("SELECT seq, expires FROM versions WHERE match_id = ?", (match_id,)).fetchone()
+        row = c.execute("SELECT seq, expires FROM versions_s1 WHERE match_id = ?", (match_id,)).fetchone()
         if row is None or row[1] < self._clock():
             raise MatchExpired()
         seq: int = row[0]
@@ -221,7 +224,7 @@ class SqliteStore:
             latest = self._latest(c, match_id)
             if latest != seq:
                 raise StaleToken(latest, seq)
-            c.execute("UPDATE versions SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
+            c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
         self._run(work)
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
@@ -231,7 +234,7 @@ class SqliteStore:
             with c:
                 if lines:
                     c.execute("BEGIN IMMEDIATE")
-                done = c.execute("UPDATE versions SET seq = ?, expires = ? "
+                done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
                                  "WHERE match_id = ? AND seq = ? AND expires >= ?",
                                  (seq + 1, self._clock() + self.ttl, match_id, seq, self._clock()))
                 if done.rowcount != 1:
@@ -247,8 +250,8 @@ class SqliteStore:
         self._writes += 1
         if self._writes % self.SWEEP_EVERY == 0:
             def sweep(c: sqlite3.Connection) -> None:
-                c.execute("DELETE FROM versions WHERE expires < ?", (self._clock(),))
-                c.execute("DELETE FROM public WHERE match_id NOT IN (SELECT match_id FROM versions)")
+                c.execute("DELETE FROM versions_s1 WHERE expires < ?", (self._clock(),))
+                c.execute("DELETE FROM public_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
             self._run(sweep)
 
     def close(self) -> None:

@@ -10,11 +10,17 @@
 - The longest files are collected first (`LONGEST_FIRST`): `make test`'s two workers take whole
   files in collection order (xdist --dist loadfile), and the property tests, collected last,
   kept one worker busy for minutes after the other had finished.
+- Every process a test starts gets a temporary directory of this test run (`TMPDIR`): a gateway's
+  default sealed store is a file there, shared by the gateways of one host, and a file left by
+  another checkout's run or a service on the machine must not answer (or fail) this run's calls.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Generator
 from typing import Any
 
@@ -23,6 +29,10 @@ import pytest
 for _signum, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
     if signal.getsignal(_signum) == signal.SIG_IGN:
         signal.signal(_signum, _handler)
+
+os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="domino-tests-")
+tempfile.tempdir = None  # computed again from TMPDIR
+atexit.register(shutil.rmtree, os.environ["TMPDIR"], ignore_errors=True)
 
 ALLOW_SKIPS = os.environ.get("DOMINO_ALLOW_SKIPS", "").strip().lower() in ("1", "true", "yes")
 

@@ -15,6 +15,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import threading
 import time
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from api_gateway.store import (
+    END,
     MatchExpired,
     RedisStore,
     SqliteStore,
@@ -173,6 +175,23 @@ def test_gunicorn_workers_share_the_sqlite_file(tmp_path: Path) -> None:
         p.join(20)
     assert sorted(results.get(timeout=5) for _ in procs) == ["stale"] * 3 + ["won"]
     SqliteStore(path).check(match, 1)
+
+
+def test_a_file_left_by_another_schema_does_not_refuse_calls(tmp_path: Path) -> None:
+    """The CI failure of stop 30: a file of the same name holding tables of another release's
+    schema (a `versions` table of 7 columns) made every sealed call 503. This release's tables
+    carry their schema in their names, so such a file is simply shared."""
+    path = str(tmp_path / "domino-gateway-versions.sqlite3")
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE versions (match_id BLOB PRIMARY KEY, seq INTEGER, expires REAL, "
+                    "token BLOB, views BLOB, log BLOB, receipt BLOB) WITHOUT ROWID")
+        old.execute("CREATE TABLE public (match_id BLOB, line BLOB)")
+    store = SqliteStore(path, ttl=3600)
+    match = secrets.token_bytes(16)
+    store.create(match, b'{"event": "start"}\n')
+    store.advance(match, 0, b'{"event": "move"}\n', over=True)
+    store.check(match, 1)
+    assert store.public(match, 0) == ([b'{"event": "start"}', b'{"event": "move"}', END], True)
 
 
 def test_sqlite_records_expire_after_the_idle_time_and_use_keeps_them(tmp_path: Path) -> None:
