@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "ClientProblem", "EngineBusy", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
-    "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotFound", "ProblemError",
+    "ArchiveUnavailable", "BadCursor", "ClientProblem", "EngineBusy", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
+    "InvalidPlayer", "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotArchived", "NotFound", "ProblemError",
     "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
-    "TooLarge", "TransportError", "UnknownMatch", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+    "TooLarge", "TransportError", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -179,6 +179,36 @@ class EngineError(ServerProblem):
     type_name = "engine-error"
 
 
+class UnknownPlayer(ClientProblem):
+    """404 unknown-player: the archive knows no player by this id (none of their matches has ended)."""
+
+    type_name = "unknown-player"
+
+
+class NotArchived(ClientProblem):
+    """404 not-archived: the archive keeps no finished match by this id."""
+
+    type_name = "not-archived"
+
+
+class BadCursor(ClientProblem):
+    """400 bad-cursor: a page cursor that is not the `next` of this list's previous page."""
+
+    type_name = "bad-cursor"
+
+
+class InvalidPlayer(ClientProblem):
+    """400 invalid-player: a player assertion that does not check (garbled, expired, another key)."""
+
+    type_name = "invalid-player"
+
+
+class ArchiveUnavailable(ServerProblem):
+    """503 archive-unavailable: the archive database did not answer; finished matches wait for it."""
+
+    type_name = "archive-unavailable"
+
+
 class InternalError(ServerProblem):
     """500 internal-error: a gateway bug."""
 
@@ -189,7 +219,8 @@ PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
     cls.type_name: cls for cls in (
         ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
         StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
-        StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge)
+        StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, UnknownPlayer, NotArchived,
+        BadCursor, InvalidPlayer, ArchiveUnavailable)
 }
 
 
