@@ -31,6 +31,7 @@ for _signum, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
         signal.signal(_signum, _handler)
 
 os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="domino-tests-")
+os.chmod(os.environ["TMPDIR"], 0o755)  # as /tmp, others may pass: the PostgreSQL server runs as `postgres`
 tempfile.tempdir = None  # computed again from TMPDIR
 atexit.register(shutil.rmtree, os.environ["TMPDIR"], ignore_errors=True)
 
