@@ -35,7 +35,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3 * BUILD_TIMEOUT)]
 START_TIMEOUT = 30.0
 IMAGES = {"engine": "localhost/domino-engine:test", "gateway": "localhost/domino-gateway:test"}
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-MAX_IMAGE_MB = 260
+#: The gateway's image carries the archive's database stack (SQLAlchemy, Alembic, psycopg with its
+#: libpq: about 40 MB with bytecode, issue 25), which the engine's image leaves out.
+MAX_IMAGE_MB = {"engine": 260, "gateway": 300}
 
 # Runs on the host in a private mount namespace, then becomes the image's process.
 CHROOT_SCRIPT = r"""
@@ -240,7 +242,9 @@ def test_image_is_small_and_has_no_build_tools(images: dict[str, Image], name: s
         assert not (root / "opt/venv/bin/domino").exists()
     # Bytecode compiled at build time: the root filesystem is read-only at run time.
     assert list((site / own / "__pycache__").glob("*.pyc"))
-    assert image.size_bytes < MAX_IMAGE_MB * 1e6, f"{image.size_bytes / 1e6:.0f} MB"
+    if name == "engine":  # the engine keeps no database
+        assert not list(site.glob("sqlalchemy*")) and not list(site.glob("psycopg*"))
+    assert image.size_bytes < MAX_IMAGE_MB[name] * 1e6, f"{image.size_bytes / 1e6:.0f} MB"
     if name == "gateway":   # the Deployment's preStop hook runs it
         assert os.access(root / "bin" / "sleep", os.X_OK)
 
