@@ -15,7 +15,10 @@ A request carries its match in one of two ways (`CarrierSchema`):
   hand, no boneyard order and no seed ever reach a sealed caller. A call that
   changed the match moves the store's version from the token's to the next
   (compare-and-set): of two calls made with the same token, one wins and the
-  other is refused as stale, its answer never sent.
+  other is refused as stale, its answer never sent. The store keeps the winner's
+  answer with a digest of its request (`store.Receipt`): when a 503 left the
+  outcome unknown, the same request retried with the same token is answered
+  what the winner was (200, the same body), not refused as stale.
 
 Whether an action is legal, and every conversion of a state, is the engine's.
 The only decisions taken here are about who may ask what in sealed mode: a seat
@@ -28,6 +31,7 @@ token, match id and version put in front of it (`_sealed_answer`).
 """
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -38,7 +42,7 @@ import orjson
 
 from api_gateway.engine import Engine
 from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
-from api_gateway.store import MatchExpired, VersionStore
+from api_gateway.store import MatchExpired, Receipt, StaleToken, VersionStore
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
@@ -57,6 +61,10 @@ class Carried:
     args: Json
     sealed: Sealed | None = None
     principal: Principal | None = None
+    #: Sealed calls that change the match: the digest of the request (method and whole body).
+    digest: bytes = b""
+    #: The answer already sent for this very request (a retry after an unknown outcome).
+    answered: bytes | None = None
 
     @property
     def viewer(self) -> int | str:
@@ -72,6 +80,12 @@ def _sealed_answer(keys: KeyRing, sealed: Sealed, answer: bytes, extra: Json | N
     if answer == b"{}":
         return head
     return head[:-1] + b"," + answer[1:]
+
+
+def _digest(method: str, body: Mapping[str, Any]) -> bytes:
+    """The identity of a request that changes a match: its method and whole body (token, seat key and
+    arguments), canonical JSON hashed; a retry of the same request has the same digest."""
+    return hashlib.sha256(method.encode() + b"\0" + orjson.dumps(dict(body), option=orjson.OPT_SORT_KEYS)).digest()
 
 
 class Matches:
@@ -120,27 +134,44 @@ class Matches:
         assert self._store is not None  # sealed mode always has one (`__init__`)
         return self._store
 
-    def load(self, body: Mapping[str, Any]) -> Carried:
-        """The match of a validated request body (exactly one of state or token + seat_key)."""
+    def load(self, body: Mapping[str, Any], method: str = "") -> Carried:
+        """The match of a validated request body (exactly one of state or token + seat_key).
+
+        `method` names a call that changes the match: with a token one version old, the
+        answer stored for this very request (its digest) is taken instead of a stale refusal."""
         args = {k: v for k, v in body.items() if k not in _ENVELOPE}
         if "token" not in body:
             return Carried(args)
         sealed = self.keys.open(body["token"])
         principal = principal_for(sealed, body["seat_key"])
-        self.store.check(sealed.match_id, sealed.seq)  # an old token goes no further
-        return Carried(args, sealed, principal)
+        digest = _digest(method, body) if method else b""
+        try:
+            self.store.check(sealed.match_id, sealed.seq)  # an old token goes no further
+        except StaleToken as stale:
+            answered = (self.store.answered(sealed.match_id, sealed.seq, digest)
+                        if digest and stale.latest == sealed.seq + 1 else None)
+            if answered is None:
+                raise
+            return Carried(args, sealed, principal, digest, answered)
+        return Carried(args, sealed, principal, digest)
 
     def _call(self, method: str, carried: Carried, args: Json | None = None) -> bytes:
         """`method` on the carried match: the answer's JSON, in sealed mode with the next token in front."""
         if carried.sealed is None:
             return self.engine.call(method, carried.args if args is None else args).answer
+        if carried.answered is not None:
+            return carried.answered
         reply = self.engine.call(method, {**(carried.args if args is None else args), "view_as": carried.viewer},
                                  carried.sealed.state)
         sealed = carried.sealed
-        if reply.state:  # the match changed: this token's version must still be the latest
-            self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over)
-            sealed = sealed.advanced(reply.state)
-        return _sealed_answer(self.keys, sealed, reply.answer)
+        if not reply.state:
+            return _sealed_answer(self.keys, sealed, reply.answer)
+        # The match changed: this token's version must still be the latest. The answer is made first
+        # and stored with the advance, for a retry of this request after an unknown outcome (a 503).
+        answer = _sealed_answer(self.keys, sealed.advanced(reply.state), reply.answer)
+        receipt = Receipt(carried.digest, answer) if carried.digest else None
+        stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt)
+        return answer if stored is None else stored
 
     @staticmethod
     def _acting_seat(carried: Carried, requested: int | None, what: str) -> int | None:
@@ -201,7 +232,7 @@ class Matches:
         return self.engine.call("Hints", {**args, "view_as": carried.viewer}, carried.sealed.state).answer
 
     def apply(self, body: Mapping[str, Any]) -> bytes:
-        carried = self.load(body)
+        carried = self.load(body, "Apply")
         seat = self._acting_seat(carried, body.get("seat"), "act")
         args = dict(carried.args)
         if seat is not None:
@@ -209,7 +240,7 @@ class Matches:
         return self._call("Apply", carried, args)
 
     def replay(self, body: Mapping[str, Any]) -> bytes:
-        carried = self.load(body)
+        carried = self.load(body, "Replay")
         if carried.sealed is None:
             return self._call("Replay", carried)
         seat = self._acting_seat(carried, None, "replay actions")
@@ -223,14 +254,14 @@ class Matches:
         return self._call("Settle", carried)
 
     def next_round(self, body: Mapping[str, Any]) -> bytes:
-        carried = self.load(body)
+        carried = self.load(body, "StartRound")
         if carried.sealed is not None and "deal" in body:
             raise SealedForbidden("a sealed match deals from its seed: an explicit deal would let the "
                                   "caller choose the hands", "deal")
         return self._call("StartRound", carried)
 
     def timeout(self, body: Mapping[str, Any]) -> bytes:
-        carried = self.load(body)
+        carried = self.load(body, "Timeout")
         seat = body.get("seat")
         principal = carried.principal
         if principal is not None and not principal.is_host:

@@ -25,6 +25,14 @@ says a spectator may see of each call that changed the match (`JsonAnswer.public
 NDJSON, carried unread), appended in the same write as the advance, and an ``end``
 mark once the match is over. They expire with the version record.
 
+With each advance the store also keeps a receipt of the call that made it, in the
+same atomic step: the version it advanced from, a digest of the request and the
+answer the gateway sent (`Receipt`). Only the latest advance's receipt is kept. A
+503 leaves the outcome of an advance unknown (Redis paused, SQLite locked: the
+compare-and-set may still run): the client retries the same request with the same
+token, and `answered` (or `advance` itself, when the retry races the late write)
+gives it the winner's answer instead of a stale-token refusal (docs/rest.md).
+
 A record lives as long as the match is used: each call pushes its expiry `ttl`
 seconds ahead, and a token of a match idle longer is refused as expired. When
 the store cannot be reached the call is refused with `StoreUnavailable` (503):
@@ -37,11 +45,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_TTL", "END", "MatchExpired", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
+__all__ = ["DEFAULT_TTL", "END", "MatchExpired", "Receipt", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
            "VersionStore", "check_store", "default_url", "open_store"]
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
@@ -66,6 +75,17 @@ class StoreUnavailable(Exception):
     """The version store cannot be reached or refused the operation; the call is refused, not let through."""
 
 
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What a call that advanced a match leaves behind: a digest of its request and the answer sent for it.
+
+    A retry of the same request (same token, seat key and arguments: same digest) after an
+    unknown outcome is answered `answer` again; any other request with that token stays stale."""
+
+    digest: bytes
+    answer: bytes
+
+
 class VersionStore(Protocol):
     """``match id -> latest version``, shared by every worker and replica that serves the same keys."""
 
@@ -77,9 +97,16 @@ class VersionStore(Protocol):
     def check(self, match_id: bytes, seq: int) -> None:
         """Raise `StaleToken` unless `seq` is the latest (`MatchExpired` if unknown); keeps the record alive."""
 
-    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
+    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
+                receipt: Receipt | None = None) -> bytes | None:
         """Compare-and-set `seq` -> `seq + 1`; `StaleToken` if `seq` is not the latest (`MatchExpired` if unknown).
-        With it, append `public` (NDJSON lines) to the match's public lines, and the end mark when `over`."""
+        With it, append `public` (NDJSON lines) to the match's public lines, and the end mark when `over`,
+        and keep `receipt` as the match's latest. None when advanced; when the same request (the
+        receipt's digest) already advanced from `seq`, the answer stored then, and nothing is changed."""
+
+    def answered(self, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
+        """The answer stored when the request `digest` advanced the match from `seq`, if that was its
+        latest advance; else None."""
 
     def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
         """The match's public lines from the `start`-th (0-based), and whether the match is over;
@@ -166,6 +193,9 @@ class SqliteStore:
             conn.execute("CREATE TABLE IF NOT EXISTS public_s1 "
                          "(match_id BLOB NOT NULL, n INTEGER NOT NULL, line BLOB NOT NULL, "
                          "PRIMARY KEY (match_id, n)) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS receipts_s1 "
+                         "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, digest BLOB NOT NULL, "
+                         "answer BLOB NOT NULL) WITHOUT ROWID")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
         self._connection, self._pid = conn, os.getpid()
@@ -227,21 +257,43 @@ class SqliteStore:
             c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
         self._run(work)
 
-    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
+    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
+                receipt: Receipt | None = None) -> bytes | None:
         lines = _split(public) + ([END] if over else [])
 
-        def work(c: sqlite3.Connection) -> None:
+        def work(c: sqlite3.Connection) -> bytes | None:
             with c:
-                if lines:
+                if lines or receipt is not None:
                     c.execute("BEGIN IMMEDIATE")
                 done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
                                  "WHERE match_id = ? AND seq = ? AND expires >= ?",
                                  (seq + 1, self._clock() + self.ttl, match_id, seq, self._clock()))
                 if done.rowcount != 1:
+                    if receipt is not None:
+                        stored = self._answered(c, match_id, seq, receipt.digest)
+                        if stored is not None:
+                            return stored
                     raise StaleToken(self._latest(c, match_id), seq)
                 self._append(c, match_id, lines)
-        self._run(work)
+                if receipt is not None:
+                    c.execute("INSERT OR REPLACE INTO receipts_s1 VALUES (?, ?, ?, ?)",
+                              (match_id, seq, receipt.digest, receipt.answer))
+                return None
+        stored: bytes | None = self._run(work)
         self._sweep()
+        return stored
+
+    def _answered(self, c: sqlite3.Connection, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
+        row = c.execute("SELECT r.digest, r.answer FROM receipts_s1 r JOIN versions_s1 v USING (match_id) "
+                        "WHERE r.match_id = ? AND r.seq = ? AND v.seq = ? AND v.expires >= ?",
+                        (match_id, seq, seq + 1, self._clock())).fetchone()
+        if row is None or bytes(row[0]) != digest:
+            return None
+        return bytes(row[1])
+
+    def answered(self, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
+        stored: bytes | None = self._run(lambda c: self._answered(c, match_id, seq, digest))
+        return stored
 
     def ping(self) -> None:
         self._run(lambda c: c.execute("SELECT 1").fetchone())
@@ -252,6 +304,7 @@ class SqliteStore:
             def sweep(c: sqlite3.Connection) -> None:
                 c.execute("DELETE FROM versions_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM public_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
+                c.execute("DELETE FROM receipts_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
             self._run(sweep)
 
     def close(self) -> None:
@@ -271,16 +324,28 @@ def _split(public: bytes) -> list[bytes]:
 
 # ---------------------------------------------------------------- Redis (a cluster)
 
-# KEYS[1]: the record; ARGV: expected seq, new seq, ttl. 1: advanced; 0: stale (then the latest is
-# returned as the second value); -1: no record.
+# KEYS: the record, the public lines, the receipt; ARGV: expected seq, new seq, ttl, receipt digest
+# (empty: none), receipt answer, public lines. {1}: advanced; {0, latest}: stale; {-1}: no record;
+# {2, answer}: this very request (its digest) already advanced from the expected seq.
 _ADVANCE = """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return {-1, 0} end
-if latest ~= ARGV[1] then return {0, tonumber(latest)} end
+if latest ~= ARGV[1] then
+  if ARGV[4] ~= '' and tonumber(latest) == tonumber(ARGV[1]) + 1 then
+    local r = redis.call('HMGET', KEYS[3], 'seq', 'digest', 'answer')
+    if r[1] == ARGV[1] and r[2] == ARGV[4] then return {2, r[3]} end
+  end
+  return {0, tonumber(latest)}
+end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-if #ARGV > 3 then
-  for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if #ARGV > 5 then
+  for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
   redis.call('EXPIRE', KEYS[2], ARGV[3])
+end
+if ARGV[4] ~= '' then
+  redis.call('DEL', KEYS[3])
+  redis.call('HSET', KEYS[3], 'seq', ARGV[1], 'digest', ARGV[4], 'answer', ARGV[5])
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
 end
 return {1, 0}
 """
@@ -291,6 +356,7 @@ class RedisStore:
 
     PREFIX = "domino:v:"
     PUBLIC = "domino:p:"  # the match's public lines, a list
+    RECEIPT = "domino:r:"  # the receipt of the latest advance, a hash: seq, digest, answer
 
     def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
         import redis  # only a cluster needs it
@@ -346,6 +412,7 @@ class RedisStore:
             pipe.get(key)
             pipe.expire(key, self.ttl)
             pipe.expire(self.PUBLIC + match_id.hex(), self.ttl)
+            pipe.expire(self.RECEIPT + match_id.hex(), self.ttl)
             return pipe.execute()[0]
         latest = self._run(work)
         if latest is None:
@@ -353,14 +420,32 @@ class RedisStore:
         if int(latest) != seq:
             raise StaleToken(int(latest), seq)
 
-    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False) -> None:
+    def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
+                receipt: Receipt | None = None) -> bytes | None:
         lines = _split(public) + ([END] if over else [])
-        done, latest = self._run(lambda: self._advance(keys=[self._key(match_id), self.PUBLIC + match_id.hex()],
-                                                       args=[seq, seq + 1, self.ttl, *lines]))
+        hexid = match_id.hex()
+        digest, answer = (receipt.digest, receipt.answer) if receipt is not None else (b"", b"")
+        done, latest = self._run(lambda: self._advance(
+            keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid],
+            args=[seq, seq + 1, self.ttl, digest, answer, *lines]))
         if done == -1:
             raise MatchExpired()
         if done == 0:
             raise StaleToken(int(latest), seq)
+        if done == 2:
+            return bytes(latest)
+        return None
+
+    def answered(self, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.get(self._key(match_id))
+            pipe.hmget(self.RECEIPT + match_id.hex(), "seq", "digest", "answer")
+            return pipe.execute()
+        latest, (r_seq, r_digest, r_answer) = self._run(work)
+        if latest is None or int(latest) != seq + 1 or r_seq is None or int(r_seq) != seq or r_digest != digest:
+            return None
+        return bytes(r_answer)
 
     def close(self) -> None:
         self._redis.close()

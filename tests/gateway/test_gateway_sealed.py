@@ -231,7 +231,10 @@ def test_an_older_token_is_refused_as_stale(gateway: Gateway) -> None:
     action = sealed(gateway, "legal", token, keys[mover]).json["actions"][0]
     first = sealed(gateway, "apply", token, keys[mover], action=action)
     assert first.status == 200 and first.json["seq"] == 1
-    for call, extra in (("apply", {"action": action}), ("replay", {"actions": [action]}), ("view", {}),
+    # The very same request again is a retry after an unknown outcome (a 503): the winner's answer, unchanged.
+    retried = sealed(gateway, "apply", token, keys[mover], action=action)
+    assert retried.status == 200 and retried.body == first.body
+    for call, extra in (("replay", {"actions": [action]}), ("view", {}),
                         ("legal", {}), ("timeout", {}), ("next-round", {})):
         again = sealed(gateway, call, token, keys[mover], **extra)  # the old token, once more
         assert again.status == 409, (call, again.json)

@@ -267,3 +267,26 @@ def test_a_redis_outage_is_unavailable_and_its_return_is_noticed(redis_server: R
     _expect(lambda: store.check(match, 0), MatchExpired)
     store.create(match)
     store.check(match, 0)
+
+
+def test_a_retried_advance_gets_the_winners_answer_and_no_other_request_does(store: VersionStore) -> None:
+    from api_gateway.store import Receipt
+    match = secrets.token_bytes(16)
+    store.create(match)
+    won = Receipt(b"d" * 32, b'{"token":"next","seq":1}')
+    assert store.answered(match, 0, won.digest) is None              # nothing advanced yet
+    assert store.advance(match, 0, b'{"e":1}\n', receipt=won) is None
+    # The same request again after an unknown outcome (503): the winner's answer, nothing changed.
+    assert store.answered(match, 0, won.digest) == won.answer
+    assert store.advance(match, 0, b'{"e":1}\n', receipt=won) == won.answer
+    assert store.public(match, 0) == ([b'{"e":1}'], False)         # the public line was appended once
+    store.check(match, 1)
+    # Another request with the old token stays stale, in both ways in.
+    assert store.answered(match, 0, b"x" * 32) is None
+    with pytest.raises(StaleToken):
+        store.advance(match, 0, receipt=Receipt(b"x" * 32, b"{}"))
+    # Only the latest advance's receipt is kept: two versions back is stale for everyone.
+    assert store.advance(match, 1, receipt=Receipt(b"e" * 32, b"{}")) is None
+    assert store.answered(match, 0, won.digest) is None
+    with pytest.raises(StaleToken):
+        store.advance(match, 0, receipt=won)
