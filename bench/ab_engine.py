@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from clients.bench import service as svc
+from bench import service as svc
 
 
 def start(tree: Path, workdir: Path, name: str) -> svc.Proc:

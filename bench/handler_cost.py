@@ -16,7 +16,7 @@ def main() -> int:
     what, n = sys.argv[1], int(sys.argv[2])
     from domino.v1 import engine_pb2 as pb
 
-    from clients.bench.service import mid_round_kozel
+    from bench.service import mid_round_kozel
     from engine_service import codec
     from engine_service.rules import Match
     from engine_service.servicer import EngineServicer

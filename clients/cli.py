@@ -58,9 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args, rest = parser.parse_known_args(argv)
     if args.command == "bench":
-        from clients.bench import main as bench
-
-        return bench(rest)
+        return _bench(rest)
     if args.command == "play":
         from clients.play import main as play
 
@@ -82,6 +80,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("unrecognized arguments: " + " ".join(rest))
         return _conformance(args)
     return _serve(args, rest)
+
+
+def _bench(rest: list[str]) -> int:
+    """Run `domino bench`: the benchmarks live in the checkout's top-level `bench/`, not in the SDK.
+
+    They are not part of the installed distribution (a third party installing the SDK gets none of
+    them), so the checkout this `clients/` belongs to is put on the path when it has them.
+    """
+    import sys
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "bench" / "__init__.py").exists():
+        print("domino bench runs from a checkout of the repository: bench/ is not in the installed package",
+              file=sys.stderr)
+        return 2
+    if str(checkout) not in sys.path:
+        sys.path.insert(0, str(checkout))
+    from bench import main as bench
+
+    return bench(rest)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ rm -rf "$OUT/build"   # mypyc's C sources and objects
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from clients.bench.compiled import source_hash
+from bench.compiled import source_hash
 print(source_hash(Path(sys.argv[1])))
 PYEOF
 ls engine_service/rules/*.so >/dev/null

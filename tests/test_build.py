@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clients.bench.compiled import COMPILED_MODULES, ROOT, source_hash
+from bench.compiled import COMPILED_MODULES, ROOT, source_hash
 
 EXPECT_COMPILED = os.environ.get("DOMINO_EXPECT_COMPILED") == "1"
 HOT_MODULES = sorted(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from clients.bench import main
-from clients.bench.report import BEGIN, END, write_report
+from bench import main
+from bench.report import BEGIN, END, write_report
 
 
 def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
@@ -119,7 +119,7 @@ def test_bench_bots_refuses_bad_flags_with_a_message(capsys: pytest.CaptureFixtu
 
 
 def test_bench_report_shows_each_matchups_latest_run(tmp_path: Path) -> None:
-    from clients.bench import bots_report
+    from bench import bots_report
 
     results = tmp_path / "bench" / "results"
     results.mkdir(parents=True)

@@ -263,7 +263,7 @@ def test_harness_root_is_read_only(images: dict[str, Image], tmp_path: Path) -> 
 
 def test_engine_image_runs_the_compiled_build_of_these_sources(images: dict[str, Image], tmp_path: Path) -> None:
     """The engine's hot modules are the mypyc-compiled ones (scripts/build_compiled.sh), built from this tree."""
-    from clients.bench.compiled import source_hash
+    from bench.compiled import source_hash
 
     image = images["engine"]
     where = image.run(tmp_path, ["/opt/venv/bin/python", "-c",

@@ -1,7 +1,7 @@
 """The engine's faults of issue 29, for real: engines and gateways as processes, loopback only, bounded.
 
 - 50 clients looping expert `suggest` and `hints` (each up to ~0.3 s of engine CPU, more at the start
-  of a 4-player Kingdomino game; `clients.bench.faults.Flood`), through two gateways over one
+  of a 4-player Kingdomino game; `bench.faults.Flood`), through two gateways over one
   engine: every call is answered, 200 or 429 engine-busy, none 5xx, none stranded; ordinary calls
   and a match with expert bot seats go on meanwhile (their latency is a benchmark figure:
   `domino bench faults`, docs/reliability.md);
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from clients.bench.faults import Flood, bot_bodies, tree_cpu
+from bench.faults import Flood, bot_bodies, tree_cpu
 from engine_service import calls
 from engine_service.rules import Match
 

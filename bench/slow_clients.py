@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clients.bench import service
+from bench import service
 
 Json = dict[str, Any]
 

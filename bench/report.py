@@ -15,7 +15,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from clients.bench.compiled import ROOT
+from bench import bots_report
+from bench.compiled import ROOT
+from bench.markers import between_markers
 
 Json = dict[str, Any]
 BEGIN, END = "<!-- bench:tables:begin -->", "<!-- bench:tables:end -->"
@@ -235,13 +237,6 @@ def plot(engine: Json | None, service: Json | None) -> str:
             + "\n".join(els) + "\n</svg>\n")
 
 
-def between_markers(text: str, begin: str, end: str, block: str) -> str:
-    """`text` with what lies from `begin` to `end` replaced by `block` (appended when the markers are missing)."""
-    if begin in text and end in text:
-        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    return text.rstrip("\n") + "\n\n" + block + "\n"
-
-
 def write_report(root: Path = ROOT) -> list[Path]:
     results = root / "bench" / "results"
     engine = json.loads((results / "engine.json").read_text()) if (results / "engine.json").exists() else None
@@ -257,6 +252,4 @@ def write_report(root: Path = ROOT) -> list[Path]:
     doc.write_text(between_markers(text, BEGIN, END, block))
     svg = root / "docs" / "performance.svg"
     svg.write_text(plot(engine, service))
-    from clients.bench import bots_report
-
     return [doc, svg, *bots_report.write_report(root)]

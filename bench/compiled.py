@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 COMPILED = ROOT / "build" / "compiled"
 #: The modules of engine_service compiled besides the rules package (scripts/build_compiled.sh).
 COMPILED_MODULES = ("codec.py", "wire.py")

@@ -16,8 +16,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from clients.bench.compiled import ROOT
-from clients.bench.report import between_markers
+from bench.compiled import ROOT
+from bench.markers import between_markers
 
 Json = dict[str, Any]
 BEGIN, END = "<!-- bench:bots:begin -->", "<!-- bench:bots:end -->"

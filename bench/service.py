@@ -23,7 +23,7 @@ For each path: throughput at saturation (median of ``--repeats`` runs, the
 paths compared interleaved, each pair's ratio taken from runs back to back), then
 latency percentiles at half of that throughput (gRPC: ``h2load --rps`` and its
 per-request log; REST: ``wrk --latency`` with 4 connections paced to the rate).
-The REST paths run from wrk scripts (`clients.bench.sealed_games`): sealed apply
+The REST paths run from wrk scripts (`bench.sealed_games`): sealed apply
 plays many real sealed matches, each move with the latest token of its match,
 because the gateway refuses a token once it is not the latest. Scale-out: REST
 apply (sealed) against a gateway over one engine and one over two (the
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clients.bench import sealed_games
-from clients.bench.compiled import ROOT
+from bench import sealed_games
+from bench.compiled import ROOT
 
 Json = dict[str, Any]
 
@@ -106,7 +106,7 @@ def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
     # -P: the working directory must not come before PYTHONPATH (build/compiled), as in serve_all
     argv = [sys.executable, "-P", "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
     if compiled:
-        from clients.bench.compiled import COMPILED
+        from bench.compiled import COMPILED
 
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(COMPILED), env.get("PYTHONPATH", "")) if p)
     return _start(f"engine{index}{'-compiled' if compiled else ''}", argv, env, workdir, "grpc")
@@ -383,7 +383,7 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
             engine = start_engine(workdir)
             procs.append(engine)
             engines = {"": engine}
-            from clients.bench import compiled as compiled_copy
+            from bench import compiled as compiled_copy
 
             usable, why = compiled_copy.status()
             if compiled == "no":

@@ -2,7 +2,7 @@
 
 Each flavour (our rules as pure Python, our rules compiled with mypyc, the
 `dominoes` package, OpenSpiel) runs in its own process, started as
-``python -P -m clients.bench.worker`` (``-P``: the working directory must not
+``python -P -m bench.worker`` (``-P``: the working directory must not
 shadow ``PYTHONPATH=build/compiled``). The coordinator sends one JSON command a
 line on stdin and reads one JSON answer a line on stdout; only one worker runs
 at a time, so the workers take turns on the same core and none disturbs another.
@@ -10,9 +10,9 @@ at a time, so the workers take turns on the same core and none disturbs another.
 Commands:
 - ``{"op": "info"}``: Python version and whether the rules are compiled;
 - ``{"op": "play", "workload": {...}, "seconds": s}`` or ``"games": n``: play
-  random rounds (see `clients.bench.workloads`); answers games, decisions,
+  random rounds (see `bench.workloads`); answers games, decisions,
   elapsed wall seconds and CPU seconds of this process;
-- ``{"op": "stateless", "variant": v, "players": p, ...}``: see `clients.bench.stateless`.
+- ``{"op": "stateless", "variant": v, "players": p, ...}``: see `bench.stateless`.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _info() -> dict[str, Any]:
 
 
 def serve(stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
-    from clients.bench import workloads
+    from bench import workloads
 
     cache: dict[str, workloads.Workload] = {}
     for line in stdin:
@@ -64,7 +64,7 @@ def serve(stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
                 answer = {"games": done, "decisions": decisions, "elapsed": elapsed,
                           "cpu": time.process_time() - c0}
             elif op == "stateless":
-                from clients.bench.stateless import measure
+                from bench.stateless import measure
 
                 answer = measure(cmd["variant"], int(cmd["players"]), int(cmd.get("games", 20)),
                                  int(cmd.get("seed", 7)), int(cmd.get("repeat", 5)))

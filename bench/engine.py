@@ -1,6 +1,6 @@
 """`domino bench engine`: random full rounds per second, ours against the public Python peers.
 
-Every engine runs in its own worker process (`clients.bench.worker`), and the
+Every engine runs in its own worker process (`bench.worker`), and the
 coordinator interleaves them: in each repetition, each member of a group plays
 for one slice (``--seconds``, or ``--games`` whole games) while the others
 wait, the order rotating between repetitions. A figure is the median over the
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clients.bench import compiled as compiled_copy
-from clients.bench import workloads
+from bench import compiled as compiled_copy
+from bench import workloads
 
 Json = dict[str, Any]
 ROOT = compiled_copy.ROOT
@@ -64,11 +64,12 @@ class Worker:
     def __init__(self, name: str, compiled: bool = False) -> None:
         self.name = name
         env = dict(os.environ)
-        if compiled:
-            env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (str(compiled_copy.COMPILED), env.get("PYTHONPATH", "")) if p)
+        # bench/ is in the checkout, not in the installed package: the checkout goes on the path
+        # (after build/compiled, so that the compiled modules still come first).
+        first = [str(compiled_copy.COMPILED)] if compiled else []
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (*first, str(ROOT), env.get("PYTHONPATH", "")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "clients.bench.worker"], stdin=subprocess.PIPE,
+            [sys.executable, "-P", "-m", "bench.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
         self.info = self.call({"op": "info"})
         if compiled and not self.info.get("compiled"):

@@ -46,7 +46,7 @@ def sample(variant: str, players: int, games: int, seed: int) -> tuple[list[Any]
     the mypyc-compiled rules could not run (``Match.__new__(Match)`` calls
     ``__init__`` on a native class).
     """
-    from clients.bench.workloads import new_game_function, state_class
+    from bench.workloads import new_game_function, state_class
 
     new, cls = new_game_function(variant), state_class(variant)
     rng = random.Random(seed)
@@ -166,7 +166,7 @@ def sizes(mids: list[Any]) -> Json:
 def _measure_kingdomino(variant: str, players: int, states: list[Any], mids: list[Any], moves: list[list[str]],
                         seeds: list[int], repeat: int) -> Json:
     """Kingdomino: its state's protobuf form goes through `kingdomino_codec` (protobuf's own parser)."""
-    from clients.bench.workloads import new_game_function, state_class
+    from bench.workloads import new_game_function, state_class
     from engine_service import kingdomino_codec
 
     new, cls = new_game_function(variant), state_class(variant)

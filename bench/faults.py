@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clients.bench import service
-from clients.bench.compiled import ROOT
+from bench import service
+from bench.compiled import ROOT
 
 Json = dict[str, Any]
 

@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from clients.bench.compiled import ROOT
+from bench.compiled import ROOT
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bots", help="the bots' strength and speed, level against level, every family")
     common(b)
-    from clients.bench.bots import add_arguments as bots_arguments
+    from bench.bots import add_arguments as bots_arguments
 
     bots_arguments(b)
 
@@ -81,13 +81,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.what == "report":
-        from clients.bench.report import write_report
+        from bench.report import write_report
 
         for path in write_report():
             print(f"wrote {path}")
         return 0
     if args.what == "engine":
-        from clients.bench import engine
+        from bench import engine
 
         if args.tiny:
             result = engine.run(seconds=0.05, repeats=1, games=None, compiled=args.compiled,
@@ -98,27 +98,27 @@ def main(argv: list[str]) -> int:
         text = engine.format_text(result)
         save = engine.save
     elif args.what == "slow-clients":
-        from clients.bench import slow_clients
+        from bench import slow_clients
 
         result = slow_clients.run(connections=100 if args.tiny else args.connections,
                                   seconds=1.0 if args.tiny else args.seconds, log=sys.stderr)
         text = slow_clients.format_text(result)
         save = slow_clients.save
     elif args.what == "faults":
-        from clients.bench import faults
+        from bench import faults
 
         result = faults.run(seconds=2.0 if args.tiny else args.seconds, rounds=1 if args.tiny else args.rounds,
                             freeze=3.0 if args.tiny else args.freeze, log=sys.stderr)
         text = faults.format_text(result)
         save = faults.save
     elif args.what == "bots":
-        from clients.bench import bots
+        from bench import bots
 
         result = bots.run(args, log=sys.stderr)
         text = bots.format_text(result)
         save = bots.save
     else:
-        from clients.bench import service
+        from bench import service
 
         result = service.run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools,
                              repeats=args.repeats, grpc_only=args.grpc_only, compiled=args.compiled)
