@@ -190,7 +190,14 @@ def test_a_sealed_game_to_the_end_each_player_seeing_only_its_own_view(gateway: 
         answer = ok(gateway, "/v1/matches/apply", {"token": token, "seat_key": keys[mover],
                                                    "action": seen[mover]["legal"][-1]}, MatchAnswerSchema())
         assert answer["view"]["player"] == mover and not keys_named(answer) & SECRET
-        r = gateway.post("/v1/matches/apply", {"token": token, "seat_key": keys[mover],
+        # The same request again (a retry after an unknown outcome) is answered what it was answered;
+        # any other request with the spent token is stale.
+        again = gateway.post("/v1/matches/apply", {"token": token, "seat_key": keys[mover],
+                                                   "action": seen[mover]["legal"][-1]})
+        assert again.status == 200 and again.json["token"] == answer["token"], again.json
+        r = gateway.post("/v1/matches/view", {"token": token, "seat_key": keys[mover]})
+        assert r.status == 409 and r.json["type"] == "/v1/problems/stale-token"
+        r = gateway.post("/v1/matches/apply", {"token": token, "seat_key": keys[other],
                                                "action": seen[mover]["legal"][-1]})
         assert r.status == 409 and r.json["type"] == "/v1/problems/stale-token"
         token, turns = answer["token"], turns + 1
