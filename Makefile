@@ -63,7 +63,9 @@ compiled: install
 	bash scripts/build_compiled.sh
 
 ## The tests that exercise the compiled modules, with build/compiled first on the path (the
-## pytest script, not `python -m pytest`, which would put the sources first).
+## pytest script, not `python -m pytest`, which would put the sources first), then the checkout
+## (for the top-level `bench` package, which users do not install; without it `bench` named the
+## namespace tests/bench and tests/test_build.py could not import bench.compiled).
 ## The rules on the compiled build: every rules, variant and scenario test, the build check, and the
 ## gRPC service tests against an engine running the compiled rules. (Not the rest of tests/engine,
 ## the benchmarks' commands or the OpenSpiel cross-check: the pure pass runs those, and CI's 30
@@ -71,7 +73,7 @@ compiled: install
 COMPILED_TESTS := tests/rules tests/variants tests/engine/test_grpc_service.py tests/engine/test_grpc_conformance.py \
                   tests/test_conformance_library.py tests/test_doctests.py tests/test_build.py
 test-compiled: compiled
-	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled $(VENV)/bin/pytest -p no:cacheprovider \
+	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled:$(CURDIR) $(VENV)/bin/pytest -p no:cacheprovider \
 	    -n $(TEST_WORKERS) --dist loadfile $(COMPILED_TESTS)
 
 conformance: install
