@@ -24,6 +24,7 @@ def spawn(gateway: Gateway, *args: str, columns: int = 120) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", "--url", gateway.url, *args],
                           cwd=str(REPO), encoding="utf-8", timeout=60, dimensions=(50, columns), env=env)
+    child.str_last_chars = 3000  # a failure shows what the game printed last, not only its last line
     return child
 
 
