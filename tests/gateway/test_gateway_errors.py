@@ -130,6 +130,24 @@ def test_schema_violations_are_422(gateway: Gateway) -> None:
     assert body["field"] == "colour"
 
 
+
+@pytest.mark.parametrize(("body", "field", "said"), [
+    ({"variant": "kozel", "players": 4, "mode": "Sealed"}, "mode", '"Sealed" is not one of "transparent", "sealed"'),
+    ({"variant": "kozel", "players": 4, "bots": [{"seat": 1, "level": "hard"}]}, "bots[0].level",
+     '"hard" is not one of "random", "greedy", "expert"'),
+])
+def test_a_422_quotes_the_choices_as_json(gateway: Gateway, body: dict[str, Any], field: str, said: str) -> None:
+    """A value the schema does not list is quoted with what would be accepted, as JSON, as the
+    engine's 400s do (issue 28: "make every 'not one of' message quote the allowed values as the
+    JSON that would be accepted"; marshmallow said "Must be one of: transparent, sealed."), and
+    `field` writes an index as the 400s do (`bots[0].level`, not `bots.0.level`)."""
+    problem = assert_problem(gateway.post("/v1/matches", body), 422, "validation-error")
+    assert problem["field"] == field, problem
+    messages = problem["errors"]
+    while isinstance(messages, dict):   # down the path to the field's own messages
+        messages = next(iter(messages.values()))
+    assert messages == [said], problem
+
 def test_illegal_actions_and_misdeals_are_409(gateway: Gateway) -> None:
     state = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 42}).json["state"]
     body = assert_problem(gateway.post("/v1/matches/apply", {"state": state, "action": "6-6"}), 409,
