@@ -380,7 +380,9 @@ function renderMatching(view) {
   if (choosing && !choosing.actions.every((a) => legal.includes(a))) choosing = null;
   $("board").className = "layout";
   setPrompt(choosing ? `${choosing.tile} fits more than one end: tap one on the board, or a button below.` : "");
-  $("hand-title").textContent = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
+  // A heading over nothing read as a hand that failed to show: the seat that went out is told so.
+  const whose = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
+  $("hand-title").textContent = (view.hand || []).length ? whose : `${whose} is empty`;
   renderHand(view, legal);
   renderChoices();
   $("extra-actions").replaceChildren(...legal.filter((a) => a === "draw" || a === "pass").map((a) => {

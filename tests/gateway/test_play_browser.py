@@ -356,6 +356,8 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     assert view["round_over"] and view["ending"] in ("out", "fish")
     result = page.inner_text("#round-result")
     assert f"Round 1: {view['ending']}" in result
+    # The hand on the screen is the last mover's: one that went out is said to be empty, not left blank.
+    assert page.inner_text("#hand-title").endswith("hand is empty") == (not view["hand"]), view["hand"]
     scores = page.inner_text("#scores")
     assert "Written" in scores and "Remembered" in scores and "Round 1" in scores
     if view["ending"] == "fish":
