@@ -179,3 +179,13 @@ def test_a_hand_size_it_does_not_take_is_refused_quoting_what_it_takes_as_json(s
         Match.new("kozel", 4, options={"hand_size": size}, seed=1)
     assert str(refused.value) == (f"options.hand_size: {json.dumps(size)} is not one of "
                                   '5, 6, 7, "by-players", "five-six-seven"')
+
+
+def test_a_bot_level_it_does_not_know_is_refused_quoting_the_levels_as_json() -> None:
+    """The engine's call to suggest a move (both gRPC faces) quotes as the options do (issue 28)."""
+    from engine_service import calls
+
+    match, _ = Match.new("kozel", 4, seed=1)
+    with pytest.raises(MalformedError) as refused:
+        calls.suggest(match, "hard")
+    assert str(refused.value) == 'level: "hard" is not one of "random", "greedy", "expert"'
