@@ -9,13 +9,13 @@ RUNTIME_STAMP := $(VENV)/.runtime-stamp
 .PHONY: install runtime system-deps run test test-pure test-compiled compiled conformance lint typecheck bench bench-compiled clean proto
 
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
+# The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
+# not again in an isolated build environment (that doubled the time of a fresh `make run`);
+# bytecode is compiled on first import rather than for every file of every package now.
+# The editable build generates proto/domino/v1/*_pb2*.py (setup.py) and prints nothing
+# (tests/test_packaging.py). Comments stay out of recipes: make echoes a recipe's comment lines.
 $(RUNTIME_STAMP): pyproject.toml setup.py proto/domino/v1/*.proto
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
-	# not again in an isolated build environment (that doubled the time of a fresh `make run`);
-	# bytecode is compiled on first import rather than for every file of every package now.
-	# The editable build generates proto/domino/v1/*_pb2*.py (setup.py) and prints nothing
-	# (tests/test_packaging.py).
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile setuptools wheel 'grpcio-tools>=1.60'
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-build-isolation -e .
 	touch $(RUNTIME_STAMP)

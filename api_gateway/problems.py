@@ -216,10 +216,11 @@ class Problem(Exception):
 
 
 def _first_field(messages: Any, prefix: str = "") -> str | None:
-    """The dotted path of the first validation message (``state.round.hands.0.1``)."""
+    """The path of the first validation message, written as the engine's 400s write theirs
+    (``bots[0].level``, ``deal.hands[1]``: an index in brackets), so that one form names a field."""
     if isinstance(messages, Mapping):
         for key, value in messages.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
+            path = f"{prefix}[{key}]" if isinstance(key, int) else f"{prefix}.{key}" if prefix else str(key)
             if key == "_schema":
                 path = prefix or None  # type: ignore[assignment]
             return _first_field(value, path or "") or path or None

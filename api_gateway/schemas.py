@@ -15,6 +15,7 @@ them against `to_dict` for states of every preset).
 """
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
@@ -28,6 +29,23 @@ UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
+
+
+class OneOf(validate.OneOf):
+    """marshmallow's OneOf whose refusal quotes the value and the choices as the JSON that would be
+    accepted, as the engine's do (`"x" is not one of "transparent", "sealed"`, issue 28), where
+    marshmallow says "Must be one of: transparent, sealed." (the OpenAPI enum is unchanged)."""
+
+    def _format_error(self, value: Any) -> str:
+        return f"{_json(value)} is not one of {', '.join(_json(choice) for choice in self.choices)}"
+
+
+def _json(value: Any) -> str:
+    """`value` as JSON, or its repr when it has no JSON form."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 class StrictInteger(fields.Integer):
@@ -156,7 +174,7 @@ def _ints(description: str, bounds: tuple[int, int] = INT32, **kwargs: Any) -> f
 
 
 def _ending(description: str = "how the round ended", **kwargs: Any) -> fields.String:
-    return fields.String(validate=validate.OneOf(ENDINGS), metadata={"description": description}, **kwargs)
+    return fields.String(validate=OneOf(ENDINGS), metadata={"description": description}, **kwargs)
 
 
 def _action(**kwargs: Any) -> fields.String:
@@ -247,7 +265,7 @@ class BotSeatSchema(StrictSchema):
     """A seat the computer plays (the engine moves for it whenever it is to move)."""
 
     seat = _seat("the bot's seat", required=True)
-    level = fields.String(required=True, validate=validate.OneOf(BOT_LEVELS),
+    level = fields.String(required=True, validate=OneOf(BOT_LEVELS),
                           metadata={"description": "random, greedy or expert (docs/bots.md)"})
 
 
@@ -448,7 +466,7 @@ class KingdominoResultSchema(StrictSchema):
     largest_region = _kd_counts("per player")
     crowns = _kd_counts("per player")
     winners = _kd_players("after tie-breaks")
-    decided_by = fields.String(validate=validate.OneOf(KD_DECIDED_BY))
+    decided_by = fields.String(validate=OneOf(KD_DECIDED_BY))
 
 
 class KingdominoDynastySchema(StrictSchema):
@@ -462,7 +480,7 @@ class KingdominoDynastySchema(StrictSchema):
 class KingdominoStateSchema(StrictSchema):
     """A whole Kingdomino game (transparent mode), docs/variants.md KD: pass it back as it came."""
 
-    variant = fields.String(required=True, validate=validate.OneOf([KINGDOMINO]))
+    variant = fields.String(required=True, validate=OneOf([KINGDOMINO]))
     players = StrictInteger(required=True, validate=validate.Range(2, 4))
     options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
                           metadata={"description": "options that differ from the defaults"})
@@ -617,7 +635,7 @@ class NewMatchSchema(StrictSchema):
     no_deal = StrictBoolean(metadata={"description": "create the match without dealing (to settle rounds only)"})
     bots = _bots("seats the computer plays: whenever one is to move, the engine moves for it, so create, apply and "
                  "next-round answer every event up to a human seat's turn (at least one seat stays human)")
-    mode = fields.String(validate=validate.OneOf(MODES), metadata={
+    mode = fields.String(validate=OneOf(MODES), metadata={
         "description": "transparent (default): the answer carries the state; sealed: an opaque token and "
                        "one key per seat"})
 
@@ -698,7 +716,7 @@ class SettleSchema(CarrierSchema):
 
     OPENAPI_RULES: ClassVar[dict[str, Any]] = {"required": ["state", "ending", "hands"], "not": _SEALED_KEYS}
 
-    ending = fields.String(required=True, validate=validate.OneOf(["out", "blocked"]))
+    ending = fields.String(required=True, validate=OneOf(["out", "blocked"]))
     hands = _hands("the hands left, seat 0 first", required=True)
     last_placer = _seat("the fisherman, when known")
 
@@ -728,7 +746,7 @@ class SeatArgumentSchema(CarrierSchema):
 class SuggestSchema(CarrierSchema):
     """A computer opponent's move for the seat to move (sealed: only your own seat, on your turn)."""
 
-    level = fields.String(required=True, validate=validate.OneOf(BOT_LEVELS),
+    level = fields.String(required=True, validate=OneOf(BOT_LEVELS),
                           metadata={"description": "random, greedy or expert (docs/bots.md)", "example": "expert"})
     budget_ms = StrictInteger(validate=validate.Range(1, 10_000), metadata={
         "description": "a wall-clock cap on the expert's search (default: none; the answer is then reproducible)"})
@@ -947,8 +965,8 @@ class RecordMoveSchema(StrictSchema):
 class RecordSchema(StrictSchema):
     """A match record, JSON form (docs/records.md); the text form carries the same."""
 
-    record = fields.String(required=True, validate=validate.OneOf([RECORD_FORMAT]))
-    version = StrictInteger(required=True, validate=validate.OneOf([1]))
+    record = fields.String(required=True, validate=OneOf([RECORD_FORMAT]))
+    version = StrictInteger(required=True, validate=OneOf([1]))
     variant = fields.String(required=True, metadata={"example": "block"})
     players = StrictInteger(required=True)
     options = fields.Dict(required=True)

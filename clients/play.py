@@ -14,6 +14,7 @@ terminal's width (a long line of tiles continues on the next line, between tiles
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import textwrap
@@ -35,6 +36,10 @@ from clients.table import (
 Json = dict[str, Any]
 HUMAN = "human"
 RULE = "-" * 60
+
+
+#: "Seat 2", "team 1": a name that is kept whole on a line.
+_SIDE = re.compile(r"\b(Seat|team|Team) (\d)")
 
 
 class Quit(Exception):
@@ -65,11 +70,13 @@ class TerminalGame:
 
     def say(self, text: str, indent: str = "") -> None:
         """Write `text` in lines that fit the width, broken between words (tiles, names), never inside
-        one; a continued line is indented further."""
-        for line in textwrap.wrap(text, max(20, self.width - 1), initial_indent=indent,
+        one; a continued line is indented further. A seat's or a team's name and its number stay on
+        one line ("Seat 2 3", not "Seat" at the end of a line and "2 3" on the next)."""
+        kept = _SIDE.sub("\\1\u00a0\\2", text)   # textwrap breaks at ASCII whitespace only
+        for line in textwrap.wrap(kept, max(20, self.width - 1), initial_indent=indent,
                                   subsequent_indent=indent + "   ", break_long_words=False,
                                   break_on_hyphens=False) or [indent]:
-            self.write(line)
+            self.write(line.replace("\u00a0", " "))
 
     # ------------------------------------------------------------ the match
 

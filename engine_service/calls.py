@@ -14,6 +14,7 @@ from typing import Any
 
 from engine_service import admission, bots, metrics, records
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError, Match, RulesError
+from engine_service.rules.errors import one_of
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 
 Event = dict[str, Any]
@@ -233,7 +234,7 @@ def suggest(game: Match | Kingdomino, level: object, budget_ms: object = None, s
     """The seat to move and the action a bot of `level` plays there, from that seat's view only.
     `viewer` (sealed mode): the caller's seat, which must be the seat to move."""
     if level not in bots.LEVELS:
-        raise MalformedError(f"level: one of {', '.join(bots.LEVELS)}, not {level!r}")
+        raise MalformedError(f"level: {one_of(level, bots.LEVELS)}")
     budget, chosen_seed = _budget(game, budget_ms), _seed(game, seed)
     seat = _to_move(game)
     if seat is None:

@@ -82,3 +82,15 @@ def test_the_wheel_ships_the_browser_table_and_the_generated_contract(source_cop
     assert "index.html" in PLAY and {f"api_gateway/play/{name}" for name in PLAY} <= names
     assert {"domino/v1/engine_pb2.py", "domino/v1/engine_pb2_grpc.py",
             "engine_service/rules/data/kingdomino-tiles.csv"} <= names
+
+
+def test_make_run_echoes_only_commands() -> None:
+    """What a fresh `make run` prints before the services speak: the commands it runs, no comment
+    lines (make echoes a comment inside a recipe, and six of them read like output of the install,
+    issue 28). `-n -B`: every step as a fresh clone runs it, none executed."""
+    done = subprocess.run(["make", "-n", "-B", "run"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1].endswith("domino serve all") and any("pip install" in line for line in lines), lines
+    assert not [line for line in lines if line.lstrip().startswith("#")], done.stdout

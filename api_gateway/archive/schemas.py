@@ -9,7 +9,7 @@ from __future__ import annotations
 from marshmallow import RAISE, Schema, fields, validate
 
 from api_gateway.archive.repository import ORDERS
-from api_gateway.schemas import MAX_TEXT, StrictInteger, StrictSchema
+from api_gateway.schemas import MAX_TEXT, OneOf, StrictInteger, StrictSchema
 
 MAX_PAGE = 100
 DEFAULT_PAGE = 20
@@ -25,7 +25,7 @@ class PageArgsSchema(StrictSchema):
 class LeaderboardArgsSchema(PageArgsSchema):
     variant = fields.String(required=True, validate=validate.Length(1, MAX_TEXT), metadata={
         "description": "a variant; the board is its family's (kozel and kozel-classic share one)", "example": "kozel"})
-    by = fields.String(load_default="skill", validate=validate.OneOf(sorted(ORDERS)), metadata={
+    by = fields.String(load_default="skill", validate=OneOf(sorted(ORDERS)), metadata={
         "description": "skill (the conservative skill rating, mu - 3 sigma), points (the source's rating "
                        "points: Kozel) or places (the Bykovo tournament's official places, 1st first)"})
 

@@ -36,13 +36,17 @@ function remember(e) {
   if (e.type === "round_dealt") game.moves = [];
   if (e.type === "played" || e.type === "passed") game.moves.push({ seat: e.seat, action: e.action ?? null });
 }
-// The tiles played since the seat's own last turn in this round (all of them before its first).
-function movesSince(seat) {
+// The turns since the seat's own last turn in this round (all of them before its first).
+function turnsSince(seat) {
   const moves = game.moves;
   let from = moves.length;
   while (from > 0 && moves[from - 1].seat !== seat) from--;
-  return moves.slice(from).filter((m) => m.action);
+  return moves.slice(from);
 }
+// The tiles played since then (the board marks them) ...
+const movesSince = (seat) => turnsSince(seat).filter((m) => m.action);
+// ... and the seats that knocked since then, which the board cannot show (their chips say so).
+const knockedSince = (seat) => new Set(turnsSince(seat).filter((m) => !m.action).map((m) => m.seat));
 function save() { if (game) sessionStorage.setItem("domino-play", JSON.stringify(game)); }
 
 // ---------------------------------------------------------------- names and messages
@@ -227,19 +231,37 @@ function renderStatus(view) {
 }
 // What to do now, above the board, with the buttons that do it when they belong there.
 function setPrompt(text, ...buttons) { const p = $("prompt"); p.replaceChildren(text, ...buttons); p.hidden = !text; }
-// A chip per seat: its name, its level, its tiles (Kingdomino: points); the seat to move highlighted.
+// A chip per seat: its name, its level, its tiles and its score (Kingdomino: points), and "knocked" when
+// it knocked since the viewer's last turn; the seat to move highlighted. The score is on the first
+// screen beside the board on a phone, where the score table is below it.
 function renderSeats(view) {
   const moving = toMove(view);
+  const knocked = isKD() ? new Set() : knockedSince(viewer(view));
   $("opponents").replaceChildren(...Array.from({ length: game.players }, (_, seat) => {
     const chip = document.createElement("span");
-    chip.className = `seat seat-${seat}` + (seat === moving ? " to-move" : "");
+    chip.className = `seat seat-${seat}` + (seat === moving ? " to-move" : "") + (knocked.has(seat) ? " knocked" : "");
     chip.dataset.seat = seat;
     const who = document.createElement("b"); who.textContent = shortName(seat);
     const level = document.createElement("small"); level.textContent = seat === 0 ? "" : game.levels[seat];
     const count = document.createElement("span");
     count.textContent = isKD() ? `${view.scores[seat]} pts` : plural(view.hand_sizes[seat], "tile");
     chip.append(who, level, count);
-    chip.title = `${name(seat)}: ${count.textContent}`;
+    const said = [count.textContent];
+    if (!isKD()) {
+      const score = document.createElement("small");
+      score.className = "chip-score";
+      // A side's score (a team's when the scores are the teams', seats 0+2 and 1+3).
+      score.textContent = `score ${game.scores[seat % game.scores.length]}`;
+      chip.append(score);
+      said.push(score.textContent);
+    }
+    if (knocked.has(seat)) {
+      const did = document.createElement("small");
+      did.className = "did"; did.textContent = "knocked";
+      chip.append(did);
+      said.push("knocked");
+    }
+    chip.title = `${name(seat)}: ${said.join(", ")}`;
     return chip;
   }));
 }
@@ -358,7 +380,9 @@ function renderMatching(view) {
   if (choosing && !choosing.actions.every((a) => legal.includes(a))) choosing = null;
   $("board").className = "layout";
   setPrompt(choosing ? `${choosing.tile} fits more than one end: tap one on the board, or a button below.` : "");
-  $("hand-title").textContent = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
+  // A heading over nothing read as a hand that failed to show: the seat that went out is told so.
+  const whose = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
+  $("hand-title").textContent = (view.hand || []).length ? whose : `${whose} is empty`;
   renderHand(view, legal);
   renderChoices();
   $("extra-actions").replaceChildren(...legal.filter((a) => a === "draw" || a === "pass").map((a) => {

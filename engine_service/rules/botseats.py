@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import MalformedError
+from .errors import MalformedError, one_of
 
 #: The levels a bot seat may have (`engine_service.bots.LEVELS` is the same list).
 BOT_LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
@@ -29,7 +29,7 @@ def check_bots(value: object, players: int, where: str) -> dict[int, str]:
         if type(seat) is not int or not 0 <= seat < players:
             raise MalformedError(f"{where}[{i}].seat must be a seat 0..{players - 1}, not {seat!r}")
         if level not in BOT_LEVELS:
-            raise MalformedError(f"{where}[{i}].level must be one of {', '.join(BOT_LEVELS)}, not {level!r}")
+            raise MalformedError(f"{where}[{i}].level: {one_of(level, BOT_LEVELS)}")
         if seat in bots:
             raise MalformedError(f"{where}[{i}].seat: seat {seat} is named twice")
         bots[seat] = level

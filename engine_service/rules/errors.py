@@ -6,7 +6,8 @@ Each boundary maps them once: MalformedError -> gRPC INVALID_ARGUMENT -> HTTP
 A refusal that blames one field names it first, as ``path: why`` or ``path must ...``
 (``options.target: ...``, ``state.round.hands[2]: ...``, ``players must be an integer``):
 the gateway reports that path as the problem's `field`. `shown` quotes what the caller
-sent as JSON, `did_you_mean` offers the closest known name.
+sent as JSON, `one_of` with the values that would be accepted, `did_you_mean` offers the
+closest known name.
 """
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ def shown(value: object) -> str:
     else:
         text = type(value).__name__
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def one_of(value: object, choices: Iterable[object]) -> str:
+    """'"x" is not one of "out", "fish"': the refused value and what would be accepted, as JSON."""
+    return f"{shown(value)} is not one of {', '.join(json.dumps(c) for c in choices)}"
 
 
 def did_you_mean(given: object, known: Iterable[str]) -> str:

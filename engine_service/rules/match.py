@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from .botseats import bots_to_list, check_bots
 from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
-from .errors import IllegalActionError, MalformedError, MisdealError
+from .errors import IllegalActionError, MalformedError, MisdealError, one_of
 from .events import Event
 from .family import Family, MatchEnd, RoundContext, RoundResult
 from .history import append, check_log, entry
@@ -665,7 +665,7 @@ def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen
     rnd.over = over
     ending = data.get("ending")
     if ending is not None and ending not in ENDINGS:
-        raise MalformedError(f"state.round.ending must be one of {', '.join(ENDINGS)} or null")
+        raise MalformedError(f"state.round.ending: {one_of(ending, [*ENDINGS, None])}")
     if over != (ending is not None):
         raise MalformedError("state.round: over and ending disagree")
     rnd.ending = ending
@@ -721,7 +721,7 @@ def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> di
     _known_keys(r, RECORD_KEYS, where)
     ending = r.get("ending")
     if ending not in ENDINGS:
-        raise MalformedError(f"{where}.ending must be one of {', '.join(ENDINGS)}")
+        raise MalformedError(f"{where}.ending: {one_of(ending, ENDINGS)}")
     def ints(key: str) -> list[int]:
         v = r.get(key, [])
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):

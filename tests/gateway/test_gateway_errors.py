@@ -116,6 +116,19 @@ def test_a_bad_action_and_a_bad_carried_state_name_their_field(gateway: Gateway)
         assert problem["field"] == field, problem
 
 
+
+def test_a_carried_value_outside_its_list_is_quoted_with_the_list_as_json(gateway: Gateway) -> None:
+    """The engine's other "one of" refusals quote as its options' do (issue 28: "every 'not one of'
+    message"): a carried state's round ending, its bot seats' levels."""
+    state = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 42}).json["state"]
+    for damaged, field, said in (
+            ({**state, "round": {**state["round"], "ending": "won"}}, "state.round.ending",
+             '"won" is not one of "out", "fish", "blocked", "sortir", null'),
+            ({**state, "bots": [{"seat": 1, "level": "hard"}]}, "state.bots[0].level",
+             '"hard" is not one of "random", "greedy", "expert"')):
+        problem = assert_problem(gateway.post("/v1/matches/legal", {"state": damaged}), 400, "malformed")
+        assert (problem["field"], problem["detail"]) == (field, f"{field}: {said}"), problem
+
 def test_an_unknown_variant_by_name_lists_them_all_and_suggests_the_closest(gateway: Gateway) -> None:
     problem = assert_problem(gateway.get("/v1/variants/kingdomno"), 404, "unknown-variant")
     assert problem["field"] == "name"
@@ -129,6 +142,24 @@ def test_schema_violations_are_422(gateway: Gateway) -> None:
                           422, "validation-error")
     assert body["field"] == "colour"
 
+
+
+@pytest.mark.parametrize(("body", "field", "said"), [
+    ({"variant": "kozel", "players": 4, "mode": "Sealed"}, "mode", '"Sealed" is not one of "transparent", "sealed"'),
+    ({"variant": "kozel", "players": 4, "bots": [{"seat": 1, "level": "hard"}]}, "bots[0].level",
+     '"hard" is not one of "random", "greedy", "expert"'),
+])
+def test_a_422_quotes_the_choices_as_json(gateway: Gateway, body: dict[str, Any], field: str, said: str) -> None:
+    """A value the schema does not list is quoted with what would be accepted, as JSON, as the
+    engine's 400s do (issue 28: "make every 'not one of' message quote the allowed values as the
+    JSON that would be accepted"; marshmallow said "Must be one of: transparent, sealed."), and
+    `field` writes an index as the 400s do (`bots[0].level`, not `bots.0.level`)."""
+    problem = assert_problem(gateway.post("/v1/matches", body), 422, "validation-error")
+    assert problem["field"] == field, problem
+    messages = problem["errors"]
+    while isinstance(messages, dict):   # down the path to the field's own messages
+        messages = next(iter(messages.values()))
+    assert messages == [said], problem
 
 def test_illegal_actions_and_misdeals_are_409(gateway: Gateway) -> None:
     state = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 42}).json["state"]

@@ -164,6 +164,29 @@ class Round:
         self.played_by: dict[int, int] = {}
         self.taps: list[tuple[list[str], str]] = []
         self.marked = 0
+        self.turns: list[tuple[int, str]] = []   # the turns the test made: (seat, "tile" or "pass")
+        self.knocks = 0
+
+    def check_chips(self, table: Table, view: Any, hot_seat: bool) -> None:
+        """Each chip shows its side's score (the score table is below the board on a phone), and the
+        seats that knocked since the mover's last turn say so on their chips (a knock leaves no mark on
+        the board). Hot seat: the test made every turn and knows them; against bots, the log says."""
+        scores = view["ledger"]["scores"]
+        shown = table.page.eval_on_selector_all("#opponents .seat", "(chips) => chips.map((c) =>"
+                                                " c.querySelector('.chip-score')?.textContent)")
+        assert shown == [f"score {scores[seat % len(scores)]}" for seat in range(len(shown))] and shown, scores
+        mover = view["seat"]
+        if hot_seat:
+            last = max((i for i, (seat, _) in enumerate(self.turns) if seat == mover), default=-1)
+            knocked = {seat for seat, action in self.turns[last + 1:] if action == "pass"}
+        else:   # the log's lines since the person's last move (or the deal)
+            log = table.page.eval_on_selector_all("#log li", "(items) => items.map((i) => i.textContent)")
+            start = max((i for i, line in enumerate(log) if re.match(r"You (played|knocked)|Round \d+ dealt", line)),
+                        default=-1)
+            knocked = {int(found[1]) for line in log[start + 1:] if (found := re.match(r"Seat (\d) .*knocked$", line))}
+        assert {int(s) for s in table.texts("#opponents .seat.knocked", "data-seat")} == knocked, knocked
+        assert all(table.page.locator(f"#opponents .seat-{seat} .did").inner_text() == "knocked" for seat in knocked)
+        self.knocks += len(knocked)
 
     def check_marks(self, table: Table, view: Any) -> None:
         """The moves since the mover's last one are marked, each with its seat's badge; nothing else is."""
@@ -184,6 +207,7 @@ class Round:
             self.played_by[layout_before] = seat
         if action != "draw":
             self.after_own[seat] = layout_before + (action == "tile")
+            self.turns.append((seat, action))
 
 
 def choose_end(table: Table, phone: bool, shot: Path | None) -> tuple[list[str], str]:
@@ -224,6 +248,7 @@ def play_matching_round(table: Table, max_turns: int = 300, phone: bool = False,
     seats, the board, the hand and the moves are all on the first screen."""
     turns = 0
     round_ = Round()
+    hot_seat = all(level == "human" for level in table.state()["levels"][1:])
     while not table.round_over() and len(round_.taps) != max_taps:
         turns += 1
         assert turns < max_turns
@@ -240,6 +265,7 @@ def play_matching_round(table: Table, max_turns: int = 300, phone: bool = False,
             table.count("#extra-actions button") > 0
         assert sorted(table.texts("#layout .end-label", "data-arm")) == sorted(view["ends"]) or not view["layout"]
         round_.check_marks(table, view)
+        round_.check_chips(table, view, hot_seat)
         laid = len(view["layout"])
         if phone:
             check_no_horizontal_scroll(table.page)
@@ -325,10 +351,13 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     round_ = play_matching_round(table, phone=True, on_turn=lambda turn: turn == 4 and bots and page.screenshot(
         path=str(shots / "kozel-bots-marks.png")))
     assert round_.marked > 0   # the moves of the others since each turn were marked
+    assert round_.knocks > 0   # ... and their knocks on their chips (4 seats, no boneyard: someone knocks)
     view = table.state()["view"]
     assert view["round_over"] and view["ending"] in ("out", "fish")
     result = page.inner_text("#round-result")
     assert f"Round 1: {view['ending']}" in result
+    # The hand on the screen is the last mover's: one that went out is said to be empty, not left blank.
+    assert page.inner_text("#hand-title").endswith("hand is empty") == (not view["hand"]), view["hand"]
     scores = page.inner_text("#scores")
     assert "Written" in scores and "Remembered" in scores and "Round 1" in scores
     if view["ending"] == "fish":

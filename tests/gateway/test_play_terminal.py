@@ -101,6 +101,7 @@ def test_the_first_hour_at_a_narrow_terminal(gateway: Gateway) -> None:
     assert screen.endswith("round-end"), screen[-2000:]
     drawn = [line for line in screen.replace("\r", "").split("\n") if "your move (" not in line]
     assert max(map(len, drawn)) <= columns, max(drawn, key=len)
+    assert not [line for line in drawn if re.search(r"\bSeat$", line.rstrip())], "a name was cut from its number"
     assert re.search(r"\n     \*?\[\d[|:]\d\]", screen.replace("\r", "")), "the layout never continued on a second line"
     flat = re.sub(r"\s+", " ", screen)  # a long line continues on the next one
     assert re.search(r"Round points: You \d+, Seat 1 \d+, Seat 2 \d+, Seat 3 \d+", flat), screen[-1500:]
@@ -108,6 +109,23 @@ def test_the_first_hour_at_a_narrow_terminal(gateway: Gateway) -> None:
     child.sendline("q")
     child.expect(pexpect.EOF)
 
+
+
+@pytest.mark.parametrize("width", range(24, 90))
+def test_a_long_line_breaks_between_seats_never_inside_a_name(width: int) -> None:
+    """Round points at any terminal width: each seat's name stays with its number (a line once
+    ended in "Seat" and the next began "2 3"), no line is wider than the terminal, nothing is lost."""
+    from clients.play import TerminalGame
+    from clients.sdk import RestClient
+
+    lines: list[str] = []
+    game = TerminalGame(RestClient("http://127.0.0.1:9"), "kozel", 4, ["expert", "human", "random"],
+                        write=lines.append, width=width)
+    text = "round 1 over: a player went out; round points: You 0, Seat 1 (expert) 14, Seat 2 3, Seat 3 (random) 4"
+    game.say(text, "  ")
+    assert all(len(line) < width for line in lines), lines
+    assert not [line for line in lines if re.search(r"\bSeat$", line)], lines
+    assert re.sub(r"\s+", " ", " ".join(lines)).strip() == text, lines
 
 def test_a_whole_all_fives_hand_by_notation_with_the_spinner_drawn(gateway: Gateway) -> None:
     child = spawn(gateway, "--variant", "all-fives", "--players", "2", "--bots", "human")
