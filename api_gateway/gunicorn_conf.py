@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import shutil
 import socket
@@ -91,7 +92,10 @@ worker_connections = _cfg.connections
 worker_class = "api_gateway.worker.GatewayWorker"
 preload_app = False
 timeout = 30
-graceful_timeout = 15
+# A stopping worker ends its spectator streams at once and closes its idle connections
+# (`api_gateway.worker`); what it waits for are the calls in flight, each bounded by the
+# engine's deadline. gunicorn's master SIGKILLs a worker still there after this.
+graceful_timeout = math.ceil(_cfg.engine_timeout) + 3
 keepalive = _cfg.read_timeout  # the gevent worker's header deadline and keep-alive idle time
 control_socket_disable = True
 errorlog = "-"
