@@ -153,6 +153,20 @@ def child_exit(server: Any, worker: Any) -> None:
     multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
+def worker_exit(server: Any, worker: Any) -> None:
+    """A worker that stopped cleanly (its connections all done: `GatewayWorker.run`) leaves without
+    the interpreter's teardown (gRPC, gevent's hub, every module), which took 0.5-1.5 s of a stop on a
+    loaded machine: nothing of its is left to flush but the logs. A worker leaving on an error keeps
+    Python's own exit and its status, which gunicorn's master reads."""
+    if getattr(worker, "stopped_cleanly", False):
+        import logging
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
 def on_exit(server: Any) -> None:
     if os.environ.get(_OWNED_ENV) == _dir:
         shutil.rmtree(_dir, ignore_errors=True)

@@ -181,6 +181,7 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
         self.open: dict[Any, Any] = {}   # connection greenlet -> its socket
         self.busy: set[Any] = set()      # the greenlets inside a request (the others wait for one)
         self.stopping: Event | None = None
+        self.stopped_cleanly = False
         super().init_process()
 
     def patch(self) -> None:
@@ -283,6 +284,7 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
         deadline = time.monotonic() + self.cfg.graceful_timeout
         while time.monotonic() < deadline:
             if all(server.pool.free_count() == server.pool.size for server, _, _ in servers):
+                self.stopped_cleanly = True  # gunicorn_conf.worker_exit: leave at once
                 return
             self._close_idle()
             self.notify()
