@@ -85,6 +85,7 @@ class Streams:
         self._loading: dict[str, AsyncResult] = {}
         self._per_match: dict[str, int] = {}
         self._per_address: dict[str, int] = {}
+        self._waiting: set[Event] = set()  # every stream's wake-up, for `stop`
         self.open_count = 0
         self.stopping = False
         _ALL.add(self)
@@ -167,9 +168,8 @@ class Streams:
     def stop(self) -> None:
         """End every stream with a `shutdown` line (the worker stops); refuse new ones."""
         self.stopping = True
-        for feed in list(self._feeds.values()):
-            for wake in list(feed.wakes):
-                wake.set()
+        for wake in list(self._waiting):
+            wake.set()
 
     # ------------------------------------------------------------------ the shared poll
 
@@ -256,10 +256,11 @@ class Stream:
         if self._over:
             return
         wake = Event()
+        owner._waiting.add(wake)
         feed = owner._watch(self._match_id, self._first, self._over, wake)
         sent = len(self._first)
-        if len(feed.lines) > sent or feed.closed is not None:
-            wake.set()  # the feed had news before this stream joined it
+        if len(feed.lines) > sent or feed.closed is not None or owner.stopping:
+            wake.set()  # news (or the stop) before this stream joined its feed
         gone = _SocketWatch(self._sock, wake)
         try:
             while True:
@@ -291,6 +292,7 @@ class Stream:
         finally:
             gone.stop()
             feed.wakes.discard(wake)
+            owner._waiting.discard(wake)
 
 
 class _SocketWatch:
