@@ -8,6 +8,7 @@ gateways sharing a real Redis store.
 - SIGTERM with 300 streams open: every stream ends with `{"type":"closed","reason":"shutdown"}`
   and a whole chunked body, the requests in flight are answered, and the gateway exits within
   3 s (before: 16-17 s, streams reset); with two gateways the other one goes on serving;
+- Ctrl-C on `domino serve all` (what `make run` starts) with 100 streams: the same, within 3 s;
 - a stream writes a keepalive line when it has nothing else to say, and the caps per match and
   per client address answer 429 with Retry-After;
 - one address cannot take every connection of a worker: past its share it is answered 429 while
@@ -19,9 +20,13 @@ many addresses.
 from __future__ import annotations
 
 import json
+import os
+import re
 import selectors
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import TOKEN_KEYS, EngineProc, Gateway
+from .conftest import REPO, TOKEN_KEYS, EngineProc, Gateway, free_port
 from .test_gateway_store import RedisServer
 
 pytestmark = pytest.mark.service
@@ -303,6 +308,43 @@ def test_sigterm_ends_300_streams_with_their_line_and_exits_within_3_s(gateways:
         conn.close()
     for gw in others:
         assert gw.get("/healthz").status == 200
+
+
+@pytest.mark.serial
+def test_ctrl_c_on_serve_all_ends_its_streams_with_their_line_within_3_s() -> None:
+    """`make run` is `domino serve all`: Ctrl-C reaches it alone, it forwards SIGTERM to the gateway."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ENGINE_", "GATEWAY_", "PROMETHEUS_")) and k != "STATE_TOKEN_KEYS"}
+    proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "all", "--engine-port", "0",
+                             "--engine-metrics-port", "off", "--gateway-metrics-port", "off", "--port", str(port)],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        while not re.match(r"gateway: http://", line := proc.stdout.readline()):
+            assert line, "domino serve all did not start"
+        gw = Gateway(proc, f"http://127.0.0.1:{port}", log=None)  # type: ignore[arg-type] - only its calls are used
+        deadline = time.monotonic() + 30
+        while gw.get("/readyz").status != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        game = _sealed_match(gw)  # sealed mode out of the box: a key made for the run
+        streams = [_open_stream(gw, game["match_id"], _source(i // 10)) for i in range(100)]
+        heads = _read_until(streams, lambda got: b"description" in got, 10)
+        assert [_status(h) for h in heads] == [200] * 100
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rest = _read_until(streams, lambda got: False, 10)
+        code = proc.wait(10)
+        took = time.monotonic() - start
+        print(f"\nCtrl-C on domino serve all with 100 streams: exit {code} after {took:.2f} s")
+        assert code == 0 and took < 3.0
+        assert all(_dechunk(head + tail)[0].endswith(SHUTDOWN) for head, tail in zip(heads, rest, strict=True))
+        for conn in streams:
+            conn.close()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
 
 
 def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineProc,
