@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gevent
+from gevent import monkey
 from gevent.event import AsyncResult, Event
 
 from api_gateway.problems import StreamRefused, UnknownMatch
@@ -88,6 +89,11 @@ class Streams:
         self._waiting: set[Event] = set()  # every stream's wake-up, for `stop`
         self.open_count = 0
         self.stopping = False
+        # Shared feeds need every stream in one gevent hub (gunicorn's gevent worker). Flask's threaded
+        # development server (`--dev`) runs each stream in a thread of its own, with a hub each: a feed
+        # polled from one thread's hub would stop when that thread's stream ends. There each stream
+        # reads the store itself, as all did before.
+        self.shared = monkey.is_module_patched("threading")
         _ALL.add(self)
 
     # ------------------------------------------------------------------ opening and closing
@@ -135,6 +141,8 @@ class Streams:
         """The match's lines so far: from its feed when this worker watches it already (no store read),
         else from the store, once for all the streams of the match that open meanwhile (a burst of
         opens makes one read, not one each), and the feed starts with them."""
+        if not self.shared:
+            return self._public(match_id, 0)
         feed = self._feeds.get(match_id)
         if feed is not None and feed.closed is None:
             return list(feed.lines), feed.over
@@ -255,6 +263,9 @@ class Stream:
         yield b"".join(line + b"\n" for line in self._first)
         if self._over:
             return
+        if not owner.shared:
+            yield from self._polled(start)
+            return
         wake = Event()
         owner._waiting.add(wake)
         feed = owner._watch(self._match_id, self._first, self._over, wake)
@@ -293,6 +304,40 @@ class Stream:
             gone.stop()
             feed.wakes.discard(wake)
             owner._waiting.discard(wake)
+
+
+    def _polled(self, start: float) -> Generator[bytes, None, None]:
+        """`_lines` outside a gevent worker (the threaded development server): this stream reads the
+        store itself every `SPECTATE_POLL` seconds; a gone client is found by a failed write."""
+        owner, lim = self._owner, self._owner.limits
+        last_line = last_write = start
+        sent = len(self._first)
+        while True:
+            time.sleep(owner._poll)
+            if owner.stopping:
+                yield closed_line("shutdown")
+                return
+            try:
+                lines, over = owner._public(self._match_id, sent)
+            except UnknownMatch:
+                yield closed_line("expired")
+                return
+            except StoreUnavailable:
+                yield closed_line("store-unavailable")
+                return
+            now = time.monotonic()
+            if lines:
+                yield b"".join(line + b"\n" for line in lines)
+                sent += len(lines)
+                last_line = last_write = now
+            if over:
+                return
+            if now - last_line >= lim.idle or now - start >= lim.longest:
+                yield closed_line("idle" if now - last_line >= lim.idle else "max-duration")
+                return
+            if now - last_write >= lim.keepalive:
+                yield KEEPALIVE
+                last_write = now
 
 
 class _SocketWatch:

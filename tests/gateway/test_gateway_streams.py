@@ -9,6 +9,8 @@ gateways sharing a real Redis store.
   and a whole chunked body, the requests in flight are answered, and the gateway exits within
   3 s (before: 16-17 s, streams reset); with two gateways the other one goes on serving;
 - Ctrl-C on `domino serve all` (what `make run` starts) with 100 streams: the same, within 3 s;
+- under Flask's threaded development server (`--dev`), a stream whose neighbour left still gets the
+  match's news (feeds are shared only in gevent workers);
 - a stream writes a keepalive line when it has nothing else to say, and the caps per match and
   per client address answer 429 with Retry-After;
 - one address cannot take every connection of a worker: past its share it is answered 429 while
@@ -345,6 +347,36 @@ def test_ctrl_c_on_serve_all_ends_its_streams_with_their_line_within_3_s() -> No
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
+
+
+def test_the_development_server_streams_each_match_to_every_spectator(engine_proc: EngineProc) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--dev", "--port", "0", "--metrics-port", "off",
+                             "--engine", engine_proc.address],
+                            cwd=REPO, env={k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+                            | {"STATE_TOKEN_KEYS": TOKEN_KEYS, "GATEWAY_SPECTATE_KEEPALIVE": "1"},
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        gw = Gateway(proc, "http://" + json.loads(proc.stdout.readline())["http"], log=None)  # type: ignore[arg-type]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if gw.get("/healthz", timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        game = _sealed_match(gw)
+        first, second = (_open_stream(gw, game["match_id"], _source(i)) for i in range(2))
+        assert [_status(h) for h in _read_until([first, second], lambda got: b"description" in got, 5)] == [200] * 2
+        first.close()
+        _read_until([second], lambda got: got.count(b"keepalive") >= 3, 10)  # the first one's thread is done
+        _move(gw, game)
+        (news,) = _read_until([second], lambda got: b'"seat"' in got, 5)
+        assert b'"seat"' in news, news[-200:]
+        second.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(10)
 
 
 def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineProc,
