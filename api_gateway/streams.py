@@ -35,6 +35,7 @@ import gevent
 from gevent import monkey
 from gevent.event import AsyncResult, Event
 
+from api_gateway.metrics import SPECTATOR_STREAMS
 from api_gateway.problems import StreamRefused, UnknownMatch
 from api_gateway.store import StoreUnavailable
 
@@ -127,6 +128,7 @@ class Streams:
                     pass
             raise refused
         # Counted before the store is read: the opens that wait for it meanwhile see this one.
+        SPECTATOR_STREAMS.inc()
         self.open_count += 1
         self._per_match[match_id] = self._per_match.get(match_id, 0) + 1
         self._per_address[address] = self._per_address.get(address, 0) + 1
@@ -165,6 +167,7 @@ class Streams:
         return list(lines), over
 
     def _release(self, match_id: str, address: str) -> None:
+        SPECTATOR_STREAMS.dec()
         self.open_count -= 1
         for counts, key in ((self._per_match, match_id), (self._per_address, address)):
             left = counts[key] - 1

@@ -212,6 +212,9 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
                 del self.per_address[host]
 
     def _refuse(self, client: Any, host: str) -> None:
+        from api_gateway.metrics import CONNECTIONS_REFUSED  # imported by the app after the fork already
+
+        CONNECTIONS_REFUSED.labels(reason="address-share").inc()
         self.log.debug("refused a connection from %s: %d held", host, self.address_share)
         try:
             client.setblocking(1)

@@ -115,6 +115,13 @@ def _dechunk(raw: bytes) -> tuple[bytes, bool]:
     return body, False
 
 
+def _metric(gw: Gateway, name: str, labels: str = "") -> float:
+    """One metric of a gateway's metrics port (every worker summed); `labels` as written, `{a="b"}`."""
+    found = re.search(rf"^{re.escape(name + labels)} (\S+)$", gw.metrics(), flags=re.MULTILINE)
+    assert found is not None, name
+    return float(found.group(1))
+
+
 def _close_wait(ports: set[int]) -> int:
     """Sockets in CLOSE-WAIT on these local ports (the gateways' side of connections their clients closed)."""
     count = 0
@@ -403,6 +410,7 @@ def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineP
     third = _open_stream(gw, one["match_id"], _source(1))
     assert _status(_read_until([third], lambda got: b"description" in got, 5)[0]) == 200
     refused(one["match_id"], _source(2), "match")     # a fourth stream of the match
+    assert _metric(gw, "domino_gateway_spectator_streams") == 3
     for conn in [*first, third]:
         conn.close()
     deadline = time.monotonic() + 5
@@ -414,6 +422,10 @@ def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineP
             break
         time.sleep(0.1)
     assert _status(head) == 200
+    deadline = time.monotonic() + 3
+    while _metric(gw, "domino_gateway_spectator_streams") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _metric(gw, "domino_gateway_spectator_streams") == 0  # the last one, gone too, is noticed
     spec = gw.get("/openapi.json").json["paths"]["/v1/matches/{match_id}/spectate"]["get"]["responses"]
     assert "429" in spec and "Retry-After" in spec["429"]["headers"]
 
@@ -439,6 +451,8 @@ def test_one_address_cannot_take_every_connection(gateways: list[Gateway]) -> No
         assert all(_status(a) == 429 and int(_headers(a)["retry-after"]) >= 1
                    and _headers(a)["content-type"] == "application/problem+json" for a in refused)
         assert 1400 <= held <= 1500       # two workers' shares, and no more
+        assert sum(_metric(gw, "domino_gateway_connections_refused_total", '{reason="address-share"}')
+                   for gw in gateways) == len(refused)
         assert not prober.failed, prober.failed[:5]
         assert max(prober.seconds) < 1.0, (prober.slow, opened)
     finally:
