@@ -42,6 +42,7 @@ from api_gateway.openapi import ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.store import VersionStore, default_url, open_store
+from api_gateway.streams import Limits, Streams
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
@@ -186,6 +187,9 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     keys = _key_ring(cfg)
     store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
+    app.extensions["domino_streams"] = Streams(matches.public_lines, Limits(
+        idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive, streams=cfg.streams,
+        per_match=cfg.streams_per_match, per_address=cfg.streams_per_address))
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()

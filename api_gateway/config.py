@@ -24,6 +24,11 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_MATCH_TTL | 86400 | seconds a sealed match may stay idle before its tokens expire |
 | GATEWAY_SPECTATE_IDLE | 300 | seconds a spectator stream stays open without a new line (then it ends with a `closed` line) |
 | GATEWAY_SPECTATE_MAX | 3600 | seconds a spectator stream stays open at most (watch on with a new request) |
+| GATEWAY_SPECTATE_KEEPALIVE | 5 | seconds between two `{"type":"keepalive"}` lines of a spectator stream without news (a client gone without a word is found by the failed write) |
+| GATEWAY_STREAMS | half of GATEWAY_CONNECTIONS | spectator streams one worker holds at once (the rest of its connections stay for ordinary calls); more: 429 too-many-streams |
+| GATEWAY_STREAMS_PER_MATCH | 200 | spectator streams of one match one worker holds at once; more: 429 too-many-streams |
+| GATEWAY_STREAMS_PER_ADDRESS | 20 | spectator streams of one client address one worker holds at once; more: 429 too-many-streams |
+| GATEWAY_CONNECTIONS_PER_ADDRESS | three quarters of GATEWAY_CONNECTIONS | connections of one client address one worker holds at once; more are answered 429 and closed (0: no limit: behind a proxy every client has the proxy's address) |
 | GATEWAY_DATABASE | sqlite:///$TMPDIR/domino-archive.sqlite3 | the archive of finished matches, players and ratings: `sqlite:///path` (embedded, one host; upgraded at start) or `postgresql://user:password@host:5432/db` (a cluster; upgraded by `python -m api_gateway.archive upgrade`) |
 | GATEWAY_DATABASE_TIMEOUT | 5 | seconds to connect to the archive database, and for each statement or lock wait |
 | GATEWAY_ARCHIVE_RETRY | 2 | seconds between two tries to write the finished matches waiting in the outbox (the database was down) |
@@ -70,6 +75,11 @@ class GatewayConfig:
     match_ttl: int = 24 * 3600
     spectate_idle: int = 300
     spectate_max: int = 3600
+    spectate_keepalive: int = 5
+    streams: int = 500               # from_env: half of `connections` unless set
+    streams_per_match: int = 200
+    streams_per_address: int = 20
+    connections_per_address: int = 750  # from_env: three quarters of `connections` unless set; 0: no limit
     database: str = ""               # "" = the embedded default (`archive.database.default_url()`)
     database_timeout: float = 5.0
     archive_retry: float = 2.0
@@ -129,6 +139,7 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     retry_text = get("GATEWAY_ARCHIVE_RETRY")
     busy_text = get("GATEWAY_BUSY_WAIT")
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
+    connections = pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000)
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
         port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
@@ -140,7 +151,7 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         engine_attempts=pick_int("GATEWAY_ENGINE_ATTEMPTS", d.engine_attempts, 1, 5),
         busy_wait=d.busy_wait if busy_text is None else _seconds("GATEWAY_BUSY_WAIT", busy_text, zero=True),
         workers=pick_int("GATEWAY_WORKERS", d.workers, 1, 64),
-        connections=pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000),
+        connections=connections,
         read_timeout=pick_int("GATEWAY_READ_TIMEOUT", d.read_timeout, 1, 300),
         max_body_bytes=pick_int("GATEWAY_MAX_BODY_BYTES", d.max_body_bytes, 1024, 16 * 1024 * 1024),
         retry_after=pick_int("GATEWAY_RETRY_AFTER", d.retry_after, 0, 3600),
@@ -149,6 +160,12 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         match_ttl=pick_int("GATEWAY_MATCH_TTL", d.match_ttl, 60, 90 * 24 * 3600),
         spectate_idle=pick_int("GATEWAY_SPECTATE_IDLE", d.spectate_idle, 1, 24 * 3600),
         spectate_max=pick_int("GATEWAY_SPECTATE_MAX", d.spectate_max, 1, 7 * 24 * 3600),
+        spectate_keepalive=pick_int("GATEWAY_SPECTATE_KEEPALIVE", d.spectate_keepalive, 1, 300),
+        # Streams never take every connection of a worker: ordinary calls keep the rest.
+        streams=pick_int("GATEWAY_STREAMS", connections // 2, 1, connections - 1),
+        streams_per_match=pick_int("GATEWAY_STREAMS_PER_MATCH", d.streams_per_match, 1, 100_000),
+        streams_per_address=pick_int("GATEWAY_STREAMS_PER_ADDRESS", d.streams_per_address, 1, 100_000),
+        connections_per_address=pick_int("GATEWAY_CONNECTIONS_PER_ADDRESS", connections * 3 // 4, 0, connections),
         database=(get("GATEWAY_DATABASE") or "").strip(),
         database_timeout=d.database_timeout if db_timeout_text is None
         else _seconds("GATEWAY_DATABASE_TIMEOUT", db_timeout_text),

@@ -58,6 +58,18 @@ IN_FLIGHT = Gauge(
     "domino_gateway_http_requests_in_flight", "HTTP requests being answered now.",
     multiprocess_mode="livesum",
 )
+SPECTATOR_STREAMS = Gauge(
+    "domino_gateway_spectator_streams", "Spectator streams open now (GET /v1/matches/<id>/spectate).",
+    multiprocess_mode="livesum",
+)
+# Labelled, so that a value (and its file, counter_<pid>.db) exists only in a worker that refused one: an
+# unlabelled counter would make a file in every process that imports this module, the master included.
+CONNECTIONS_REFUSED = Counter(
+    "domino_gateway_connections_refused_total",
+    "Connections answered 429 before their request was read, by why (address-share: their address held "
+    "its share of a worker's connections, GATEWAY_CONNECTIONS_PER_ADDRESS).",
+    ["reason"],
+)
 ENGINE_LATENCY = Histogram(
     "domino_gateway_engine_call_duration_seconds",
     "Time of an engine gRPC call as the gateway sees it (retries included), in seconds.",

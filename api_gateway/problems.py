@@ -23,6 +23,7 @@ wrong seat key                      403     wrong-seat-key          field
 not allowed to a sealed caller      403     sealed-forbidden        field
 sealed mode not configured          501     sealed-mode-disabled
 engine busy (its bots all thinking) 429     engine-busy             Retry-After header
+a spectator stream over a cap       429     too-many-streams        limit; Retry-After header
 request or answer over a gRPC limit 413     too-large               what, size, limit
 engine UNAVAILABLE (after retries)  503     engine-unavailable      Retry-After header
 engine DEADLINE_EXCEEDED            504     engine-timeout
@@ -122,6 +123,10 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "Expert suggestions and hints share a few bot slots per engine with the computer players of "
                 "matches being played, which go first; all were thinking. Nothing was done: try again after "
                 "Retry-After seconds."),
+    ProblemType("too-many-streams", 429, "Too many spectator streams",
+                "Each gateway worker holds a bounded number of spectator streams: in all (the rest of its "
+                "connections serve ordinary calls), of one match, and of one client address (`limit` names "
+                "which was reached). Close a stream you no longer read, or try again after Retry-After seconds."),
     ProblemType("too-large", 413, "The match is too large for one call",
                 "The request, or the answer it asks for (a long match's record, say), is over the size the "
                 "service carries in one message (`what`, `size` and `limit` in bytes). Asking again gives the "
@@ -177,6 +182,14 @@ class UnknownVariant(LookupError):
 
 class UnknownMatch(LookupError):
     """GET /v1/matches/<id>/spectate for a match the version store does not hold."""
+
+
+class StreamRefused(RuntimeError):
+    """A spectator stream over one of the worker's caps (`limit`: "worker", "match" or "address")."""
+
+    def __init__(self, limit: str, detail: str) -> None:
+        super().__init__(detail)
+        self.limit = limit
 
 
 class SealedModeDisabled(RuntimeError):
@@ -273,6 +286,10 @@ def from_exception(exc: BaseException) -> Problem:
         problem = Problem.of("engine-busy", f"every bot of the rules engine is thinking for other calls "
                                             f"({exc.method}); try again after Retry-After seconds")
         problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
+        return problem
+    if isinstance(exc, StreamRefused):
+        problem = Problem.of("too-many-streams", str(exc), limit=exc.limit)
+        problem.headers["Retry-After"] = str(max(1, current_app.config.get("RETRY_AFTER", 1)))
         return problem
     if isinstance(exc, EngineTooLarge):
         log.warning("engine %s: %s", exc.method, exc.details)

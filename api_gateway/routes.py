@@ -11,18 +11,16 @@ webargs makes a new instance per request, and with it every nested schema
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import Response, current_app, jsonify
+from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
 
 from api_gateway import problems
 from api_gateway.bodies import Blueprint
 from api_gateway.matches import Matches
 from api_gateway.openapi import EXAMPLES
-from api_gateway.problems import UnknownMatch
 from api_gateway.schemas import (
     ApplySchema,
     CarrierSchema,
@@ -49,7 +47,7 @@ from api_gateway.schemas import (
     VariantSchema,
     ViewAnswerSchema,
 )
-from api_gateway.store import StoreUnavailable
+from api_gateway.streams import Streams
 
 F = TypeVar("F", bound=Callable[..., Any])
 Json = dict[str, Any]
@@ -75,7 +73,8 @@ _DESCRIPTIONS = {
     413: "Request body too large, or the match too large for one call (a long match's record)",
     415: "Send Content-Type: application/json",
     422: "The body does not match the schema",
-    429: "Every bot of the engine is thinking for other calls (see Retry-After); nothing was done",
+    429: "Every bot of the engine is thinking for other calls (see Retry-After); nothing was done. "
+         "A spectator stream: too many streams (in all, of this match or of your address; see Retry-After)",
     501: "Sealed mode is not configured",
     502: "The engine failed",
     503: "The engine, or in sealed mode the token version store, is unavailable (see Retry-After)",
@@ -282,52 +281,26 @@ class ReplayRecord(MethodView):
         return answer(matches().replay_record(body))
 
 
-#: Spectator streams: how often the store is read, and when a stream ends without the match ending.
-SPECTATE_POLL = 0.25
+def streams() -> Streams:
+    found: Streams = current_app.extensions["domino_streams"]
+    return found
 
 
 @matches_blp.route("/<string:match_id>/spectate")
 class Spectate(MethodView):
     @matches_blp.response(200, content_type="application/x-ndjson", description=(
         "NDJSON: the match's description first, then one line per event as a spectator sees it (no hidden "
-        "tile; the hands `revealed` once a round ends), as they happen; `{\"type\": \"end\"}` when the match "
-        "ends, `{\"type\": \"closed\", \"reason\": ...}` when the stream stops before (idle, too long, "
-        "store unavailable)"))
-    @_problems(matches_blp, 404, 501, 503)
+        "tile; the hands `revealed` once a round ends), as they happen; `{\"type\": \"keepalive\"}` after a "
+        "few seconds without a line (skip it); `{\"type\": \"end\"}` when the match ends, "
+        "`{\"type\": \"closed\", \"reason\": ...}` when the stream stops before (idle, max-duration, expired, "
+        "store-unavailable, shutdown)"))
+    @_problems(matches_blp, 404, 429, 501, 503)
     def get(self, match_id: str) -> Response:
         """Watch a live sealed match (anyone with its `match_id`): its public events as they happen."""
-        found = matches()
-        lines, over = found.public_lines(match_id, 0)  # 404 / 501 / 503 before the stream starts
-        cfg = current_app.config["GATEWAY_CONFIG"]
+        # 404 / 429 / 501 / 503 before the stream starts
+        stream = streams().open(match_id, request.remote_addr or "", request.environ.get("gunicorn.socket"))
         return current_app.response_class(
-            _stream(found, match_id, lines, over, cfg.spectate_idle, cfg.spectate_max),
-            mimetype="application/x-ndjson", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-
-
-def _stream(found: Matches, match_id: str, lines: list[bytes], over: bool, idle: float,
-            longest: float) -> Iterator[bytes]:
-    """The lines as they come; ends with the match, or after `idle` seconds without a line, or `longest`."""
-    start = last = time.monotonic()
-    sent = 0
-    while True:
-        if lines:
-            yield b"".join(line + b"\n" for line in lines)
-            sent += len(lines)
-            last = time.monotonic()
-        if over:
-            return
-        now = time.monotonic()
-        if now - last >= idle or now - start >= longest:
-            reason = b"idle" if now - last >= idle else b"max-duration"
-            yield b'{"type":"closed","reason":"' + reason + b'"}\n'
-            return
-        time.sleep(SPECTATE_POLL)
-        try:
-            lines, over = found.public_lines(match_id, sent)
-        except (UnknownMatch, StoreUnavailable) as exc:
-            reason = b"expired" if isinstance(exc, UnknownMatch) else b"store-unavailable"
-            yield b'{"type":"closed","reason":"' + reason + b'"}\n'
-            return
+            stream, mimetype="application/x-ndjson", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 @problems_blp.route("/<string:name>")

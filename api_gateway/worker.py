@@ -15,6 +15,20 @@ What bounds a slow client:
   would silently cut at its limit), within GATEWAY_READ_TIMEOUT seconds again
   (slower is 408); the app then reads it from memory.
 
+What bounds one client address: at most GATEWAY_CONNECTIONS_PER_ADDRESS connections of
+one peer address in a worker (three quarters of its connections by default); one more is answered
+`429` problem+json with Retry-After, written here before its request is read, and
+closed (issue 29: 5,000 half-sent requests from one address took every connection of
+both workers and pushed probes to 5.7-9.6 s).
+
+Stopping (SIGTERM; `domino serve all` forwards Ctrl-C as SIGTERM): the worker stops
+accepting at once, ends every spectator stream with its `closed`/`shutdown` line
+(`api_gateway.streams`), lets the requests in flight finish (their answers say
+`Connection: close`), closes the keep-alive connections waiting for a next request,
+and exits as soon as none is left (checked every 50 ms; gunicorn's own worker checked
+every second, and streams never ended by themselves, so every stop with a stream ran
+into the graceful timeout and the streams were reset without a closing line).
+
 Every answer gunicorn itself writes (400 on a bad request line, 414, 431, 501 ...)
 is RFC 9457 problem+json like the app's own plain HTTP errors (`about:blank`,
 the status phrase as title), not gunicorn's HTML page.
@@ -27,24 +41,30 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import socket
+import time
 from typing import Any
 
 import gevent
+from gevent.event import Event
+from gevent.pool import Pool
+from gevent.server import StreamServer
 from gunicorn import util
 from gunicorn.http.body import ChunkedReader
 from gunicorn.workers.ggevent import GeventWorker
+
+from api_gateway.config import from_env
 
 MEDIA_TYPE = "application/problem+json"
 MAX_DETAIL = 1000
 
 
-def problem_bytes(status: int, title: str, detail: str) -> bytes:
-    """A whole HTTP/1.1 answer carrying a problem document; the connection closes after it."""
+def problem_bytes(status: int, title: str, detail: str, extra_headers: str = "") -> bytes:
+    """A whole HTTP/1.1 answer carrying a problem document; the connection closes after it.
+    `extra_headers`: more header lines, each ending with CRLF."""
     body = json.dumps({"type": "about:blank", "title": title, "status": status,
                        "detail": detail[:MAX_DETAIL]}).encode()
-    head = (f"HTTP/1.1 {status} {title}\r\nConnection: close\r\n"
+    head = (f"HTTP/1.1 {status} {title}\r\nConnection: close\r\n{extra_headers}"
             f"Content-Type: {MEDIA_TYPE}\r\nContent-Length: {len(body)}\r\n\r\n")
     return head.encode("latin-1") + body
 
@@ -110,14 +130,58 @@ def read_body(req: Any, sock: Any, limit: int, seconds: float) -> bytes | None:
     return b"".join(parts)
 
 
+def refuse_and_close(sock: Any, answer: bytes) -> None:
+    """Answer a connection refused before its request is read, and close it without waiting: what the
+    client has sent so far is read first (unread bytes at the close would make the kernel reset the
+    connection, and the reset can destroy the answer in flight), but nothing more is waited for, so
+    a burst of refusals holds no place of the worker's pool (lingering 0.25 s each, 5,000 connections
+    from one address queued up behind their refusals, and the probes of other addresses with them)."""
+    try:
+        sock.sendall(answer)
+        sock.shutdown(socket.SHUT_WR)
+        raw = getattr(sock, "_sock", sock)  # gevent's socket would wait for more
+        drained = 0
+        while drained < LINGER_BYTES:
+            chunk = raw.recv(65536, socket.MSG_DONTWAIT)
+            if not chunk:
+                break
+            drained += len(chunk)
+    except OSError:  # BlockingIOError: nothing more for now
+        pass
+
+
+#: How often a stopping worker looks whether its connections are done.
+STOP_CHECK = 0.05
+
+
+class _Listener:
+    """What gunicorn's connection handler asks of its listening socket (its name), which stays
+    answerable once the socket is closed: a connection accepted just before a stop is still served."""
+
+    def __init__(self, name: Any) -> None:
+        self._name = name
+
+    def getsockname(self) -> Any:
+        return self._name
+
+
 class GatewayWorker(GeventWorker):  # type: ignore[misc]
     """gunicorn's gevent worker with gRPC made gevent-aware, the body read under a deadline,
-    and problem+json for the server layer's own errors (module docstring)."""
+    problem+json for the server layer's own errors, a per-address connection share and a quick,
+    clean stop (module docstring)."""
 
     def init_process(self) -> None:
         util.write_error = write_problem  # this worker process only; used by Worker.handle_error
-        self.max_body = int(os.environ.get("GATEWAY_MAX_BODY_BYTES") or 262144)
+        cfg = from_env()
+        self.max_body = cfg.max_body_bytes
         self.read_timeout = float(self.cfg.keepalive)  # GATEWAY_READ_TIMEOUT (gunicorn_conf)
+        self.address_share = cfg.connections_per_address
+        self.retry_after = max(1, cfg.retry_after)
+        self.per_address: dict[str, int] = {}
+        self.open: dict[Any, Any] = {}   # connection greenlet -> its socket
+        self.busy: set[Any] = set()      # the greenlets inside a request (the others wait for one)
+        self.stopping: Event | None = None
+        self.stopped_cleanly = False
         super().init_process()
 
     def patch(self) -> None:
@@ -126,14 +190,134 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
 
         grpc_gevent.init_gevent()
 
-    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> bool:
+    def handle(self, listener: Any, client: Any, addr: Any) -> None:
+        """One connection: refused at once past the address's share, else served (and counted)."""
+        host = str(addr[0]) if isinstance(addr, tuple) and addr else ""
+        held = self.per_address.get(host, 0)
+        if self.address_share and held >= self.address_share:
+            self._refuse(client, host)
+            return
+        self.per_address[host] = held + 1
+        me = gevent.getcurrent()
+        self.open[me] = client
         try:
-            body = read_body(req, sock, self.max_body, self.read_timeout)
-        except BodyRefused as refused:
-            self.log.info("refused a request body from %s: %s", addr[0] if addr else "?", refused.detail)
-            answer_and_close(sock, problem_bytes(refused.status, refused.title, refused.detail))
-            raise StopIteration() from None
-        if body is not None:
-            req.body = io.BytesIO(body)
-        result: bool = super().handle_request(listener_name, req, sock, addr)
-        return result
+            super().handle(listener, client, addr)
+        finally:
+            self.open.pop(me, None)
+            self.busy.discard(me)
+            left = self.per_address[host] - 1
+            if left:
+                self.per_address[host] = left
+            else:
+                del self.per_address[host]
+
+    def _refuse(self, client: Any, host: str) -> None:
+        from api_gateway.metrics import CONNECTIONS_REFUSED  # imported by the app after the fork already
+
+        CONNECTIONS_REFUSED.labels(reason="address-share").inc()
+        self.log.debug("refused a connection from %s: %d held", host, self.address_share)
+        try:
+            client.setblocking(1)
+            refuse_and_close(client, problem_bytes(
+                429, "Too Many Requests",
+                f"this gateway worker holds {self.address_share} connections of your address, its most; "
+                "close some, or try again after Retry-After seconds",
+                f"Retry-After: {self.retry_after}\r\n"))
+        finally:
+            util.close(client)
+
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> bool:
+        me = gevent.getcurrent()
+        self.busy.add(me)
+        try:
+            try:
+                body = read_body(req, sock, self.max_body, self.read_timeout)
+            except BodyRefused as refused:
+                self.log.info("refused a request body from %s: %s", addr[0] if addr else "?", refused.detail)
+                answer_and_close(sock, problem_bytes(refused.status, refused.title, refused.detail))
+                raise StopIteration() from None
+            if body is not None:
+                req.body = io.BytesIO(body)
+            result: bool = super().handle_request(listener_name, req, sock, addr)
+            return result
+        finally:
+            self.busy.discard(me)
+
+    # ------------------------------------------------------------------ stopping
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        """SIGTERM: stop now (`run` does the work, woken here)."""
+        self.alive = False
+        if self.stopping is not None:
+            gevent.spawn(self.stopping.set)  # out of the signal handler, as gunicorn does for SIGQUIT
+
+    def handle_quit(self, sig: int, frame: Any) -> None:
+        """SIGINT / SIGQUIT (a quick stop): the streams get their closing line first."""
+        from api_gateway.streams import stop_all
+
+        def quit_soon() -> None:
+            stop_all()
+            gevent.sleep(0.1)  # the closing lines go out
+            GeventWorker.handle_quit(self, sig, frame)  # spawns gunicorn's quick exit
+
+        gevent.spawn(quit_soon)
+
+    def run(self) -> None:
+        """gunicorn's gevent `run` (one server per listening socket, a pool of GATEWAY_CONNECTIONS
+        each), with the quick stop of the module docstring."""
+        self.stopping = Event()
+        servers: list[tuple[StreamServer, Any, _Listener]] = []
+        for s in self.sockets:
+            s.setblocking(1)
+            name = _Listener(s.getsockname())
+            server = StreamServer(s, handle=lambda client, addr, name=name: self.handle(name, client, addr),
+                                  spawn=Pool(self.worker_connections))
+            if self.cfg.workers > 1:
+                server.max_accept = 1
+            server.start()
+            servers.append((server, s, name))
+        while self.alive:
+            self.notify()
+            self.stopping.wait(1.0)
+        from api_gateway.streams import stop_all
+
+        stop_all()
+        for server, listener, name in servers:
+            self._stop_accepting(server, listener, name)
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while time.monotonic() < deadline:
+            if all(server.pool.free_count() == server.pool.size for server, _, _ in servers):
+                self.stopped_cleanly = True  # gunicorn_conf.worker_exit: leave at once
+                return
+            self._close_idle()
+            self.notify()
+            gevent.sleep(STOP_CHECK)
+        self.log.warning("Worker graceful timeout (pid:%s)", self.pid)
+        for server, _, _ in servers:
+            server.stop(timeout=1)
+
+    def _stop_accepting(self, server: StreamServer, listener: Any, name: _Listener) -> None:
+        """Close the listening socket, first taking every connection already in its accept queue: the
+        kernel resets those left there when it closes (with `reuse_port` each worker has its own queue),
+        and their requests, sent before the stop, would be lost."""
+        server.stop_accepting()
+        try:
+            listener.setblocking(False)
+            while True:
+                try:
+                    client, addr = listener.accept()
+                except OSError:  # BlockingIOError: the queue is empty
+                    break
+                server.pool.spawn(self.handle, name, client, addr)
+        finally:
+            server.close()
+
+    def _close_idle(self) -> None:
+        """End the connections waiting for a next request (keep-alive, or half sent): their reads see
+        the end of input and gunicorn closes them. Those inside a request finish it first."""
+        for greenlet, sock in list(self.open.items()):
+            if greenlet not in self.busy:
+                try:
+                    sock.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass

@@ -15,7 +15,7 @@ __all__ = [
     "ArchiveUnavailable", "BadCursor", "ClientProblem", "EngineBusy", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
     "InvalidPlayer", "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotArchived", "NotFound", "ProblemError",
     "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
-    "TooLarge", "TransportError", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+    "TooLarge", "TooManyStreams", "TransportError", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -143,6 +143,13 @@ class EngineBusy(ClientProblem):
     type_name = "engine-busy"
 
 
+class TooManyStreams(ClientProblem):
+    """429 too-many-streams: a spectator stream over a gateway worker's cap (in all, per match or per
+    client address: `limit`); close streams you no longer read, or try again after `Retry-After`."""
+
+    type_name = "too-many-streams"
+
+
 class TooLarge(ClientProblem):
     """413 too-large: the request, or the answer it asks for, is over the service's message limit."""
 
@@ -219,7 +226,7 @@ PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
     cls.type_name: cls for cls in (
         ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
         StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
-        StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, UnknownPlayer, NotArchived,
+        StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, UnknownPlayer, NotArchived,
         BadCursor, InvalidPlayer, ArchiveUnavailable)
 }
 

@@ -55,6 +55,21 @@ def test_settings_from_the_environment() -> None:
     assert config.from_env({"GATEWAY_METRICS_PORT": "0"}).metrics_port == 0
 
 
+def test_stream_and_address_shares_follow_the_connections() -> None:
+    """Streams take at most half of a worker's connections and one address three quarters, unless set;
+    a stream cap as large as the connections would leave ordinary calls none (refused)."""
+    small = config.from_env({"GATEWAY_CONNECTIONS": "100"})
+    assert (small.streams, small.connections_per_address) == (50, 75)
+    assert (small.streams_per_match, small.streams_per_address, small.spectate_keepalive) == (200, 20, 5)
+    set_ = config.from_env({"GATEWAY_CONNECTIONS": "100", "GATEWAY_STREAMS": "99", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0"})
+    assert (set_.streams, set_.connections_per_address) == (99, 0)  # 0: no share per address
+    for env in ({"GATEWAY_CONNECTIONS": "100", "GATEWAY_STREAMS": "100"},
+                {"GATEWAY_CONNECTIONS": "100", "GATEWAY_CONNECTIONS_PER_ADDRESS": "101"},
+                {"GATEWAY_STREAMS_PER_ADDRESS": "0"}, {"GATEWAY_SPECTATE_KEEPALIVE": "0"}):
+        with pytest.raises(ConfigError, match=list(env)[-1]):
+            config.from_env(env)
+
+
 @pytest.mark.parametrize("env", [{"GATEWAY_PORT": "70000"}, {"GATEWAY_PORT": "x"}, {"GATEWAY_ENGINE_TIMEOUT": "0"},
                                  {"GATEWAY_ENGINE_ATTEMPTS": "9"}, {"GATEWAY_DEV_TOKEN_KEY": "maybe"},
                                  {"LOG_LEVEL": "loud"}, {"GATEWAY_MAX_BODY_BYTES": "10"},

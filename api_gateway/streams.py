@@ -1,0 +1,387 @@
+"""Spectator streams of one gateway worker: cheap to hold, bounded, and ended on purpose.
+
+`GET /v1/matches/{id}/spectate` (issue 29: 2,100 streams opened and dropped in 4 s held a
+gateway, health checks included, for minutes). What this module does about it:
+
+- one poll of the version store per watched match per worker (`Feed`), every
+  `SPECTATE_POLL` seconds while anyone watches it, shared by all the match's streams;
+  each stream sleeps until its feed has news (before: one store query per stream every
+  0.25 s, SQLite queries blocking the worker's event loop for all of them);
+- a client that leaves is noticed at once: the stream watches its socket for the end of
+  the input (the client's FIN) while it waits; one that vanishes without a FIN (its
+  network gone) is found by the failed write of a `{"type":"keepalive"}` line written
+  after `keepalive` seconds without another line;
+- caps per worker (`Limits`): streams in all (so that ordinary calls keep the rest of the
+  worker's connections), per match and per client address; a stream over one is refused
+  before it starts (`StreamRefused`: 429 too-many-streams with Retry-After);
+- `stop_all()` (the worker's SIGTERM) ends every stream with
+  `{"type":"closed","reason":"shutdown"}`, so the worker exits at once and each client
+  knows the stream ended on purpose.
+
+Everything here runs in one worker process under gevent: the streams are greenlets, their
+counts plain dictionaries.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import time
+import weakref
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import gevent
+from gevent import monkey
+from gevent.event import AsyncResult, Event
+
+from api_gateway.metrics import SPECTATOR_STREAMS
+from api_gateway.problems import StreamRefused, UnknownMatch
+from api_gateway.store import StoreUnavailable
+
+log = logging.getLogger("api_gateway.streams")
+
+#: Seconds between two reads of a watched match's public lines (one read per match per worker).
+SPECTATE_POLL = 0.25
+KEEPALIVE = b'{"type":"keepalive"}\n'
+Public = Callable[[str, int], tuple[list[bytes], bool]]
+
+
+def closed_line(reason: str) -> bytes:
+    """The last line of a stream that stops before its match ends."""
+    return b'{"type":"closed","reason":"' + reason.encode() + b'"}\n'
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A worker's bounds on its spectator streams (`api_gateway.config`: GATEWAY_SPECTATE_*, GATEWAY_STREAMS*)."""
+
+    idle: float = 300.0        # seconds without a new line before the stream ends ("idle")
+    longest: float = 3600.0    # seconds a stream lasts at most ("max-duration")
+    keepalive: float = 5.0     # seconds without a line before a keepalive line
+    streams: int = 500         # streams in all
+    per_match: int = 200
+    per_address: int = 20
+
+
+@dataclass(eq=False)
+class Feed:
+    """One watched match's public lines in this worker: read from the store by one greenlet while
+    anyone watches, kept here (every line from the first) for each of its streams to take from."""
+
+    match_id: str
+    lines: list[bytes]
+    over: bool
+    closed: str | None = None                     # why the feed stopped before the match's end
+    wakes: set[Event] = field(default_factory=set)  # one per stream waiting for news
+
+
+class Streams:
+    """This worker's spectator streams (one instance per app; module docstring)."""
+
+    def __init__(self, public: Public, limits: Limits, poll: float = SPECTATE_POLL) -> None:
+        self._public = public
+        self.limits = limits
+        self._poll = poll
+        self._feeds: dict[str, Feed] = {}
+        self._loading: dict[str, AsyncResult] = {}
+        self._per_match: dict[str, int] = {}
+        self._per_address: dict[str, int] = {}
+        self._waiting: set[Event] = set()  # every stream's wake-up, for `stop`
+        self.open_count = 0
+        self.stopping = False
+        # Shared feeds need every stream in one gevent hub (gunicorn's gevent worker). Flask's threaded
+        # development server (`--dev`) runs each stream in a thread of its own, with a hub each: a feed
+        # polled from one thread's hub would stop when that thread's stream ends. There each stream
+        # reads the store itself, as all did before.
+        self.shared = monkey.is_module_patched("threading")
+        _ALL.add(self)
+
+    # ------------------------------------------------------------------ opening and closing
+
+    def open(self, match_id: str, address: str, sock: Any) -> Stream:
+        """A stream of `match_id` for a client at `address` (its socket `sock`, watched for its end).
+
+        Raises before anything is written: StreamRefused over a cap (or while the worker
+        stops), UnknownMatch (404), SealedModeDisabled (501), StoreUnavailable (503).
+        """
+        lim = self.limits
+        refused: StreamRefused | None = None
+        if self.stopping:
+            refused = StreamRefused("worker", "this gateway worker is stopping; open the stream again")
+        elif self.open_count >= lim.streams:
+            refused = StreamRefused("worker", f"this gateway worker holds {lim.streams} spectator streams, its most")
+        elif self._per_match.get(match_id, 0) >= lim.per_match:
+            refused = StreamRefused("match", f"this gateway worker holds {lim.per_match} streams of this match, "
+                                             "its most")
+        elif self._per_address.get(address, 0) >= lim.per_address:
+            refused = StreamRefused("address", f"this gateway worker holds {lim.per_address} streams of your "
+                                               "address, its most")
+        if refused is not None:
+            # The connection ends after the 429: kept alive, a refused client would still hold one of the
+            # worker's connections, the very thing the caps protect. Its read side shut, the server finds
+            # the end of input where it would wait for the next request.
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass
+            raise refused
+        # Counted before the store is read: the opens that wait for it meanwhile see this one.
+        SPECTATOR_STREAMS.inc()
+        self.open_count += 1
+        self._per_match[match_id] = self._per_match.get(match_id, 0) + 1
+        self._per_address[address] = self._per_address.get(address, 0) + 1
+        try:
+            first, over = self._first_lines(match_id)  # 404 / 501 / 503 before the stream starts
+        except BaseException:
+            self._release(match_id, address)
+            raise
+        return Stream(self, match_id, address, sock, first, over)
+
+    def _first_lines(self, match_id: str) -> tuple[list[bytes], bool]:
+        """The match's lines so far: from its feed when this worker watches it already (no store read),
+        else from the store, once for all the streams of the match that open meanwhile (a burst of
+        opens makes one read, not one each), and the feed starts with them."""
+        if not self.shared:
+            return self._public(match_id, 0)
+        feed = self._feeds.get(match_id)
+        if feed is not None and feed.closed is None:
+            return list(feed.lines), feed.over
+        loading = self._loading.get(match_id)
+        if loading is not None:
+            lines, over = loading.get()  # the other opener's answer, or its exception
+            return list(lines), over
+        loading = self._loading[match_id] = AsyncResult()
+        try:
+            lines, over = self._public(match_id, 0)
+        except BaseException as exc:
+            loading.set_exception(exc)
+            raise
+        finally:
+            del self._loading[match_id]
+        if not over:
+            self._feeds[match_id] = feed = Feed(match_id, list(lines), over)
+            gevent.spawn(self._poll_feed, feed)
+        loading.set((lines, over))
+        return list(lines), over
+
+    def _release(self, match_id: str, address: str) -> None:
+        SPECTATOR_STREAMS.dec()
+        self.open_count -= 1
+        for counts, key in ((self._per_match, match_id), (self._per_address, address)):
+            left = counts[key] - 1
+            if left:
+                counts[key] = left
+            else:
+                del counts[key]
+
+    def stop(self) -> None:
+        """End every stream with a `shutdown` line (the worker stops); refuse new ones."""
+        self.stopping = True
+        for wake in list(self._waiting):
+            wake.set()
+
+    # ------------------------------------------------------------------ the shared poll
+
+    def _watch(self, match_id: str, first: list[bytes], over: bool, wake: Event) -> Feed:
+        """The match's feed (started now if it has none), with `wake` set on its news."""
+        feed = self._feeds.get(match_id)
+        if feed is None or feed.closed is not None:
+            feed = self._feeds[match_id] = Feed(match_id, list(first), over)
+            gevent.spawn(self._poll_feed, feed)
+        feed.wakes.add(wake)
+        return feed
+
+    def _poll_feed(self, feed: Feed) -> None:
+        """Read the match's new lines while anyone watches it; wake its streams on news."""
+        try:
+            while not feed.over and not self.stopping:
+                gevent.sleep(self._poll)  # first: the streams that made the feed join it meanwhile
+                if not feed.wakes or self.stopping:
+                    break
+                try:
+                    lines, over = self._public(feed.match_id, len(feed.lines))
+                except UnknownMatch:
+                    feed.closed = "expired"
+                except StoreUnavailable:
+                    feed.closed = "store-unavailable"
+                except Exception:  # a bug: its streams end rather than hang
+                    log.exception("spectator feed of %s", feed.match_id)
+                    feed.closed = "error"
+                else:
+                    if lines:
+                        feed.lines.extend(lines)
+                    feed.over = over
+                if feed.closed is not None or lines or over:
+                    for wake in list(feed.wakes):
+                        wake.set()
+                if feed.closed is not None:
+                    break
+        finally:
+            if self._feeds.get(feed.match_id) is feed:
+                del self._feeds[feed.match_id]
+            if feed.closed is None and not feed.over:
+                feed.closed = "shutdown" if self.stopping else "unwatched"
+
+
+_ALL: weakref.WeakSet[Streams] = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """End every spectator stream of this process with a `shutdown` line (the worker's SIGTERM)."""
+    for streams in list(_ALL):
+        streams.stop()
+
+
+class Stream:
+    """One open spectator stream: a WSGI body iterable whose `close()` gives its place back.
+
+    It is counted from `Streams.open` until `close()` (which the WSGI server calls whether the
+    body was iterated or not: a generator never started would never run its `finally`).
+    """
+
+    def __init__(self, owner: Streams, match_id: str, address: str, sock: Any, first: list[bytes],
+                 over: bool) -> None:
+        self._owner = owner
+        self._match_id, self._address, self._sock = match_id, address, sock
+        self._first, self._over = first, over
+        self._released = False
+        self._body = self._lines()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._body
+
+    def close(self) -> None:
+        self._body.close()
+        if not self._released:
+            self._released = True
+            self._owner._release(self._match_id, self._address)
+
+    def _lines(self) -> Generator[bytes, None, None]:
+        """The lines as they come: ends with the match, when the client leaves, after `idle` seconds
+        without a line, after `longest`, or when the worker stops."""
+        owner, lim = self._owner, self._owner.limits
+        start = last_line = last_write = time.monotonic()
+        yield b"".join(line + b"\n" for line in self._first)
+        if self._over:
+            return
+        if not owner.shared:
+            yield from self._polled(start)
+            return
+        wake = Event()
+        owner._waiting.add(wake)
+        feed = owner._watch(self._match_id, self._first, self._over, wake)
+        sent = len(self._first)
+        if len(feed.lines) > sent or feed.closed is not None or owner.stopping:
+            wake.set()  # news (or the stop) before this stream joined its feed
+        gone = _SocketWatch(self._sock, wake)
+        try:
+            while True:
+                now = time.monotonic()
+                due = min(last_line + lim.idle, start + lim.longest, last_write + lim.keepalive)
+                wake.wait(max(0.0, due - now))
+                wake.clear()
+                if gone.left():
+                    return                      # nobody to write to
+                if owner.stopping:
+                    yield closed_line("shutdown")
+                    return
+                now = time.monotonic()
+                if len(feed.lines) > sent:
+                    yield b"".join(line + b"\n" for line in feed.lines[sent:])
+                    sent = len(feed.lines)
+                    last_line = last_write = now
+                    if feed.over:
+                        return                  # its last line is the end mark
+                if feed.closed is not None:
+                    yield closed_line(feed.closed if feed.closed != "unwatched" else "error")
+                    return
+                if now - last_line >= lim.idle or now - start >= lim.longest:
+                    yield closed_line("idle" if now - last_line >= lim.idle else "max-duration")
+                    return
+                if now - last_write >= lim.keepalive:
+                    yield KEEPALIVE
+                    last_write = now
+        finally:
+            gone.stop()
+            feed.wakes.discard(wake)
+            owner._waiting.discard(wake)
+
+
+    def _polled(self, start: float) -> Generator[bytes, None, None]:
+        """`_lines` outside a gevent worker (the threaded development server): this stream reads the
+        store itself every `SPECTATE_POLL` seconds; a gone client is found by a failed write."""
+        owner, lim = self._owner, self._owner.limits
+        last_line = last_write = start
+        sent = len(self._first)
+        while True:
+            time.sleep(owner._poll)
+            if owner.stopping:
+                yield closed_line("shutdown")
+                return
+            try:
+                lines, over = owner._public(self._match_id, sent)
+            except UnknownMatch:
+                yield closed_line("expired")
+                return
+            except StoreUnavailable:
+                yield closed_line("store-unavailable")
+                return
+            now = time.monotonic()
+            if lines:
+                yield b"".join(line + b"\n" for line in lines)
+                sent += len(lines)
+                last_line = last_write = now
+            if over:
+                return
+            if now - last_line >= lim.idle or now - start >= lim.longest:
+                yield closed_line("idle" if now - last_line >= lim.idle else "max-duration")
+                return
+            if now - last_write >= lim.keepalive:
+                yield KEEPALIVE
+                last_write = now
+
+
+class _SocketWatch:
+    """Wakes a stream when its client's socket becomes readable; `left()` says whether the client has
+    closed its side (end of input, or a reset). A client that sends anything while it watches
+    (nothing is expected) is no longer watched: the keepalive writes find it gone."""
+
+    def __init__(self, sock: Any, wake: Event) -> None:
+        self._sock = sock
+        self._wake = wake
+        self._readable = False
+        self._io: Any = None
+        fileno = sock.fileno() if sock is not None else -1
+        if fileno >= 0:
+            self._io = gevent.get_hub().loop.io(fileno, 1)
+            self._io.start(self._on_readable)
+
+    def _on_readable(self) -> None:
+        self._readable = True
+        if self._io is not None:
+            self._io.stop()  # once: `left()` decides whether to watch again
+        self._wake.set()
+
+    def left(self) -> bool:
+        """Whether the client has gone (called after a wake-up)."""
+        if not self._readable:
+            return False
+        self._readable = False
+        try:
+            raw = getattr(self._sock, "_sock", self._sock)  # gevent's socket would wait on EAGAIN
+            peeked = raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:  # woken with nothing to read after all: watch again
+            if self._io is not None:
+                self._io.start(self._on_readable)
+            return False
+        except OSError:
+            return True
+        return bool(peeked == b"")  # data: a client talking on a stream; no longer watched
+
+    def stop(self) -> None:
+        if self._io is not None:
+            self._io.stop()
+            self._io.close()
+            self._io = None
