@@ -173,7 +173,7 @@ def export(state: object, view: str = "full", names: list[str | None] | None = N
                                  "kept one, or a match longer than the log holds): no record can be written")
     viewer = _viewer(view, game.players)
     full = view == "full"
-    variant = KINGDOMINO if kingdomino else game.variant  # type: ignore[union-attr]
+    variant = KINGDOMINO if kingdomino else game.variant
     options = dict(game.options if isinstance(game, Kingdomino) else game.overrides)
     try:
         replayed, events = _start(variant, game.players, options, game.seed, log[0])
