@@ -49,6 +49,7 @@ from engine_service.rules import (
     variants,
 )
 from engine_service.rules.game import Viewer
+from engine_service.rules.games import GAMES
 
 Json = dict[str, Any]
 Event = dict[str, Any]
@@ -244,7 +245,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def __init__(self) -> None:
         listing = [{**v, "options": [_typed_default(o) for o in v["options"]]}
-                   for v in variants() if v["name"] in PRESETS or v["name"] == kingdomino_codec.NAME]
+                   for v in variants() if v["name"] in PRESETS or v["name"] in GAMES]
         self._variants = pb.JsonAnswer(answer=_dumps({"variants": listing}))
 
     def ListVariants(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:

@@ -21,6 +21,7 @@ from domino.v1 import engine_pb2_grpc as pb_grpc
 from engine_service import calls, codec, kingdomino_codec, tournament_codec, wire
 from engine_service.calls import EncodingError
 from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
+from engine_service.rules.games import GAMES
 
 Event = dict[str, Any]
 
@@ -105,9 +106,9 @@ class EngineServicer(pb_grpc.EngineServicer):
     """Stateless: one instance serves every call on every thread."""
 
     def __init__(self) -> None:
-        # The matching presets (MatchState) and Kingdomino (KingdominoState, its own calls).
-        self._variants = codec.variants_to_proto(
-            [v for v in variants() if v["name"] in PRESETS or v["name"] == kingdomino_codec.NAME])
+        # The matching presets (MatchState) and the games with a class of their own (`rules.games.GAMES`:
+        # Kingdomino, KingdominoState, its own calls).
+        self._variants = codec.variants_to_proto([v for v in variants() if v["name"] in PRESETS or v["name"] in GAMES])
 
     def ListVariants(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
         return self._variants
