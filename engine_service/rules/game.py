@@ -21,6 +21,14 @@ Two words need care, because the kinds say them differently:
 
 Seats are numbered from 0 in both kinds; Kingdomino calls them players
 (`seat_name`). A viewer is a seat, or None for the public (a host, a spectator).
+
+The Bykovo micro-tournament (`Tournament`) is not a `Game` and should not be made
+one: nobody moves in it and it hides nothing. It is a score sheet over Bykovo
+matches played elsewhere: it names the four participants of the next match
+(`next_players`), takes that match's result (`record_round(points, winner)`) and
+ranks the standings. It has no seat to move, no legal actions, no views and no
+events to redact. It shares only the state's forms (`to_dict`/`from_dict`), and
+it keeps its own three calls.
 """
 from __future__ import annotations
 
