@@ -14,12 +14,14 @@ carries, so that the engine is the only place where a state changes form:
 Arguments are checked for their keys here and for their values by the rules,
 as the typed servicer does; what a call does is `engine_service.calls`.
 
-Kingdomino (RULES.md KD) goes through the same calls, dispatched by the variant:
-``NewMatch`` with ``variant: "kingdomino"``, and the others when the carried state
-is a Kingdomino one (``args.state.variant``, or sealed bytes that
-`kingdomino_codec.is_kingdomino`). Its JSON is `Kingdomino.to_dict` / `view`, its
-sealed bytes a KingdominoState (`kingdomino_codec`), ``seat`` names the player,
-and a sealed answer's events hide the seed (`rules.views`).
+Kingdomino (RULES.md KD) goes through the same calls and the same code: every
+call reads its game through the rules' `Game` protocol. ``NewMatch`` finds the
+class by the variant (`rules.game_class`), the others by the carried state
+(``args.state.variant``, or sealed bytes that `kingdomino_codec.is_kingdomino`:
+the one place the kind is told from bytes). Its JSON is `Kingdomino.to_dict` /
+`view`, its sealed bytes a KingdominoState (`kingdomino_codec`), ``seat`` names
+the player, and a sealed answer's events hide the seed (`Game.redact`).
+``StartRound`` and ``Settle`` are a matching game's (its rounds) and refuse it.
 """
 from __future__ import annotations
 
@@ -35,16 +37,19 @@ from domino.v1.jsonargs import MAX_DEPTH, too_deep
 
 from engine_service import calls, kingdomino_codec, records, wire
 from engine_service.calls import EncodingError
-from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
-from engine_service.rules.tiles import names
-from engine_service.rules.views import (
-    Viewer,
-    kingdomino_view_for,
-    redact_events,
-    redact_kingdomino_events,
-    scores_of,
-    view_for,
+from engine_service.rules import (
+    PRESETS,
+    Game,
+    Kingdomino,
+    MalformedError,
+    Match,
+    Tournament,
+    game_class,
+    game_from_dict,
+    variants,
 )
+from engine_service.rules.game import Viewer
+from engine_service.rules.games import GAMES
 
 Json = dict[str, Any]
 Event = dict[str, Any]
@@ -80,10 +85,10 @@ def _viewer(args: Json) -> Viewer:
     return who
 
 
-def _seat_of(viewer: Viewer, match: Match) -> Viewer:
-    """`viewer`, checked to be one of the match's seats (or the host)."""
-    if viewer is not None and not 0 <= viewer < match.players:
-        raise MalformedError(f"view_as: a seat 0..{match.players - 1} or {HOST!r}, not {viewer}")
+def _seat_of(viewer: Viewer, game: Game) -> Viewer:
+    """`viewer`, checked to be one of the game's seats (Kingdomino: players), or the host."""
+    if viewer is not None and not 0 <= viewer < game.players:
+        raise MalformedError(f"view_as: a {game.seat_name} 0..{game.players - 1} or {HOST!r}, not {viewer}")
     return viewer
 
 
@@ -103,70 +108,56 @@ def _sealed(call: pb.JsonCall, args: Json) -> bool:
     return False
 
 
-class _Carried:
-    """The match a call carries, how it came (sealed or not), and who looks at the answer."""
-
-    __slots__ = ("match", "sealed", "viewer")
-
-    def __init__(self, call: pb.JsonCall, args: Json) -> None:
-        self.sealed = _sealed(call, args)
-        if self.sealed:
-            self.match = wire.decode_state(call.state)
-            self.viewer: Viewer = _seat_of(_viewer(args), self.match)
-        else:
-            self.viewer = None
-            self.match = Match.from_dict(args["state"])
-
-    def answer(self, events: list[Event], changed: bool = True, **extra: Any) -> pb.JsonAnswer:
-        """The answer once the call has changed the match (see `_answer`)."""
-        return _answer(self.match, events, self.sealed, self.viewer, changed, **extra)
-
-
-def _is_kingdomino(call: pb.JsonCall, args: Json) -> bool:
-    """Whether the call carries a Kingdomino game (sealed bytes, or a JSON state naming it)."""
+def _kind(call: pb.JsonCall, args: Json) -> type[Match] | type[Kingdomino]:
+    """The class of the game a call carries: from its sealed bytes (the one place their kind is told
+    from their first bytes: the state does not carry it yet) or its JSON state's ``variant``."""
     if call.state:
-        return kingdomino_codec.is_kingdomino(call.state)
+        return Kingdomino if kingdomino_codec.is_kingdomino(call.state) else Match
     state = args.get("state")
-    return type(state) is dict and state.get("variant") == kingdomino_codec.NAME
+    return game_class(state.get("variant") if type(state) is dict else None)
 
 
-def _player_of(viewer: Viewer, game: Kingdomino) -> Viewer:
-    if viewer is not None and not 0 <= viewer < game.players:
-        raise MalformedError(f"view_as: a player 0..{game.players - 1} or {HOST!r}, not {viewer}")
-    return viewer
+def _decode(kind: type[Match] | type[Kingdomino], data: bytes) -> Game:
+    """A sealed state's bytes, by its kind: a MatchState (`wire`) or a KingdominoState."""
+    return kingdomino_codec.decode_state(data) if kind is Kingdomino else wire.decode_state(data)
 
 
-class _CarriedGame:
-    """A Kingdomino game a call carries, how it came (sealed or not), and who looks at the answer."""
+def _encode(game: Game) -> bytes:
+    """A game's sealed bytes (see `_decode`)."""
+    if isinstance(game, Kingdomino):
+        return kingdomino_codec.encode_state(game)
+    assert isinstance(game, Match)
+    return wire.encode_state(game)
+
+
+class _Carried:
+    """The game a call carries, how it came (sealed or not), and who looks at the answer."""
 
     __slots__ = ("game", "sealed", "viewer")
 
     def __init__(self, call: pb.JsonCall, args: Json) -> None:
         self.sealed = _sealed(call, args)
+        self.game: Game
         if self.sealed:
-            self.game = kingdomino_codec.decode_state(call.state)
-            self.viewer: Viewer = _player_of(_viewer(args), self.game)
+            self.game = _decode(_kind(call, args), call.state)
+            self.viewer: Viewer = _seat_of(_viewer(args), self.game)
         else:
             self.viewer = None
-            self.game = Kingdomino.from_dict(args["state"])
+            self.game = game_from_dict(args["state"])
 
     def answer(self, events: list[Event], changed: bool = True, **extra: Any) -> pb.JsonAnswer:
-        return _game_answer(self.game, events, self.sealed, self.viewer, changed, **extra)
+        """The answer once the call has changed the game (see `_answer`)."""
+        return _answer(self.game, events, self.sealed, self.viewer, changed, **extra)
 
 
-def _game_answer(game: Kingdomino, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
-                 **extra: Any) -> pb.JsonAnswer:
-    """A changed game's answer, as `_answer` for a match: the state and every event (transparent),
-    or the viewer's view, the events without the seed and the new state's bytes (sealed)."""
-    if not sealed:
-        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "scores": scores_of(game), "events": events,
-                                            **extra}))
-    body = {"view": kingdomino_view_for(game, viewer), "scores": scores_of(game),
-            "events": redact_kingdomino_events(events), **extra}
-    if not changed:
-        return pb.JsonAnswer(answer=_dumps(body))
-    return pb.JsonAnswer(answer=_dumps(body), state=kingdomino_codec.encode_state(game),
-                         public=_lines(redact_kingdomino_events(events)), over=game.game_over)
+def _match(call: pb.JsonCall, args: Json, verb: str) -> tuple[_Carried, Match]:
+    """The call's game, for a call only a matching game has (its rounds): Kingdomino is refused
+    before its state is read."""
+    if _kind(call, args) is not Match:
+        raise MalformedError(_NO_ROUNDS.format(verb))
+    carried = _Carried(call, args)
+    assert isinstance(carried.game, Match)
+    return carried, carried.game
 
 
 def _lines(items: list[Json]) -> bytes:
@@ -180,16 +171,6 @@ def _description(variant: str, players: int, options: Json) -> Json:
             "players": players, "options": options, "view": "spectator"}
 
 
-def _public_events(match: Match, events: list[Event]) -> list[Event]:
-    """A call's events as a spectator sees them, the hands shown once the round is over."""
-    seen = redact_events(events, None)
-    rnd = match.round
-    if rnd is not None and rnd.over and any(e["type"] == "round_ended" for e in events):
-        at = next(i for i, e in enumerate(seen) if e["type"] == "round_ended")
-        seen.insert(at + 1, {"type": "revealed", "hands": [names(h) for h in rnd.hands]})
-    return seen
-
-
 _NO_ROUNDS = "kingdomino has no rounds to {}: its rows are laid by the game itself"
 
 
@@ -200,19 +181,20 @@ def _dumps(body: Json) -> bytes:
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
-def _answer(match: Match, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
+def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
             **extra: Any) -> pb.JsonAnswer:
-    """A changed match's answer: the state and every event (transparent), or the viewer's view,
-    the events as it may see them and the new state's bytes (sealed; none when `changed` is false)."""
+    """A changed game's answer: the state and every event (transparent), or the viewer's view,
+    the events as it may see them, the new state's bytes, the spectators' lines and whether the
+    match is over (sealed; no state when `changed` is false)."""
     if not sealed:
-        return pb.JsonAnswer(answer=_dumps({"state": match.to_dict(), "scores": scores_of(match), "events": events,
-                                            **extra}))
-    body = {"view": view_for(match, viewer), "scores": scores_of(match), "events": redact_events(events, viewer),
+        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "scores": game.match_scores(),
+                                            "events": events, **extra}))
+    body = {"view": game.view_for(viewer), "scores": game.match_scores(), "events": game.redact(events, viewer),
             **extra}
     if not changed:
         return pb.JsonAnswer(answer=_dumps(body))
-    return pb.JsonAnswer(answer=_dumps(body), state=wire.encode_state(match),
-                         public=_lines(_public_events(match, events)), over=match.match_over)
+    return pb.JsonAnswer(answer=_dumps(body), state=_encode(game), public=_lines(game.spectated(events)),
+                         over=game.finished)
 
 
 def _described(answer: pb.JsonAnswer, sealed: bool, variant: str, players: int, options: Json) -> pb.JsonAnswer:
@@ -263,7 +245,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def __init__(self) -> None:
         listing = [{**v, "options": [_typed_default(o) for o in v["options"]]}
-                   for v in variants() if v["name"] in PRESETS or v["name"] == kingdomino_codec.NAME]
+                   for v in variants() if v["name"] in PRESETS or v["name"] in GAMES]
         self._variants = pb.JsonAnswer(answer=_dumps({"variants": listing}))
 
     def ListVariants(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
@@ -276,119 +258,79 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         no_deal = args.get("no_deal", False)
         if type(no_deal) is not bool:
             raise MalformedError(f"no_deal: expected true or false, not {no_deal!r}")
-        if args.get("variant") == kingdomino_codec.NAME:
-            return self._new_kingdomino(args, no_deal)
-        match, events = calls.new_match(args.get("variant"), args.get("players"), options=args.get("options"),
-                                        seed=args.get("seed"), deal=args.get("deal"), setup=args.get("setup"),
-                                        no_deal=no_deal, bots=args.get("bots"))
+        game, events = calls.new_game(args.get("variant"), args.get("players"), options=args.get("options"),
+                                      seed=args.get("seed"), deal=args.get("deal"), setup=args.get("setup"),
+                                      no_deal=no_deal, bots=args.get("bots"))
         sealed = "view_as" in args
-        viewer = _seat_of(_viewer(args), match) if sealed else None
-        return _described(_answer(match, events, sealed, viewer), sealed, match.variant, match.players,
-                          match.overrides)
-
-    def _new_kingdomino(self, args: Json, no_deal: bool) -> pb.JsonAnswer:
-        for key in ("setup", "no_deal"):
-            if key in args and (key != "no_deal" or no_deal):
-                raise MalformedError(f"{key}: kingdomino has no {key.replace('_', ' ')} (a game starts dealt)")
-        game, events = calls.new_kingdomino(args.get("players"), options=args.get("options"),
-                                            seed=args.get("seed"), deal=args.get("deal"), bots=args.get("bots"))
-        sealed = "view_as" in args
-        viewer = _player_of(_viewer(args), game) if sealed else None
-        return _described(_game_answer(game, events, sealed, viewer), sealed, kingdomino_codec.NAME,
-                          game.players, game.options)
+        viewer = _seat_of(_viewer(args), game) if sealed else None
+        return _described(_answer(game, events, sealed, viewer), sealed, game.variant, game.players, game.options)
 
     def StartRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"deal"})
-        if _is_kingdomino(call, args):
-            raise MalformedError(_NO_ROUNDS.format("deal"))
-        carried = _Carried(call, args)
-        return carried.answer(calls.start_round(carried.match, args.get("deal")))
+        carried, match = _match(call, args, "deal")
+        return carried.answer(calls.start_round(match, args.get("deal")))
 
     def LegalActions(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED)
-        if _is_kingdomino(call, args):
-            kd = _CarriedGame(call, args)
-            to_move = kd.game.to_move
-            shown = not kd.sealed or (to_move is not None and kd.viewer == to_move)
-            return pb.JsonAnswer(answer=_dumps({"seat": to_move, "actions": kd.game.legal_actions() if shown else []}))
         carried = _Carried(call, args)
-        match = carried.match
+        game = carried.game
+        to_move = game.to_move
         # Sealed: another seat's legal actions would reveal its tiles.
-        shown = not carried.sealed or carried.viewer == match.to_move
-        return pb.JsonAnswer(answer=_dumps({"seat": match.to_move,
-                                            "actions": match.legal_actions() if shown else []}))
+        shown = not carried.sealed or (to_move is not None and carried.viewer == to_move)
+        return pb.JsonAnswer(answer=_dumps({"seat": to_move, "actions": game.legal_actions() if shown else []}))
 
     def Apply(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"action", "seat"})
         if "action" not in args:
             raise MalformedError("action: required")
-        if _is_kingdomino(call, args):
-            kd = _CarriedGame(call, args)
-            return kd.answer(calls.kingdomino_apply(kd.game, args["action"], args.get("seat")))
         carried = _Carried(call, args)
-        return carried.answer(calls.apply(carried.match, args["action"], args.get("seat")))
+        return carried.answer(calls.apply(carried.game, args["action"], args.get("seat")))
 
     def Replay(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"actions", "seat"})
         actions = args.get("actions")
         if type(actions) is not list:
             raise MalformedError("actions: required, a list of actions")
-        carried: _Carried | _CarriedGame = _CarriedGame(call, args) if _is_kingdomino(call, args) \
-            else _Carried(call, args)
-        done = calls.replay(carried.game if isinstance(carried, _CarriedGame) else carried.match, actions,
-                            args.get("seat"))
+        carried = _Carried(call, args)
+        done = calls.replay(carried.game, actions, args.get("seat"))
         return carried.answer(done.events, changed=done.applied > 0, applied=done.applied, ok=done.ok,
                               failed_index=-1 if done.ok else done.applied, reason=done.reason,
                               error_kind=done.error_kind)
 
     def Settle(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"ending", "hands", "last_placer"})
-        if _is_kingdomino(call, args):
-            raise MalformedError(_NO_ROUNDS.format("settle"))
-        carried = _Carried(call, args)
-        events = calls.settle(carried.match, args.get("ending"), args.get("hands"), args.get("last_placer"))
+        carried, match = _match(call, args, "settle")
+        events = calls.settle(match, args.get("ending"), args.get("hands"), args.get("last_placer"))
         return carried.answer(events)
 
     def View(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})
-        if _is_kingdomino(call, args):
-            kd = _CarriedGame(call, args)
-            if kd.sealed:
-                return pb.JsonAnswer(answer=_dumps({"view": kingdomino_view_for(kd.game, kd.viewer),
-                                                    "scores": scores_of(kd.game)}))
-            if "seat" not in args:
-                raise MalformedError("seat: required (whose view)")
-            return pb.JsonAnswer(answer=_dumps({"view": kd.game.view(args["seat"]), "scores": scores_of(kd.game)}))
         carried = _Carried(call, args)
+        game = carried.game
         # {"view": ...}: the same member as in every other answer that carries a view
         if carried.sealed:
-            return pb.JsonAnswer(answer=_dumps({"view": view_for(carried.match, carried.viewer),
-                                                "scores": scores_of(carried.match)}))
+            return pb.JsonAnswer(answer=_dumps({"view": game.view_for(carried.viewer),
+                                                "scores": game.match_scores()}))
         if "seat" not in args:
             raise MalformedError("seat: required (whose view)")
-        return pb.JsonAnswer(answer=_dumps({"view": carried.match.view(args["seat"]),
-                                            "scores": scores_of(carried.match)}))
+        return pb.JsonAnswer(answer=_dumps({"view": game.view(args["seat"]), "scores": game.match_scores()}))
 
     def Suggest(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         """A bot's move for the seat to move (sealed: only when the caller is that seat)."""
         args = _args(call, _MATCH | _SEALED | {"level", "budget_ms", "seed"})
         if "level" not in args:
             raise MalformedError("level: required (random, greedy or expert)")
-        carried: _Carried | _CarriedGame = _CarriedGame(call, args) if _is_kingdomino(call, args) \
-            else _Carried(call, args)
-        game = carried.game if isinstance(carried, _CarriedGame) else carried.match
+        carried = _Carried(call, args)
         if carried.sealed and carried.viewer is None:
             raise MalformedError("view_as: a suggestion is for a seat, not the host")
-        seat, action = calls.suggest(game, args["level"], args.get("budget_ms"), args.get("seed"),
+        seat, action = calls.suggest(carried.game, args["level"], args.get("budget_ms"), args.get("seed"),
                                      carried.viewer if carried.sealed else None)
         return pb.JsonAnswer(answer=_dumps({"seat": seat, "action": action}))
 
     def Hints(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         """The coach for one seat's view (sealed: the caller's own seat)."""
         args = _args(call, _MATCH | _SEALED | {"seat", "budget_ms", "seed"})
-        carried: _Carried | _CarriedGame = _CarriedGame(call, args) if _is_kingdomino(call, args) \
-            else _Carried(call, args)
-        game = carried.game if isinstance(carried, _CarriedGame) else carried.match
+        carried = _Carried(call, args)
         if carried.sealed:
             if carried.viewer is None:
                 raise MalformedError("view_as: hints are for a seat, not the host")
@@ -397,18 +339,15 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             raise MalformedError("seat: required (whose view)")
         else:
             seat = args["seat"]
-        return pb.JsonAnswer(answer=_dumps({"hints": calls.hints(game, seat, args.get("budget_ms"),
+        return pb.JsonAnswer(answer=_dumps({"hints": calls.hints(carried.game, seat, args.get("budget_ms"),
                                                                  args.get("seed"))}))
 
     def Timeout(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"seat"})
         if "seat" not in args:
             raise MalformedError("seat: required (the seat that timed out)")
-        if _is_kingdomino(call, args):
-            kd = _CarriedGame(call, args)
-            return kd.answer(calls.kingdomino_timeout(kd.game, args["seat"]))
         carried = _Carried(call, args)
-        return carried.answer(calls.timeout(carried.match, args["seat"]))
+        return carried.answer(calls.timeout(carried.game, args["seat"]))
 
     # ------------------------------------------------------------ match records (docs/records.md)
 
@@ -417,18 +356,12 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         names = args.get("names")
         if names is not None and type(names) is not list:
             raise MalformedError("names: a list of names, seat 0 first")
-        if _is_kingdomino(call, args):
-            kd = _CarriedGame(call, args)
-            game: Match | Kingdomino = kd.game
-            sealed, viewer = kd.sealed, kd.viewer
-        else:
-            carried = _Carried(call, args)
-            game, sealed, viewer = carried.match, carried.sealed, carried.viewer
+        carried = _Carried(call, args)
+        game, sealed, viewer = carried.game, carried.sealed, carried.viewer
         if sealed:
             if "view" in args:
                 raise MalformedError("view: a sealed match's record is the one its key may see")
-            over = game.game_over if isinstance(game, Kingdomino) else game.match_over
-            view = "full" if over else "spectator" if viewer is None else f"seat {viewer}"
+            view = "full" if game.finished else "spectator" if viewer is None else f"seat {viewer}"
         else:
             view = args.get("view", "full")
             if not isinstance(view, str):

@@ -21,7 +21,7 @@ from domino.v1 import engine_pb2_grpc as pb_grpc
 from engine_service import calls, codec, kingdomino_codec, tournament_codec, wire
 from engine_service.calls import EncodingError
 from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
-from engine_service.rules.views import kingdomino_view_for
+from engine_service.rules.games import GAMES
 
 Event = dict[str, Any]
 
@@ -93,7 +93,7 @@ def _kingdomino_answer(game: Kingdomino, events: list[Event]) -> pb.KingdominoRe
 def _kingdomino_view(game: Kingdomino, player: int | None, where: str) -> pb.KingdominoView:
     """What `player` (None: the public) may see; not a player -> MalformedError naming `where`."""
     try:
-        view = kingdomino_view_for(game, player)
+        view = game.view_for(player)
     except MalformedError as exc:
         raise MalformedError(f"{where}: {exc}") from None
     try:
@@ -106,9 +106,9 @@ class EngineServicer(pb_grpc.EngineServicer):
     """Stateless: one instance serves every call on every thread."""
 
     def __init__(self) -> None:
-        # The matching presets (MatchState) and Kingdomino (KingdominoState, its own calls).
-        self._variants = codec.variants_to_proto(
-            [v for v in variants() if v["name"] in PRESETS or v["name"] == kingdomino_codec.NAME])
+        # The matching presets (MatchState) and the games with a class of their own (`rules.games.GAMES`:
+        # Kingdomino, KingdominoState, its own calls).
+        self._variants = codec.variants_to_proto([v for v in variants() if v["name"] in PRESETS or v["name"] in GAMES])
 
     def ListVariants(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
         return self._variants
@@ -225,8 +225,7 @@ class EngineServicer(pb_grpc.EngineServicer):
     def KingdominoApply(self, request: pb.KingdominoApplyRequest,
                         context: grpc.ServicerContext) -> pb.KingdominoResponse:
         game = _load_kingdomino(request)
-        events = calls.kingdomino_apply(game, request.action,
-                                        request.player if request.HasField("player") else None)
+        events = calls.apply(game, request.action, request.player if request.HasField("player") else None)
         response = _kingdomino_answer(game, events)
         if request.HasField("view_as"):
             response.view.CopyFrom(_kingdomino_view(game, request.view_as, "view_as"))
@@ -249,4 +248,4 @@ class EngineServicer(pb_grpc.EngineServicer):
     def KingdominoTimeout(self, request: pb.KingdominoTimeoutRequest,
                           context: grpc.ServicerContext) -> pb.KingdominoResponse:
         game = _load_kingdomino(request)
-        return _kingdomino_answer(game, calls.kingdomino_timeout(game, request.player))
+        return _kingdomino_answer(game, calls.timeout(game, request.player))

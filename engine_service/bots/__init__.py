@@ -7,7 +7,7 @@ describes. `observe.SeatLog` keeps the round's events as one seat saw them, for
 callers that build views themselves (tests, benchmarks).
 """
 from .api import LEVELS, hints, suggest
-from .budget import KINGDOMINO_DEFAULT, MATCHING_DEFAULT, Budget, Deadline, kingdomino_default
+from .budget import KINGDOMINO_DEFAULT, MATCHING_DEFAULT, Budget, Deadline, default_budget, kingdomino_default
 
-__all__ = ["KINGDOMINO_DEFAULT", "LEVELS", "MATCHING_DEFAULT", "Budget", "Deadline", "hints", "kingdomino_default",
-           "suggest"]
+__all__ = ["KINGDOMINO_DEFAULT", "LEVELS", "MATCHING_DEFAULT", "Budget", "Deadline", "default_budget", "hints",
+           "kingdomino_default", "suggest"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .budget import MATCHING_DEFAULT, BudgetLike, Deadline, kingdomino_default, resolve
+from .budget import BudgetLike, Deadline, default_budget, resolve
 
 LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
 
@@ -45,11 +45,12 @@ def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = No
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
     rng = _rng(view, seed)
+    resolved = resolve(budget, default_budget(view.get("variant"), _players(view)), until)
     if is_kingdomino(view):
         from .kingdomino import decide as kd_decide
-        return kd_decide(view, level, resolve(budget, kingdomino_default(_players(view)), until), rng)
+        return kd_decide(view, level, resolved, rng)
     from .matching import decide
-    return decide(view, level, resolve(budget, MATCHING_DEFAULT, until), rng)
+    return decide(view, level, resolved, rng)
 
 
 def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = None,
@@ -57,8 +58,9 @@ def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = No
     """The coach: what the expert knows from `view` (see `matching.coach.hints`, `kingdomino.coach`);
     `until` as for `suggest`."""
     rng = _rng(view, seed)
+    resolved = resolve(budget, default_budget(view.get("variant"), _players(view)), until)
     if is_kingdomino(view):
         from .kingdomino import coach as kd_coach
-        return kd_coach.hints(view, resolve(budget, kingdomino_default(_players(view)), until), rng)
+        return kd_coach.hints(view, resolved, rng)
     from .matching import coach
-    return coach.hints(view, resolve(budget, MATCHING_DEFAULT, until), rng)
+    return coach.hints(view, resolved, rng)

@@ -76,6 +76,12 @@ def kingdomino_default(players: int) -> Budget:
     the CPU p99 per move well under 1 s (docs/bots.md)."""
     return KINGDOMINO_DEFAULT if players <= 2 else Budget(iterations=270)
 
+
+def default_budget(variant: object, players: int) -> Budget:
+    """The default budget of a decision in `variant` with `players` (`kingdomino_default` for
+    Kingdomino, `MATCHING_DEFAULT` for every matching game)."""
+    return kingdomino_default(players) if variant == "kingdomino" else MATCHING_DEFAULT
+
 BudgetLike = Budget | int | None
 
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine_service.rules import Kingdomino, Match
+from engine_service.rules import Game, Kingdomino, Match, game_class, game_from_dict
 from engine_service.rules.errors import IllegalActionError, RulesError
+from engine_service.rules.games import GAME_CLASSES
 from engine_service.rules.history import split
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 from engine_service.rules.kingdomino_setup import config
@@ -31,12 +32,10 @@ from engine_service.rules.notation import parse_action
 from engine_service.rules.registry import make_family
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NAMES, names
-from engine_service.rules.views import redact_events, redact_kingdomino_events
 
 from .model import Move, Record, RecordError, refusal
 
 Json = dict[str, Any]
-Game = Match | Kingdomino
 
 #: Events a record adds to the rules' own: a round's deal, and the hands shown when it ends.
 DEALT = "dealt"
@@ -44,11 +43,10 @@ REVEALED = "revealed"
 
 
 def _game_of(state: object) -> Game:
-    if isinstance(state, (Match, Kingdomino)):
+    """A game as given, or decoded from its JSON state by the class its variant names."""
+    if isinstance(state, GAME_CLASSES):
         return state
-    if isinstance(state, dict) and state.get("variant") == KINGDOMINO:
-        return Kingdomino.from_dict(state)
-    return Match.from_dict(state)
+    return game_from_dict(state)
 
 
 def _viewer(view: str, players: int) -> int | None:
@@ -67,10 +65,7 @@ def _start(variant: str, players: int, options: Json, seed: int | None, step: st
     verb, payload = split(step)
     if verb != "new":
         raise RecordError(f"the first move must be the start ('new'), not {step!r}")
-    if variant == KINGDOMINO:
-        return Kingdomino.new(players, options, seed=None if payload is not None else seed, deal=payload)
-    match, events = Match.new(variant, players, options, seed=seed, setup=payload, no_deal=True)
-    return match, events
+    return game_class(variant).from_log_start(variant, players, options, seed, payload)
 
 
 def _apply(game: Game, step: str) -> tuple[int | None, list[Json]]:
@@ -82,7 +77,7 @@ def _apply(game: Game, step: str) -> tuple[int | None, list[Json]]:
         if not seat.isdigit():
             raise RecordError(f"timeout: expected 'timeout N', not {step!r}")
         return None, game.timeout(int(seat))
-    if isinstance(game, Kingdomino):
+    if not isinstance(game, Match):  # a round's steps are a matching game's
         if verb in ("new", "deal", "settle"):
             raise IllegalActionError(f"{verb}: not a Kingdomino move")
         player = game.to_move
@@ -120,15 +115,14 @@ def _boneyard(rnd: Round) -> list[str]:
 IMPLIED = frozenset({"played", "passed", "tile_picked", "tile_placed", "tile_discarded"})
 
 
-def _seen_by(events: list[Json], viewer: int | None, full: bool, kingdomino: bool) -> list[Json]:
-    """`events` as the record's viewer may see them, without those that restate the move."""
+def _seen_by(game: Game, events: list[Json], viewer: int | None, full: bool) -> list[Json]:
+    """`events` as the record's viewer may see them (`Game.redact`; a matching deal's hands but the
+    viewer's own hidden), without those that restate the move."""
     events = [e for e in events if e["type"] not in IMPLIED]
     if full:
         return events
-    if kingdomino:
-        return redact_kingdomino_events(events)
     out = []
-    for e in redact_events(events, viewer):
+    for e in game.redact(events, viewer):
         if e["type"] == DEALT:
             if viewer is None:
                 continue
@@ -147,40 +141,26 @@ def _shown_step(step: str, full: bool) -> str:
     return step
 
 
-def _result(game: Game) -> Json | None:
-    """The match's result once it is over (None before)."""
-    if isinstance(game, Kingdomino):
-        if not game.game_over:
-            return None
-        winners, decided_by = game.ranking()
-        return {"winners": winners, "decided_by": decided_by, "scores": game.totals()["scores"]}
-    if not game.match_over:
-        return None
-    return {"winners": game.winners, "losers": game.losers, "rating": game.rating,
-            "scores": game.ledger.scores}
-
-
 # ---------------------------------------------------------------- export
 
 
 def export(state: object, view: str = "full", names: list[str | None] | None = None) -> Record:
     """The record of a state's match (a `Match`, a `Kingdomino` or a JSON state) as `view` sees it."""
     game = _game_of(state)
-    kingdomino = isinstance(game, Kingdomino)
     log = game.log
     if not log:
         raise IllegalActionError("this state carries no log of its match (a state written before states "
                                  "kept one, or a match longer than the log holds): no record can be written")
     viewer = _viewer(view, game.players)
     full = view == "full"
-    variant = KINGDOMINO if kingdomino else game.variant  # type: ignore[union-attr]
-    options = dict(game.options if isinstance(game, Kingdomino) else game.overrides)
+    variant = game.variant
+    options = dict(game.options)
     try:
         replayed, events = _start(variant, game.players, options, game.seed, log[0])
-        moves = [Move(1, None, _shown_step(log[0], full), _seen_by(events, viewer, full, kingdomino))]
+        moves = [Move(1, None, _shown_step(log[0], full), _seen_by(game, events, viewer, full))]
         for i, step in enumerate(log[1:], 2):
             seat, events = _apply(replayed, step)
-            moves.append(Move(i, seat, _shown_step(step, full), _seen_by(events, viewer, full, kingdomino)))
+            moves.append(Move(i, seat, _shown_step(step, full), _seen_by(game, events, viewer, full)))
     except RulesError as exc:
         raise RecordError(f"state.log does not replay: {exc}") from None
     replayed.bots = dict(game.bots)  # which seats the computer plays is the table's, not a move
@@ -190,7 +170,7 @@ def export(state: object, view: str = "full", names: list[str | None] | None = N
                               or not all(n is None or (isinstance(n, str) and len(n) <= 80) for n in names)):
         raise RecordError(f"names must list {game.players} names (strings of at most 80 characters, or null)")
     return Record(variant, game.players, options, view, game.seed if full else None, list(names or []),
-                  _result(game), moves)
+                  game.result(), moves)
 
 
 # ---------------------------------------------------------------- replay
@@ -226,8 +206,8 @@ def replay(record: Record, upto: int | None = None) -> Game:
         except RulesError as exc:
             raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
         _same_events(move, events)
-    if upto is None and record.result != _result(game):
-        raise refusal(f"the result recorded, {record.result}, is not the one the moves reach, {_result(game)}",
+    if upto is None and record.result != game.result():
+        raise refusal(f"the result recorded, {record.result}, is not the one the moves reach, {game.result()}",
                           len(record.moves), None, "illegal")
     return game
 
@@ -308,7 +288,7 @@ def _check_partial_kingdomino(record: Record) -> None:
             _, events = _apply(game, move.step)
         except RulesError as exc:
             raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
-        _same_events(move, redact_kingdomino_events(events))
+        _same_events(move, game.redact(events, None))
 
 
 def _fit_deal(count: int, shown: list[int], kings: list[int]) -> Json:

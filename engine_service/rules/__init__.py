@@ -13,8 +13,14 @@ same shape::
     from engine_service.rules import Kingdomino
     game, events = Kingdomino.new(4, seed=42)
     game.apply(game.legal_actions()[0])
+
+Both implement the `Game` protocol (`game.py`: who is to move, legal actions,
+apply, timeout, a viewer's view, events as a viewer sees them), and
+`game_class(variant)` (`games.py`) names the class that plays a variant.
 """
 from .errors import IllegalActionError, MalformedError, MisdealError, RulesError
+from .game import Game
+from .games import game_class, game_from_dict, new_game
 from .kingdomino import Kingdomino
 from .match import Match
 from .registry import PRESETS, variants
@@ -22,6 +28,7 @@ from .tiles import parse_tile, tile_name
 from .tournament import Tournament
 
 __all__ = [
+    "Game",
     "IllegalActionError",
     "Kingdomino",
     "MalformedError",
@@ -30,6 +37,9 @@ __all__ = [
     "PRESETS",
     "RulesError",
     "Tournament",
+    "game_class",
+    "game_from_dict",
+    "new_game",
     "parse_tile",
     "tile_name",
     "variants",

@@ -28,6 +28,7 @@ True
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from typing import Any
 
 from .botseats import bots_to_list, check_bots
@@ -57,6 +58,7 @@ from .kingdomino_setup import (
 )
 from .kingdomino_state import decode
 from .kingdomino_tiles import describe
+from .views import kingdomino_public_view, redact_kingdomino_events
 
 
 class Kingdomino:
@@ -151,6 +153,24 @@ class Kingdomino:
         game._begin(events)
         return game, events
 
+    @classmethod
+    def start(cls, variant: object, players: object, *, options: object = None, seed: object = None,
+              deal: object = None, setup: object = None, no_deal: bool = False,
+              bots: object = None) -> tuple[Kingdomino, list[Event]]:
+        """`new` with the arguments every kind of game starts from (`games.new_game`): a game starts
+        dealt, so a `setup` or `no_deal` is refused. `variant` is Kingdomino's (the registry's choice)."""
+        if setup is not None:
+            raise MalformedError("setup: kingdomino has no setup (a game starts dealt)")
+        if no_deal:
+            raise MalformedError("no_deal: kingdomino has no no deal (a game starts dealt)")
+        return cls.new(players, options=options, seed=seed, deal=deal, bots=bots)
+
+    @classmethod
+    def from_log_start(cls, variant: str, players: int, options: dict[str, Any], seed: int | None,
+                       payload: object) -> tuple[Kingdomino, list[Event]]:
+        """The game as its log's first step (``new``, with its explicit deal if it had one) starts it."""
+        return cls.new(players, options, seed=None if payload is not None else seed, deal=payload)
+
     def _begin(self, events: list[Event]) -> None:
         """Announce the game dealt in the fields, lay its first row and let the first king pick."""
         started: Event = {"type": "game_started", "players": self.cfg.players, "kings": list(self.kings),
@@ -201,6 +221,53 @@ class Kingdomino:
         """The game (a dynasty: its last game) is over: nothing more can be played (played to
         its end, or ended by a player's timeout)."""
         return self.timed_out >= 0 or self._played_out
+
+    # ------------------------------------------------------------ the Game protocol (game.py)
+
+    @property
+    def variant(self) -> str:
+        return NAME
+
+    @property
+    def turn(self) -> int | None:
+        """The player to act now; None once the game (a dynasty: its last) is over."""
+        return None if self.game_over else self.to_move
+
+    @property
+    def finished(self) -> bool:
+        """The game (a dynasty: all of it) is over (`game_over`)."""
+        return self.game_over
+
+    @property
+    def unit(self) -> str:
+        return "game"
+
+    @property
+    def seat_name(self) -> str:
+        return "player"
+
+    def view_for(self, viewer: int | None) -> dict[str, Any]:
+        """`viewer`'s view: a player's own (`view`), or the public one for None (`views`)."""
+        return kingdomino_public_view(self) if viewer is None else self.view(viewer)
+
+    def redact(self, events: Iterable[Event], viewer: int | None) -> list[Event]:
+        """Events as any player sees them (`viewer` does not matter): the seed hidden."""
+        return redact_kingdomino_events(events)
+
+    def spectated(self, events: list[Event]) -> list[Event]:
+        """A spectator sees what a player does: the events without the seed."""
+        return redact_kingdomino_events(events)
+
+    def match_scores(self) -> list[int]:
+        """Each player's score so far, summed over a dynasty's games (`totals`)."""
+        return self.totals()["scores"]
+
+    def result(self) -> dict[str, Any] | None:
+        """Once the game (a dynasty: all of it) is over: winners, how decided, the totals' scores."""
+        if not self.game_over:
+            return None
+        winners, decided_by = self.ranking()
+        return {"winners": winners, "decided_by": decided_by, "scores": self.totals()["scores"]}
 
     @property
     def _played_out(self) -> bool:

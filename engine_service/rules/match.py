@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from .botseats import bots_to_list, check_bots
@@ -29,6 +30,7 @@ from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
+from .views import public_view, redact_events, shown_hands
 
 ENDINGS = ("out", "fish", "blocked", "sortir")
 
@@ -96,6 +98,24 @@ class Match:
         if no_deal:
             return match, []
         return match, match.start_round(deal)
+
+    @classmethod
+    def start(cls, variant: object, players: object, *, options: object = None, seed: object = None,
+              deal: object = None, setup: object = None, no_deal: bool = False,
+              bots: object = None) -> tuple[Match, list[Event]]:
+        """`new` with the arguments every kind of game starts from (`games.new_game`): a deal and
+        `no_deal` together are refused."""
+        if deal is not None and no_deal:
+            raise MalformedError("deal and no_deal: give one or the other")
+        return cls.new(variant, players, options=options, seed=seed, deal=deal, setup=setup, no_deal=no_deal,
+                       bots=bots)
+
+    @classmethod
+    def from_log_start(cls, variant: str, players: int, options: dict[str, Any], seed: int | None,
+                       payload: object) -> tuple[Match, list[Event]]:
+        """The match as its log's first step (``new``, with the setup it carries) starts it: no round
+        dealt yet (the log's ``deal`` steps deal them)."""
+        return cls.new(variant, players, options, seed=seed, setup=payload, no_deal=True)
 
     def _setup(self, setup: object) -> None:
         if not isinstance(setup, dict):
@@ -177,6 +197,62 @@ class Match:
         if self.match_over or self.round is None:
             return []
         return self.round.legal_actions()
+
+    # ------------------------------------------------------------ the Game protocol (game.py)
+
+    @property
+    def options(self) -> dict[str, OptionValue]:
+        """The options that differ from the preset's defaults (`overrides`)."""
+        return self.overrides
+
+    @property
+    def turn(self) -> int | None:
+        """The seat to act now; None between rounds, before the first and once the match is over."""
+        rnd = self.round
+        return None if self.match_over or rnd is None or rnd.over else rnd.to_move
+
+    @property
+    def finished(self) -> bool:
+        """The match is over (`match_over`); a round over while it goes on is not."""
+        return self.match_over
+
+    @property
+    def unit(self) -> str:
+        return "round"
+
+    @property
+    def seat_name(self) -> str:
+        return "seat"
+
+    def view_for(self, viewer: int | None) -> dict[str, Any]:
+        """`viewer`'s view: a seat's own (`view`), or the public one for None (`views.public_view`)."""
+        return public_view(self) if viewer is None else self.view(viewer)
+
+    def redact(self, events: Iterable[Event], viewer: int | None) -> list[Event]:
+        """Events as `viewer` may see them: a tile drawn by another seat hidden (`views.redact_events`)."""
+        return redact_events(events, viewer)
+
+    def spectated(self, events: list[Event]) -> list[Event]:
+        """The public's events, the hands shown once the round is over (`views.shown_hands`)."""
+        seen = redact_events(events, None)
+        rnd = self.round
+        if rnd is None or not rnd.over:
+            return seen
+        return shown_hands(seen, [names(h) for h in rnd.hands])
+
+    def match_scores(self) -> list[int]:
+        """`ledger.scores` (in Kozel and Osel the written points, which it mirrors; the remembered
+        points and the eggs pot stay in the ledger beside it)."""
+        return self.ledger.scores.copy()
+
+    def result(self) -> dict[str, Any] | None:
+        """Once the match is over: its winners, losers, rating and scores (None before)."""
+        if not self.match_over:
+            return None
+        return {"winners": self.winners, "losers": self.losers, "rating": self.rating,
+                "scores": self.ledger.scores}
+
+    # ------------------------------------------------------------ play (continued)
 
     def apply(self, action: object, seat: object = None) -> list[Event]:
         """Apply one action of the seat to move (`seat`, when given, must be that seat); returns what happened."""
