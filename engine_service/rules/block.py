@@ -47,6 +47,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         family=Block,
         description="Block: 7 tiles each, no drawing, pass when unable; one hand (RULES.md BL, OpenSpiel's block dominoes)",
         players=(2, 4),
-        defaults={"hand_size": 7, "lead": "seat0"},
+        defaults={"hand_size": "seven", "lead": "seat0"},
     ),
 }

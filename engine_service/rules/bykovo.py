@@ -124,7 +124,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         family=Bykovo,
         description="Bykovo house rules: 4 seats, 0-0 leads, voluntary pass, fish or sortir; first to 100 is out (RULES.md B)",
         players=(4, 4),
-        defaults={"hand_size": 7, "lead": "zero-double", "misdeal": "five-doubles",
+        defaults={"hand_size": "seven", "lead": "zero-double", "misdeal": "five-doubles",
                   "voluntary_pass": True},
     ),
 }

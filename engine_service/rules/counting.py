@@ -227,7 +227,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         family=AllThrees,
         description="All Threes: multiples of 3 score in play, the lightest hand wins a bonus, game to 150 (RULES.md A3)",
         players=(2, 4),
-        defaults={"hand_size": 5, "lead": "lot", "spinner": "first-double", "target": 150,
+        defaults={"hand_size": "five", "lead": "lot", "spinner": "first-double", "target": 150,
                   **_COMMON},
     ),
     "all-fives": dict(

@@ -33,9 +33,7 @@ def round_half_up_div(n: int, d: int) -> int:
 
 
 def hand_size_for(option: OptionValue, players: int) -> int:
-    """RULES.md option `hand_size`: a count, or a word for a count by the number of players."""
-    if isinstance(option, int) and not isinstance(option, bool):
-        return option
+    """RULES.md option `hand_size`."""
     if option == "seven":
         return 7
     if option == "five":
@@ -158,7 +156,7 @@ class Family:
     def __init__(self, options: dict[str, OptionValue], players: int) -> None:
         self.options = options
         self.players = players
-        self.hand_size = hand_size_for(options.get("hand_size", 7), players)
+        self.hand_size = hand_size_for(options.get("hand_size", "seven"), players)
         self.reserve = 0
         self.shape = LINE
 

@@ -152,7 +152,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         description="Kozel (goat), the Russian yard classic as played online (RULES.md K, seed 001)",
         players=(2, 4),
         defaults={
-            "hand_size": 7, "lead": "one-one-up", "misdeal": "five-doubles-or-six-of-a-number",
+            "hand_size": "seven", "lead": "one-one-up", "misdeal": "five-doubles-or-six-of-a-number",
             "double_pair": False, "zero_double": "lone-ten", "fish_without_double": True,
             "fish_scoring": "each", "open_threshold": 13, "target": 101,
         },

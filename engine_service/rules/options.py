@@ -8,9 +8,7 @@ and quotes the values it takes as the JSON that would be accepted.
 
 An option that names a count is an integer: `boneyard_reserve` is 0, 1 or 2
 (RULES.md O, TF), and in TF also the word ``"auto"`` (an int option's
-`allowed` lists such words beside its integers); `hand_size` is 5, 6 or 7, or a
-word for a size that depends on the number of players (``"by-players"``,
-``"five-six-seven"``).
+`allowed` lists such words beside its integers).
 """
 from __future__ import annotations
 
@@ -41,16 +39,12 @@ class OptionSpec:
     #: that the states, records and requests of then keep working; states and answers
     #: always carry the integer.
     digits_read: bool = False
-    #: int: words of earlier releases read as the integers they name (hand_size "seven", "five",
-    #: when it was an enum), for the same reason; never written.
-    words_read: tuple[tuple[str, int], ...] = ()
 
     def parse(self, value: object) -> OptionValue:
         """Validate a value of the option's own type: a boolean, an integer in bounds (or one of
         an int's words), or one of the enum's names. Nothing is coerced: "true" is not true,
         "13" is not 13, 0 is not "0" (the typed gRPC face turns its option text into these types
-        first: `codec.options_from_proto`); `digits_read` and `words_read` are the documented
-        exceptions (what earlier releases wrote).
+        first: `codec.options_from_proto`); `digits_read` is the one documented exception.
         """
         if self.type == "bool":
             if type(value) is bool:
@@ -63,8 +57,6 @@ class OptionSpec:
                     return value
                 if self.digits_read and value.isascii() and value.isdigit() and self._in_range(int(value)):
                     return int(value)
-                if value in dict(self.words_read):
-                    return dict(self.words_read)[value]
         elif type(value) is str and value in self.allowed:
             return value
         raise MalformedError(f"options.{self.name}: {self.expected(value)}")
@@ -131,12 +123,9 @@ def boneyard_reserve_option(description: str, *words: str) -> OptionSpec:
 
 
 # Every option of RULES.md; a family lists the ones it uses, possibly with a narrower enum.
-#: A count of tiles, 5 to 7, or a word for a count that depends on the number of players; the
-#: enum names "seven" and "five" of earlier releases are read as 7 and 5 (RULES.md "Options").
-HAND_SIZE = OptionSpec(
-    "hand_size", "int", "tiles dealt to each seat: 5, 6 or 7, or by-players (7 for 2, 5 for 3-4), "
-    "five-six-seven (7, 6, 5 for 2, 3, 4)", ("by-players", "five-six-seven"), 5, 7,
-    words_read=(("seven", 7), ("five", 5)))
+HAND_SIZE = _enum(
+    "hand_size", "tiles dealt to each seat: seven, five, by-players (7 for 2, 5 for 3-4), "
+    "five-six-seven (7, 6, 5 for 2, 3, 4)", "seven", "five", "by-players", "five-six-seven")
 MISDEAL = _enum(
     "misdeal", "which random deals are dealt again (and which explicit deals are refused)",
     "none", "five-doubles", "five-doubles-or-six-of-a-number")

@@ -112,7 +112,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         description="Osel (donkey): a cross from a double lead, doubles close arms, first to 101 loses (RULES.md O)",
         players=(2, 4),
         defaults={
-            "hand_size": 7, "lead": "osel", "boneyard_reserve": 0, "teams": False,
+            "hand_size": "seven", "lead": "osel", "boneyard_reserve": 0, "teams": False,
             "fish_without_double": False, "fish_scoring": "own_to_loser", "open_threshold": 13,
             "target": 101,
         },

@@ -1,7 +1,6 @@
 """RULES.md "Options": names, values and defaults are part of the API (non-Kozel presets)."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -10,22 +9,22 @@ from engine_service.rules import PRESETS, MalformedError, Match, variants
 
 # The defaults of RULES.md's options table, preset by preset (only the options each uses).
 EXPECTED_DEFAULTS: dict[str, dict[str, Any]] = {
-    "osel": {"hand_size": 7, "lead": "osel", "boneyard_reserve": 0, "teams": False,
+    "osel": {"hand_size": "seven", "lead": "osel", "boneyard_reserve": 0, "teams": False,
              "fish_without_double": False, "fish_scoring": "own_to_loser", "open_threshold": 13,
              "target": 101},
-    "bykovo": {"hand_size": 7, "lead": "zero-double", "misdeal": "five-doubles", "voluntary_pass": True},
+    "bykovo": {"hand_size": "seven", "lead": "zero-double", "misdeal": "five-doubles", "voluntary_pass": True},
     "threes-fives": {"hand_size": "by-players", "lead": "lot", "spinner": "first-double",
                      "spinner_ends": "open-sides", "spinner_counts": True, "boneyard_reserve": 0,
                      "draw_when_able": False, "teams": False, "scoring": "total", "target": 251,
                      "exact_target": False},
     "fives-and-threes": {"hand_size": "by-players", "lead": "lot", "spinner": "none", "scoring": "multiples",
                          "target": 61, "exact_target": True, "teams": False},
-    "all-threes": {"hand_size": 5, "lead": "lot", "spinner": "first-double", "spinner_ends": "open-sides",
+    "all-threes": {"hand_size": "five", "lead": "lot", "spinner": "first-double", "spinner_ends": "open-sides",
                    "spinner_counts": True, "scoring": "total", "target": 150, "exact_target": False},
     "all-fives": {"hand_size": "by-players", "lead": "lot", "spinner": "first-double",
                   "spinner_ends": "open-sides", "spinner_counts": True, "teams": False, "scoring": "total",
                   "target": 100, "exact_target": False},
-    "block": {"hand_size": 7, "lead": "seat0"},
+    "block": {"hand_size": "seven", "lead": "seat0"},
 }
 
 PLAYERS = {"osel": (2, 4), "bykovo": (4, 4), "threes-fives": (2, 4), "fives-and-threes": (2, 4),
@@ -155,30 +154,6 @@ def test_the_digits_of_earlier_releases_are_still_read_as_the_integer(name: str)
         assert match.to_dict()["options"] == ({"boneyard_reserve": number} if number else {})
         old = {**match.to_dict(), "options": {"boneyard_reserve": text}}   # a state saved by an earlier release
         assert Match.from_dict(old).to_dict() == match.to_dict()
-
-
-@pytest.mark.parametrize(("name", "players", "size", "dealt", "kept"), [
-    ("kozel", 4, 5, 5, {"hand_size": 5}), ("kozel", 3, 6, 6, {"hand_size": 6}), ("kozel", 2, 7, 7, {}),
-    ("osel", 4, 5, 5, {"hand_size": 5}), ("threes-fives", 3, 7, 7, {"hand_size": 7}),
-    ("all-threes", 2, 5, 5, {}), ("block", 3, "five-six-seven", 6, {"hand_size": "five-six-seven"}),
-    ("kozel", 4, "seven", 7, {}), ("threes-fives", 4, "five", 5, {"hand_size": 5}),   # the names of earlier releases
-])
-def test_hand_size_is_the_integer_count_of_tiles_dealt(name: str, players: int, size: object, dealt: int,
-                                                       kept: dict[str, object]) -> None:
-    """A hand size is a count: a person types `"hand_size": 5` (issue 28); the words are the sizes that
-    depend on the number of players (RULES.md "Options"). The enum names "seven" and "five" of earlier
-    releases are read as 7 and 5, and states carry the integer."""
-    match, _ = Match.new(name, players, options={"hand_size": size}, seed=2)
-    assert [len(hand) for hand in match.to_dict()["round"]["hands"]] == [dealt] * players
-    assert match.to_dict()["options"] == kept
-
-
-@pytest.mark.parametrize("size", [4, 8, "six", "7", True, 7.0])
-def test_a_hand_size_it_does_not_take_is_refused_quoting_what_it_takes_as_json(size: object) -> None:
-    with pytest.raises(MalformedError) as refused:
-        Match.new("kozel", 4, options={"hand_size": size}, seed=1)
-    assert str(refused.value) == (f"options.hand_size: {json.dumps(size)} is not one of "
-                                  '5, 6, 7, "by-players", "five-six-seven"')
 
 
 def test_a_bot_level_it_does_not_know_is_refused_quoting_the_levels_as_json() -> None:
