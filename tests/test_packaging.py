@@ -8,6 +8,7 @@ protobuf modules beside the .proto files, which the other tests import), with wa
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -88,8 +89,10 @@ def test_make_run_echoes_only_commands() -> None:
     """What a fresh `make run` prints before the services speak: the commands it runs, no comment
     lines (make echoes a comment inside a recipe, and six of them read like output of the install,
     issue 28). `-n -B`: every step as a fresh clone runs it, none executed."""
+    # Run as a person runs it, not as a sub-make of `make test` (which would add "Entering directory").
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     done = subprocess.run(["make", "-n", "-B", "run"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=60, check=False, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1].endswith("domino serve all") and any("pip install" in line for line in lines), lines

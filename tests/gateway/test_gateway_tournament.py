@@ -70,10 +70,10 @@ def test_openapi_documents_the_tournament_routes_and_their_problems(local: Flask
     ("/v1/tournaments", {}, "participants"),
     ("/v1/tournaments", {"participants": FIVE, "seed": "1"}, "seed"),
     ("/v1/tournaments", {"participants": FIVE, "surprise": 1}, "surprise"),
-    ("/v1/tournaments", {"participants": ["Ann", 2, "Cid", "Dan"]}, "participants.1"),
+    ("/v1/tournaments", {"participants": ["Ann", 2, "Cid", "Dan"]}, "participants[1]"),
     ("/v1/tournaments/rounds", {"state": _finished_state(), "points": [0, 1, 2, 3]}, "winner"),
     ("/v1/tournaments/rounds", {"state": _finished_state(), "points": [0, 1, 2, True], "winner": 0},
-     "points.3"),
+     "points[3]"),
     ("/v1/tournaments/rounds", {"state": [1], "points": [0, 1, 2, 3], "winner": 0}, "state"),
     ("/v1/tournaments/standings", {}, "state"),
 ])
