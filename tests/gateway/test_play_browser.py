@@ -351,7 +351,8 @@ def test_a_whole_kozel_round_on_a_phone(browser: Browser, gateway: Gateway, shot
     round_ = play_matching_round(table, phone=True, on_turn=lambda turn: turn == 4 and bots and page.screenshot(
         path=str(shots / "kozel-bots-marks.png")))
     assert round_.marked > 0   # the moves of the others since each turn were marked
-    assert round_.knocks > 0   # ... and their knocks on their chips (4 seats, no boneyard: someone knocks)
+    # ... and their knocks on their chips: checked at every turn (the chips marked "knocked" are exactly
+    # the seats that knocked since), not counted here: a round can end before anyone knocks.
     view = table.state()["view"]
     assert view["round_over"] and view["ending"] in ("out", "fish")
     result = page.inner_text("#round-result")
