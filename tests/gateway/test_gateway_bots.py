@@ -42,15 +42,16 @@ def test_sealed_bots_keep_their_hands_hidden(gateway: Gateway) -> None:
     seen: list[dict[str, Any]] = list(created["events"])
     view = gateway.post("/v1/matches/view", {"token": token, "seat_key": key}).json["view"]  # create shows the host's
     for _ in range(60):
-        if view["round_over"]:
+        # Threes-and-Fives scores the total in play, and reaching the target wins at once (the hand
+        # abandoned, the round not over): a long hand with the expert drawing and scoring can do it.
+        if view["round_over"] or view["match_over"]:
             break
-        assert view["to_move"] == 0
-        assert view["legal"], view  # one CI run (2026-12-03) met an empty list here: the whole view says why
+        assert view["to_move"] == 0 and view["legal"], view
         answer = gateway.post("/v1/matches/apply", {"token": token, "seat_key": key, "action": view["legal"][0]})
         assert answer.status == 200, answer.json
         token, view = answer.json["token"], answer.json["view"]
         seen += answer.json["events"]
-    assert view["round_over"]
+    assert view["round_over"] or view["match_over"]
     bot_draws = [e for e in seen if e["type"] == "drew" and e["seat"] == 1]
     assert all(e["tile"] is None for e in bot_draws)  # the bot's draws, hidden from seat 0
     assert any(e["type"] == "played" and e["seat"] == 1 for e in seen)
