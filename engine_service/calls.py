@@ -126,10 +126,6 @@ def apply(game: Game, action: object, seat: object = None) -> list[Event]:
     return events + play_bots(game)
 
 
-#: The name Kingdomino's callers knew `apply` by.
-kingdomino_apply = apply
-
-
 @dataclass
 class Replayed:
     """How far a replay got: the match is left after the last applied action."""

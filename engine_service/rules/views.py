@@ -25,17 +25,13 @@ from typing import Any
 from .events import Event
 from .game import Game, Viewer
 
-__all__ = ["Viewer", "kingdomino_public_view", "kingdomino_view_for", "public_view", "redact_events",
+__all__ = ["Viewer", "kingdomino_public_view", "public_view", "redact_events",
            "redact_kingdomino_events", "scores_of", "shown_hands", "view_for"]
 
 
 def view_for(game: Game, viewer: Viewer) -> dict[str, Any]:
     """`viewer`'s view of any game: a seat's own (`view`), or the public one for None."""
     return game.view_for(viewer)
-
-
-#: The name Kingdomino's callers knew `view_for` by.
-kingdomino_view_for = view_for
 
 
 def public_view(match: Game) -> dict[str, Any]:

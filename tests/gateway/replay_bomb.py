@@ -32,7 +32,7 @@ def make() -> dict[str, Any]:
     actions: list[str] = []
     while len(actions) < MOVES:
         action = game.legal_actions()[0]
-        calls.kingdomino_apply(game, action, 0)
+        calls.apply(game, action, 0)
         actions.append(action)
     return {"state": start, "actions": actions}
 

@@ -32,7 +32,7 @@ from api_gateway.schemas import (
     ViewAnswerSchema,
 )
 from engine_service.rules import PRESETS, Kingdomino, Match, RulesError, Tournament
-from engine_service.rules.views import kingdomino_view_for, public_view
+from engine_service.rules.views import public_view, view_for
 
 CASES = [(name, n) for name, p in PRESETS.items() for n in range(p.min_players, p.max_players + 1)]
 
@@ -177,7 +177,7 @@ def test_kingdomino_states_views_and_events_are_what_the_schemas_describe(player
             assert KingdominoEventSchema().dump(event) == event
             kinds.add(event["type"])
         for viewer in [*range(players), None]:
-            view = kingdomino_view_for(game, viewer)
+            view = view_for(game, viewer)
             assert set(view) == set(KingdominoViewSchema().fields) - ({"dynasty"} if "dynasty" not in view else set()) \
                 - ({"bots"} if "bots" not in view else set())
             assert ViewAnswerSchema().dump({"view": view, "scores": [0]}) == {"view": view, "scores": [0]}
