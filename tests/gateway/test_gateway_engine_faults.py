@@ -133,7 +133,12 @@ def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
         time.sleep(1.0)  # its connections come back
         served = a.calls()
         after = rate(loads, 2.0)
-        assert a.calls() > served  # in rotation again
+        # In rotation again: a reconnect and its health watch can take longer than the window above
+        # on a loaded machine (one CI run: none within 3 s), so it is waited for, within 10 s more.
+        back = time.monotonic() + 10.0
+        while a.calls() <= served and time.monotonic() < back:
+            time.sleep(0.25)
+        assert a.calls() > served, "the thawed engine got no call within 13 s"
     assert [f for load in loads for f in load.failures] == []
     calm = (before + after) / 2
     assert frozen > calm / 2, f"{frozen:.0f} req/s with one engine frozen, {before:.0f} before, {after:.0f} after"
