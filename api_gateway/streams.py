@@ -52,6 +52,17 @@ def closed_line(reason: str) -> bytes:
     return b'{"type":"closed","reason":"' + reason.encode() + b'"}\n'
 
 
+def _quiet_line(lim: Limits, now: float, start: float, last_line: float, last_write: float) -> bytes | None:
+    """What a stream with no new line writes now: its closing line once it has been idle or open too
+    long (the stream then ends), a keepalive line after `keepalive` seconds without a write, else
+    nothing. One policy for the shared feed and for the development server's own polling."""
+    if now - last_line >= lim.idle or now - start >= lim.longest:
+        return closed_line("idle" if now - last_line >= lim.idle else "max-duration")
+    if now - last_write >= lim.keepalive:
+        return KEEPALIVE
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """A worker's bounds on its spectator streams (`api_gateway.config`: GATEWAY_SPECTATE_*, GATEWAY_STREAMS*)."""
@@ -297,11 +308,11 @@ class Stream:
                 if feed.closed is not None:
                     yield closed_line(feed.closed if feed.closed != "unwatched" else "error")
                     return
-                if now - last_line >= lim.idle or now - start >= lim.longest:
-                    yield closed_line("idle" if now - last_line >= lim.idle else "max-duration")
-                    return
-                if now - last_write >= lim.keepalive:
-                    yield KEEPALIVE
+                quiet = _quiet_line(lim, now, start, last_line, last_write)
+                if quiet is not None:
+                    yield quiet
+                    if quiet is not KEEPALIVE:
+                        return
                     last_write = now
         finally:
             gone.stop()
@@ -335,11 +346,11 @@ class Stream:
                 last_line = last_write = now
             if over:
                 return
-            if now - last_line >= lim.idle or now - start >= lim.longest:
-                yield closed_line("idle" if now - last_line >= lim.idle else "max-duration")
-                return
-            if now - last_write >= lim.keepalive:
-                yield KEEPALIVE
+            quiet = _quiet_line(lim, now, start, last_line, last_write)
+            if quiet is not None:
+                yield quiet
+                if quiet is not KEEPALIVE:
+                    return
                 last_write = now
 
 
