@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import EngineProc, Gateway, Reply, launch_gateway
+from .conftest import EngineProc, Gateway, Reply, gateway_env, launch_gateway
 from .test_gateway_store import RedisServer
-from .test_tables import call, gateway_env, ok, open_table, play_step, problem, seat_stream
+from .test_tables import call, ok, open_table, play_step, problem, seat_stream
 
 pytestmark = pytest.mark.service
 
@@ -67,7 +67,7 @@ def test_racing_joins_through_two_gateways_on_redis(redis_pair: list[Gateway]) -
         barrier = threading.Barrier(6)
         replies: list[Reply] = []
 
-        def race(i: int) -> None:
+        def race(i: int, barrier: threading.Barrier = barrier, replies: list[Reply] = replies, tid: str = tid) -> None:
             barrier.wait()
             replies.append(call((a, b)[i % 2], "POST", f"/v1/tables/{tid}/join", {"seat": 1, "name": f"R{i}"}))
 
@@ -135,3 +135,25 @@ def test_an_expired_or_made_up_match_has_no_stream(capped: Gateway) -> None:
     reply = seat_stream(capped, "00" * 16)
     assert reply.status == 404
     problem(call(capped, "GET", f"/v1/matches/{'00' * 16}/seat", credential="x.0.y"), 404, "unknown-match")
+
+
+def test_cors_allows_the_configured_origins_only(tmp_path: Path) -> None:
+    """GATEWAY_CORS_ORIGINS: none by default (no CORS header at all); set, its origins get the headers, a
+    preflight for an Authorization header passes, and any other origin gets none."""
+    from api_gateway.app import create_app
+    from api_gateway.config import from_env
+
+    base = {"GATEWAY_ENGINE": "127.0.0.1:9", "GATEWAY_DATABASE": f"sqlite:///{tmp_path / 'a.sqlite3'}",
+            "GATEWAY_TOKEN_STORE": f"sqlite:///{tmp_path / 'v.sqlite3'}"}
+    plain = create_app(from_env(base)).test_client()
+    assert "Access-Control-Allow-Origin" not in plain.get("/healthz", headers={"Origin": "https://app.example"}).headers
+    client = create_app(from_env({**base, "GATEWAY_CORS_ORIGINS": "https://app.example, https://m.example"})) \
+        .test_client()
+    pre = client.options("/v1/tables", headers={"Origin": "https://app.example", "Access-Control-Request-Method":
+                                                "POST", "Access-Control-Request-Headers": "authorization,content-type"})
+    assert pre.headers["Access-Control-Allow-Origin"] == "https://app.example"
+    assert "authorization" in pre.headers["Access-Control-Allow-Headers"].lower()
+    got = client.get("/v1/tables/00", headers={"Origin": "https://m.example"})
+    assert got.status_code == 501 and got.headers["Access-Control-Allow-Origin"] == "https://m.example"
+    other = client.get("/v1/tables/00", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
