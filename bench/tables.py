@@ -95,8 +95,8 @@ class Watch:
                             self.ended = True
                         self.cond.notify_all()
                     event_id, kind = None, ""
-        except (OSError, ValueError, http.client.HTTPException):
-            pass
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            pass  # the stream ended, or `close` shut it under the reader (http.client then finds no file)
         with self.cond:
             self.ended = True
             self.cond.notify_all()
