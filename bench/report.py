@@ -249,6 +249,12 @@ def stream_tables(r: Json) -> list[str]:
         m = r[name]
         out.append(f"| {label} | {m['p50_ms']} | {m['p99_ms']} | {m['max_ms']} |")
     out += ["", f"p50 two gateways / one: x{r['p50_two_over_one']} (same run)."]
+    m = r.get("memory")
+    if m:
+        rss = m["rss_kib"]
+        out += ["", f"{m['streams']} seat streams held by one gateway worker: its RSS {rss['before']} KiB before, "
+                f"{rss['held']} KiB with them open ({m['kib_per_stream']} KiB a stream), {rss['after_move']} KiB "
+                f"after a move reached {m['updated']} of them, {rss['closed']} KiB once all were closed."]
     return out
 
 
