@@ -193,9 +193,11 @@ def _seat_lines(args: Json) -> bool:
 
 
 def _line(game: Game, events: list[Event], viewer: Viewer) -> bytes:
-    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, view and the scores."""
+    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, view, the scores,
+    and the seat to act now (`Game.turn`: None between rounds and once over), by which the gateway runs
+    the table's turn clocks without reading a view."""
     return _dumps({"events": game.seen_by(events, viewer), "view": game.view_for(viewer),
-                   "scores": game.match_scores()})
+                   "scores": game.match_scores(), "turn": game.turn})
 
 
 def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,

@@ -62,7 +62,7 @@ def test_every_seat_and_the_public_get_their_own_line_of_each_call(json_stub: Js
         lines = [orjson.loads(line) for line in reply.seats] + [orjson.loads(reply.watcher)]
         for viewer, line in zip((0, 1, None), lines, strict=True):
             assert line == {"events": after.seen_by(events, viewer), "view": view_for(after, viewer),
-                            "scores": after.match_scores()}
+                            "scores": after.match_scores(), "turn": after.turn}
             for e in line["events"]:
                 if e["type"] == "drew":
                     assert (e["tile"] is not None) == (viewer == e["seat"])
@@ -70,6 +70,7 @@ def test_every_seat_and_the_public_get_their_own_line_of_each_call(json_stub: Js
                 revealed += e["type"] == "revealed"
         state = reply.state
     assert draws_seen >= 1 and revealed == 3  # every viewer saw the hands once, at the round's end
+    assert lines[-1]["turn"] is None  # the round is over: nobody is to act (no clock runs)
 
 
 def test_without_seat_lines_no_line_is_computed(json_stub: JsonStub) -> None:
