@@ -44,7 +44,7 @@ from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.streams import Limits, Streams
-from api_gateway.tables import Tables
+from api_gateway.tables import ClockKeeper, Tables
 from api_gateway.tables_routes import SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
@@ -215,7 +215,9 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
-    app.extensions[TABLES] = Tables(matches, archive)
+    app.extensions[TABLES] = tables = Tables(matches, archive)
+    if keys is not None:  # online tables host sealed matches: their turn clocks run out here too
+        ClockKeeper(tables).start()
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)

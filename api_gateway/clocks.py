@@ -114,6 +114,8 @@ class Clocks:
     left: tuple[float, ...]
     running: int | None = None
     since: float = 0.0
+    #: Seats a bot plays on since their time ran out (``on_timeout: "autopilot"``), until their person is back.
+    autopilot: tuple[int, ...] = ()
 
     @classmethod
     def start(cls, setting: ClockSetting, players: int, turn: int | None, now: float) -> Clocks:
@@ -149,9 +151,14 @@ class Clocks:
             left[turn] = self.setting.move
         return replace(self, left=tuple(left), running=turn, since=now)
 
+    def on_autopilot(self, seat: int) -> Clocks:
+        """`seat`'s time ran out and a bot plays it on."""
+        return replace(self, autopilot=tuple(sorted({*self.autopilot, seat})))
+
     def given_back(self, seat: int, now: float) -> Clocks:
         """A person back from autopilot: its clock gets time again (a move's limit, or a bank of at
         least one increment, `RETURN_GRACE` with none)."""
+        self = replace(self, autopilot=tuple(s for s in self.autopilot if s != seat))
         left = list(self.remaining(now))
         floor = self.setting.move if self.setting.move is not None else max(self.setting.increment, RETURN_GRACE)
         left[seat] = max(left[seat], floor)
@@ -164,14 +171,14 @@ class Clocks:
         whose clock runs and when it runs out (unix seconds; a client counts down to it)."""
         return {"remaining": [round(x, 1) for x in self.remaining(now)], "running": self.running,
                 "deadline": None if self.deadline is None else round(self.deadline, 3),
-                "setting": self.setting.to_json()}
+                "autopilot": list(self.autopilot), "setting": self.setting.to_json()}
 
     def dump(self) -> Json:
         """The stored form (`load` reads it back)."""
         return {"setting": self.setting.to_json(), "left": list(self.left), "running": self.running,
-                "since": self.since}
+                "since": self.since, "autopilot": list(self.autopilot)}
 
     @classmethod
     def load(cls, data: Json) -> Clocks:
         return cls(ClockSetting.from_json(data["setting"]), tuple(float(x) for x in data["left"]), data["running"],
-                   float(data["since"]))
+                   float(data["since"]), tuple(data.get("autopilot", ())))

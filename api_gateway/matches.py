@@ -97,6 +97,14 @@ def hosted_lines(seq: int, reply: Any) -> list[bytes]:
     return [viewer_line(seq, line) for line in (*reply.seats, reply.watcher)]
 
 
+Hosting = Callable[[bytes, int, str, Any], Hosted]
+
+
+def _lines_only(match_id: bytes, seq: int, token: str, reply: Any) -> Hosted:
+    """A hosted change as the store keeps it without a turn clock: the token and every viewer's line."""
+    return Hosted(token, hosted_lines(seq, reply))
+
+
 def _digest(method: str, body: Mapping[str, Any]) -> bytes:
     """The identity of a request that changes a match: its method and whole body (token, seat key and
     arguments), canonical JSON hashed; a retry of the same request has the same digest."""
@@ -118,6 +126,9 @@ class Matches:
         self._variants_lock = threading.Lock()
         #: Called with (match id, the new state) when a change ends a hosted match (the tables archive it).
         self.on_hosted_over: Callable[[bytes, bytes], None] | None = None
+        #: What the store keeps of a hosted match's change (match id, new version, its token, the engine's
+        #: reply): each viewer's line by default; the tables add their turn clocks.
+        self.hosting: Hosting = _lines_only
 
     # ------------------------------------------------------------ variants
 
@@ -172,7 +183,7 @@ class Matches:
             return Carried(args, sealed, principal, digest, answered)
         return Carried(args, sealed, principal, digest, hosted=bool(hosted))
 
-    def _call(self, method: str, carried: Carried, args: Json | None = None) -> bytes:
+    def _call(self, method: str, carried: Carried, args: Json | None = None, host: Hosting | None = None) -> bytes:
         """`method` on the carried match: the answer's JSON, in sealed mode with the next token in front."""
         if carried.sealed is None:
             return self.engine.call(method, carried.args if args is None else args).answer
@@ -191,7 +202,7 @@ class Matches:
         token = self.keys.seal(after)
         answer = _sealed_answer(self.keys, after, reply.answer, token=token)
         receipt = Receipt(carried.digest, answer) if carried.digest else None
-        hosted = Hosted(token, hosted_lines(after.seq, reply)) if carried.hosted else None
+        hosted = (host or self.hosting)(sealed.match_id, after.seq, token, reply) if carried.hosted else None
         stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted)
         if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
             self.on_hosted_over(sealed.match_id, reply.state)
@@ -263,11 +274,12 @@ class Matches:
             args["seat"] = seat
         return self._call("Apply", carried, args)
 
-    def seat_bot(self, body: Mapping[str, Any], seat: int, level: str | None) -> bytes:
+    def seat_bot(self, body: Mapping[str, Any], seat: int, level: str | None, host: Hosting | None = None) -> bytes:
         """An online table's seat played by a bot of `level` from now on, or by a person again (None);
-        then the bots move if one is to (the engine's SeatBot, with the host key)."""
+        then the bots move if one is to (the engine's SeatBot, with the host key). `host`: what the
+        store keeps of the change, when not `hosting` (a turn clock's autopilot marks its seat)."""
         carried = self.load(body, "SeatBot")
-        return self._call("SeatBot", carried, {"seat": seat, "level": level})
+        return self._call("SeatBot", carried, {"seat": seat, "level": level}, host)
 
     def replay(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body, "Replay")

@@ -70,6 +70,13 @@ CONNECTIONS_REFUSED = Counter(
     "its share of a worker's connections, GATEWAY_CONNECTIONS_PER_ADDRESS).",
     ["reason"],
 )
+CLOCK_TIMEOUTS = Counter(
+    "domino_gateway_clock_timeouts_total",
+    "Turn clocks of online tables that ran out, by what this worker did: timeout (the variant's rule applied), "
+    "autopilot (a bot plays the seat on), lost (another gateway applied it first, or the seat moved in time), "
+    "failed (the engine or the store did not answer: tried again on the next pass).",
+    ["outcome"],
+)
 ENGINE_LATENCY = Histogram(
     "domino_gateway_engine_call_duration_seconds",
     "Time of an engine gRPC call as the gateway sees it (retries included), in seconds.",

@@ -95,6 +95,11 @@ class Hosted:
 
     token: str
     lines: list[bytes]
+    #: The table's turn clocks after this version (`clocks.Clocks.dump`, JSON; empty: no clock), and
+    #: when the running one runs out (unix seconds; None: none runs): kept in the same write, so the
+    #: clocks any gateway finds due (`due`) are always this version's.
+    clocks: bytes = b""
+    deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,7 @@ class HostedMatch:
     seq: int
     over: bool
     viewers: int
+    clocks: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +166,12 @@ class VersionStore(Protocol):
 
     def hosted(self, match_id: bytes) -> HostedMatch:
         """A hosted match's latest token and version; `MatchExpired` if the store holds none."""
+
+    def due(self, now: float, limit: int) -> list[bytes]:
+        """Hosted matches whose running clock ran out by `now` (deadline first), at most `limit`."""
+
+    def forget_due(self, match_id: bytes) -> None:
+        """Take an expired match (its record gone) out of `due`."""
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         """A hosted match's lines for `viewer` from version `start` on (line i: version i), and
@@ -266,7 +278,10 @@ class SqliteStore:
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, digest BLOB NOT NULL, "
                          "answer BLOB NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS hosted_s1 (match_id BLOB PRIMARY KEY, table_id TEXT NOT NULL, "
-                         "token TEXT NOT NULL, over INTEGER NOT NULL, viewers INTEGER NOT NULL) WITHOUT ROWID")
+                         "token TEXT NOT NULL, over INTEGER NOT NULL, viewers INTEGER NOT NULL, "
+                         "clocks BLOB NOT NULL, deadline REAL) WITHOUT ROWID")
+            conn.execute("CREATE INDEX IF NOT EXISTS hosted_s1_deadline ON hosted_s1 (deadline) "
+                         "WHERE deadline IS NOT NULL")
             conn.execute("CREATE TABLE IF NOT EXISTS lines_s1 (match_id BLOB NOT NULL, viewer INTEGER NOT NULL, "
                          "seq INTEGER NOT NULL, line BLOB NOT NULL, PRIMARY KEY (match_id, viewer, seq)) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tables_s1 (table_id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
@@ -381,23 +396,34 @@ class SqliteStore:
     def _host(c: sqlite3.Connection, match_id: bytes, seq: int, hosted: Hosted, over: bool,
               table_id: str | None = None) -> None:
         if table_id is not None:
-            c.execute("INSERT INTO hosted_s1 VALUES (?, ?, ?, ?, ?)",
-                      (match_id, table_id, hosted.token, int(over), len(hosted.lines)))
+            c.execute("INSERT INTO hosted_s1 VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (match_id, table_id, hosted.token, int(over), len(hosted.lines), hosted.clocks,
+                       hosted.deadline))
         else:
-            c.execute("UPDATE hosted_s1 SET token = ?, over = ? WHERE match_id = ?", (hosted.token, int(over), match_id))
+            c.execute("UPDATE hosted_s1 SET token = ?, over = ?, clocks = ?, deadline = ? WHERE match_id = ?",
+                      (hosted.token, int(over), hosted.clocks, hosted.deadline, match_id))
         c.executemany("INSERT OR REPLACE INTO lines_s1 VALUES (?, ?, ?, ?)",
                       [(match_id, viewer, seq, line) for viewer, line in enumerate(hosted.lines)])
 
     def hosted(self, match_id: bytes) -> HostedMatch:
         def work(c: sqlite3.Connection) -> HostedMatch:
             seq = self._latest(c, match_id)
-            row = c.execute("SELECT table_id, token, over, viewers FROM hosted_s1 WHERE match_id = ?",
+            row = c.execute("SELECT table_id, token, over, viewers, clocks FROM hosted_s1 WHERE match_id = ?",
                             (match_id,)).fetchone()
             if row is None:
                 raise MatchExpired()
-            return HostedMatch(row[0], row[1], seq, bool(row[2]), row[3])
+            return HostedMatch(row[0], row[1], seq, bool(row[2]), row[3], bytes(row[4]))
         found: HostedMatch = self._run(work)
         return found
+
+    def due(self, now: float, limit: int) -> list[bytes]:
+        rows = self._run(lambda c: c.execute(
+            "SELECT match_id FROM hosted_s1 WHERE deadline IS NOT NULL AND deadline <= ? AND over = 0 "
+            "ORDER BY deadline LIMIT ?", (now, limit)).fetchall())
+        return [bytes(r[0]) for r in rows]
+
+    def forget_due(self, match_id: bytes) -> None:
+        self._run(lambda c: c.execute("DELETE FROM hosted_s1 WHERE match_id = ?", (match_id,)))
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
@@ -501,9 +527,10 @@ def _split(public: bytes) -> list[bytes]:
 
 # ---------------------------------------------------------------- Redis (a cluster)
 
-# KEYS: the record, the public lines, the receipt, a hosted match's hash, then its viewers' lists;
-# ARGV: expected seq, new seq, ttl, receipt digest (empty: none), receipt answer, the number of public
-# lines, the hosted token (empty: not hosted), over ("1"/"0"), the public lines, then one line per viewer.
+# KEYS: the record, the public lines, the receipt, a hosted match's hash, the clocks' deadlines (a sorted
+# set), then its viewers' lists; ARGV: expected seq, new seq, ttl, receipt digest (empty: none), receipt
+# answer, the number of public lines, the hosted token (empty: not hosted), over ("1"/"0"), the clocks
+# (JSON, empty: none), the running clock's deadline (empty: none), the public lines, then one line per viewer.
 # {1}: advanced; {0, latest}: stale; {-1}: no record;
 # {2, answer}: this very request (its digest) already advanced from the expected seq.
 _ADVANCE = """
@@ -519,7 +546,7 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
 local npublic = tonumber(ARGV[6])
 if npublic > 0 then
-  for i = 9, 8 + npublic do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+  for i = 11, 10 + npublic do redis.call('RPUSH', KEYS[2], ARGV[i]) end
   redis.call('EXPIRE', KEYS[2], ARGV[3])
 end
 if ARGV[4] ~= '' then
@@ -528,10 +555,16 @@ if ARGV[4] ~= '' then
   redis.call('EXPIRE', KEYS[3], ARGV[3])
 end
 if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[4], 'token', ARGV[7], 'over', ARGV[8])
+  redis.call('HSET', KEYS[4], 'token', ARGV[7], 'over', ARGV[8], 'clocks', ARGV[9])
   redis.call('EXPIRE', KEYS[4], ARGV[3])
-  for v = 5, #KEYS do
-    redis.call('RPUSH', KEYS[v], ARGV[8 + npublic + v - 4])
+  local match = string.sub(KEYS[4], 10)
+  if ARGV[10] ~= '' and ARGV[8] ~= '1' then
+    redis.call('ZADD', KEYS[5], ARGV[10], match)
+  else
+    redis.call('ZREM', KEYS[5], match)
+  end
+  for v = 6, #KEYS do
+    redis.call('RPUSH', KEYS[v], ARGV[10 + npublic + v - 5])
     redis.call('EXPIRE', KEYS[v], ARGV[3])
   end
 end
@@ -550,6 +583,7 @@ class RedisStore:
     TABLE = "domino:tb:"  # a table's record, a hash: version, record, public, variant, free, created
     LOBBY = "domino:lobby"  # public tables with a seat free, a sorted set by creation time
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
+    DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
 
     def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
         import redis  # only a cluster needs it
@@ -624,9 +658,10 @@ class RedisStore:
         viewers = hosted.lines if hosted is not None else []
         done, latest = self._run(lambda: self._advance(
             keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
-                  *(f"{self.LINES}{hexid}:{v}" for v in range(len(viewers)))],
+                  self.DEADLINES, *(f"{self.LINES}{hexid}:{v}" for v in range(len(viewers)))],
             args=[seq, seq + 1, self.ttl, digest, answer, len(lines), hosted.token if hosted is not None else "",
-                  "1" if over else "0", *lines, *viewers]))
+                  "1" if over else "0", hosted.clocks if hosted is not None else b"",
+                  "" if hosted is None or hosted.deadline is None else repr(hosted.deadline), *lines, *viewers]))
         if done == -1:
             raise MatchExpired()
         if done == 0:
@@ -650,12 +685,20 @@ class RedisStore:
         def work() -> Any:
             pipe = self._redis.pipeline(transaction=True)
             pipe.get(self._key(match_id))
-            pipe.hmget(self.HOSTED + match_id.hex(), "table_id", "token", "over", "viewers")
+            pipe.hmget(self.HOSTED + match_id.hex(), "table_id", "token", "over", "viewers", "clocks")
             return pipe.execute()
-        latest, (table_id, token, over, viewers) = self._run(work)
+        latest, (table_id, token, over, viewers, clocks) = self._run(work)
         if latest is None or table_id is None:
             raise MatchExpired()
-        return HostedMatch(table_id.decode(), token.decode(), int(latest), over == b"1", int(viewers))
+        return HostedMatch(table_id.decode(), token.decode(), int(latest), over == b"1", int(viewers),
+                           bytes(clocks or b""))
+
+    def due(self, now: float, limit: int) -> list[bytes]:
+        found = self._run(partial(self._redis.zrangebyscore, self.DEADLINES, "-inf", repr(now), start=0, num=limit))
+        return [bytes.fromhex(x.decode()) for x in found]
+
+    def forget_due(self, match_id: bytes) -> None:
+        self._run(partial(self._redis.zrem, self.DEADLINES, match_id.hex()))
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work() -> Any:
@@ -705,8 +748,11 @@ class RedisStore:
                             pipe.rpush(self.PUBLIC + hexid, *lines)
                             pipe.expire(self.PUBLIC + hexid, self.ttl)
                         pipe.hset(self.HOSTED + hexid, mapping={"table_id": row.table_id, "token": deal.hosted.token,
-                                                                "over": "0", "viewers": len(deal.hosted.lines)})
+                                                                "over": "0", "viewers": len(deal.hosted.lines),
+                                                                "clocks": deal.hosted.clocks})
                         pipe.expire(self.HOSTED + hexid, self.ttl)
+                        if deal.hosted.deadline is not None:
+                            pipe.zadd(self.DEADLINES, {hexid: deal.hosted.deadline})
                         for viewer, line in enumerate(deal.hosted.lines):
                             pipe.rpush(f"{self.LINES}{hexid}:{viewer}", line)
                             pipe.expire(f"{self.LINES}{hexid}:{viewer}", self.ttl)

@@ -25,14 +25,18 @@ import hashlib
 import hmac
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
 
-from api_gateway.engine import EngineMalformed
+from api_gateway import metrics
+from api_gateway.clocks import Clocks, ClockSetting, ClockSettingError
+from api_gateway.engine import EngineMalformed, EngineProblem
 from api_gateway.matches import MATCH_ID_BYTES, Matches, hosted_lines
 from api_gateway.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.store import Deal, Hosted, HostedMatch, MatchExpired, StaleToken, StoreUnavailable, TableRow
@@ -85,6 +89,7 @@ class Tables:
         self.archive = archive
         self._clock = clock
         matches.on_hosted_over = self._archive
+        matches.hosting = self._hosting
 
     @property
     def store(self) -> Any:
@@ -137,7 +142,8 @@ class Tables:
         status = "over" if over else "waiting" if waiting or rec["match_id"] is None else "playing"
         return {"table_id": rec["table_id"], "name": rec["name"], "variant": rec["variant"],
                 "players": rec["players"], "options": rec["options"], "public": rec["public"],
-                "on_leave": rec["on_leave"], "seats": seats, "status": status, "match_id": rec["match_id"],
+                "on_leave": rec["on_leave"], "clock": rec.get("clock"), "seats": seats, "status": status,
+                "match_id": rec["match_id"],
                 "matches": rec["matches"], "created": int(rec["created"])}
 
     # ------------------------------------------------------------ credentials
@@ -181,6 +187,10 @@ class Tables:
                                "seats")
         if not any(s["kind"] == "open" for s in specs):
             raise TableRefused("validation-error", "seats: at least one seat must be open for a person", "seats")
+        try:
+            clock = ClockSetting.from_json(body["clock"]).to_json() if body.get("clock") is not None else None
+        except ClockSettingError as exc:
+            raise TableRefused("validation-error", str(exc), exc.field) from None
         self.matches.variant(variant)  # 404 unknown-variant
         # The engine checks players and options now (400), not when the last seat is taken.
         self.matches.engine.call("NewMatch", {"variant": variant, "players": players, "options": options,
@@ -200,7 +210,8 @@ class Tables:
             seats.append(seat)
         rec: Json = {"table_id": table_id, "name": body.get("name"), "variant": variant, "players": players,
                      "options": options, "public": bool(body.get("public", False)),
-                     "on_leave": body.get("on_leave") or "wait", "created": self._clock(), "host": _hash(host),
+                     "on_leave": body.get("on_leave") or "wait", "clock": clock, "created": self._clock(),
+                     "host": _hash(host),
                      "seats": seats, "match_id": None, "matches": 0}
         free = sum(1 for s in seats if s["kind"] == "open")
         if not self.store.put_table(TableRow(table_id, 1, orjson.dumps(rec), rec["public"], variant, free,
@@ -241,7 +252,82 @@ class Tables:
         token = self.matches.keys.seal(sealed)
         rec["match_id"] = sealed.match_id_hex
         rec["matches"] += 1
-        return Deal(sealed.match_id, reply.public, Hosted(token, hosted_lines(0, reply)))
+        hosted = Hosted(token, hosted_lines(0, reply))
+        if rec.get("clock") is not None:
+            now = self._clock()
+            turn = orjson.loads(reply.watcher).get("turn")
+            hosted = _clocked(hosted, Clocks.start(ClockSetting.from_json(rec["clock"]), rec["players"], turn, now),
+                              now)
+        return Deal(sealed.match_id, reply.public, hosted)
+
+    # ------------------------------------------------------------ turn clocks (issue 25, api_gateway.clocks)
+
+    def _hosting(self, match_id: bytes, seq: int, token: str, reply: Any,
+                 change: Callable[[Clocks, float], Clocks] | None = None) -> Hosted:
+        """What the store keeps of a hosted match's change (`Matches.hosting`): the token and every
+        viewer's line, and with a turn clock its clocks moved on (the seat that acted charged, the seat
+        now to act running; none between rounds and at the end), shown in every line."""
+        hosted = Hosted(token, hosted_lines(seq, reply))
+        stored = self.store.hosted(match_id).clocks  # this version's: the advance fails if another came
+        if not stored:
+            return hosted
+        now = self._clock()
+        clocks = Clocks.load(orjson.loads(stored))
+        turn = None if reply.over else orjson.loads(reply.watcher).get("turn")
+        if change is not None:
+            clocks = change(clocks, now)
+            if turn != clocks.running:
+                clocks = clocks.moved(turn, now)
+        else:
+            clocks = clocks.moved(turn, now)
+        return _clocked(hosted, clocks, now)
+
+    def expire_due(self) -> int:
+        """Apply every turn clock that ran out (the variant's timeout, or a bot on autopilot): what each
+        gateway worker's `ClockKeeper` calls a few times a second. Exactly once across gateways: the
+        timeout is a change of the match from the version whose clock ran out (compare-and-set), so of
+        two gateways applying it one wins and the other is refused as stale. The number applied here."""
+        applied = 0
+        for match_id in self.store.due(self._clock(), 50):
+            try:
+                hosted = self.store.hosted(match_id)
+            except MatchExpired:
+                self.store.forget_due(match_id)
+                continue
+            if hosted.over or not hosted.clocks:
+                continue
+            clocks = Clocks.load(orjson.loads(hosted.clocks))
+            seat = clocks.running
+            if seat is None or not clocks.expired(self._clock()):
+                continue
+            try:
+                outcome = self._expire(hosted, clocks, seat)
+            except StaleToken:
+                outcome = "lost"  # another gateway applied it, or the seat moved at the last moment
+            except (EngineProblem, StoreUnavailable) as exc:
+                log.warning("match %s: seat %d's clock ran out, not applied yet: %s", match_id.hex(), seat, exc)
+                outcome = "failed"
+            metrics.CLOCK_TIMEOUTS.labels(outcome).inc()
+            applied += outcome in ("timeout", "autopilot")
+        return applied
+
+    def _expire(self, hosted: HostedMatch, clocks: Clocks, seat: int) -> str:
+        carrier = self._carrier(hosted.token, None)
+        if clocks.setting.on_timeout == "autopilot":
+            try:
+                self.matches.seat_bot(carrier, seat, clocks.setting.autopilot_level,
+                                      host=partial(self._hosting, change=lambda c, _now: c.on_autopilot(seat)))
+                return "autopilot"
+            except EngineMalformed:  # the last seat a person plays: no bot may take it, the rule applies
+                pass
+        self.matches.timeout({**carrier, "seat": seat})
+        return "timeout"
+
+    def _back(self, match_id: str, seat: int) -> None:
+        """A person whose seat a bot played on autopilot is back (any call with its credential): the seat
+        is its own again, with time on its clock."""
+        self._with_latest(match_id, None, lambda c: self.matches.seat_bot(
+            c, seat, None, host=partial(self._hosting, change=lambda k, now: k.given_back(seat, now))))
 
     @staticmethod
     def _all_seated(rec: Json) -> bool:
@@ -366,7 +452,12 @@ class Tables:
     def context(self, match_id: str, credential: str | None) -> SeatContext:
         hosted = self.hosted(match_id)
         _, rec = self._row(hosted.table_id)
-        return SeatContext(match_id, hosted, rec, self._who(rec, credential))
+        seat = self._who(rec, credential)
+        if seat is not None and hosted.clocks and not hosted.over \
+                and seat in orjson.loads(hosted.clocks).get("autopilot", ()):
+            self._back(match_id, seat)
+            hosted = self.hosted(match_id)
+        return SeatContext(match_id, hosted, rec, seat)
 
     def _carrier(self, token: str, seat: int | None) -> Json:
         sealed = self.matches.keys.open(token)
@@ -379,7 +470,7 @@ class Tables:
         line = orjson.loads(lines[-1]) if lines else {}
         return {"match_id": ctx.match_id, "table_id": ctx.table["table_id"], "seat": ctx.seat, "seq": ctx.hosted.seq,
                 **self._carrier(ctx.hosted.token, ctx.seat), "view": line.get("view"), "scores": line.get("scores"),
-                "over": over}
+                "clocks": line.get("clocks"), "over": over}
 
     def _with_latest(self, match_id: str, seat: int | None, call: Callable[[Json], bytes],
                      token: str | None = None) -> bytes:
@@ -447,3 +538,39 @@ class Tables:
             self.archive.finish(match_id.hex(), players, record)
         except Exception:  # the move is made and answered; the archive's own outbox covers its database
             log.exception("hosted match %s: not archived", match_id.hex())
+
+
+def _clocked(hosted: Hosted, clocks: Clocks, now: float) -> Hosted:
+    """`hosted` with its turn clocks: kept (and their deadline indexed) in the same write, and shown in
+    every viewer's line as ``clocks`` (each seat's time left then, the running one's deadline)."""
+    shown = b',"clocks":' + orjson.dumps(clocks.to_json(now)) + b"}"
+    return Hosted(hosted.token, [line[:-1] + shown for line in hosted.lines], orjson.dumps(clocks.dump()),
+                  clocks.deadline)
+
+
+class ClockKeeper:
+    """One gateway worker's loop that applies turn clocks that ran out, with nobody calling
+    (`Tables.expire_due`, every `period` seconds)."""
+
+    def __init__(self, tables: Tables, period: float = 0.2) -> None:
+        self.tables = tables
+        self.period = period
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="clock-keeper", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            try:
+                self.tables.expire_due()
+            except StoreUnavailable as exc:  # the store is back soon: the clocks are still due then
+                log.warning("turn clocks not checked: %s", exc)
+            except Exception:  # a bug must not stop every table's clocks
+                log.exception("turn clocks: the keeper's pass failed")
+
+    def stop(self) -> None:
+        self._stop.set()

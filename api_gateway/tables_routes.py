@@ -96,6 +96,13 @@ class NewTableSchema(StrictSchema):
         "description": "wait (default): the match waits for someone to take a freed seat; bot: a greedy bot "
                        "plays it"})
     name = fields.String(validate=validate.Length(1, 60))
+    clock = fields.Dict(metadata={
+        "description": 'a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} '
+                       '(5-3600, each move) or {"bank": seconds, "increment": seconds} (30-14400 a match, 0-120 '
+                       'more after each move), with "on_timeout": "rule" (the variant\'s timeout rule: the '
+                       'match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by '
+                       'default, plays the seat on until its person is back)',
+        "example": {"move": 30}})
 
 
 class TableSeatSchema(Schema):
@@ -115,6 +122,7 @@ class TableSchema(Schema):
     options = fields.Dict()
     public = fields.Boolean()
     on_leave = fields.String()
+    clock = fields.Dict(allow_none=True, metadata={"description": "the table's turn clock setting, null: none"})
     seats = fields.List(fields.Nested(TableSeatSchema))
     status = fields.String(metadata={"description": "waiting (open seats not all taken), playing or over"})
     match_id = fields.String(allow_none=True, metadata={"description": "the current match once dealt"})
@@ -184,6 +192,10 @@ class SeatAnswerSchema(Schema):
     seat_key = fields.String()
     view = view_field()
     scores = fields.List(fields.Integer())
+    clocks = fields.Dict(allow_none=True, metadata={
+        "description": "a table with a turn clock: each seat's seconds left (`remaining`, as of the latest "
+                       "change), the seat whose clock runs (`running`) and when it runs out (`deadline`, unix "
+                       "seconds), the seats on `autopilot`; null without a clock"})
     over = fields.Boolean()
 
 

@@ -38,9 +38,10 @@ def test_clocks_stop_between_rounds_and_at_the_end() -> None:
 
 def test_a_person_back_from_autopilot_gets_time_again() -> None:
     setting = ClockSetting.from_json({"bank": 30, "on_timeout": "autopilot", "autopilot_level": "expert"})
-    clocks = Clocks.start(setting, 2, 0, now=0.0).moved(1, now=30.0)  # seat 0 ran out
-    assert clocks.left[0] == 0.0
+    clocks = Clocks.start(setting, 2, 0, now=0.0).moved(1, now=30.0).on_autopilot(0)  # seat 0 ran out
+    assert clocks.left[0] == 0.0 and clocks.autopilot == (0,)
     back = clocks.given_back(0, now=35.0)
+    assert back.autopilot == () and Clocks.load(clocks.dump()) == clocks
     assert back.left[0] == 10.0 and back.remaining(35.0)[1] == 25.0 and back.deadline == 60.0
     assert setting.to_json() == {"bank": 30.0, "increment": 0.0, "on_timeout": "autopilot",
                                  "autopilot_level": "expert"}
@@ -49,7 +50,7 @@ def test_a_person_back_from_autopilot_gets_time_again() -> None:
 def test_what_every_view_shows_and_the_stored_form() -> None:
     clocks = Clocks.start(ClockSetting.from_json({"move": 20}), 3, 2, now=100.0)
     assert clocks.to_json(105.04) == {"remaining": [20.0, 20.0, 15.0], "running": 2, "deadline": 120.0,
-                                      "setting": {"move": 20.0, "on_timeout": "rule"}}
+                                      "autopilot": [], "setting": {"move": 20.0, "on_timeout": "rule"}}
     assert Clocks.load(clocks.dump()) == clocks
 
 

@@ -1,0 +1,155 @@
+"""Turn clocks the service applies itself (issue 25; docs/tables.md "Clocks"), against real gunicorn
+gateways, a real engine, real SQLite and a real Redis.
+
+- A seat that does not move is timed out with nobody calling and nobody connected: the variant's
+  rule ends the match, once; every line shows each seat's time and the running deadline.
+- Autopilot: a bot plays the seat on; the person's next call takes it back, with time on its clock.
+- Two gateways on one Redis, both keepers watching the same clock: one timeout, never two.
+- A clock setting out of range is a 422 naming its member, and opens no table.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
+from .test_gateway_store import RedisServer
+from .test_tables import Table, call, ok, open_table, problem, seat_stream
+
+pytestmark = pytest.mark.service
+
+Json = dict[str, Any]
+#: The shortest move clock a table may have (api_gateway.clocks.MOVE_LIMITS).
+MOVE = 5
+
+
+def latest(gw: Gateway, table: Table, seat: int) -> Json:
+    return ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.credentials[seat]))
+
+
+def every_event(gw: Gateway, table: Table, seat: int) -> list[Json]:
+    """Every event of the match on `seat`'s stream, from the first version on (its updates), to its end.
+    The person's clock moves on meanwhile: each check runs well within a move's time."""
+    stream = seat_stream(gw, table.match_id, table.credentials[seat], last=0)
+    try:
+        got = stream.until(lambda e: e.kind == "end", timeout=20)
+    finally:
+        stream.close()
+    assert got and got[-1].kind == "end", got[-3:]
+    return [event for update in got if update.kind == "update" for event in update.data["events"]]
+
+
+def wait_until(check: Any, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout} s")
+
+
+def test_a_seat_that_does_not_move_is_timed_out_by_the_service_alone(tables_gw: Gateway) -> None:
+    gw = tables_gw
+    table = open_table(gw, clock={"move": MOVE})
+    first = latest(gw, table, 0)
+    clocks = first["clocks"]
+    running = clocks["running"]
+    assert running in (0, 1)  # a person's: the bots moved at the deal
+    assert clocks["setting"] == {"move": MOVE, "on_timeout": "rule"} and clocks["autopilot"] == []
+    assert clocks["remaining"][running] <= MOVE and clocks["deadline"] > time.time()
+    # nobody calls and nobody watches until well after the deadline
+    time.sleep(max(0.0, clocks["deadline"] - time.time()) + 1.5)
+    after = latest(gw, table, 1 - running)
+    assert after["over"] and after["seq"] == first["seq"] + 1 and after["clocks"]["running"] is None
+    events = every_event(gw, table, 1 - running)
+    ended = [e for e in events if e["type"] == "match_ended"]  # Kozel's timeout: the late seat loses
+    assert len(ended) == 1 and ended[0]["losers"] == [running], events
+
+
+def test_autopilot_plays_the_seat_on_until_its_person_is_back(tables_gw: Gateway) -> None:
+    gw = tables_gw
+    table = open_table(gw, clock={"move": MOVE, "on_timeout": "autopilot", "autopilot_level": "greedy"})
+    first = latest(gw, table, 0)
+    late = first["clocks"]["running"]
+    other = 1 - late
+    time.sleep(max(0.0, first["clocks"]["deadline"] - time.time()) + 1.5)
+    # the other person sees the bot's move for the late seat, and that seat on autopilot
+    seen = latest(gw, table, other)
+    assert seen["clocks"]["autopilot"] == [late] and not seen["over"]
+    assert seen["seq"] > first["seq"]
+    moved = [e for e in events_up_to(gw, table, other, seen["seq"]) if e.get("seat") == late
+             and e["type"] in ("played", "passed", "drew")]
+    assert moved, "no move was made for the seat on autopilot"
+    # the late person's next call takes its seat back, with time on its clock
+    back = latest(gw, table, late)
+    assert back["clocks"]["autopilot"] == [] and back["clocks"]["remaining"][late] >= MOVE - 1
+    assert back["seq"] == seen["seq"] + 1  # the seat given back is a change every stream sees
+
+
+def events_up_to(gw: Gateway, table: Table, seat: int, seq: int) -> list[Json]:
+    """The events of `seat`'s stream from the first version to version `seq`."""
+    stream = seat_stream(gw, table.match_id, table.credentials[seat], last=0)
+    try:
+        got = stream.until(lambda e: e.id is not None and e.id >= seq, timeout=10)
+    finally:
+        stream.close()
+    return [event for update in got if update.kind == "update" for event in update.data["events"]]
+
+
+@pytest.fixture(scope="module")
+def redis_pair(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Gateway]]:
+    tmp = tmp_path_factory.mktemp("clocks-redis")
+    server = RedisServer(tmp)
+    gws: list[Gateway] = []
+    try:
+        for name in ("a", "b"):
+            gws.append(launch_gateway(engine_proc.address, "--workers", "2",
+                                      env=gateway_env(tmp / name, server.url)))
+        yield gws
+    finally:
+        for gw in gws:
+            gw.stop()
+        server.stop()
+
+
+def test_two_gateways_on_one_redis_apply_a_clock_once(redis_pair: list[Gateway]) -> None:
+    """Four keepers (two workers on each of two gateways) watch the same clocks: each clock that runs
+    out is applied exactly once, whichever gateway wins."""
+    a, b = redis_pair
+    tables = [open_table(a if i % 2 else b, clock={"move": MOVE}) for i in range(4)]
+    deadline = max(latest(a, t, 0)["clocks"]["deadline"] for t in tables)
+    time.sleep(max(0.0, deadline - time.time()) + 2.0)
+    for i, table in enumerate(tables):
+        gw = b if i % 2 else a  # read through the other gateway than the one that opened it
+        assert latest(gw, table, 0)["over"]
+        ended = [e for e in every_event(gw, table, 0) if e["type"] == "match_ended"]
+        assert len(ended) == 1, ended
+
+
+@pytest.mark.parametrize(("clock", "field"), [
+    ({"move": 1}, "clock.move"),
+    ({"bank": 20}, "clock.bank"),
+    ({"bank": 300, "increment": 500}, "clock.increment"),
+    ({"move": 30, "on_timeout": "pause"}, "clock.on_timeout"),
+    ({"move": 30, "bank": 300}, "clock"),
+])
+def test_a_clock_out_of_range_opens_no_table(tables_gw: Gateway, clock: Json, field: str) -> None:
+    before = ok(call(tables_gw, "GET", "/v1/tables?limit=100"))
+    reply = call(tables_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "public": True,
+                                                   "clock": clock})
+    problem(reply, 422, "validation-error")
+    assert reply.json["field"] == field, reply.json
+    assert ok(call(tables_gw, "GET", "/v1/tables?limit=100")) == before
+
+
+def test_a_table_says_its_clock(tables_gw: Gateway, tmp_path: Path) -> None:
+    opened = ok(call(tables_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 2,
+                                                        "clock": {"bank": 300, "increment": 5}}), 201)
+    assert opened["table"]["clock"] == {"bank": 300.0, "increment": 5.0, "on_timeout": "rule"}
+    plain = ok(call(tables_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 2}), 201)
+    assert plain["table"]["clock"] is None
