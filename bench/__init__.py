@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--moves", type=int, default=200, help="applies timed per setup (default 200)")
     t.add_argument("--streams", type=int, default=1000, help="seat streams one worker holds for the memory "
                    "figure (default 1000)")
+    t.add_argument("--clock-tables", type=int, default=40, help="tables whose turn clock runs out, per setup "
+                   "(default 40)")
 
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
@@ -121,7 +123,8 @@ def main(argv: list[str]) -> int:
     elif args.what == "tables":
         from bench import tables
 
-        result = tables.run(moves=args.moves, streams=args.streams, tiny=args.tiny, log=sys.stderr)
+        result = tables.run(moves=args.moves, streams=args.streams, clock_tables=args.clock_tables, tiny=args.tiny,
+                            log=sys.stderr)
         text = tables.format_text(result)
         save = tables.save
     elif args.what == "bots":

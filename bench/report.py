@@ -249,6 +249,16 @@ def stream_tables(r: Json) -> list[str]:
         m = r[name]
         out.append(f"| {label} | {m['p50_ms']} | {m['p99_ms']} | {m['max_ms']} |")
     out += ["", f"p50 two gateways / one: x{r['p50_two_over_one']} (same run)."]
+    if "clocks_one_gateway" in r:
+        out += ["", "### Turn clocks: from a deadline to the timeout on a stream", "",
+                f"{r['clock_tables']} tables per setup with a 5 s move clock whose seat to move never moves; "
+                "nobody calls: the gateways' keepers apply each clock. Time from the deadline to the timeout's "
+                "update on the other person's stream.", "",
+                "| setup | p50 ms | p99 ms | worst ms |", "|---|---:|---:|---:|"]
+        for name, label in (("clocks_one_gateway", "one gateway, SQLite store"),
+                            ("clocks_two_gateways", "two gateways (two workers each) on one Redis")):
+            c = r[name]
+            out.append(f"| {label} | {c['p50_ms']} | {c['p99_ms']} | {c['max_ms']} |")
     m = r.get("memory")
     if m:
         rss = m["rss_kib"]

@@ -1,6 +1,6 @@
 """How soon a move reaches the other seats' streams at an online table (issue 24).
 
-    domino bench tables [--moves N] [--streams N] [--json]
+    domino bench tables [--moves N] [--streams N] [--clock-tables N] [--json]
 
 A four-seat Kozel table, two people (seats 0 and 1, played here through their
 credentials alone) and two greedy bots. Each person's event stream is open
@@ -14,6 +14,10 @@ dealt as they end; a finished match is followed by "play again".
 - **two gateways on one Redis**: the apply goes to gateway A and the watching
   stream comes from gateway B, both on a `redis-server` started here: the path a
   move takes between the replicas of a cluster.
+- **clocks** (issue 25): `--clock-tables` (40) tables with a 5 s move clock whose
+  seat to move never moves, on each setup: the time from each clock's deadline to
+  the timeout's update on the other person's stream, p50 / p99 / worst (the
+  keepers look every 0.2 s).
 - **memory**: `--streams` (1,000) seat streams held by one gateway worker
   (GATEWAY_WORKERS=1): the worker's RSS before, with them open, after one move
   reached every one, and once all are closed.
@@ -65,7 +69,7 @@ def _request(base: str, method: str, path: str, body: Json | None = None, creden
 class Watch:
     """One seat's event stream, read on a thread: the arrival time of every event id."""
 
-    def __init__(self, base: str, match_id: str, credential: str) -> None:
+    def __init__(self, base: str, match_id: str, credential: str, keep_data: bool = False) -> None:
         parts = urlsplit(base)
         self.conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
         self.conn.request("GET", f"/v1/matches/{match_id}/events",
@@ -74,6 +78,9 @@ class Watch:
         if self.response.status != 200:
             raise BenchError(f"events: {self.response.status} {self.response.read()[:500]!r}")
         self.arrived: dict[int, float] = {}
+        #: With `keep_data`: each event's wall-clock arrival and its data, by id.
+        self.data: dict[int, tuple[float, Json]] = {}
+        self.keep_data = keep_data
         self.ended = False
         self.cond = threading.Condition()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -81,7 +88,7 @@ class Watch:
 
     def _read(self) -> None:
         event_id: int | None = None
-        kind = ""
+        kind = data = ""
         try:
             for raw in self.response:
                 line = raw.decode().rstrip("\r\n")
@@ -89,15 +96,19 @@ class Watch:
                     event_id = int(line[3:].strip())
                 elif line.startswith("event:"):
                     kind = line[6:].strip()
+                elif line.startswith("data:"):
+                    data = line[5:].strip()
                 elif line == "":
                     now = time.perf_counter()
                     with self.cond:
                         if event_id is not None:
                             self.arrived.setdefault(event_id, now)
+                            if self.keep_data and data:
+                                self.data.setdefault(event_id, (time.time(), json.loads(data)))
                         if kind in ("end", "closed"):
                             self.ended = True
                         self.cond.notify_all()
-                    event_id, kind = None, ""
+                    event_id, kind, data = None, "", ""
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
             pass  # the stream ended, or `close` shut it under the reader (http.client then finds no file)
         with self.cond:
@@ -124,10 +135,10 @@ class Watch:
         self.conn.close()
 
 
-def _table(act: str) -> tuple[str, list[str]]:
+def _table(act: str, clock: Json | None = None) -> tuple[str, list[str]]:
     """A Kozel table for two people and two greedy bots, both seats taken: its match id and credentials."""
     opened = _request(act, "POST", "/v1/tables", {
-        "variant": "kozel", "players": 4,
+        "variant": "kozel", "players": 4, **({"clock": clock} if clock else {}),
         "seats": [{"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "greedy"},
                   {"kind": "bot", "level": "greedy"}]})
     table_id = opened["table_id"]
@@ -178,6 +189,38 @@ def measure(act: str, watch: str, moves: int) -> Json:
     return {"moves": len(delays), "rounds_dealt": rounds, "matches_again": matches,
             "p50_ms": round(percentile(delays, 0.50) * 1000, 2), "p99_ms": round(percentile(delays, 0.99) * 1000, 2),
             "max_ms": round(delays[-1] * 1000, 2)}
+
+
+def clocks(act: str, watch: str, tables: int) -> Json:
+    """`tables` tables with a 5 s move clock whose seat to move never moves: the time from each clock's
+    deadline to the timeout's update arriving on the other person's stream (read from gateway `watch`)."""
+    opened = [_table(act if i % 2 else watch, {"move": 5}) for i in range(tables)]
+    logs: list[tuple[float, Watch]] = []
+    try:
+        for match_id, credentials in opened:
+            latest = _request(watch, "GET", f"/v1/matches/{match_id}/seat", credential=credentials[0])
+            running = latest["clocks"]["running"]
+            logs.append((latest["clocks"]["deadline"], Watch(watch, match_id, credentials[1 - running],
+                                                           keep_data=True)))
+        lateness: list[float] = []
+        for deadline, log in logs:
+            end = time.monotonic() + max(0.0, deadline - time.time()) + ARRIVAL_TIMEOUT
+            while time.monotonic() < end:
+                with log.cond:
+                    over = [t for t, data in log.data.values() if any(e["type"] == "match_ended"
+                                                                       for e in data.get("events", ()))]
+                    if over:
+                        lateness.append(over[0] - deadline)
+                        break
+                    log.cond.wait(0.1)
+            else:
+                raise BenchError("a clock that ran out was not applied in time")
+    finally:
+        for _, log in logs:
+            log.close()
+    lateness.sort()
+    return {"clocks": len(lateness), "p50_ms": round(percentile(lateness, 0.50) * 1000, 1),
+            "p99_ms": round(percentile(lateness, 0.99) * 1000, 1), "max_ms": round(lateness[-1] * 1000, 1)}
 
 
 def _rss_kib(pid: int) -> int:
@@ -313,11 +356,13 @@ class _Redis:
         self.proc.wait(10)
 
 
-def run(moves: int = 200, streams: int = 1000, tiny: bool = False, log: Any = sys.stderr) -> Json:
+def run(moves: int = 200, streams: int = 1000, clock_tables: int = 40, tiny: bool = False,
+        log: Any = sys.stderr) -> Json:
     """Both setups, one after the other, then the memory of `streams` open streams, on this machine."""
     moves = 10 if tiny else moves
     streams = 40 if tiny else streams
-    result: Json = {"kind": "tables", "moves_per_setup": moves}
+    clock_tables = 4 if tiny else clock_tables
+    result: Json = {"kind": "tables", "moves_per_setup": moves, "clock_tables": clock_tables}
     print(f"{streams} seat streams on one gateway worker ...", file=log)
     result["memory"] = memory(streams, log)
     with tempfile.TemporaryDirectory(prefix="bench-tables-") as tmp:
@@ -333,6 +378,8 @@ def run(moves: int = 200, streams: int = 1000, tiny: bool = False, log: Any = sy
             procs.append(one)
             print(f"one gateway (SQLite): {moves} moves ...", file=log)
             result["one_gateway"] = measure(f"http://{one.address}", f"http://{one.address}", moves)
+            print(f"one gateway (SQLite): {clock_tables} turn clocks run out ...", file=log)
+            result["clocks_one_gateway"] = clocks(f"http://{one.address}", f"http://{one.address}", clock_tables)
             redis = _Redis(workdir)
             shared = {"GATEWAY_TOKEN_STORE": redis.url}
             a = start_gateway(workdir, [engine], keys, index=1, env=shared)
@@ -340,6 +387,8 @@ def run(moves: int = 200, streams: int = 1000, tiny: bool = False, log: Any = sy
             procs += [a, b]
             print(f"two gateways on one Redis: {moves} moves ...", file=log)
             result["two_gateways"] = measure(f"http://{a.address}", f"http://{b.address}", moves)
+            print(f"two gateways on one Redis: {clock_tables} turn clocks run out ...", file=log)
+            result["clocks_two_gateways"] = clocks(f"http://{a.address}", f"http://{b.address}", clock_tables)
         finally:
             for proc in reversed(procs):
                 proc.stop()
@@ -356,6 +405,10 @@ def format_text(r: Json) -> str:
         lines.append(f"  {label}: p50 {m['p50_ms']} ms, p99 {m['p99_ms']} ms, worst {m['max_ms']} ms "
                      f"({m['rounds_dealt']} rounds dealt, {m['matches_again']} matches again)")
     lines.append(f"  p50 two gateways / one: x{r['p50_two_over_one']}")
+    for name, label in (("clocks_one_gateway", "one gateway"), ("clocks_two_gateways", "two gateways on Redis")):
+        c = r[name]
+        lines.append(f"  turn clocks run out, {label}: applied {c['p50_ms']} ms after the deadline (p50), "
+                     f"p99 {c['p99_ms']} ms, worst {c['max_ms']} ms ({c['clocks']} clocks)")
     m = r["memory"]
     rss = m["rss_kib"]
     lines.append(f"  {m['streams']} seat streams on one worker: RSS {rss['before']} -> {rss['held']} KiB held "
