@@ -45,7 +45,7 @@ from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.streams import Limits, Streams
 from api_gateway.tables import Tables
-from api_gateway.tables_routes import SEAT_STREAMS, TABLES, tables_blp
+from api_gateway.tables_routes import BEARER, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
@@ -219,6 +219,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)
+    api.spec.components.security_scheme("bearer", BEARER)
     for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, tables_blp,
                       problems_blp):
         api.register_blueprint(blueprint)
