@@ -210,8 +210,8 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
     limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
-    app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
-    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat)
+    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
+    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, spectators.counts)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
