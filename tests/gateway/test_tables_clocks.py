@@ -5,7 +5,7 @@ gateways, a real engine, real SQLite and a real Redis.
   rule ends the match, once; every line shows each seat's time and the running deadline.
 - Autopilot: a bot plays the seat on; the person's next call takes it back, with time on its clock.
 - Two gateways on one Redis, both keepers watching the same clock: one timeout, never two.
-- A clock setting out of range is a 422 naming its member, and opens no table.
+- A clock setting out of range is a 400 naming its member, and opens no table.
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_a_clock_out_of_range_opens_no_table(tables_gw: Gateway, clock: Json, fi
     before = ok(call(tables_gw, "GET", "/v1/tables?limit=100"))
     reply = call(tables_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "public": True,
                                                    "clock": clock})
-    problem(reply, 422, "validation-error")
+    problem(reply, 400, "malformed")
     assert reply.json["field"] == field, reply.json
     assert ok(call(tables_gw, "GET", "/v1/tables?limit=100")) == before
 
