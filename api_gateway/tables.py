@@ -178,7 +178,7 @@ class Tables:
 
     # ------------------------------------------------------------ tables
 
-    def create(self, body: Json, base_url: str) -> Json:
+    def create(self, body: Json, base_url: str, seek: Json | None = None) -> Json:
         variant, players = body["variant"], body["players"]
         options = body.get("options") or {}
         specs = body.get("seats") or [{"kind": "open"}] * players
@@ -210,7 +210,8 @@ class Tables:
             seats.append(seat)
         rec: Json = {"table_id": table_id, "name": body.get("name"), "variant": variant, "players": players,
                      "options": options, "public": bool(body.get("public", False)),
-                     "on_leave": body.get("on_leave") or "wait", "clock": clock, "created": self._clock(),
+                     "on_leave": body.get("on_leave") or "wait", "clock": clock, "seek": seek,
+                     "created": self._clock(),
                      "host": _hash(host),
                      "seats": seats, "match_id": None, "matches": 0}
         free = sum(1 for s in seats if s["kind"] == "open")
@@ -259,6 +260,85 @@ class Tables:
             hosted = _clocked(hosted, Clocks.start(ClockSetting.from_json(rec["clock"]), rec["players"], turn, now),
                               now)
         return Deal(sealed.match_id, reply.public, hosted)
+
+    # ------------------------------------------------------------ quick play (issue 25)
+
+    def seek(self, body: Json, base_url: str) -> Json:
+        """`POST /v1/seek`: a seat at a public quick-play table of the variant and player count whose
+        opener's skill is nearest the seeker's (then the oldest), or a new one opened for others to
+        find. Racing seekers: a seat taken meanwhile sends the seeker on to the next table."""
+        variant, players = body["variant"], body["players"]
+        skill = self._skill(body.get("player"), variant)
+        join: Json = {k: body[k] for k in ("name", "player") if k in body}
+        found = [orjson.loads(r.record) for r in self.store.lobby(variant, 100, None)]
+        near = sorted((rec for rec in found if rec.get("seek") is not None and rec["players"] == players
+                       and rec.get("clock") == self._clock_setting(body)),
+                      key=lambda rec: (abs(rec["seek"]["skill"] - skill), rec["created"]))
+        for rec in near:
+            for s in rec["seats"]:
+                if s["kind"] == "open" and not s["taken"]:
+                    try:
+                        return {**self.join(rec["table_id"], {**join, "seat": s["seat"]}), "opened": False}
+                    except TableRefused as exc:
+                        if exc.name not in ("seat-taken", "table-full", "match-over", "unknown-table"):
+                            raise
+                    break
+        wait = body.get("bots_after")
+        opened = self.create({"variant": variant, "players": players, "options": body.get("options") or {},
+                              "public": True, "name": f"Quick play: {variant}",
+                              **({"clock": body["clock"]} if body.get("clock") is not None else {})}, base_url,
+                             seek={"skill": skill, "fill_at": None if wait is None else self._clock() + wait,
+                                   "level": body.get("bots_level") or "greedy"})
+        joined = self.join(opened["table_id"], {**join, "invite": opened["invites"][0]["code"]})
+        return {**joined, "opened": True}
+
+    @staticmethod
+    def _clock_setting(body: Json) -> Json | None:
+        try:
+            return ClockSetting.from_json(body["clock"]).to_json() if body.get("clock") is not None else None
+        except ClockSettingError as exc:
+            raise TableRefused("malformed", str(exc), exc.field) from None
+
+    def _skill(self, assertion: str | None, variant: str) -> float:
+        """The seeker's skill in the variant's family (the ordinal, mu - 3 sigma): 0, a newcomer's, for a
+        guest, a player not rated yet, or while the archive does not answer."""
+        if self.archive is None or assertion is None:
+            return 0.0
+        player_id = self.archive.player_for(assertion)  # a bad assertion: 400 invalid-player
+        try:
+            player = self.archive.player(player_id)
+        except Exception:  # never rated (not found), or the archive down: a newcomer's skill
+            return 0.0
+        family = self.archive.family(variant)
+        rating = next((r for r in player.get("ratings", ()) if r.get("family") == family), None)
+        return float(rating["skill"]["ordinal"]) if rating else 0.0
+
+    def fill_due(self) -> int:
+        """Quick-play tables whose wait for people is over (`bots_after`): their free seats become bots
+        and the match is dealt. What the keeper calls once a second; the tables it filled."""
+        filled = 0
+        now = self._clock()
+        for row in self.store.lobby(None, 100, None):
+            rec = orjson.loads(row.record)
+            fill_at = (rec.get("seek") or {}).get("fill_at")
+            if fill_at is None or fill_at > now or rec["match_id"] is not None:
+                continue
+            try:
+                self._update(rec["table_id"], self._fill)
+                filled += 1
+            except TableRefused:
+                pass  # taken, filled or gone meanwhile
+        return filled
+
+    def _fill(self, rec: Json) -> tuple[None, Deal | None]:
+        if rec["match_id"] is not None:
+            raise TableRefused("match-over", "dealt meanwhile")
+        level = rec["seek"]["level"]
+        for s in rec["seats"]:
+            if s["kind"] == "open" and not s["taken"]:
+                s.update(kind="bot", level=level, invite=None)
+        rec["seek"]["fill_at"] = None
+        return None, self._deal(rec) if self._all_seated(rec) else None
 
     # ------------------------------------------------------------ turn clocks (issue 25, api_gateway.clocks)
 
@@ -550,7 +630,8 @@ def _clocked(hosted: Hosted, clocks: Clocks, now: float) -> Hosted:
 
 class ClockKeeper:
     """One gateway worker's loop that applies turn clocks that ran out, with nobody calling
-    (`Tables.expire_due`, every `period` seconds)."""
+    (`Tables.expire_due`, every `period` seconds), and fills quick-play tables whose wait for people
+    is over with bots (`Tables.fill_due`, every fifth pass)."""
 
     def __init__(self, tables: Tables, period: float = 0.2) -> None:
         self.tables = tables
@@ -564,9 +645,13 @@ class ClockKeeper:
             self._thread.start()
 
     def _run(self) -> None:
+        passes = 0
         while not self._stop.wait(self.period):
+            passes += 1
             try:
                 self.tables.expire_due()
+                if passes % 5 == 0:
+                    self.tables.fill_due()
             except StoreUnavailable as exc:  # the store is back soon: the clocks are still due then
                 log.warning("turn clocks not checked: %s", exc)
             except Exception:  # a bug must not stop every table's clocks

@@ -112,6 +112,23 @@ class NewTableSchema(StrictSchema):
         "example": {"move": 30}})
 
 
+class SeekSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "kozel"})
+    players = StrictInteger(required=True, validate=validate.Range(1, 16), metadata={"example": 4})
+    options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
+        "description": "overrides of the preset's defaults (a new table's)"})
+    name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name the table shows"})
+    player = fields.String(validate=validate.Length(1, 1000), metadata={
+        "description": "a player assertion signed by the host app (docs/tables.md, Player ids): its skill picks "
+                       "the table; none: a guest, with a newcomer's skill"})
+    clock = fields.Dict(metadata={"description": "only tables with this turn clock (as POST /v1/tables); none: "
+                                                 "tables without one"})
+    bots_after = StrictInteger(validate=validate.Range(0, 600), metadata={
+        "description": "a table this seek opens fills its free seats with bots after this many seconds without "
+                       "people; none: it waits for people"})
+    bots_level = fields.String(validate=OneOf(LEVELS), metadata={"description": "those bots' level (greedy)"})
+
+
 class TableSeatSchema(Schema):
     seat = fields.Integer()
     kind = fields.String(metadata={"description": "open or bot"})
@@ -188,6 +205,11 @@ class JoinAnswerSchema(Schema):
     player_id = fields.String(allow_none=True)
     match_id = fields.String(allow_none=True)
     table = fields.Nested(TableSchema)
+
+
+class SeekAnswerSchema(JoinAnswerSchema):
+    opened = fields.Boolean(metadata={"description": "true: no table was waiting, this seek opened one (public, "
+                                                     "in the lobby) and took its first seat"})
 
 
 class SeatAnswerSchema(Schema):
@@ -278,6 +300,18 @@ class TableList(MethodView):
     def get(self, limit: int, variant: str | None = None, cursor: str | None = None) -> Response:
         """The lobby: public tables with a seat still free, newest first (cursor-paginated)."""
         return _json(tables().lobby(variant, limit, cursor))
+
+
+@tables_blp.route("/seek")
+class Seek(MethodView):
+    @tables_blp.arguments(SeekSchema(), examples={"kozel": {"summary": "quick play: Kozel for two", "value": {
+        "variant": "kozel", "players": 2, "name": "Anna", "bots_after": 60}}})
+    @tables_blp.response(200, SeekAnswerSchema)
+    @_problems(400, 404, 415, 422, 501, *_ENGINE)
+    def post(self, body: Json) -> Response:
+        """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
+        is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""
+        return _json(tables().seek(body, request.host_url))
 
 
 @tables_blp.route("/tables/<string:table_id>")
