@@ -129,6 +129,8 @@ class Matches:
         #: What the store keeps of a hosted match's change (match id, new version, its token, the engine's
         #: reply): each viewer's line by default; the tables add their turn clocks.
         self.hosting: Hosting = _lines_only
+        #: Called with the match id after every change of a live sealed match (this worker's streams read it now).
+        self.on_change: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------ variants
 
@@ -204,6 +206,8 @@ class Matches:
         receipt = Receipt(carried.digest, answer) if carried.digest else None
         hosted = (host or self.hosting)(sealed.match_id, after.seq, token, reply) if carried.hosted else None
         stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted)
+        if stored is None and self.on_change is not None:
+            self.on_change(sealed.match_id_hex)
         if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
             self.on_hosted_over(sealed.match_id, reply.state)
         return answer if stored is None else stored
