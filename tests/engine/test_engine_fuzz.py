@@ -81,8 +81,8 @@ from google.protobuf import descriptor as d
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engine_service import game_state, kingdomino_codec, tournament_codec, wire
-from engine_service.json_face import JsonEngineServicer
+from engine_service.edge import game_state, kingdomino_codec, tournament_codec, wire
+from engine_service.edge.json_face import JsonEngineServicer
 from engine_service.metrics import ObservingInterceptor
 from engine_service.rules import PRESETS, Kingdomino, Match, RulesError, Tournament, variants
 from engine_service.rules.tiles import NAME_TO_ID, NAMES

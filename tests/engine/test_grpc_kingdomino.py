@@ -19,7 +19,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from variants.test_kingdomino_bad_input import CASES, DEAL
 
-from engine_service import game_state, kingdomino_codec
+from engine_service.edge import game_state, kingdomino_codec
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError
 
 pytestmark = pytest.mark.service

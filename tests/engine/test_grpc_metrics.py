@@ -15,7 +15,7 @@ from domino.v1 import engine_pb2_grpc
 from google.protobuf.internal.encoder import _VarintBytes
 from prometheus_client.parser import text_string_to_metric_families
 
-from engine_service import codec, wire
+from engine_service.edge import codec, wire
 
 pytestmark = pytest.mark.service
 

@@ -25,7 +25,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
-from engine_service import codec, game_state, wire
+from engine_service.edge import codec, game_state, wire
 from engine_service.rules import PRESETS, MalformedError, Match
 from engine_service.rules.views import public_view, redact_events, view_for
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from domino.v1 import engine_pb2 as pb
 
-from engine_service import kingdomino_codec, wire
+from engine_service.edge import kingdomino_codec, wire
 from engine_service.rules import Game, Kingdomino, MalformedError, Match
 from engine_service.rules import game_class as class_of_variant
 

@@ -10,7 +10,7 @@ written from the rules' own dicts (`Kingdomino.view`, the events of `apply`).
 Both faces use this module: the typed one (`domino.v1.Engine`'s Kingdomino
 calls) for every message, the JSON face for a sealed game's state
 (`encode_state` / `decode_state`, inside a GameState whose `kind` says it is
-Kingdomino: `engine_service.game_state`).
+Kingdomino: `engine_service.edge.game_state`).
 
 >>> from engine_service.rules import Kingdomino
 >>> game, _ = Kingdomino.new(2, seed=3)
@@ -25,7 +25,7 @@ from typing import Any
 from domino.v1 import engine_pb2 as pb
 from google.protobuf.message import DecodeError
 
-from engine_service.codec import options_from_proto, options_to_proto
+from engine_service.edge.codec import options_from_proto, options_to_proto
 from engine_service.rules import Kingdomino, MalformedError
 from engine_service.rules.kingdomino_setup import NAME
 

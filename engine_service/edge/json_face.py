@@ -7,7 +7,7 @@ carries, so that the engine is the only place where a state changes form:
   (whose refusals name the field: ``state.round.hands[2]: ...``); the answer
   carries ``state`` (`Match.to_dict`) and every event;
 - sealed: the state comes as the bytes of a GameState (`JsonCall.state`, read
-  by `engine_service.game_state`) and ``args.view_as`` names the viewer (a seat, or
+  by `engine_service.edge.game_state`) and ``args.view_as`` names the viewer (a seat, or
   ``"host"``); the answer's JSON shows that viewer's ``view`` and the events as
   it may see them (`rules.views`), and the new state goes back as bytes.
 
@@ -36,8 +36,9 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from domino.v1.jsonargs import MAX_DEPTH, too_deep
 
-from engine_service import calls, game_state, records
+from engine_service import calls, records
 from engine_service.calls import EncodingError
+from engine_service.edge import game_state
 from engine_service.rules import (
     PRESETS,
     Game,
