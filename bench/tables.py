@@ -187,7 +187,7 @@ def measure(act: str, watch: str, moves: int) -> Json:
             w.close()
     delays.sort()
     return {"moves": len(delays), "rounds_dealt": rounds, "matches_again": matches,
-            "p50_ms": round(percentile(delays, 0.50) * 1000, 2), "p99_ms": round(percentile(delays, 0.99) * 1000, 2),
+            "p50_ms": round(percentile(delays, 50) * 1000, 2), "p99_ms": round(percentile(delays, 99) * 1000, 2),
             "max_ms": round(delays[-1] * 1000, 2)}
 
 
@@ -219,8 +219,8 @@ def clocks(act: str, watch: str, tables: int) -> Json:
         for _, log in logs:
             log.close()
     lateness.sort()
-    return {"clocks": len(lateness), "p50_ms": round(percentile(lateness, 0.50) * 1000, 1),
-            "p99_ms": round(percentile(lateness, 0.99) * 1000, 1), "max_ms": round(lateness[-1] * 1000, 1)}
+    return {"clocks": len(lateness), "p50_ms": round(percentile(lateness, 50) * 1000, 1),
+            "p99_ms": round(percentile(lateness, 99) * 1000, 1), "max_ms": round(lateness[-1] * 1000, 1)}
 
 
 def _rss_kib(pid: int) -> int:
