@@ -221,6 +221,8 @@ class SeatAnswerSchema(Schema):
     seat_key = fields.String()
     view = view_field()
     scores = fields.List(fields.Integer())
+    turn = fields.Integer(allow_none=True, metadata={"description": "the seat to act now (null between rounds "
+                                                                    "and once over)"})
     clocks = fields.Dict(allow_none=True, metadata={
         "description": "a table with a turn clock: each seat's seconds left (`remaining`, as of the latest "
                        "change), the seat whose clock runs (`running`) and when it runs out (`deadline`, unix "
