@@ -7,6 +7,7 @@ sends no header, starts its stream with a single-use ticket instead.
 """
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -36,6 +37,8 @@ Json = dict[str, Any]
 TABLES = "domino_tables"
 SEAT_STREAMS = "domino_seat_streams"
 LEVELS = ["random", "greedy", "expert"]
+#: Bytes of a seat stream's unsent lines the kernel keeps (SO_SNDBUF; Linux doubles it for its books).
+STREAM_SEND_BUFFER = 32 * 1024
 
 tables_blp = Blueprint("tables", __name__, url_prefix="/v1",
                        description="Online tables (docs/tables.md): open a table, invite people, each plays its "
@@ -464,6 +467,9 @@ class Events(MethodView):
         if sock is not None:
             # A reader that stops reading is dropped, not waited for: a write that the client's full
             # window holds back for three keepalive periods fails, and the stream's place is given back.
+            # The kernel holds at most STREAM_SEND_BUFFER bytes of a stream's unread lines meanwhile (by
+            # default it grows a send buffer to megabytes: a whole match of a reader that stopped).
             sock.settimeout(3 * streams.seats.limits.keepalive)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SEND_BUFFER)
         return current_app.response_class(stream, mimetype="text/event-stream", headers={
             "Cache-Control": "no-store", "X-Accel-Buffering": "no"})

@@ -6,6 +6,7 @@ ends each with ``event: closed`` (shutdown) within seconds."""
 from __future__ import annotations
 
 import http.client
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -112,6 +113,53 @@ def test_streams_per_seat_are_capped_and_a_closed_client_frees_its_slot(capped: 
     # a keepalive comment while idle
     time.sleep(1.5)
     assert again.keepalives >= 1 or streams[1].keepalives >= 1
+
+
+def _stalled_stream(gw: Gateway, match_id: str, credential: str) -> socket.socket:
+    """A seat stream whose client reads its headers and then stops reading, with a small receive
+    window (set before connecting, so that it is the one announced)."""
+    parts = urlsplit(gw.url)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    sock.connect((parts.hostname or "127.0.0.1", parts.port or 80))
+    sock.sendall(f"GET /v1/matches/{match_id}/events HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {credential}"
+                 "\r\nAccept: text/event-stream\r\n\r\n".encode())
+    assert sock.recv(1024).startswith(b"HTTP/1.1 200")
+    return sock
+
+
+def test_a_reader_that_stops_reading_is_dropped_and_frees_its_place(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """One stream per seat, seat 1's client stops reading: its unread lines fill the small buffers
+    (the gateway's send buffer is bounded), the gateway's write waits three keepalive periods, then the
+    stream is dropped and seat 1 can stream again from another device; seat 0's stream saw every move."""
+    gw = launch_gateway(engine_proc.address, "--workers", "1",
+                        env=gateway_env(tmp_path, GATEWAY_STREAMS_PER_SEAT="1", GATEWAY_SPECTATE_KEEPALIVE="1"))
+    try:
+        table = open_table(gw)
+        stalled = _stalled_stream(gw, table.match_id, table.credentials[1])
+        reading = seat_stream(gw, table.match_id, table.credentials[0])
+        assert seat_stream(gw, table.match_id, table.credentials[1]).status == 429  # its one place is held
+        last = 0
+        for _ in range(400):  # far more than the buffers hold: each update carries the seat's whole view
+            answer = play_step(gw, table)
+            if answer is not None:
+                last = answer["seq"]
+            if ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.credentials[0]))["over"]:
+                break
+            if last >= 120:
+                break
+        deadline = time.monotonic() + 15
+        while (again := seat_stream(gw, table.match_id, table.credentials[1])).status != 200:
+            assert time.monotonic() < deadline, "a reader that stopped reading kept its stream's place"
+            time.sleep(0.3)
+        assert again.next() is not None  # the seat streams again: its view first
+        got = reading.until(lambda e: e.id == last, 10)
+        assert got and got[-1].id == last  # the reading seat missed nothing meanwhile
+        stalled.close()
+        again.close()
+        reading.close()
+    finally:
+        gw.stop()
 
 
 @pytest.mark.serial
