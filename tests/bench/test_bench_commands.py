@@ -64,6 +64,23 @@ def test_bench_service_tiny_runs_or_says_why_not(capsys: pytest.CaptureFixture[s
     assert set(r["checks"]) >= {"grpc_apply_vs_health", "rest_apply_sealed_vs_readyz", "rest_p99_at_half_load_ms"}
 
 
+@pytest.mark.service
+def test_bench_tables_tiny_emits_every_figure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`domino bench tables --tiny`: moves reach the other seat's stream through one gateway and across two on
+    a Redis started for it, turn clocks run out and are applied, and streams held by one worker are counted."""
+    out = tmp_path / "tables.json"
+    r = _run(capsys, ["tables", "--tiny", "--json", "--save", str(out)])
+    assert r["kind"] == "tables" and json.loads(out.read_text())["kind"] == "tables"
+    for name in ("one_gateway", "two_gateways"):
+        m = r[name]
+        assert m["moves"] == r["moves_per_setup"] and 0 < m["p50_ms"] <= m["p99_ms"] <= m["max_ms"], m
+    for name in ("clocks_one_gateway", "clocks_two_gateways"):
+        c = r[name]
+        assert c["clocks"] == r["clock_tables"] and 0 < c["p50_ms"] <= c["p99_ms"] <= c["max_ms"], c
+    memory = r["memory"]
+    assert memory["updated"] == memory["streams"] and memory["rss_kib"]["held"] > 0
+
+
 def test_bench_report_writes_tables_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     results = tmp_path / "bench" / "results"
     results.mkdir(parents=True)
