@@ -245,6 +245,10 @@ class SqliteStore:
     """
 
     SWEEP_EVERY = 1000
+    #: Seconds between two reads of the changes every worker of the host made (`watch_changes`).
+    CHANGES_POLL = 0.05
+    #: Seconds a change stays noted (a worker reads them within CHANGES_POLL; the sweep drops older ones).
+    CHANGES_KEPT = 60.0
 
     def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
                  busy_ms: int = 2000) -> None:
@@ -292,6 +296,8 @@ class SqliteStore:
                          "created REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS changes_s1 (n INTEGER PRIMARY KEY AUTOINCREMENT, "
+                         "match_id BLOB NOT NULL, at REAL NOT NULL)")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
         self._connection, self._pid = conn, os.getpid()
@@ -378,6 +384,8 @@ class SqliteStore:
                               (match_id, seq, receipt.digest, receipt.answer))
                 if hosted is not None:
                     self._host(c, match_id, seq + 1, hosted, over)
+                if hosted is not None:  # an online table's: the host's other workers wake its seats' streams
+                    c.execute("INSERT INTO changes_s1 (match_id, at) VALUES (?, ?)", (match_id, self._clock()))
                 return None
         stored: bytes | None = self._run(work)
         self._sweep()
@@ -486,8 +494,40 @@ class SqliteStore:
         return [TableRow(r[0], r[1], bytes(r[2]), bool(r[3]), r[4], r[5], r[6]) for r in rows]
 
     def watch_changes(self, changed: Callable[[str], None]) -> None:
-        """Nothing to watch: one host's workers share no channel; each wakes its own streams, the others
-        read the file at their next poll."""
+        """Call `changed(match id hex)` for every change of an online table's match, whichever worker of the
+        host made it (a daemon thread, a greenlet under gevent): those advances note their match in
+        ``changes_s1``, read every `CHANGES_POLL` seconds, one small query per worker however many streams
+        it holds. A move made in another worker thus reaches this one's seat streams within that, not at
+        their next poll (a plain sealed match's spectators keep the poll: its advances, the REST hot
+        path, write nothing more)."""
+
+        def last() -> int:  # the changes made before this worker watched are not its news
+            found: int = self._run(lambda c: c.execute("SELECT COALESCE(MAX(n), 0) FROM changes_s1").fetchone()[0])
+            return found
+
+        def listen() -> None:
+            seen = None
+            while True:
+                time.sleep(self.CHANGES_POLL)
+                try:
+                    if seen is None:
+                        seen = last()
+                        continue
+                    rows = self._run(partial(self._changes_after, seen))
+                    for match_id in {bytes(r[1]) for r in rows}:
+                        changed(match_id.hex())
+                    if rows:
+                        seen = rows[-1][0]
+                except Exception:  # the file locked or gone a moment (or a bug in `changed`): the polls go on
+                    time.sleep(1.0)
+
+        threading.Thread(target=listen, name="store-changes", daemon=True).start()
+
+    @staticmethod
+    def _changes_after(n: int, c: sqlite3.Connection) -> list[Any]:
+        rows: list[Any] = c.execute("SELECT n, match_id FROM changes_s1 WHERE n > ? ORDER BY n LIMIT 1000",
+                                    (n,)).fetchall()
+        return rows
 
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         self._run(lambda c: c.execute("INSERT OR REPLACE INTO tickets_s1 VALUES (?, ?, ?)",
@@ -515,6 +555,7 @@ class SqliteStore:
                 c.execute("DELETE FROM lines_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM tables_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (self._clock(),))
+                c.execute("DELETE FROM changes_s1 WHERE at < ?", (self._clock() - self.CHANGES_KEPT,))
             self._run(sweep)
 
     def close(self) -> None:

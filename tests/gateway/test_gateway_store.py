@@ -290,3 +290,32 @@ def test_a_retried_advance_gets_the_winners_answer_and_no_other_request_does(sto
     assert store.answered(match, 0, won.digest) is None
     with pytest.raises(StaleToken):
         store.advance(match, 0, receipt=won)
+
+
+def test_a_table_match_changed_in_one_worker_is_news_to_the_others(store: VersionStore) -> None:
+    """`watch_changes`: a hosted match's advance made through one handle of the store (another worker of
+    the host, or with Redis another gateway) is announced to a watcher on another handle; a plain sealed
+    match's advance is not (its spectators poll), and neither are the changes made before watching."""
+    from api_gateway.store import Deal, Hosted, TableRow
+
+    other: VersionStore = (SqliteStore(store.path, ttl=3600) if isinstance(store, SqliteStore)
+                           else RedisStore(store.url, ttl=3600))  # type: ignore[attr-defined]
+    early = secrets.token_bytes(16)
+    assert store.put_table(TableRow("t-early", 1, b"{}"), Deal(early, b"", Hosted("token", [b"{}"])))
+    store.advance(early, 0, b"", hosted=Hosted("token1", [b"{}"]))
+    heard: list[str] = []
+    other.watch_changes(heard.append)
+    time.sleep(0.5)  # the watcher has started
+    hosted, plain = secrets.token_bytes(16), secrets.token_bytes(16)
+    assert store.put_table(TableRow("t-news", 1, b"{}"), Deal(hosted, b"", Hosted("token", [b"{}"])))
+    store.create(plain, b'{"type":"description"}\n')
+    store.advance(plain, 0, b'{"type":"played"}\n')
+    store.advance(hosted, 0, b'{"type":"played"}\n', hosted=Hosted("token1", [b"{}"]))
+    deadline = time.monotonic() + 5
+    while hosted.hex() not in heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert hosted.hex() in heard and early.hex() not in heard
+    if isinstance(store, SqliteStore):
+        assert plain.hex() not in heard
+    other.close()
