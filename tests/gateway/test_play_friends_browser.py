@@ -34,10 +34,13 @@ class Person:
         self.name = name
         self.page = context.new_page()
         self.errors: list[str] = []
-        # Errors in the console, but not the 409 of a move made at once by the other seat (next round).
+        # Errors in the console, but not the 409 of a move made at once by the other seat (next round), nor
+        # the requests that fail while the test has the context offline.
         self.page.on("console", lambda m: self.errors.append(m.text)
-                     if m.type == "error" and "409" not in m.text and "CONFLICT" not in m.text else None)
+                     if m.type == "error" and not re.search(r"409|CONFLICT|ERR_INTERNET_DISCONNECTED", m.text) else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.streams: list[str] = []   # the addresses of the event streams the page opened
+        self.page.on("request", lambda r: self.streams.append(r.url) if "/events?" in r.url else None)
         self.page.set_default_timeout(STEP_TIMEOUT)
         self.page.goto(url)
         self.page.wait_for_selector("#variant option[value=kozel]", state="attached")
@@ -192,7 +195,7 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
             assert not [t for t in other.hand() if f'"{t}"' in kept], (person.name, other.hand())
 
         people = {0: anna, 1: boris}
-        turns, reloaded, shot = 0, False, False
+        turns, reloaded, shot, dropped_once = 0, False, False, False
         while not (anna.round_over() and boris.round_over()):
             turns += 1
             assert turns < 200
@@ -207,10 +210,28 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
             assert person.page.inner_text("#status") == "Your turn"
             assert other.page.inner_text("#status") == f"{person.name} to move"
             check_own_hand_only(person, mover)
+            # Once, Boris's network drops while Anna moves: his page reopens its stream with a fresh ticket
+            # from the last event it saw, and gets the move it missed as an update (in its log), not a new view.
+            dropped = not dropped_once and reloaded and mover == 0
+            if dropped:
+                dropped_once = True
+                boris.context.set_offline(True)
+                boris.wait_for(lambda: not boris.live(), "the stream's drop noticed")
+                log_before = boris.saved()["log"]
             kind, tile = play_one_turn(person)
+            if dropped:
+                missed = person.seq()
+                boris.page.wait_for_timeout(500)
+                assert boris.seq() < missed
+                boris.context.set_offline(False)
             # The move reaches the other device on its stream, without a click there, and is marked on its
             # board with the mover's seat (the tiles the bots then played too, with theirs).
             other.wait_for(lambda: other.seq() == person.seq(), "the other seat's move on the stream")
+            if dropped:
+                lines = boris.saved()["log"]   # the last 60 lines: what came after those seen before the drop
+                new = lines[max(i for i in range(len(lines) + 1) if lines[:i] == log_before[len(log_before) - i:]):]
+                assert any(line.startswith("Anna ") for line in new), (log_before, lines)
+                boris.wait_for(boris.live, "the stream live again")
             after = other.view()
             if kind == "tile" and not after["round_over"] and after["round_number"] == view["round_number"]:
                 marked = dict(zip(other.texts("#layout g.domino.recent", "data-tile"),
@@ -231,6 +252,13 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
                 assert boris.view()["layout"] == layout and boris.page.inner_text("#log") == log
                 assert "You" in boris.page.inner_text("#opponents .seat-1")
         assert reloaded, "the round ended before the reload"
+        assert dropped_once, "Anna had no turn after the reload"
+        # Every stream Boris's page opened had a ticket of its own, and the credential never went in a URL.
+        streams = boris.streams
+        tickets = [re.search(r"ticket=([^&]+)", url).group(1) for url in streams]  # type: ignore[union-attr]
+        assert len(tickets) == len(set(tickets)) >= 3, streams   # the first, after the reload, after the drop
+        assert any("last_event_id=" in url for url in streams[2:]), streams
+        assert not [url for url in streams if boris.saved()["credential"] in url]
         for person in (anna, boris):
             view = person.view()
             assert view["round_over"] and view["ending"] in ("out", "fish")
