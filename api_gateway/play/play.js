@@ -869,6 +869,7 @@ const PERSON = "person";
 const SEAT_KINDS = [PERSON, "expert", "greedy", "random"];
 const SCREENS = ["friends", "lobby", "join", "waiting", "table"];
 const WATCH_MS = 1500;     // how often a waiting table is looked at (no stream before the match is dealt)
+const WATCH_PLAYING_MS = 5000;   // ... and one being played (who sits where: someone left, someone came back)
 let stream = null;         // {source, gen}: the open EventSource of the seat's match
 let streamGen = 0;         // bumped whenever the stream is closed or reopened: stale callbacks do nothing
 let retries = 0;           // stream reopenings since it last opened (the delay grows with them)
@@ -906,7 +907,13 @@ function fromTable(t) {
   return { variant: t.variant, players: t.players, levels: t.seats.map((s) => (s.kind === "bot" ? s.level : PERSON)),
            names: t.seats.map((s) => (s.kind === "bot" ? null : s.name)) };
 }
-function updateTable(t) { game.table = t; Object.assign(game, fromTable(t)); save(); }
+function updateTable(t) {
+  game.table = t;
+  Object.assign(game, fromTable(t));
+  // An invite is spent when its seat is taken: a seat freed later needs a fresh one.
+  game.invites = (game.invites || []).filter((i) => !t.seats[i.seat]?.taken);
+  save();
+}
 // A change of the seat's match (an apply's answer, an event of the stream, the seat's latest): its events
 // are logged once (`seen`: the last seq whose events were taken), its view shown unless a newer one is.
 function absorb(a) {
@@ -952,6 +959,8 @@ function setUpFriends() {
   $("lobby-more").addEventListener("click", () => showLobby(true));
   $("join-form").addEventListener("submit", joinFromScreen);
   $("play-again").addEventListener("click", playAgain);
+  $("leave-table").addEventListener("click", leaveSeat);
+  $("leave-waiting").addEventListener("click", leaveSeat);
 }
 function fillTablePlayers() {
   const v = variants.find((x) => x.name === $("t-variant").value);
@@ -1071,6 +1080,7 @@ async function startMatch(matchId) {
   save();
   render();
   openStream();
+  watchTable(WATCH_PLAYING_MS);
 }
 function lostSeat(err) {
   closeStream();
@@ -1111,6 +1121,7 @@ async function playAgain() {
     const { table } = await api(`/v1/tables/${game.table.table_id}/again`, {}, game.credential);
     updateTable(table);
     if (table.match_id) startMatch(table.match_id);
+    else { showWaiting(); watchTable(); }   // a seat was left: the new match waits for someone to take it
   } catch (err) {
     if (err.status === 409) watchTable();   // another seat asked first: its match is coming
     else warn(`No new match: ${err.message}`);
@@ -1118,9 +1129,25 @@ async function playAgain() {
 }
 function renderTableBar(view) {
   $("table-bar").hidden = !game.table;
+  $("table-invites").hidden = true;
   if (!game.table) return;
   $("table-name").textContent = `${tableName(game.table)}: you are seat ${game.me}`;
   $("play-again").hidden = !(view.match_over || view.game_over);
+  // Someone left a person's seat: whoever opened the table gets a link to send for it.
+  if (game.hostKey && freeSeats(game.table).length) showInvites($("table-invites"));
+}
+// Leave the seat (POST leave): the credential stops working; the table goes on without this browser.
+async function leaveSeat() {
+  if (!confirm("Leave this table? Your seat is freed and this browser no longer holds it.")) return;
+  warn("");
+  const id = game.table.table_id;
+  try { await api(`/v1/tables/${id}/leave`, {}, game.credential); }
+  catch (err) { if (![401, 409].includes(err.status)) { warn(`Could not leave the table: ${err.message}`); return; } }
+  localStorage.removeItem(tableKey(id));
+  leaveTable();
+  showScreen("friends");
+  $("match-title").textContent = "Play with friends";
+  say("You left the table. Open another one, or join one from the public tables.");
 }
 function live(state) {
   const el = $("live");
@@ -1159,7 +1186,7 @@ async function openStream() {
     save(); render();
   });
   on("update", (d) => { absorb(d); render(); });
-  on("end", () => { closeStream(); live("over"); watchTable(); });
+  on("end", () => { closeStream(); live("over"); watchTable(); });   // for "play again" by another seat
   on("closed", () => { source.close(); retryStream(gen); });   // the server stopped it early: come back
   source.onerror = () => {
     if (gen !== streamGen) return;
@@ -1179,7 +1206,9 @@ function closeStream() {
 }
 
 // ---------------------------------------------------------------- waiting for the others
-function watchTable() {
+// Poll the table: while it waits for people (no stream yet), after a match ends (for "play again"), and
+// slowly while a match is played (the stream tells the moves, not who sits where).
+function watchTable(every = WATCH_MS) {
   stopWatching();
   const id = game.table.table_id;
   const look = async () => {
@@ -1187,15 +1216,17 @@ function watchTable() {
     try {
       const t = await api(`/v1/tables/${id}`);
       if (!game?.table || game.table.table_id !== id) return;
+      const moved = JSON.stringify(t.seats) !== JSON.stringify(game.table.seats);
       updateTable(t);
       if (t.match_id && t.match_id !== game.matchId) { startMatch(t.match_id); return; }
-      if (!t.match_id) showWaiting();
+      if (!t.match_id) { if (moved || document.body.dataset.screen !== "waiting") showWaiting(); }
+      else if (moved && game.view) render();
     } catch (err) {
       if (err.status === 404) { lostSeat(err); return; }
     }
-    watcher = setTimeout(look, WATCH_MS);
+    watcher = setTimeout(look, every);
   };
-  watcher = setTimeout(look, game.matchId ? WATCH_MS : 0);
+  watcher = setTimeout(look, game.matchId ? every : 0);
 }
 function stopWatching() { clearTimeout(watcher); watcher = null; }
 function seatLines(t, mine = null) {
@@ -1218,10 +1249,19 @@ async function showWaiting() {
   const free = freeSeats(t);
   say(free.length === 0 ? "Dealing…" : `Waiting for ${free.length === 1 ? "one more person" : `${free.length} more people`}`
     + (game.hostKey ? ": send each their invite link." : "."));
-  // The host's invites for the free seats (fresh ones when a seat has none: someone left).
-  if (game.hostKey && free.some((s) => !game.invites.some((i) => i.seat === s.seat))) {
+  showInvites($("invites"));
+}
+// The host's invite links for the free seats (fresh ones when a free seat has none: someone left).
+let fetchingInvites = false;
+async function showInvites(box) {
+  const t = game.table;
+  const free = freeSeats(t);
+  if (game.hostKey && !fetchingInvites && free.some((s) => !game.invites.some((i) => i.seat === s.seat))) {
+    fetchingInvites = true;
     try { game.invites = (await api(`/v1/tables/${t.table_id}/invites`, undefined, game.hostKey)).invites; save(); }
     catch { /* the links held are shown */ }
+    finally { fetchingInvites = false; }
+    if (game?.table?.table_id !== t.table_id) return;
   }
   const rows = game.invites.filter((i) => free.some((s) => s.seat === i.seat)).map((i) => {
     const row = document.createElement("p");
@@ -1241,7 +1281,8 @@ async function showWaiting() {
     row.append(label, link, copy);
     return row;
   });
-  $("invites").replaceChildren(...rows);
+  box.replaceChildren(...rows);
+  box.hidden = !rows.length;
 }
 
 // ---------------------------------------------------------------- taking a seat: an invite, the lobby

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext
 
 from .conftest import Gateway
 from .test_play_browser import PHONE, STEP_TIMEOUT, browser, check_no_horizontal_scroll, shots  # noqa: F401
@@ -206,7 +206,7 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
                 break
             assert mover in people, view   # the bots move at once, in the answer to the person before them
             person, other = people[mover], people[1 - mover]
-            other.wait_for(lambda: other.seq() == person.seq(), "the same position on both devices")
+            other.wait_for(lambda o=other, p=person: o.seq() == p.seq(), "the same position on both devices")
             assert person.page.inner_text("#status") == "Your turn"
             assert other.page.inner_text("#status") == f"{person.name} to move"
             check_own_hand_only(person, mover)
@@ -226,7 +226,7 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
                 boris.context.set_offline(False)
             # The move reaches the other device on its stream, without a click there, and is marked on its
             # board with the mover's seat (the tiles the bots then played too, with theirs).
-            other.wait_for(lambda: other.seq() == person.seq(), "the other seat's move on the stream")
+            other.wait_for(lambda o=other, p=person: o.seq() == p.seq(), "the other seat's move on the stream")
             if dropped:
                 lines = boris.saved()["log"]   # the last 60 lines: what came after those seen before the drop
                 new = lines[max(i for i in range(len(lines) + 1) if lines[:i] == log_before[len(log_before) - i:]):]
