@@ -102,10 +102,10 @@ def _tile(part: str) -> str:
 
 
 def open_table(anna: Person, seats: list[str], public: bool = False, name: str = "Anna's table") -> None:
-    """Anna opens a Kozel table for 4 from the page: seat 0 hers, each other seat a person or a bot level."""
+    """Anna opens a Kozel table from the page: seat 0 hers, each other seat a person or a bot level."""
     anna.page.click("#to-friends")
     anna.page.select_option("#t-variant", "kozel")
-    anna.page.select_option("#t-players", "4")
+    anna.page.select_option("#t-players", str(len(seats) + 1))
     for seat, kind in enumerate(seats, 1):
         anna.page.select_option(f"#seat-kind-{seat}", kind)
     anna.page.fill("#t-your-name", anna.name)
@@ -312,6 +312,45 @@ def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, gateway: G
         listed = [t["table_id"] for t in gateway.get("/v1/tables?limit=100").json["tables"]]
         assert table_id not in listed
         assert anna.errors == [] and boris.errors == [], (anna.errors, boris.errors)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Browser, gateway: Gateway) -> None:  # noqa: F811
+    """Boris leaves (the table waits, its default): his browser forgets the seat and his credential stops
+    working; Anna's page shows the seat free and, as the one who opened the table, a fresh invite for it;
+    Carol takes it with that link and goes on with the match where Boris left it."""
+    contexts = [browser.new_context(viewport=PHONE) for _ in range(3)]
+    try:
+        anna = Person(contexts[0], gateway.url + "/play", "Anna")
+        open_table(anna, ["person"])
+        anna.wait_for(lambda: anna.page.locator("#invite-1").count() == 1, "the invite link")
+        boris = Person(contexts[1], anna.page.input_value("#invite-1"), "Boris")
+        boris.page.fill("#join-name", "Boris")
+        boris.page.click("#join-seat")
+        boris.wait_playing()
+        anna.wait_playing()
+        credential, match_id, hand = boris.saved()["credential"], boris.saved()["matchId"], boris.hand()
+        boris.page.once("dialog", lambda dialog: dialog.accept())
+        boris.page.click("#leave-table")
+        boris.wait_for(lambda: boris.screen() == "friends", "the page after leaving")
+        assert boris.saved() is None and "You left the table" in boris.page.inner_text("#status")
+        gone = gateway.get(f"/v1/matches/{match_id}/seat", headers={"Authorization": f"Bearer {credential}"})
+        assert gone.status == 401, gone.body
+        anna.wait_for(lambda: anna.page.locator("#table-invites #invite-1").count() == 1, "a fresh invite for seat 1")
+        assert anna.page.inner_text("#opponents .seat-1 small") == "seat free"
+        if anna.view()["to_move"] == 1:
+            assert anna.page.inner_text("#status") == "Waiting for someone to take seat 1"
+        link = anna.page.input_value("#table-invites #invite-1")
+        carol = Person(contexts[2], link, "Carol")
+        carol.page.fill("#join-name", "Carol")
+        carol.page.click("#join-seat")
+        carol.wait_playing()
+        assert carol.saved()["matchId"] == match_id and sorted(carol.hand()) == sorted(hand)   # where Boris left it
+        anna.wait_for(lambda: anna.page.inner_text("#opponents .seat-1 b") == "Carol", "Carol's name on the chip")
+        anna.wait_for(lambda: anna.page.locator("#table-invites").is_hidden(), "the invite withdrawn")
+        assert anna.errors == [] and boris.errors == [] and carol.errors == []
     finally:
         for context in contexts:
             context.close()
