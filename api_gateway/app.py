@@ -179,7 +179,7 @@ def _cors(app: Flask, origins: tuple[str, ...]) -> None:
     credentials in the Authorization header (no cookies), Last-Event-ID allowed for a stream's resume."""
     if not origins:
         return
-    from flask_cors import CORS  # type: ignore[import-untyped]
+    from flask_cors import CORS
 
     CORS(app, resources={r"/v1/*": {"origins": list(origins)}}, supports_credentials=False,
          allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],

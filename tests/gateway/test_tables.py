@@ -11,36 +11,19 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from .conftest import TOKEN_KEYS, EngineProc, Gateway, Reply, launch_gateway
+from .conftest import Gateway, Reply
 
 pytestmark = pytest.mark.service
 
 Json = dict[str, Any]
 TWO_AND_TWO = [{"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "greedy"},
                {"kind": "bot", "level": "random"}]
-
-
-def gateway_env(tmp: Path, store: str | None = None, **extra: str) -> dict[str, str]:
-    return {"STATE_TOKEN_KEYS": TOKEN_KEYS, "GATEWAY_TOKEN_STORE": store or f"sqlite:///{tmp / 'live.sqlite3'}",
-            "GATEWAY_DATABASE": f"sqlite:///{tmp / 'archive.sqlite3'}", **extra}
-
-
-@pytest.fixture(scope="module")
-def tables_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """Two gunicorn workers on one SQLite file: a stream and the call that changes its match are often
-    served by different workers."""
-    gw = launch_gateway(engine_proc.address, "--workers", "2",
-                        env=gateway_env(tmp_path_factory.mktemp("tables"), GATEWAY_SPECTATE_KEEPALIVE="1"))
-    yield gw
-    gw.stop()
 
 
 def call(gw: Gateway, method: str, path: str, body: Any = None, credential: str | None = None,
@@ -374,9 +357,10 @@ def test_racing_for_the_last_seat_exactly_one_wins(tables_gw: Gateway) -> None:
         barrier = threading.Barrier(6)
         replies: list[Reply] = []
 
-        def race(i: int) -> None:
+        def race(i: int, barrier: threading.Barrier = barrier, code: str = opened["invites"][1]["code"],
+                 replies: list[Reply] = replies, tid: str = tid) -> None:
             barrier.wait()
-            body = {"invite": opened["invites"][1]["code"]} if i % 2 else {"seat": 1}
+            body = {"invite": code} if i % 2 else {"seat": 1}
             replies.append(call(gw, "POST", f"/v1/tables/{tid}/join", {**body, "name": f"R{i}"}))
 
         threads = [threading.Thread(target=race, args=(i,)) for i in range(6)]
