@@ -6,24 +6,36 @@ context with a made-up invite is refused with a clear message; the lobby lists a
 seats a person from it. Screenshots as in test_play_browser.py (DOMINO_UPDATE_SCREENSHOTS=1 writes
 them to docs/play/, which docs/play.md shows).
 
-The REST contract the page follows is docs/tables.md (/work/tables-spec.md while it was built).
+The REST contract the page follows is docs/tables.md. The gateway (`friends_gw`) is set up as the tables'
+tests set theirs up (two gunicorn workers on one SQLite store: a seat's stream and the call that changes
+its match are often served by different workers), and a stream with nothing new for 2 s is closed by the
+server (`closed`, reason idle), so the page reopens its streams many times in a round, as a phone on a
+flaky network would.
 """
 from __future__ import annotations
 
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext
 
-from .conftest import Gateway
+from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 from .test_play_browser import PHONE, STEP_TIMEOUT, browser, check_no_horizontal_scroll, shots  # noqa: F401
 
 pytestmark = pytest.mark.service
+
+
+@pytest.fixture(scope="module")
+def friends_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    gw = launch_gateway(engine_proc.address, "--workers", "2",
+                        env=gateway_env(tmp_path_factory.mktemp("friends"), GATEWAY_SPECTATE_IDLE="2"))
+    yield gw
+    gw.stop()
 
 
 class Person:
@@ -144,10 +156,10 @@ def play_one_turn(person: Person) -> tuple[str, str | None]:
 
 
 def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
-        browser: Browser, gateway: Gateway, shots: Path) -> None:  # noqa: F811
+        browser: Browser, friends_gw: Gateway, shots: Path) -> None:  # noqa: F811
     contexts = [browser.new_context(viewport=PHONE) for _ in range(3)]
     try:
-        anna = Person(contexts[0], gateway.url + "/play", "Anna")
+        anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
         open_table(anna, ["person", "expert", "greedy"])
         anna.wait_for(lambda: anna.screen() == "waiting" and anna.page.locator("#invite-1").count() == 1,
                       "the invite link")
@@ -164,7 +176,7 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
         assert saved["credential"] and saved["me"] == 0 and saved["credential"] not in anna.page.url
 
         # A third device with a made-up invite for this table is refused, and holds no seat.
-        mallory = Person(contexts[2], f"{gateway.url}/play?table={table_id}&invite=MADEUP42", "Mallory")
+        mallory = Person(contexts[2], f"{friends_gw.url}/play?table={table_id}&invite=MADEUP42", "Mallory")
         mallory.wait_for(lambda: "Anna's table" in mallory.page.inner_text("#join-title"), "the join screen")
         mallory.page.fill("#join-name", "Mallory")
         warned = mallory.warnings()
@@ -210,8 +222,9 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
             assert person.page.inner_text("#status") == "Your turn"
             assert other.page.inner_text("#status") == f"{person.name} to move"
             check_own_hand_only(person, mover)
-            # Once, Boris's network drops while Anna moves: his page reopens its stream with a fresh ticket
-            # from the last event it saw, and gets the move it missed as an update (in its log), not a new view.
+            # Once, Boris's network drops while Anna moves (the browser offline, its stream closed meanwhile):
+            # when it is back his page reopens the stream with a fresh ticket from the last event it saw, and
+            # gets the move it missed as an update (in its log), not as a new view.
             dropped = not dropped_once and reloaded and mover == 0
             if dropped:
                 dropped_once = True
@@ -276,10 +289,10 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
             context.close()
 
 
-def test_a_link_to_no_table_is_refused_at_once(browser: Browser, gateway: Gateway) -> None:  # noqa: F811
+def test_a_link_to_no_table_is_refused_at_once(browser: Browser, friends_gw: Gateway) -> None:  # noqa: F811
     context = browser.new_context(viewport=PHONE)
     try:
-        person = Person(context, f"{gateway.url}/play?table={'0' * 32}&invite=NOPE1234", "Nobody")
+        person = Person(context, f"{friends_gw.url}/play?table={'0' * 32}&invite=NOPE1234", "Nobody")
         person.wait_for(lambda: person.page.locator("#message").is_visible(), "the refusal")
         assert "There is no such table" in person.page.inner_text("#message")
         assert person.page.locator("#join-seat").is_disabled() and person.saved() is None
@@ -287,14 +300,14 @@ def test_a_link_to_no_table_is_refused_at_once(browser: Browser, gateway: Gatewa
         context.close()
 
 
-def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, gateway: Gateway, shots: Path) -> None:  # noqa: F811
+def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, friends_gw: Gateway, shots: Path) -> None:  # noqa: F811
     contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
     try:
-        anna = Person(contexts[0], gateway.url + "/play", "Anna")
+        anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
         open_table(anna, ["person", "random", "random"], public=True, name="Open to all")
         anna.wait_for(lambda: anna.screen() == "waiting", "the waiting table")
         table_id = anna.saved()["table"]["table_id"]
-        boris = Person(contexts[1], gateway.url + "/play", "Boris")
+        boris = Person(contexts[1], friends_gw.url + "/play", "Boris")
         boris.page.click("#to-lobby")
         item = f"#lobby-list li[data-table='{table_id}']"
         boris.wait_for(lambda: boris.page.locator(item).count() == 1, "the table in the lobby")
@@ -309,7 +322,7 @@ def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, gateway: G
         check_own_hand_only(boris, 1)
         check_own_hand_only(anna, 0)
         # The table is full: the lobby lists it no more.
-        listed = [t["table_id"] for t in gateway.get("/v1/tables?limit=100").json["tables"]]
+        listed = [t["table_id"] for t in friends_gw.get("/v1/tables?limit=100").json["tables"]]
         assert table_id not in listed
         assert anna.errors == [] and boris.errors == [], (anna.errors, boris.errors)
     finally:
@@ -317,13 +330,13 @@ def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, gateway: G
             context.close()
 
 
-def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Browser, gateway: Gateway) -> None:  # noqa: F811
+def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Browser, friends_gw: Gateway) -> None:  # noqa: F811
     """Boris leaves (the table waits, its default): his browser forgets the seat and his credential stops
     working; Anna's page shows the seat free and, as the one who opened the table, a fresh invite for it;
     Carol takes it with that link and goes on with the match where Boris left it."""
     contexts = [browser.new_context(viewport=PHONE) for _ in range(3)]
     try:
-        anna = Person(contexts[0], gateway.url + "/play", "Anna")
+        anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
         open_table(anna, ["person"])
         anna.wait_for(lambda: anna.page.locator("#invite-1").count() == 1, "the invite link")
         boris = Person(contexts[1], anna.page.input_value("#invite-1"), "Boris")
@@ -336,7 +349,7 @@ def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Brows
         boris.page.click("#leave-table")
         boris.wait_for(lambda: boris.screen() == "friends", "the page after leaving")
         assert boris.saved() is None and "You left the table" in boris.page.inner_text("#status")
-        gone = gateway.get(f"/v1/matches/{match_id}/seat", headers={"Authorization": f"Bearer {credential}"})
+        gone = friends_gw.get(f"/v1/matches/{match_id}/seat", headers={"Authorization": f"Bearer {credential}"})
         assert gone.status == 401, gone.body
         anna.wait_for(lambda: anna.page.locator("#table-invites #invite-1").count() == 1, "a fresh invite for seat 1")
         assert anna.page.inner_text("#opponents .seat-1 small") == "seat free"
