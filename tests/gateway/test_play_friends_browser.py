@@ -367,3 +367,55 @@ def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Brows
     finally:
         for context in contexts:
             context.close()
+
+
+def kingdomino_turn(person: Person) -> None:
+    """The person to move picks the first tile offered, places on the first legal squares, or discards."""
+    before, page = person.seq(), person.page
+    legal = person.view()["legal"]
+    if legal[0].startswith("pick"):
+        page.locator(".row[data-row=next] .ktile.pickable").first.click()
+    elif legal[0].startswith("place"):
+        page.locator(".kingdom:not(.small) .cell.first-ok").first.click()
+        page.locator(".kingdom:not(.small) .cell.second-ok").first.click()
+    else:
+        page.click(f"#prompt button[data-action='{legal[0]}']")
+    person.wait_for(lambda: person.seq() > before, "the answer to a Kingdomino move")
+
+
+def test_kingdomino_at_a_table_each_sees_its_own_kingdom_first(browser: Browser, friends_gw: Gateway) -> None:  # noqa: F811
+    """The Kingdomino drawing is reused at a table: each device's own kingdom first and large ("You"),
+    the other's small under the other person's name; a pick or a placement on one device shows on the
+    other's rows and kingdoms without a click there."""
+    contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
+    try:
+        anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
+        anna.page.click("#to-friends")
+        anna.page.select_option("#t-variant", "kingdomino")
+        anna.page.select_option("#t-players", "2")
+        anna.page.select_option("#seat-kind-1", "person")
+        anna.page.fill("#t-your-name", "Anna")
+        anna.page.click("#open-table")
+        anna.wait_for(lambda: anna.page.locator("#invite-1").count() == 1, "the invite link")
+        boris = Person(contexts[1], anna.page.input_value("#invite-1"), "Boris")
+        boris.page.fill("#join-name", "Boris")
+        boris.page.click("#join-seat")
+        boris.wait_playing()
+        anna.wait_playing()
+        people = {0: anna, 1: boris}
+        for _ in range(8):
+            for person, seat, other in ((anna, 0, "Boris"), (boris, 1, "Anna")):
+                headings = person.page.eval_on_selector_all(".kingdom h3", "(hs) => hs.map((h) => h.textContent)")
+                assert headings == ["You", other] and person.page.locator(".kingdom.small").count() == 1
+                assert person.page.get_attribute(".kingdom:not(.small)", "data-player") == str(seat)
+            mover = people[anna.view()["to_move"]]
+            waiting = people[1 - anna.view()["to_move"]]
+            waiting.wait_for(lambda w=waiting, m=mover: w.seq() == m.seq(), "the same position on both devices")
+            assert mover.page.inner_text("#status") == "Your turn"
+            kingdomino_turn(mover)
+            waiting.wait_for(lambda w=waiting, m=mover: w.seq() == m.seq(), "the other's move on the stream")
+            assert waiting.view()["grids"] == mover.view()["grids"] and waiting.view()["kings"] == mover.view()["kings"]
+        assert anna.errors == [] and boris.errors == []
+    finally:
+        for context in contexts:
+            context.close()
