@@ -301,12 +301,16 @@ def test_a_link_to_no_table_is_refused_at_once(browser: Browser, friends_gw: Gat
 
 
 def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, friends_gw: Gateway, shots: Path) -> None:  # noqa: F811
-    contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
+    contexts = [browser.new_context(viewport=PHONE) for _ in range(3)]
     try:
         anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
         open_table(anna, ["person", "random", "random"], public=True, name="Open to all")
         anna.wait_for(lambda: anna.screen() == "waiting", "the waiting table")
         table_id = anna.saved()["table"]["table_id"]
+        # The table's address without an invite: a public table offers its free seats there too.
+        carol = Person(contexts[2], f"{friends_gw.url}/play?table={table_id}", "Carol")
+        carol.wait_for(lambda: carol.page.locator("#join-seat-number option").count() == 1, "the free seat offered")
+        assert carol.page.input_value("#join-seat-number") == "1" and carol.page.locator("#join-seat").is_enabled()
         boris = Person(contexts[1], friends_gw.url + "/play", "Boris")
         boris.page.click("#to-lobby")
         item = f"#lobby-list li[data-table='{table_id}']"
@@ -324,6 +328,9 @@ def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, friends_gw
         # The table is full: the lobby lists it no more.
         listed = [t["table_id"] for t in friends_gw.get("/v1/tables?limit=100").json["tables"]]
         assert table_id not in listed
+        carol.page.reload()
+        carol.wait_for(lambda: carol.page.locator("#message").is_visible(), "the full table refused")
+        assert "The table is full" in carol.page.inner_text("#message") and carol.page.locator("#join-seat").is_disabled()
         assert anna.errors == [] and boris.errors == [], (anna.errors, boris.errors)
     finally:
         for context in contexts:
