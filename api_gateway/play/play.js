@@ -946,7 +946,7 @@ function setUpFriends() {
   const myName = localStorage.getItem("domino-name") || "";
   for (const id of ["t-your-name", "lobby-name", "join-name"]) $(id).value = myName;
   $("to-friends").addEventListener("click", () => {
-    leaveTable(); warn(""); showScreen("friends");
+    leaveTable(); warn(""); showScreen("friends"); showMyTables();
     $("setup-box").open = false; $("match-title").textContent = "Play with friends";
     say("Open a table: choose the seats for people and for the computer, then send each person their invite link.");
   });
@@ -961,6 +961,22 @@ function setUpFriends() {
   $("play-again").addEventListener("click", playAgain);
   $("leave-table").addEventListener("click", leaveSeat);
   $("leave-waiting").addEventListener("click", leaveSeat);
+}
+// The tables this browser holds a seat at (their credentials in localStorage): a way back to each.
+function showMyTables() {
+  const held = Object.keys(localStorage).filter((k) => k.startsWith("domino-table:"))
+    .map((k) => { try { return JSON.parse(localStorage.getItem(k)); } catch { return null; } })
+    .filter((g) => g?.table?.table_id);
+  const list = $("my-tables").querySelector("ul");
+  list.replaceChildren(...held.map((g) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = `/play?table=${g.table.table_id}`;
+    a.textContent = `${tableName(g.table)}: ${g.table.variant}, seat ${g.me}`;
+    li.append(a);
+    return li;
+  }));
+  $("my-tables").hidden = !held.length;
 }
 function fillTablePlayers() {
   const v = variants.find((x) => x.name === $("t-variant").value);
@@ -1146,6 +1162,7 @@ async function leaveSeat() {
   localStorage.removeItem(tableKey(id));
   leaveTable();
   showScreen("friends");
+  showMyTables();
   $("match-title").textContent = "Play with friends";
   say("You left the table. Open another one, or join one from the public tables.");
 }

@@ -331,6 +331,13 @@ def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, friends_gw
         carol.page.reload()
         carol.wait_for(lambda: carol.page.locator("#message").is_visible(), "the full table refused")
         assert "The table is full" in carol.page.inner_text("#message") and carol.page.locator("#join-seat").is_disabled()
+        # Away from the table (the header's Play with friends), Boris's page lists it among his and goes back.
+        boris.page.click("#setup-box > summary")
+        boris.page.click("#to-friends")
+        assert boris.screen() == "friends" and boris.page.locator("#my-tables").is_visible()
+        boris.page.click(f"#my-tables a[href='/play?table={table_id}']")
+        boris.wait_playing()
+        check_own_hand_only(boris, 1)
         assert anna.errors == [] and boris.errors == [], (anna.errors, boris.errors)
     finally:
         for context in contexts:
@@ -356,6 +363,7 @@ def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Brows
         boris.page.click("#leave-table")
         boris.wait_for(lambda: boris.screen() == "friends", "the page after leaving")
         assert boris.saved() is None and "You left the table" in boris.page.inner_text("#status")
+        assert boris.page.locator("#my-tables").is_hidden()
         gone = friends_gw.get(f"/v1/matches/{match_id}/seat", headers={"Authorization": f"Bearer {credential}"})
         assert gone.status == 401, gone.body
         anna.wait_for(lambda: anna.page.locator("#table-invites #invite-1").count() == 1, "a fresh invite for seat 1")
