@@ -5,10 +5,12 @@ its slot at once, streams per seat are capped (429 too-many-streams), and a stop
 ends each with ``event: closed`` (shutdown) within seconds."""
 from __future__ import annotations
 
+import http.client
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -64,6 +66,8 @@ def test_racing_joins_through_two_gateways_on_redis(redis_pair: list[Gateway]) -
         opened = ok(call(a, "POST", "/v1/tables", {"variant": "kozel", "players": 2, "public": True}), 201)
         tid = opened["table_id"]
         ok(call(b, "POST", f"/v1/tables/{tid}/join", {"invite": opened["invites"][0]["code"]}))
+        lobby = ok(call(b, "GET", "/v1/tables?variant=kozel&limit=100"))["tables"]
+        assert tid in [t["table_id"] for t in lobby]  # a seat free: listed, by either gateway
         barrier = threading.Barrier(6)
         replies: list[Reply] = []
 
@@ -157,3 +161,27 @@ def test_cors_allows_the_configured_origins_only(tmp_path: Path) -> None:
     assert got.status_code == 501 and got.headers["Access-Control-Allow-Origin"] == "https://m.example"
     other = client.get("/v1/tables/00", headers={"Origin": "https://evil.example"})
     assert "Access-Control-Allow-Origin" not in other.headers
+
+
+def test_seat_and_spectator_streams_count_together_per_address(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """One worker's cap per client address bounds its spectator (NDJSON) and table (SSE) streams together."""
+    gw = launch_gateway(engine_proc.address, "--workers", "1",
+                        env=gateway_env(tmp_path, GATEWAY_STREAMS_PER_ADDRESS="3"))
+    try:
+        table = open_table(gw)
+        parts = urlsplit(gw.url)
+        ndjson = []
+        for _ in range(2):
+            conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+            conn.request("GET", f"/v1/matches/{table.match_id}/spectate")
+            assert conn.getresponse().status == 200
+            ndjson.append(conn)
+        first = seat_stream(gw, table.match_id, table.credentials[0])
+        assert first.status == 200
+        refused = seat_stream(gw, table.match_id, table.credentials[1])
+        assert refused.status == 429 and b'"limit":"address"' in refused.body
+        first.close()
+        for conn in ndjson:
+            conn.close()
+    finally:
+        gw.stop()
