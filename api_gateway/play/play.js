@@ -1088,7 +1088,7 @@ async function startMatch(matchId) {
   const fresh = matchId !== game.matchId;
   if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [] });
   let latest;
-  try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { lostSeat(err); return; }
+  try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { matchUnreachable(err); return; }
   if (!game?.table || game.matchId !== matchId) return;
   absorb({ seq: latest.seq, view: latest.view, scores: latest.scores });
   if (fresh) game.seen = latest.seq;   // what came before is in the view
@@ -1097,6 +1097,15 @@ async function startMatch(matchId) {
   render();
   openStream();
   watchTable(WATCH_PLAYING_MS);
+}
+// The seat's match answers no more: the credential is gone (the seat was left, or the table is gone), or
+// the match itself is (no longer kept): then the table is still there, and "play again" can deal another.
+function matchUnreachable(err) {
+  if (err.status === 401 || problemName(err) === "wrong-table" || problemName(err) === "unknown-table") { lostSeat(err); return; }
+  closeStream();
+  live("");
+  warn(`This match cannot be followed any more: ${err.message}`);
+  watchTable();
 }
 function lostSeat(err) {
   closeStream();
@@ -1182,7 +1191,7 @@ async function openStream() {
     ticket = (await api(`/v1/matches/${matchId}/events/ticket`, {}, credential)).ticket;
   } catch (err) {
     if (gen !== streamGen) return;
-    if ([401, 403, 404].includes(err.status)) lostSeat(err); else retryStream(gen);
+    if ([401, 403, 404, 410].includes(err.status)) matchUnreachable(err); else retryStream(gen);
     return;
   }
   if (gen !== streamGen) return;
