@@ -915,9 +915,11 @@ function updateTable(t) {
   save();
 }
 // A change of the seat's match (an apply's answer, an event of the stream, the seat's latest): its events
-// are logged once (`seen`: the last seq whose events were taken), its view shown unless a newer one is.
-function absorb(a) {
-  if (a.events && a.seq > game.seen) {
+// are logged once and in order (`seen`: the last seq whose events were taken), its view shown unless a
+// newer one is. The stream brings every change in order; an answer that runs ahead of it (a move made
+// just after a reload, before the stream caught up) leaves its events to the stream.
+function absorb(a, inOrder = false) {
+  if (a.events && a.seq > game.seen && (inOrder || a.seq === game.seen + 1)) {
     for (const e of a.events) { remember(e); logEvent(e); }
     game.seen = a.seq;
   }
@@ -1211,7 +1213,7 @@ async function openStream() {
     game.seen = Math.max(game.seen, d.seq ?? Number(source.lastEventId));
     save(); render();
   });
-  on("update", (d) => { absorb(d); render(); });
+  on("update", (d) => { absorb(d, true); render(); });
   on("end", () => { closeStream(); live("over"); watchTable(); });   // for "play again" by another seat
   on("closed", () => { source.close(); retryStream(gen); });   // the server stopped it early: come back
   source.onerror = () => {
