@@ -113,7 +113,8 @@ def _tile(part: str) -> str:
     return f"{a}-{b}"
 
 
-def open_table(anna: Person, seats: list[str], public: bool = False, name: str = "Anna's table") -> None:
+def open_table(anna: Person, seats: list[str], public: bool = False, name: str = "Anna's table",
+               shot: Path | None = None) -> None:
     """Anna opens a Kozel table from the page: seat 0 hers, each other seat a person or a bot level."""
     anna.page.click("#to-friends")
     anna.page.select_option("#t-variant", "kozel")
@@ -124,6 +125,9 @@ def open_table(anna: Person, seats: list[str], public: bool = False, name: str =
     anna.page.fill("#t-name", name)
     if public:
         anna.page.check("#t-public")
+    if shot:
+        check_no_horizontal_scroll(anna.page)
+        anna.page.screenshot(path=str(shot))
     anna.page.click("#open-table")
 
 
@@ -160,7 +164,7 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
     contexts = [browser.new_context(viewport=PHONE) for _ in range(3)]
     try:
         anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
-        open_table(anna, ["person", "expert", "greedy"])
+        open_table(anna, ["person", "expert", "greedy"], shot=shots / "friends-open.png")
         anna.wait_for(lambda: anna.screen() == "waiting" and anna.page.locator("#invite-1").count() == 1,
                       "the invite link")
         assert anna.page.locator("#invite-2, #invite-3").count() == 0   # bots need no invite
