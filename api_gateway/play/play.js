@@ -245,6 +245,8 @@ function renderStatus(view) {
   else if (seat === viewer(view)) say(seat === me() ? "Your turn" : `${name(seat)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
   else if (game.table && game.table.seats[seat]?.kind === "open" && !game.table.seats[seat].taken) say(`Waiting for someone to take seat ${seat}`);
   else say(`${name(seat)} to move`);
+  // At a table the other moves come while this tab may be in the background: its title says when it is yours.
+  if (game.table) document.title = (seat != null && seat === me() ? "Your turn · " : "") + "Domino table";
 }
 // What to do now, above the board, with the buttons that do it when they belong there.
 function setPrompt(text, ...buttons) { const p = $("prompt"); p.replaceChildren(text, ...buttons); p.hidden = !text; }
@@ -934,6 +936,7 @@ function absorb(a, inOrder = false) {
 function leaveTable() {
   closeStream();
   stopWatching();
+  document.title = "Domino table";
   if (game?.table) game = null;
   if (location.search) history.replaceState(null, "", "/play");
 }

@@ -225,6 +225,7 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
             other.wait_for(lambda o=other, p=person: o.seq() == p.seq(), "the same position on both devices")
             assert person.page.inner_text("#status") == "Your turn"
             assert other.page.inner_text("#status") == f"{person.name} to move"
+            assert person.page.title() == "Your turn · Domino table" and other.page.title() == "Domino table"
             check_own_hand_only(person, mover)
             # Once, Boris's network drops while Anna moves (the browser offline, its stream closed meanwhile):
             # when it is back his page reopens the stream with a fresh ticket from the last event it saw, and
