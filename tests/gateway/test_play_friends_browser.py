@@ -403,10 +403,11 @@ def kingdomino_turn(person: Person) -> None:
     person.wait_for(lambda: person.seq() > before, "the answer to a Kingdomino move")
 
 
-def test_kingdomino_at_a_table_each_sees_its_own_kingdom_first(browser: Browser, friends_gw: Gateway) -> None:  # noqa: F811
+def test_a_whole_kingdomino_game_at_a_table_then_play_again(browser: Browser, friends_gw: Gateway) -> None:  # noqa: F811
     """The Kingdomino drawing is reused at a table: each device's own kingdom first and large ("You"),
     the other's small under the other person's name; a pick or a placement on one device shows on the
-    other's rows and kingdoms without a click there."""
+    other's rows and kingdoms without a click there. At the game's end both streams end; Play again on
+    one device deals a new game that the other device follows by itself."""
     contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
     try:
         anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
@@ -423,7 +424,10 @@ def test_kingdomino_at_a_table_each_sees_its_own_kingdom_first(browser: Browser,
         boris.wait_playing()
         anna.wait_playing()
         people = {0: anna, 1: boris}
-        for _ in range(8):
+        first_match = anna.saved()["matchId"]
+        for _turn in range(200):
+            if anna.view()["game_over"]:
+                break
             for person, seat, other in ((anna, 0, "Boris"), (boris, 1, "Anna")):
                 headings = person.page.eval_on_selector_all(".kingdom h3", "(hs) => hs.map((h) => h.textContent)")
                 assert headings == ["You", other] and person.page.locator(".kingdom.small").count() == 1
@@ -435,6 +439,17 @@ def test_kingdomino_at_a_table_each_sees_its_own_kingdom_first(browser: Browser,
             kingdomino_turn(mover)
             waiting.wait_for(lambda w=waiting, m=mover: w.seq() == m.seq(), "the other's move on the stream")
             assert waiting.view()["grids"] == mover.view()["grids"] and waiting.view()["kings"] == mover.view()["kings"]
+        assert anna.view()["game_over"] and boris.view()["game_over"]
+        for person in (anna, boris):
+            person.wait_for(lambda p=person: p.page.get_attribute("#live", "data-state") == "over", "the stream's end")
+            assert person.page.inner_text("#round-result").startswith("Game over: ")
+            assert person.page.locator("#play-again").is_visible()
+        anna.page.click("#play-again")
+        for person in (anna, boris):   # Boris's page, its stream ended, finds the new match on the table
+            person.wait_for(lambda p=person: p.saved()["matchId"] not in (None, first_match) and p.live()
+                            and not p.view()["game_over"], "the new game")
+            assert person.page.locator("#play-again").is_hidden()
+        assert anna.saved()["matchId"] == boris.saved()["matchId"]
         assert anna.errors == [] and boris.errors == []
     finally:
         for context in contexts:
