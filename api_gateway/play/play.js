@@ -1363,7 +1363,12 @@ async function joinFromScreen(event) {
   const body = joining.invite ? { invite: joining.invite, name: given } : { seat: Number($("join-seat-number").value), name: given };
   try { seated(await api(`/v1/tables/${joining.id}/join`, body)); } catch (err) { warn(joinProblem(err)); }
 }
+// The first page of the lobby is looked at again every LOBBY_MS while it is on the screen (and redrawn
+// when it changed): tables come and fill up without a click on Refresh.
+const LOBBY_MS = 5000;
+let lobbyTimer = null, lobbyShown = "";
 async function showLobby(more = false) {
+  clearTimeout(lobbyTimer);
   showScreen("lobby");
   say("Public tables with a free seat: give your name and take one.");
   const query = new URLSearchParams({ limit: "20" });
@@ -1375,6 +1380,11 @@ async function showLobby(more = false) {
   $("lobby-more").hidden = !lobbyCursor;
   const items = found.tables.map(lobbyItem);
   if (more) { $("lobby-list").append(...items); return; }
+  if (document.body.dataset.screen !== "lobby") return;   // left meanwhile
+  lobbyTimer = setTimeout(() => { if (document.body.dataset.screen === "lobby" && !lobbyCursorUsed()) showLobby(); }, LOBBY_MS);
+  const shown = JSON.stringify(found.tables);
+  if (shown === lobbyShown && $("lobby-list").childElementCount) return;
+  lobbyShown = shown;
   if (!items.length) {
     const li = document.createElement("li"); li.className = "empty";
     li.textContent = "No public table has a free seat now: open one with Play with friends.";
@@ -1382,6 +1392,8 @@ async function showLobby(more = false) {
   }
   $("lobby-list").replaceChildren(...items);
 }
+// A person who asked for more tables reads a longer list: it is not redrawn under them.
+const lobbyCursorUsed = () => $("lobby-list").querySelectorAll("li[data-table]").length > 20;
 function lobbyItem(t) {
   const li = document.createElement("li");
   li.dataset.table = t.table_id;

@@ -308,6 +308,10 @@ def test_a_link_to_no_table_is_refused_at_once(browser: Browser, friends_gw: Gat
 def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, friends_gw: Gateway, shots: Path) -> None:  # noqa: F811
     contexts = [browser.new_context(viewport=PHONE) for _ in range(3)]
     try:
+        # Boris is looking at the lobby already: the table appears there without a click on Refresh.
+        boris = Person(contexts[1], friends_gw.url + "/play", "Boris")
+        boris.page.click("#to-lobby")
+        boris.wait_for(lambda: boris.page.locator("#lobby-list li").count() > 0, "the lobby")
         anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
         open_table(anna, ["person", "random", "random"], public=True, name="Open to all")
         anna.wait_for(lambda: anna.screen() == "waiting", "the waiting table")
@@ -316,8 +320,6 @@ def test_the_lobby_seats_a_person_at_a_public_table(browser: Browser, friends_gw
         carol = Person(contexts[2], f"{friends_gw.url}/play?table={table_id}", "Carol")
         carol.wait_for(lambda: carol.page.locator("#join-seat-number option").count() == 1, "the free seat offered")
         assert carol.page.input_value("#join-seat-number") == "1" and carol.page.locator("#join-seat").is_enabled()
-        boris = Person(contexts[1], friends_gw.url + "/play", "Boris")
-        boris.page.click("#to-lobby")
         item = f"#lobby-list li[data-table='{table_id}']"
         boris.wait_for(lambda: boris.page.locator(item).count() == 1, "the table in the lobby")
         assert boris.page.locator(f"{item} button[data-seat]").count() == 1   # seat 1, the one free
