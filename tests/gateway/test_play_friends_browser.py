@@ -25,7 +25,15 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext
 
 from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
-from .test_play_browser import PHONE, STEP_TIMEOUT, browser, check_no_horizontal_scroll, shots  # noqa: F401
+from .test_play_browser import (  # noqa: F401
+    MATCHING_ON_SCREEN,
+    PHONE,
+    STEP_TIMEOUT,
+    browser,
+    check_no_horizontal_scroll,
+    check_on_screen,
+    shots,
+)
 
 pytestmark = pytest.mark.service
 
@@ -227,6 +235,9 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
             assert other.page.inner_text("#status") == f"{person.name} to move"
             assert person.page.title() == "Your turn · Domino table" and other.page.title() == "Domino table"
             check_own_hand_only(person, mover)
+            # On a phone the table line (its name, live, Leave) costs the hand nothing: all on the first screen.
+            check_no_horizontal_scroll(person.page)
+            check_on_screen(person.page, MATCHING_ON_SCREEN + ", #table-bar")
             # Once, Boris's network drops while Anna moves (the browser offline, its stream closed meanwhile):
             # when it is back his page reopens the stream with a fresh ticket from the last event it saw, and
             # gets the move it missed as an update (in its log), not as a new view.
