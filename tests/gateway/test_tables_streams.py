@@ -185,3 +185,4 @@ def test_seat_and_spectator_streams_count_together_per_address(engine_proc: Engi
             conn.close()
     finally:
         gw.stop()
+
