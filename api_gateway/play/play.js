@@ -1,12 +1,15 @@
 // The browser table: one person (seat 0) against computer players, through the REST API in sealed mode.
 // The page holds the match's token and the keys of the human seats only (sessionStorage, so a reload
 // resumes); it shows the view of the human seat concerned and nothing else. No framework, no build step.
+// Play with friends (docs/tables.md): a seat at an online table, its credential in localStorage per table
+// (a reload comes back to the seat), the other seats' moves arriving on the seat's event stream.
 import { KINGDOMINO_TILES } from "/play/kingdomino-tiles.js";
 
 const LEVELS = ["expert", "greedy", "random", "human"];
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 let game = null;      // {variant, players, levels, token, keys, hostKey, view, scores, log, moves}
+                      // at a table also {table, credential, me, names, matchId, seq, seen, invites}
 let variants = [];
 let pending = null;   // Kingdomino: the first square chosen for a placement
 let choosing = null;  // the matching games: {tile, actions} while a tile that fits several ends waits for one
@@ -24,6 +27,7 @@ async function call(path, body) {
 }
 function carrier(seat) { return { token: game.token, seat_key: game.keys[seat] }; }
 function take(answer) {
+  if (game.table) { absorb(answer); return; }
   if (answer.token) game.token = answer.token;
   if (answer.view) game.view = answer.view;
   if (answer.scores) game.scores = answer.scores;
@@ -47,21 +51,29 @@ function turnsSince(seat) {
 const movesSince = (seat) => turnsSince(seat).filter((m) => m.action);
 // ... and the seats that knocked since then, which the board cannot show (their chips say so).
 const knockedSince = (seat) => new Set(turnsSince(seat).filter((m) => !m.action).map((m) => m.seat));
-function save() { if (game) sessionStorage.setItem("domino-play", JSON.stringify(game)); }
+function save() {
+  if (game?.table) localStorage.setItem(tableKey(game.table.table_id), JSON.stringify(game));
+  else if (game) sessionStorage.setItem("domino-play", JSON.stringify(game));
+}
 
 // ---------------------------------------------------------------- names and messages
 const isKD = () => game.variant === "kingdomino";
+// The person's own seat: 0 against the computer, the seat taken at a table.
+const me = () => game.me ?? 0;
+// At a table a person is named by the name they gave ("Boris"), a bot by its seat and level.
+const person = (seat) => (game.table ? game.names?.[seat] : null);
 function name(seat) {
-  if (seat === 0) return "You";
+  if (seat === me()) return "You";
+  if (person(seat)) return person(seat);
   const level = game.levels[seat];
-  return level === "human" ? `Seat ${seat}` : `Seat ${seat} (${level})`;
+  return level === "human" || level === "person" ? `Seat ${seat}` : `Seat ${seat} (${level})`;
 }
-// Where room is short (seat chips, kings, marks on the board): "You", "Seat 1".
-const shortName = (seat) => (seat === 0 ? "You" : `Seat ${seat}`);
+// Where room is short (seat chips, kings, marks on the board): "You", "Seat 1" (at a table, "Boris").
+const shortName = (seat) => (seat === me() ? "You" : person(seat) || `Seat ${seat}`);
 // A verb in the present that agrees with the seat: "You lead", "Seat 1 (expert) leads".
-const does = (seat, verb) => (seat === 0 ? `You ${verb}` : `${name(seat)} ${verb}s`);
+const does = (seat, verb) => (seat === me() ? `You ${verb}` : `${name(seat)} ${verb}s`);
 // The seat after a verb or a preposition: "won by you".
-const whom = (seat) => (seat === 0 ? "you" : name(seat));
+const whom = (seat) => (seat === me() ? "you" : name(seat));
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 // The variant as /v1/variants describes it, its family (RULES.md section) and an option's value in this match.
 const variantOf = () => variants.find((v) => v.name === game.variant) || { options: [] };
@@ -145,6 +157,7 @@ function fillLevels() {
 async function newMatch(event) {
   event?.preventDefault();
   warn("");
+  leaveTable();
   const variant = $("variant").value, players = Number($("players").value);
   const levels = [null];
   for (let seat = 1; seat < players; seat++) levels.push($(`level-${seat}`).value);
@@ -173,6 +186,7 @@ async function showSeat(seat) {
 
 // ---------------------------------------------------------------- playing
 async function play(action) {
+  if (game.table) return playAtTable(action);
   const seat = viewer(game.view);
   warn("");
   const before = game.token;
@@ -190,6 +204,7 @@ async function play(action) {
 }
 async function nextRound() {
   warn("");
+  if (game.table) return nextRoundAtTable();
   try {
     take(await call("/v1/matches/next-round", carrier(0)));
     await showSeat(humanToMove() ?? 0);
@@ -207,9 +222,10 @@ function tryIllegal(tile) {
 // and hand (per game), the scores and their legend, the log.
 function render() {
   const view = game.view;
-  document.body.classList.add("playing");
-  $("table").hidden = false;
-  $("match-title").textContent = `${game.variant}, ${plural(game.players, "player")}`;
+  showScreen("table");
+  $("match-title").textContent = `${game.variant}, ${plural(game.players, "player")}`
+    + (game.table ? ` · ${tableName(game.table)}` : "");
+  renderTableBar(view);
   renderStatus(view);
   renderSeats(view);
   if (isKD()) renderKingdomino(view); else renderMatching(view);
@@ -226,8 +242,11 @@ function renderStatus(view) {
   const seat = toMove(view);
   if (isOver(view)) say(isKD() ? "The game is over." : view.match_over ? "The match is over." : "The round is over.");
   else if (seat == null) say("Waiting.");
-  else if (seat === viewer(view)) say(seat === 0 ? "Your turn" : `${name(seat)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
+  else if (seat === viewer(view)) say(seat === me() ? "Your turn" : `${name(seat)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
+  else if (game.table && game.table.seats[seat]?.kind === "open" && !game.table.seats[seat].taken) say(`Waiting for someone to take seat ${seat}`);
   else say(`${name(seat)} to move`);
+  // At a table the other moves come while this tab may be in the background: its title says when it is yours.
+  if (game.table) document.title = (seat != null && seat === me() ? "Your turn · " : "") + "Domino table";
 }
 // What to do now, above the board, with the buttons that do it when they belong there.
 function setPrompt(text, ...buttons) { const p = $("prompt"); p.replaceChildren(text, ...buttons); p.hidden = !text; }
@@ -242,7 +261,7 @@ function renderSeats(view) {
     chip.className = `seat seat-${seat}` + (seat === moving ? " to-move" : "") + (knocked.has(seat) ? " knocked" : "");
     chip.dataset.seat = seat;
     const who = document.createElement("b"); who.textContent = shortName(seat);
-    const level = document.createElement("small"); level.textContent = seat === 0 ? "" : game.levels[seat];
+    const level = document.createElement("small"); level.textContent = seatNote(seat);
     const count = document.createElement("span");
     count.textContent = isKD() ? `${view.scores[seat]} pts` : plural(view.hand_sizes[seat], "tile");
     chip.append(who, level, count);
@@ -381,7 +400,7 @@ function renderMatching(view) {
   $("board").className = "layout";
   setPrompt(choosing ? `${choosing.tile} fits more than one end: tap one on the board, or a button below.` : "");
   // A heading over nothing read as a hand that failed to show: the seat that went out is told so.
-  const whose = mine === 0 ? "Your hand" : `${name(mine)}'s hand`;
+  const whose = mine === me() ? "Your hand" : `${name(mine)}'s hand`;
   $("hand-title").textContent = (view.hand || []).length ? whose : `${whose} is empty`;
   renderHand(view, legal);
   renderChoices();
@@ -673,7 +692,7 @@ function badgeSide(r) {
 }
 // The seat's badge beside a tile it just played; `size` scales it (1 = two thirds of a tile's width).
 function badge(r, seat, size, grow) {
-  const text = seat === 0 ? "You" : String(seat);
+  const text = seat === me() ? "You" : String(seat);
   const h = 0.66 * size, w = Math.max(h, (0.3 * text.length + 0.3) * size), gap = 0.06;
   const side = badgeSide(r);
   const x = { left: r.x - w - gap, sw: r.x - w - gap, right: r.x + r.w + gap, ne: r.x + r.w + gap }[side] ?? r.x + r.w / 2 - w / 2;
@@ -842,6 +861,570 @@ function clickCell(x, y, places) {
   play(`place ${tile} ${x},${y} E`);   // not a legal first square: the engine says why, nothing changes
 }
 
+// ---------------------------------------------------------------- play with friends: tables
+// The REST contract is docs/tables.md. A seat's credential travels only in the Authorization header and
+// is kept in localStorage per table (a reload, or the invite link opened again, comes back to the seat);
+// the seat's event stream, which a browser's EventSource opens without headers, takes a short-lived
+// ticket fetched with the credential, and after a drop a new ticket and `last_event_id` (none missed).
+const tableKey = (id) => `domino-table:${id}`;
+const PERSON = "person";
+const SEAT_KINDS = [PERSON, "expert", "greedy", "random"];
+const SCREENS = ["friends", "lobby", "join", "waiting", "table"];
+const WATCH_MS = 1500;     // how often a waiting table is looked at (no stream before the match is dealt)
+const WATCH_PLAYING_MS = 5000;   // ... and one being played (who sits where: someone left, someone came back)
+let stream = null;         // {source, gen}: the open EventSource of the seat's match
+let streamGen = 0;         // bumped whenever the stream is closed or reopened: stale callbacks do nothing
+let retries = 0;           // stream reopenings since it last opened (the delay grows with them)
+let watcher = null;        // the timer that polls the table (waiting for people, or for "play again")
+let lobbyCursor = null;
+let joining = null;        // {id, invite}: the table the join screen is for
+
+async function api(path, body, credential) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (credential) headers.Authorization = `Bearer ${credential}`;
+  const reply = await fetch(path, body === undefined ? { headers }
+    : { method: "POST", headers, body: JSON.stringify(body) });
+  const data = await reply.json().catch(() => ({}));
+  if (!reply.ok) throw new Problem(reply.status, data);
+  return data;
+}
+const problemName = (err) => String(err.body?.type || "").split("/").pop();
+const tableName = (t) => t.name || `Table ${t.table_id.slice(0, 6)}`;
+const aboutTable = (t) => `${t.variant}, ${plural(t.players, "player")}, ${t.public ? "public" : "private (invite only)"}`;
+const freeSeats = (t) => t.seats.filter((s) => s.kind !== "bot" && !s.taken);
+function showScreen(which) {
+  for (const id of SCREENS) $(id).hidden = id !== which;
+  document.body.classList.toggle("playing", which === "table");
+  document.body.dataset.screen = which;
+}
+// What a seat's chip says under its name: a bot's level, "seat free" for a person's seat nobody holds.
+function seatNote(seat) {
+  if (!game.table) return seat === 0 ? "" : game.levels[seat];
+  const s = game.table.seats[seat];
+  if (!s || s.kind === "bot") return game.levels[seat] || "";
+  return s.taken ? "" : "seat free";
+}
+function fromTable(t) {
+  return { variant: t.variant, players: t.players, levels: t.seats.map((s) => (s.kind === "bot" ? s.level : PERSON)),
+           names: t.seats.map((s) => (s.kind === "bot" ? null : s.name)) };
+}
+function updateTable(t) {
+  game.table = t;
+  Object.assign(game, fromTable(t));
+  // An invite is spent when its seat is taken: a seat freed later needs a fresh one.
+  game.invites = (game.invites || []).filter((i) => !t.seats[i.seat]?.taken);
+  save();
+}
+// A change of the seat's match (an apply's answer, an event of the stream, the seat's latest): its events
+// are logged once and in order (`seen`: the last seq whose events were taken), its view shown unless a
+// newer one is. The stream brings every change in order; an answer that runs ahead of it (a move made
+// just after a reload, before the stream caught up) leaves its events to the stream.
+function absorb(a, inOrder = false) {
+  if (a.events && a.seq > game.seen && (inOrder || a.seq === game.seen + 1)) {
+    for (const e of a.events) { remember(e); logEvent(e); }
+    game.seen = a.seq;
+  }
+  if (a.view && a.seq >= game.seq) {
+    game.view = a.view; game.seq = a.seq;
+    game.scores = a.scores ?? a.view.ledger?.scores ?? a.view.scores ?? game.scores;
+  }
+  save();
+}
+// Away from the table (the computer, the lobby, another table): its stream and polling stop; the seat
+// stays the person's (localStorage), and the table's link brings them back to it.
+function leaveTable() {
+  closeStream();
+  stopWatching();
+  document.title = "Domino table";
+  if (game?.table) game = null;
+  if (location.search) history.replaceState(null, "", "/play");
+}
+function setUpFriends() {
+  const select = $("t-variant");
+  select.replaceChildren(...variants.map((v) => new Option(v.name, v.name)));
+  select.value = $("variant").value;
+  select.addEventListener("change", fillTablePlayers);
+  $("t-players").addEventListener("change", fillTableSeats);
+  fillTablePlayers();
+  $("lobby-variant").append(...variants.map((v) => new Option(v.name, v.name)));
+  const myName = localStorage.getItem("domino-name") || "";
+  for (const id of ["t-your-name", "lobby-name", "join-name"]) $(id).value = myName;
+  $("to-friends").addEventListener("click", () => {
+    leaveTable(); warn(""); showScreen("friends"); showMyTables();
+    $("setup-box").open = false; $("match-title").textContent = "Play with friends";
+    say("Open a table: choose the seats for people and for the computer, then send each person their invite link.");
+  });
+  $("to-lobby").addEventListener("click", () => {
+    leaveTable(); warn(""); $("setup-box").open = false; $("match-title").textContent = "Public tables"; showLobby();
+  });
+  $("table-form").addEventListener("submit", openTable);
+  $("lobby-refresh").addEventListener("click", () => { warn(""); showLobby(); });
+  $("lobby-variant").addEventListener("change", () => showLobby());
+  $("lobby-more").addEventListener("click", () => showLobby(true));
+  $("join-form").addEventListener("submit", joinFromScreen);
+  $("play-again").addEventListener("click", playAgain);
+  $("leave-table").addEventListener("click", leaveSeat);
+  $("leave-waiting").addEventListener("click", leaveSeat);
+}
+// The tables this browser holds a seat at (their credentials in localStorage): a way back to each.
+function showMyTables() {
+  const held = Object.keys(localStorage).filter((k) => k.startsWith("domino-table:"))
+    .map((k) => { try { return JSON.parse(localStorage.getItem(k)); } catch { return null; } })
+    .filter((g) => g?.table?.table_id);
+  const list = $("my-tables").querySelector("ul");
+  list.replaceChildren(...held.map((g) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = `/play?table=${g.table.table_id}`;
+    a.textContent = `${tableName(g.table)}: ${g.table.variant}, seat ${g.me}`;
+    li.append(a);
+    return li;
+  }));
+  $("my-tables").hidden = !held.length;
+}
+function fillTablePlayers() {
+  const v = variants.find((x) => x.name === $("t-variant").value);
+  const counts = playerCounts(v);
+  const select = $("t-players");
+  const keep = Number(select.value);
+  select.replaceChildren(...counts.map((n) => new Option(String(n), String(n))));
+  select.value = String(counts.includes(keep) ? keep : counts.includes(4) ? 4 : counts[0]);
+  fillTableSeats();
+}
+function fillTableSeats() {
+  const n = Number($("t-players").value);
+  const box = $("t-seats");
+  const old = [...box.querySelectorAll("select")].map((s) => s.value);
+  const you = document.createElement("label"); you.textContent = "Seat 0: you";
+  const seats = [you];
+  for (let seat = 1; seat < n; seat++) {
+    const s = document.createElement("select");
+    s.id = `seat-kind-${seat}`;
+    s.replaceChildren(...SEAT_KINDS.map((k) => new Option(k === PERSON ? "a person (invite)" : `bot: ${k}`, k)));
+    s.value = old[seat - 1] || PERSON;
+    const label = document.createElement("label");
+    label.append(`Seat ${seat} `, s);
+    seats.push(label);
+  }
+  const legend = document.createElement("legend"); legend.textContent = "Seats";
+  box.replaceChildren(legend, ...seats);
+}
+function myName(input) {
+  const given = $(input).value.trim();
+  if (!given) { warn("Give your name first: the other players see it."); $(input).focus(); return null; }
+  localStorage.setItem("domino-name", given);
+  return given;
+}
+
+// Open a table, then take its seat 0 with that seat's invite: the person who opens it plays at it too.
+async function openTable(event) {
+  event.preventDefault();
+  warn("");
+  const given = myName("t-your-name");
+  if (!given) return;
+  const players = Number($("t-players").value);
+  const seats = [{ kind: "open" }];
+  for (let seat = 1; seat < players; seat++) {
+    const kind = $(`seat-kind-${seat}`).value;
+    seats.push(kind === PERSON ? { kind: "open" } : { kind: "bot", level: kind });
+  }
+  const body = { variant: $("t-variant").value, players, seats, public: $("t-public").checked, on_leave: $("t-on-leave").value };
+  if ($("t-name").value.trim()) body.name = $("t-name").value.trim();
+  let opened;
+  try { opened = await api("/v1/tables", body); } catch (err) { warn(`Could not open the table: ${err.message}`); return; }
+  const mine = opened.invites.find((i) => i.seat === 0) || opened.invites[0];
+  try {
+    const joined = await api(`/v1/tables/${opened.table_id}/join`, { invite: mine.code, name: given });
+    seated(joined, { hostKey: opened.host_key, invites: opened.invites.filter((i) => i.seat !== joined.seat) });
+  } catch (err) { warn(`The table is open, but your seat could not be taken: ${joinProblem(err)}`); }
+}
+function joinProblem(err) {
+  switch (problemName(err)) {
+    case "invalid-invite": return "This invite link does not open a seat: its code is unknown or was used already. "
+      + "Ask whoever opened the table for a new link.";
+    case "invite-required": return "This table is private: a seat there is taken with an invite link only.";
+    case "seat-taken": return "Somebody took that seat a moment before you: choose another one.";
+    case "table-full": return "The table is full: every seat is taken.";
+    case "match-over": return "The match at this table is over.";
+    case "unknown-table": return "There is no such table: the link is wrong, or the table is gone.";
+    default: return `Could not take the seat: ${err.message}`;
+  }
+}
+// The seat is the person's: keep its credential, leave the invite out of the address (it is spent), and
+// wait for the others or play.
+function seated(joined, extra = {}) {
+  leaveTable();
+  game = { table: joined.table, credential: joined.credential, me: joined.seat, playerId: joined.player_id,
+           hostKey: extra.hostKey ?? null, invites: extra.invites ?? [], ...fromTable(joined.table),
+           matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [], keys: [] };
+  save();
+  history.replaceState(null, "", `/play?table=${joined.table_id}`);
+  $("setup-box").open = false;
+  const matchId = joined.match_id ?? joined.table.match_id;
+  if (matchId) startMatch(matchId);
+  else { showWaiting(); watchTable(); }
+}
+// /play?table=<id>[&invite=<code>]: the seat this browser holds at that table, or the screen to take one.
+function openFromAddress() {
+  const params = new URLSearchParams(location.search);
+  const id = params.get("table");
+  if (!id) return false;
+  const saved = localStorage.getItem(tableKey(id));
+  if (saved) resumeTable(JSON.parse(saved));
+  else showJoin(id, params.get("invite"));
+  return true;
+}
+async function resumeTable(saved) {
+  game = { keys: [], log: [], moves: [], seq: -1, seen: -1, ...saved };
+  $("setup-box").open = false;
+  history.replaceState(null, "", `/play?table=${game.table.table_id}`);
+  if (game.view) render();   // where it stood, at once; then the latest
+  let t;
+  try { t = await api(`/v1/tables/${game.table.table_id}`); } catch (err) { lostSeat(err); return; }
+  updateTable(t);
+  if (t.match_id) startMatch(t.match_id);
+  else { showWaiting(); watchTable(); }
+}
+// The seat's match: its latest by the credential alone, then its stream. A match other than the one the
+// page held (the first, or one dealt by "play again") starts a new log.
+async function startMatch(matchId) {
+  stopWatching();
+  const fresh = matchId !== game.matchId;
+  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [] });
+  let latest;
+  try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { matchUnreachable(err); return; }
+  if (!game?.table || game.matchId !== matchId) return;
+  absorb({ seq: latest.seq, view: latest.view, scores: latest.scores });
+  if (fresh) game.seen = latest.seq;   // what came before is in the view
+  game.over = latest.over;
+  save();
+  render();
+  openStream();
+  watchTable(WATCH_PLAYING_MS);
+}
+// The seat's match answers no more: the credential is gone (the seat was left, or the table is gone), or
+// the match itself is (no longer kept): then the table is still there, and "play again" can deal another.
+function matchUnreachable(err) {
+  if (err.status === 401 || problemName(err) === "wrong-table" || problemName(err) === "unknown-table") { lostSeat(err); return; }
+  closeStream();
+  live("");
+  warn(`This match cannot be followed any more: ${err.message}`);
+  watchTable();
+}
+function lostSeat(err) {
+  closeStream();
+  stopWatching();
+  const id = game?.table?.table_id;
+  if (id && (err.status === 401 || err.status === 404 || problemName(err) === "wrong-table")) localStorage.removeItem(tableKey(id));
+  game = null;
+  showScreen("join");
+  $("join-seat").disabled = true;
+  say("This seat is no longer yours.");
+  warn(err.status === 404 ? "There is no such table any more." : `The seat's credential no longer works: ${err.message}`);
+}
+async function playAtTable(action) {
+  warn("");
+  try {
+    absorb(await api(`/v1/matches/${game.matchId}/apply`, { action }, game.credential));
+  } catch (err) {
+    warn(err.message.includes(action) ? `Not allowed: ${err.message}` : `Not allowed: ${action}: ${err.message}`);
+    return;
+  }
+  pending = choosing = null;
+  render();
+}
+async function nextRoundAtTable() {
+  try {
+    absorb(await api(`/v1/matches/${game.matchId}/next-round`, {}, game.credential));
+    render();
+  } catch (err) {
+    if (err.status !== 409) { warn(`No next round: ${err.message}`); return; }
+    // Another seat dealt it a moment before: the stream brings it; show the latest now.
+    const latest = await api(`/v1/matches/${game.matchId}/seat`, undefined, game.credential).catch(() => null);
+    if (latest) { absorb({ seq: latest.seq, view: latest.view, scores: latest.scores }); render(); }
+  }
+}
+async function playAgain() {
+  warn("");
+  try {
+    const { table } = await api(`/v1/tables/${game.table.table_id}/again`, {}, game.credential);
+    updateTable(table);
+    if (table.match_id) startMatch(table.match_id);
+    else { showWaiting(); watchTable(); }   // a seat was left: the new match waits for someone to take it
+  } catch (err) {
+    if (err.status === 409) watchTable();   // another seat asked first: its match is coming
+    else warn(`No new match: ${err.message}`);
+  }
+}
+function renderTableBar(view) {
+  $("table-bar").hidden = !game.table;
+  $("table-invites").hidden = true;
+  if (!game.table) return;
+  $("table-name").textContent = `${tableName(game.table)}: you are seat ${game.me}`;
+  $("play-again").hidden = !(view.match_over || view.game_over);
+  // Someone left a person's seat: whoever opened the table gets a link to send for it.
+  if (game.hostKey && freeSeats(game.table).length) showInvites($("table-invites"));
+}
+// Leave the seat (POST leave): the credential stops working; the table goes on without this browser.
+async function leaveSeat() {
+  if (!confirm("Leave this table? Your seat is freed and this browser no longer holds it.")) return;
+  warn("");
+  const id = game.table.table_id;
+  try { await api(`/v1/tables/${id}/leave`, {}, game.credential); }
+  catch (err) { if (![401, 409].includes(err.status)) { warn(`Could not leave the table: ${err.message}`); return; } }
+  localStorage.removeItem(tableKey(id));
+  leaveTable();
+  showScreen("friends");
+  showMyTables();
+  $("match-title").textContent = "Play with friends";
+  say("You left the table. Open another one, or join one from the public tables.");
+}
+function live(state) {
+  const el = $("live");
+  el.dataset.state = state;
+  el.textContent = { live: "● live", connecting: "connecting…", reconnecting: "reconnecting…", over: "match over" }[state] || "";
+}
+
+// ---------------------------------------------------------------- the seat's stream
+async function openStream() {
+  closeStream();
+  const gen = ++streamGen, matchId = game.matchId, credential = game.credential;
+  live(retries ? "reconnecting" : "connecting");
+  let ticket;
+  try {
+    ticket = (await api(`/v1/matches/${matchId}/events/ticket`, {}, credential)).ticket;
+  } catch (err) {
+    if (gen !== streamGen) return;
+    if ([401, 403, 404, 410].includes(err.status)) matchUnreachable(err); else retryStream(gen);
+    return;
+  }
+  if (gen !== streamGen) return;
+  const query = new URLSearchParams({ ticket });
+  if (game.seen >= 0) query.set("last_event_id", String(game.seen));
+  const source = new EventSource(`/v1/matches/${matchId}/events?${query}`);
+  stream = { source, gen };
+  const on = (type, handle) => source.addEventListener(type, (m) => {
+    if (gen !== streamGen) return;
+    let data = {};
+    try { data = JSON.parse(m.data || "{}"); } catch { /* an event with no JSON: its type says it all */ }
+    handle(data, m);
+  });
+  source.onopen = () => { if (gen === streamGen) { retries = 0; live("live"); } };
+  on("view", (d) => {
+    absorb(d);
+    game.seen = Math.max(game.seen, d.seq ?? Number(source.lastEventId));
+    save(); render();
+  });
+  on("update", (d) => { absorb(d, true); render(); });
+  on("end", () => { closeStream(); live("over"); watchTable(); });   // for "play again" by another seat
+  on("closed", () => { source.close(); retryStream(gen); });   // the server stopped it early: come back
+  source.onerror = () => {
+    if (gen !== streamGen) return;
+    source.close();   // not EventSource's own retry: its ticket is spent
+    retryStream(gen);
+  };
+}
+function retryStream(gen) {
+  retries += 1;
+  live("reconnecting");
+  setTimeout(() => { if (gen === streamGen && game?.table) openStream(); }, Math.min(5000, 250 * 2 ** retries));
+}
+function closeStream() {
+  streamGen += 1;
+  stream?.source.close();
+  stream = null;
+}
+
+// ---------------------------------------------------------------- waiting for the others
+// Poll the table: while it waits for people (no stream yet), after a match ends (for "play again"), and
+// slowly while a match is played (the stream tells the moves, not who sits where).
+function watchTable(every = WATCH_MS) {
+  stopWatching();
+  const id = game.table.table_id;
+  const look = async () => {
+    if (!game?.table || game.table.table_id !== id) return;
+    try {
+      const t = await api(`/v1/tables/${id}`);
+      if (!game?.table || game.table.table_id !== id) return;
+      const moved = JSON.stringify(t.seats) !== JSON.stringify(game.table.seats);
+      updateTable(t);
+      if (t.match_id && t.match_id !== game.matchId) { startMatch(t.match_id); return; }
+      if (!t.match_id) { if (moved || document.body.dataset.screen !== "waiting") showWaiting(); }
+      else if (moved && game.view) render();
+    } catch (err) {
+      if (err.status === 404) { lostSeat(err); return; }
+    }
+    watcher = setTimeout(look, every);
+  };
+  watcher = setTimeout(look, game.matchId ? every : 0);
+}
+function stopWatching() { clearTimeout(watcher); watcher = null; }
+function seatLines(t, mine = null) {
+  return t.seats.map((s) => {
+    const li = document.createElement("li");
+    li.dataset.seat = s.seat;
+    li.className = `seat-${s.seat}`;
+    li.textContent = `Seat ${s.seat}: ` + (s.kind === "bot" ? `bot (${s.level})`
+      : s.taken ? `${s.name}${s.seat === mine ? " (you)" : ""}` : "free");
+    return li;
+  });
+}
+async function showWaiting() {
+  const t = game.table;
+  showScreen("waiting");
+  $("match-title").textContent = tableName(t);
+  $("waiting-title").textContent = tableName(t);
+  $("waiting-about").textContent = aboutTable(t);
+  $("waiting-seats").replaceChildren(...seatLines(t, game.me));
+  const free = freeSeats(t);
+  say(free.length === 0 ? "Dealing…" : `Waiting for ${free.length === 1 ? "one more person" : `${free.length} more people`}`
+    + (game.hostKey ? ": send each their invite link." : "."));
+  showInvites($("invites"));
+}
+// The host's invite links for the free seats (fresh ones when a free seat has none: someone left).
+let fetchingInvites = false;
+async function showInvites(box) {
+  const t = game.table;
+  const free = freeSeats(t);
+  if (game.hostKey && !fetchingInvites && free.some((s) => !game.invites.some((i) => i.seat === s.seat))) {
+    fetchingInvites = true;
+    try { game.invites = (await api(`/v1/tables/${t.table_id}/invites`, undefined, game.hostKey)).invites; save(); }
+    catch { /* the links held are shown */ }
+    finally { fetchingInvites = false; }
+    if (game?.table?.table_id !== t.table_id) return;
+  }
+  const rows = game.invites.filter((i) => free.some((s) => s.seat === i.seat)).map((i) => {
+    const row = document.createElement("p");
+    row.className = "invite";
+    const label = document.createElement("label");
+    label.htmlFor = `invite-${i.seat}`; label.textContent = `Invite for seat ${i.seat}`;
+    const link = document.createElement("input");
+    link.id = `invite-${i.seat}`; link.readOnly = true; link.dataset.seat = i.seat;
+    link.value = i.link || `${location.origin}/play?table=${t.table_id}&invite=${i.code}`;
+    const copy = document.createElement("button");
+    copy.type = "button"; copy.textContent = "Copy link"; copy.dataset.seat = i.seat;
+    copy.addEventListener("click", async () => {
+      link.select();
+      try { await navigator.clipboard.writeText(link.value); copy.textContent = "Copied"; }
+      catch { copy.textContent = "Selected: copy it"; }
+    });
+    row.append(label, link, copy);
+    return row;
+  });
+  box.replaceChildren(...rows);
+  box.hidden = !rows.length;
+}
+
+// ---------------------------------------------------------------- taking a seat: an invite, the lobby
+async function showJoin(id, invite) {
+  game = null;
+  joining = { id, invite };
+  showScreen("join");
+  $("setup-box").open = false;
+  $("match-title").textContent = "Play with friends";
+  $("join-seat").disabled = false;
+  say("Give your name and take your seat.");
+  let t;
+  try { t = await api(`/v1/tables/${id}`); } catch (err) {
+    $("join-seat").disabled = true;
+    $("join-title").textContent = "No table";
+    say("This link opens no table.");
+    warn(joinProblem(err.status === 404 ? Object.assign(err, { body: { type: "unknown-table" } }) : err));
+    return;
+  }
+  $("join-title").textContent = tableName(t);
+  $("join-about").textContent = aboutTable(t);
+  $("join-seats").replaceChildren(...seatLines(t));
+  $("join-form").querySelector("#join-seat-number")?.parentElement.remove();
+  if (!invite) {
+    const free = freeSeats(t);
+    if (!t.public || !free.length) {
+      $("join-seat").disabled = true;
+      warn(!t.public ? joinProblem({ body: { type: "invite-required" } }) : joinProblem({ body: { type: "table-full" } }));
+      return;
+    }
+    const pick = document.createElement("select");
+    pick.id = "join-seat-number";
+    pick.replaceChildren(...free.map((s) => new Option(`Seat ${s.seat}`, String(s.seat))));
+    const label = document.createElement("label");
+    label.append("Seat ", pick);
+    $("join-seat").before(label);
+  } else if (t.status === "over") {
+    $("join-seat").disabled = true;
+    warn(joinProblem({ body: { type: "match-over" } }));
+  }
+}
+async function joinFromScreen(event) {
+  event.preventDefault();
+  warn("");
+  const given = myName("join-name");
+  if (!given || !joining) return;
+  const body = joining.invite ? { invite: joining.invite, name: given } : { seat: Number($("join-seat-number").value), name: given };
+  try { seated(await api(`/v1/tables/${joining.id}/join`, body)); } catch (err) { warn(joinProblem(err)); }
+}
+// The first page of the lobby is looked at again every LOBBY_MS while it is on the screen (and redrawn
+// when it changed): tables come and fill up without a click on Refresh.
+const LOBBY_MS = 5000;
+let lobbyTimer = null, lobbyShown = "";
+async function showLobby(more = false) {
+  clearTimeout(lobbyTimer);
+  showScreen("lobby");
+  say("Public tables with a free seat: give your name and take one.");
+  const query = new URLSearchParams({ limit: "20" });
+  if ($("lobby-variant").value) query.set("variant", $("lobby-variant").value);
+  if (more && lobbyCursor) query.set("cursor", lobbyCursor);
+  let found;
+  try { found = await api(`/v1/tables?${query}`); } catch (err) { warn(`The lobby does not answer: ${err.message}`); return; }
+  lobbyCursor = found.next_cursor ?? null;
+  $("lobby-more").hidden = !lobbyCursor;
+  const items = found.tables.map(lobbyItem);
+  if (more) { $("lobby-list").append(...items); return; }
+  if (document.body.dataset.screen !== "lobby") return;   // left meanwhile
+  lobbyTimer = setTimeout(() => { if (document.body.dataset.screen === "lobby" && !lobbyCursorUsed()) showLobby(); }, LOBBY_MS);
+  const shown = JSON.stringify(found.tables);
+  if (shown === lobbyShown && $("lobby-list").childElementCount) return;
+  lobbyShown = shown;
+  if (!items.length) {
+    const li = document.createElement("li"); li.className = "empty";
+    li.textContent = "No public table has a free seat now: open one with Play with friends.";
+    items.push(li);
+  }
+  $("lobby-list").replaceChildren(...items);
+}
+// A person who asked for more tables reads a longer list: it is not redrawn under them.
+const lobbyCursorUsed = () => $("lobby-list").querySelectorAll("li[data-table]").length > 20;
+function lobbyItem(t) {
+  const li = document.createElement("li");
+  li.dataset.table = t.table_id;
+  const title = document.createElement("b"); title.textContent = tableName(t);
+  const about = document.createElement("span"); about.textContent = ` ${t.variant}, ${plural(t.players, "player")}`;
+  const seats = document.createElement("div"); seats.className = "lobby-seats";
+  seats.append(...t.seats.map((s) => {
+    if (s.kind !== "bot" && !s.taken) {
+      const b = document.createElement("button");
+      b.type = "button"; b.className = "primary"; b.dataset.seat = s.seat;
+      b.textContent = `Join seat ${s.seat}`;
+      b.addEventListener("click", () => joinPublic(t, s.seat));
+      return b;
+    }
+    const span = document.createElement("span"); span.className = `taken seat-${s.seat}`;
+    span.textContent = s.kind === "bot" ? `Seat ${s.seat}: bot (${s.level})` : `Seat ${s.seat}: ${s.name}`;
+    return span;
+  }));
+  li.append(title, about, seats);
+  return li;
+}
+async function joinPublic(t, seat) {
+  warn("");
+  const given = myName("lobby-name");
+  if (!given) return;
+  try { seated(await api(`/v1/tables/${t.table_id}/join`, { seat, name: given })); } catch (err) {
+    warn(joinProblem(err));
+    if (err.status === 409) showLobby();   // the list as it is now
+  }
+}
+
 // ---------------------------------------------------------------- start
 $("setup").addEventListener("submit", newMatch);
 $("next-round").addEventListener("click", nextRound);
@@ -856,6 +1439,8 @@ new ResizeObserver(() => {
   if (game && !isKD() && game.view?.layout) drawBoard();
 }).observe($("board"));
 loadVariants().then(() => {
+  setUpFriends();
+  if (openFromAddress()) return;   // /play?table=...: a seat at a table, or the invite to take one
   const saved = sessionStorage.getItem("domino-play");
   if (saved) { game = { moves: [], ...JSON.parse(saved) }; $("setup-box").open = false; render(); }
 }).catch((err) => warn(`The gateway does not answer: ${err.message}`));
