@@ -456,8 +456,8 @@ class EventStream(Iterator[StreamEvent]):
                 time.sleep(self._wait())
                 continue
             seq, seen = event.seq, _as_int(self.last_event_id)
-            if seq is not None and seen is not None and seq <= seen:
-                continue                      # already handed out (a server resending): never twice
+            if event.event == "update" and seq is not None and seen is not None and seq <= seen:
+                continue                      # a change already handed out (a server resending): never twice
             if event.id is not None:
                 self.last_event_id = event.id
             self._failures = 0
