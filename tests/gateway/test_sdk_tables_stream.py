@@ -105,6 +105,7 @@ def test_every_early_stop_resumes_with_last_event_id_none_missed_none_twice(serv
                 h.event(seq)
             h.send("id: 4\nevent: update\ndata: {\"seq\"")   # half an event: never handed out
         elif number == 1:        # CRLF lines, a keep-alive, then the server closes it early
+            assert last is not None
             for seq in range(last + 1, 6):
                 h.event(seq, newline="\r\n")
                 h.send(": keepalive\r\n\r\n")
@@ -113,6 +114,7 @@ def test_every_early_stop_resumes_with_last_event_id_none_missed_none_twice(serv
             h.send(": keepalive\n\n")
             time.sleep(1.5)
         else:                    # a server resending one the client has, then the rest and the end
+            assert last is not None
             for seq in range(last, LAST + 1):
                 h.event(seq)
             h.send(f"id: {LAST}\nevent: end\ndata: {{}}\n\n")
