@@ -41,8 +41,11 @@ from api_gateway.matches import Matches
 from api_gateway.openapi import ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
+from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.streams import Limits, Streams
+from api_gateway.tables import Tables
+from api_gateway.tables_routes import SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
@@ -165,6 +168,18 @@ def _operations(app: Flask, engine: Engine) -> None:
     app.add_url_rule(DOCS_ASSETS + "<path:filename>", "docs_asset", docs_asset, methods=["GET"])
 
 
+def _cors(app: Flask, origins: tuple[str, ...]) -> None:
+    """Browser apps served from other origins (GATEWAY_CORS_ORIGINS; none by default): the /v1 API only,
+    credentials in the Authorization header (no cookies), Last-Event-ID allowed for a stream's resume."""
+    if not origins:
+        return
+    from flask_cors import CORS  # type: ignore[import-untyped]
+
+    CORS(app, resources={r"/v1/*": {"origins": list(origins)}}, supports_credentials=False,
+         allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+         expose_headers=["Retry-After", "WWW-Authenticate"], max_age=600)
+
+
 def create_app(config: GatewayConfig | None = None) -> Flask:
     """A gateway app: settings from `config`, else from the environment."""
     cfg = config if config is not None else from_env()
@@ -187,17 +202,21 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     keys = _key_ring(cfg)
     store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
-    app.extensions["domino_streams"] = Streams(matches.public_lines, Limits(
-        idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive, streams=cfg.streams,
-        per_match=cfg.streams_per_match, per_address=cfg.streams_per_address))
+    limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
+                    streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
+    app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
+    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
+    app.extensions[TABLES] = Tables(matches, archive)
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)
-    for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, problems_blp):
+    for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, tables_blp,
+                      problems_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
+    _cors(app, cfg.cors_origins)
     _operations(app, engine)
     return app

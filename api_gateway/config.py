@@ -28,6 +28,8 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_STREAMS | half of GATEWAY_CONNECTIONS | spectator streams one worker holds at once (the rest of its connections stay for ordinary calls); more: 429 too-many-streams |
 | GATEWAY_STREAMS_PER_MATCH | 200 | spectator streams of one match one worker holds at once; more: 429 too-many-streams |
 | GATEWAY_STREAMS_PER_ADDRESS | 20 | spectator streams of one client address one worker holds at once; more: 429 too-many-streams |
+| GATEWAY_STREAMS_PER_SEAT | 4 | streams of one seat of an online table (`GET /v1/matches/{id}/events`) one worker holds at once; more: 429 too-many-streams (the host's and spectators' public stream counts against GATEWAY_STREAMS_PER_MATCH) |
+| GATEWAY_CORS_ORIGINS | (none) | origins of browser apps allowed to call the /v1 API from other sites, comma-separated (`https://app.example`; `*`: any); none: no CORS headers, browsers refuse other origins |
 | GATEWAY_CONNECTIONS_PER_ADDRESS | three quarters of GATEWAY_CONNECTIONS | connections of one client address one worker holds at once; more are answered 429 and closed (0: no limit: behind a proxy every client has the proxy's address) |
 | GATEWAY_DATABASE | sqlite:///$TMPDIR/domino-archive.sqlite3 | the archive of finished matches, players and ratings: `sqlite:///path` (embedded, one host; upgraded at start) or `postgresql://user:password@host:5432/db` (a cluster; upgraded by `python -m api_gateway.archive upgrade`) |
 | GATEWAY_DATABASE_TIMEOUT | 5 | seconds to connect to the archive database, and for each statement or lock wait |
@@ -79,6 +81,8 @@ class GatewayConfig:
     streams: int = 500               # from_env: half of `connections` unless set
     streams_per_match: int = 200
     streams_per_address: int = 20
+    streams_per_seat: int = 4
+    cors_origins: tuple[str, ...] = ()
     connections_per_address: int = 750  # from_env: three quarters of `connections` unless set; 0: no limit
     database: str = ""               # "" = the embedded default (`archive.database.default_url()`)
     database_timeout: float = 5.0
@@ -165,6 +169,8 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         streams=pick_int("GATEWAY_STREAMS", connections // 2, 1, connections - 1),
         streams_per_match=pick_int("GATEWAY_STREAMS_PER_MATCH", d.streams_per_match, 1, 100_000),
         streams_per_address=pick_int("GATEWAY_STREAMS_PER_ADDRESS", d.streams_per_address, 1, 100_000),
+        streams_per_seat=pick_int("GATEWAY_STREAMS_PER_SEAT", d.streams_per_seat, 1, 1000),
+        cors_origins=tuple(o.strip() for o in (get("GATEWAY_CORS_ORIGINS") or "").split(",") if o.strip()),
         connections_per_address=pick_int("GATEWAY_CONNECTIONS_PER_ADDRESS", connections * 3 // 4, 0, connections),
         database=(get("GATEWAY_DATABASE") or "").strip(),
         database_timeout=d.database_timeout if db_timeout_text is None

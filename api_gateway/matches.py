@@ -42,7 +42,7 @@ import orjson
 
 from api_gateway.engine import Engine
 from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
-from api_gateway.store import MatchExpired, Receipt, StaleToken, VersionStore
+from api_gateway.store import Hosted, MatchExpired, Receipt, StaleToken, VersionStore
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
@@ -65,6 +65,8 @@ class Carried:
     digest: bytes = b""
     #: The answer already sent for this very request (a retry after an unknown outcome).
     answered: bytes | None = None
+    #: An online table hosts the match: a change also writes each viewer's line (`store.Hosted`).
+    hosted: bool = False
 
     @property
     def viewer(self) -> int | str:
@@ -73,13 +75,26 @@ class Carried:
         return HOST if self.principal.seat is None else self.principal.seat
 
 
-def _sealed_answer(keys: KeyRing, sealed: Sealed, answer: bytes, extra: Json | None = None) -> bytes:
+def _sealed_answer(keys: KeyRing, sealed: Sealed, answer: bytes, extra: Json | None = None,
+                   token: str | None = None) -> bytes:
     """``{"token", "match_id", "seq", **extra}`` followed by the members of the engine's JSON answer."""
-    head = orjson.dumps({"token": keys.seal(sealed), "match_id": sealed.match_id_hex, "seq": sealed.seq,
+    head = orjson.dumps({"token": token or keys.seal(sealed), "match_id": sealed.match_id_hex, "seq": sealed.seq,
                          **(extra or {})})
     if answer == b"{}":
         return head
     return head[:-1] + b"," + answer[1:]
+
+
+def viewer_line(seq: int, line: bytes) -> bytes:
+    """One viewer's line of a hosted match's version `seq` (docs/tables.md, the stream's `update`):
+    ``{"seq": seq, "events", "view", "scores"}`` from the engine's line for that viewer (`seat_lines`)."""
+    head = b'{"seq":%d' % seq
+    return head + b"}" if line.strip() in (b"", b"{}") else head + b"," + line.lstrip()[1:]
+
+
+def hosted_lines(seq: int, reply: Any) -> list[bytes]:
+    """Every viewer's line of a sealed answer made with ``"seat_lines": true``: the seats', then the public's."""
+    return [viewer_line(seq, line) for line in (*reply.seats, reply.watcher)]
 
 
 def _digest(method: str, body: Mapping[str, Any]) -> bytes:
@@ -101,6 +116,8 @@ class Matches:
         self._clock = clock
         self._variants: tuple[float, list[Json]] | None = None
         self._variants_lock = threading.Lock()
+        #: Called with (match id, the new state) when a change ends a hosted match (the tables archive it).
+        self.on_hosted_over: Callable[[bytes, bytes], None] | None = None
 
     # ------------------------------------------------------------ variants
 
@@ -146,14 +163,14 @@ class Matches:
         principal = principal_for(sealed, body["seat_key"])
         digest = _digest(method, body) if method else b""
         try:
-            self.store.check(sealed.match_id, sealed.seq)  # an old token goes no further
+            hosted = self.store.check(sealed.match_id, sealed.seq)  # an old token goes no further
         except StaleToken as stale:
             answered = (self.store.answered(sealed.match_id, sealed.seq, digest)
                         if digest and stale.latest == sealed.seq + 1 else None)
             if answered is None:
                 raise
             return Carried(args, sealed, principal, digest, answered)
-        return Carried(args, sealed, principal, digest)
+        return Carried(args, sealed, principal, digest, hosted=bool(hosted))
 
     def _call(self, method: str, carried: Carried, args: Json | None = None) -> bytes:
         """`method` on the carried match: the answer's JSON, in sealed mode with the next token in front."""
@@ -161,16 +178,23 @@ class Matches:
             return self.engine.call(method, carried.args if args is None else args).answer
         if carried.answered is not None:
             return carried.answered
-        reply = self.engine.call(method, {**(carried.args if args is None else args), "view_as": carried.viewer},
-                                 carried.sealed.state)
+        call_args = {**(carried.args if args is None else args), "view_as": carried.viewer}
+        if carried.hosted:
+            call_args["seat_lines"] = True  # every viewer's line of the change, for the table's streams
+        reply = self.engine.call(method, call_args, carried.sealed.state)
         sealed = carried.sealed
         if not reply.state:
             return _sealed_answer(self.keys, sealed, reply.answer)
         # The match changed: this token's version must still be the latest. The answer is made first
         # and stored with the advance, for a retry of this request after an unknown outcome (a 503).
-        answer = _sealed_answer(self.keys, sealed.advanced(reply.state), reply.answer)
+        after = sealed.advanced(reply.state)
+        token = self.keys.seal(after)
+        answer = _sealed_answer(self.keys, after, reply.answer, token=token)
         receipt = Receipt(carried.digest, answer) if carried.digest else None
-        stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt)
+        hosted = Hosted(token, hosted_lines(after.seq, reply)) if carried.hosted else None
+        stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted)
+        if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
+            self.on_hosted_over(sealed.match_id, reply.state)
         return answer if stored is None else stored
 
     @staticmethod
@@ -238,6 +262,12 @@ class Matches:
         if seat is not None:
             args["seat"] = seat
         return self._call("Apply", carried, args)
+
+    def seat_bot(self, body: Mapping[str, Any], seat: int, level: str | None) -> bytes:
+        """An online table's seat played by a bot of `level` from now on, or by a person again (None);
+        then the bots move if one is to (the engine's SeatBot, with the host key)."""
+        carried = self.load(body, "SeatBot")
+        return self._call("SeatBot", carried, {"seat": seat, "level": level})
 
     def replay(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body, "Replay")

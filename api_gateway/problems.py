@@ -33,6 +33,18 @@ no such match in the archive        404     not-archived            field
 a page cursor not of this list      400     bad-cursor              field
 a player assertion that fails       400     invalid-player          field
 archive database unreachable        503     archive-unavailable     Retry-After header
+a table's refusal (TableRefused)    its     its name (below)        field; 401: WWW-Authenticate
+  no such table                     404     unknown-table
+  unknown or used invite            403     invalid-invite
+  a seat number, private table      403     invite-required
+  that seat taken                   409     seat-taken
+  no seat free                      409     table-full
+  the table's match is over         409     match-over
+  leaving a seat not held           409     not-seated
+  play again while playing          409     match-not-over
+  credential missing or unknown     401     invalid-credential
+  another table's credential        403     wrong-table
+  bad, spent or expired ticket      401     invalid-ticket
 anything else                       500     internal-error
 ==================================  ======  ======================  ==========================
 """
@@ -153,6 +165,33 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("archive-unavailable", 503, "The archive database is unavailable",
                 "Players, ratings and finished matches are kept in a database that did not answer; finished "
                 "matches wait and are archived when it is back. Try again after Retry-After seconds."),
+    ProblemType("unknown-table", 404, "No such table",
+                "Online tables (docs/tables.md) are known by the `table_id` `POST /v1/tables` answered; this one "
+                "was never opened here, or has been idle longer than the service keeps tables."),
+    ProblemType("invalid-invite", 403, "The invite is not valid",
+                "An invite is good for one seat of one table, once: this code is not one of the table's, or its "
+                "seat has been taken with it. The table's host can hand out fresh ones (GET .../invites)."),
+    ProblemType("invite-required", 403, "This table takes invites only",
+                "A private table's seats are taken with an invite; a seat number is for public tables."),
+    ProblemType("seat-taken", 409, "The seat is taken",
+                "Someone took this seat first (of two people racing for a seat, exactly one gets it), or it is a "
+                "bot's. Nothing changed: choose another free seat."),
+    ProblemType("table-full", 409, "Every seat of the table is taken", "Nothing changed: try another table."),
+    ProblemType("match-over", 409, "The table's match is over",
+                "Its seats cannot be taken any more; its host or a seat may deal another (POST .../again)."),
+    ProblemType("not-seated", 409, "This credential holds no seat",
+                "The seat was left already (or the host key, which holds none). Nothing changed."),
+    ProblemType("match-not-over", 409, "The table's match is still being played",
+                "Play again deals a new match once the current one is over."),
+    ProblemType("invalid-credential", 401, "Send a credential of this table",
+                "Online tables take a seat's credential (answered by join) or the table's host key in the "
+                "header `Authorization: Bearer <value>`, never in a URL or a body: this one is missing, unknown, "
+                "or was given up when its seat was left."),
+    ProblemType("wrong-table", 403, "The credential is another table's",
+                "A seat's credential reaches its own table's matches only."),
+    ProblemType("invalid-ticket", 401, "The stream ticket is not valid",
+                "A stream ticket (POST /v1/matches/{id}/events/ticket) starts one stream of its match within 30 s "
+                "and is spent by it: this one is unknown, spent, expired, or another match's. Ask for a new one."),
     ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
 )}
 
@@ -190,6 +229,15 @@ class StreamRefused(RuntimeError):
     def __init__(self, limit: str, detail: str) -> None:
         super().__init__(detail)
         self.limit = limit
+
+
+class TableRefused(Exception):
+    """An online table refuses a request (`name`: its problem type, e.g. "seat-taken"; `field`: what to blame)."""
+
+    def __init__(self, name: str, detail: str, field_name: str | None = None) -> None:
+        super().__init__(detail)
+        self.name = name
+        self.field = field_name
 
 
 class SealedModeDisabled(RuntimeError):
@@ -286,6 +334,11 @@ def from_exception(exc: BaseException) -> Problem:
         problem = Problem.of("engine-busy", f"every bot of the rules engine is thinking for other calls "
                                             f"({exc.method}); try again after Retry-After seconds")
         problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
+        return problem
+    if isinstance(exc, TableRefused):
+        problem = Problem.of(exc.name, str(exc), field=exc.field)
+        if problem.status == 401:
+            problem.headers["WWW-Authenticate"] = "Bearer"
         return problem
     if isinstance(exc, StreamRefused):
         problem = Problem.of("too-many-streams", str(exc), limit=exc.limit)

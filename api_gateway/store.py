@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_TTL", "END", "MatchExpired", "Receipt", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
+__all__ = ["DEFAULT_TTL", "END", "Deal", "Hosted", "HostedMatch", "MatchExpired", "Receipt", "TableRow", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
            "VersionStore", "check_store", "default_url", "open_store"]
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
@@ -86,6 +86,49 @@ class Receipt:
     answer: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class Hosted:
+    """What the store keeps of a match an online table hosts (docs/tables.md), written with each version:
+    its latest token (credentials alone reach the match) and one line per viewer for that version
+    (`lines[i]`: seat i's update, the last one the public's, for the host and spectators)."""
+
+    token: str
+    lines: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class HostedMatch:
+    """A hosted match as the store has it: its table, latest token and version, whether it is over."""
+
+    table_id: str
+    token: str
+    seq: int
+    over: bool
+    viewers: int
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """A new hosted match, created in the same atomic write as its table's record (`put_table`)."""
+
+    match_id: bytes
+    public: bytes
+    hosted: Hosted
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """An online table's record (JSON, the service's own: `api_gateway.tables`) and what the lobby sorts by."""
+
+    table_id: str
+    version: int
+    record: bytes
+    public: bool = False
+    variant: str = ""
+    free: int = 0
+    created: float = 0.0
+
+
 class VersionStore(Protocol):
     """``match id -> latest version``, shared by every worker and replica that serves the same keys."""
 
@@ -94,15 +137,17 @@ class VersionStore(Protocol):
     def create(self, match_id: bytes, public: bytes = b"") -> None:
         """A new match at version 0, its first public lines `public` (NDJSON)."""
 
-    def check(self, match_id: bytes, seq: int) -> None:
-        """Raise `StaleToken` unless `seq` is the latest (`MatchExpired` if unknown); keeps the record alive."""
+    def check(self, match_id: bytes, seq: int) -> bool:
+        """Raise `StaleToken` unless `seq` is the latest (`MatchExpired` if unknown); keeps the record alive.
+        True when a table hosts the match (its advances must carry `Hosted` lines)."""
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
-                receipt: Receipt | None = None) -> bytes | None:
+                receipt: Receipt | None = None, hosted: Hosted | None = None) -> bytes | None:
         """Compare-and-set `seq` -> `seq + 1`; `StaleToken` if `seq` is not the latest (`MatchExpired` if unknown).
         With it, append `public` (NDJSON lines) to the match's public lines, and the end mark when `over`,
         and keep `receipt` as the match's latest. None when advanced; when the same request (the
-        receipt's digest) already advanced from `seq`, the answer stored then, and nothing is changed."""
+        receipt's digest) already advanced from `seq`, the answer stored then, and nothing is changed.
+        A hosted match's advance keeps `hosted`'s token and appends its lines, in the same write."""
 
     def answered(self, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
         """The answer stored when the request `digest` advanced the match from `seq`, if that was its
@@ -111,6 +156,29 @@ class VersionStore(Protocol):
     def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
         """The match's public lines from the `start`-th (0-based), and whether the match is over;
         `MatchExpired` if the store holds no record of it."""
+
+    def hosted(self, match_id: bytes) -> HostedMatch:
+        """A hosted match's latest token and version; `MatchExpired` if the store holds none."""
+
+    def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
+        """A hosted match's lines for `viewer` from version `start` on (line i: version i), and
+        whether it is over; `MatchExpired` if the store holds none."""
+
+    def table(self, table_id: str) -> TableRow | None:
+        """A table's record, None when there is none (never made, or expired)."""
+
+    def put_table(self, row: TableRow, deal: Deal | None = None) -> bool:
+        """Write a table's record if its stored version is still `row.version - 1` (0: a new table),
+        with `deal`'s new hosted match in the same atomic write; False when another write came first."""
+
+    def lobby(self, variant: str | None, limit: int, before: tuple[float, str] | None) -> list[TableRow]:
+        """Public tables with a seat free, newest first, strictly after the cursor `before`."""
+
+    def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
+        """Keep a stream ticket (its hash) for `ttl` seconds."""
+
+    def take_ticket(self, ticket: bytes) -> bytes | None:
+        """Spend a ticket: its payload once, None when unknown, spent or expired."""
 
     def ping(self) -> None:
         """Raise `StoreUnavailable` unless the store answers."""
@@ -196,6 +264,15 @@ class SqliteStore:
             conn.execute("CREATE TABLE IF NOT EXISTS receipts_s1 "
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, digest BLOB NOT NULL, "
                          "answer BLOB NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS hosted_s1 (match_id BLOB PRIMARY KEY, table_id TEXT NOT NULL, "
+                         "token TEXT NOT NULL, over INTEGER NOT NULL, viewers INTEGER NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS lines_s1 (match_id BLOB NOT NULL, viewer INTEGER NOT NULL, "
+                         "seq INTEGER NOT NULL, line BLOB NOT NULL, PRIMARY KEY (match_id, viewer, seq)) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS tables_s1 (table_id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
+                         "record BLOB NOT NULL, public INTEGER NOT NULL, variant TEXT NOT NULL, free INTEGER NOT NULL, "
+                         "created REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
+                         "expires REAL NOT NULL) WITHOUT ROWID")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
         self._connection, self._pid = conn, os.getpid()
@@ -249,21 +326,23 @@ class SqliteStore:
         seq: int = row[0]
         return seq
 
-    def check(self, match_id: bytes, seq: int) -> None:
-        def work(c: sqlite3.Connection) -> None:
+    def check(self, match_id: bytes, seq: int) -> bool:
+        def work(c: sqlite3.Connection) -> bool:
             latest = self._latest(c, match_id)
             if latest != seq:
                 raise StaleToken(latest, seq)
             c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
-        self._run(work)
+            return c.execute("SELECT 1 FROM hosted_s1 WHERE match_id = ?", (match_id,)).fetchone() is not None
+        hosted: bool = self._run(work)
+        return hosted
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
-                receipt: Receipt | None = None) -> bytes | None:
+                receipt: Receipt | None = None, hosted: Hosted | None = None) -> bytes | None:
         lines = _split(public) + ([END] if over else [])
 
         def work(c: sqlite3.Connection) -> bytes | None:
             with c:
-                if lines or receipt is not None:
+                if lines or receipt is not None or hosted is not None:
                     c.execute("BEGIN IMMEDIATE")
                 done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
                                  "WHERE match_id = ? AND seq = ? AND expires >= ?",
@@ -278,6 +357,8 @@ class SqliteStore:
                 if receipt is not None:
                     c.execute("INSERT OR REPLACE INTO receipts_s1 VALUES (?, ?, ?, ?)",
                               (match_id, seq, receipt.digest, receipt.answer))
+                if hosted is not None:
+                    self._host(c, match_id, seq + 1, hosted, over)
                 return None
         stored: bytes | None = self._run(work)
         self._sweep()
@@ -295,6 +376,97 @@ class SqliteStore:
         stored: bytes | None = self._run(lambda c: self._answered(c, match_id, seq, digest))
         return stored
 
+    @staticmethod
+    def _host(c: sqlite3.Connection, match_id: bytes, seq: int, hosted: Hosted, over: bool,
+              table_id: str | None = None) -> None:
+        if table_id is not None:
+            c.execute("INSERT INTO hosted_s1 VALUES (?, ?, ?, ?, ?)",
+                      (match_id, table_id, hosted.token, int(over), len(hosted.lines)))
+        else:
+            c.execute("UPDATE hosted_s1 SET token = ?, over = ? WHERE match_id = ?", (hosted.token, int(over), match_id))
+        c.executemany("INSERT OR REPLACE INTO lines_s1 VALUES (?, ?, ?, ?)",
+                      [(match_id, viewer, seq, line) for viewer, line in enumerate(hosted.lines)])
+
+    def hosted(self, match_id: bytes) -> HostedMatch:
+        def work(c: sqlite3.Connection) -> HostedMatch:
+            seq = self._latest(c, match_id)
+            row = c.execute("SELECT table_id, token, over, viewers FROM hosted_s1 WHERE match_id = ?",
+                            (match_id,)).fetchone()
+            if row is None:
+                raise MatchExpired()
+            return HostedMatch(row[0], row[1], seq, bool(row[2]), row[3])
+        found: HostedMatch = self._run(work)
+        return found
+
+    def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
+        def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
+            self._latest(c, match_id)
+            row = c.execute("SELECT over FROM hosted_s1 WHERE match_id = ?", (match_id,)).fetchone()
+            if row is None:
+                raise MatchExpired()
+            rows = c.execute("SELECT line FROM lines_s1 WHERE match_id = ? AND viewer = ? AND seq >= ? ORDER BY seq",
+                             (match_id, viewer, start)).fetchall()
+            return [bytes(r[0]) for r in rows], bool(row[0])
+        found: tuple[list[bytes], bool] = self._run(work)
+        return found
+
+    def table(self, table_id: str) -> TableRow | None:
+        row = self._run(lambda c: c.execute(
+            "SELECT version, record, public, variant, free, created FROM tables_s1 WHERE table_id = ? AND expires >= ?",
+            (table_id, self._clock())).fetchone())
+        if row is None:
+            return None
+        return TableRow(table_id, row[0], bytes(row[1]), bool(row[2]), row[3], row[4], row[5])
+
+    def put_table(self, row: TableRow, deal: Deal | None = None) -> bool:
+        now = self._clock()
+
+        def work(c: sqlite3.Connection) -> bool:
+            with c:
+                c.execute("BEGIN IMMEDIATE")
+                found = c.execute("SELECT version FROM tables_s1 WHERE table_id = ? AND expires >= ?",
+                                  (row.table_id, now)).fetchone()
+                if (found[0] if found is not None else 0) != row.version - 1:
+                    return False
+                c.execute("INSERT OR REPLACE INTO tables_s1 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                          (row.table_id, row.version, row.record, int(row.public), row.variant, row.free,
+                           row.created, now + self.ttl))
+                if deal is not None:
+                    c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (deal.match_id, now + self.ttl))
+                    self._append(c, deal.match_id, _split(deal.public))
+                    self._host(c, deal.match_id, 0, deal.hosted, False, row.table_id)
+                return True
+        done: bool = self._run(work)
+        self._sweep()
+        return done
+
+    def lobby(self, variant: str | None, limit: int, before: tuple[float, str] | None) -> list[TableRow]:
+        query = ("SELECT table_id, version, record, public, variant, free, created FROM tables_s1 "
+                 "WHERE public = 1 AND free > 0 AND expires >= ?")
+        args: list[Any] = [self._clock()]
+        if variant is not None:
+            query += " AND variant = ?"
+            args.append(variant)
+        if before is not None:
+            query += " AND (created < ? OR (created = ? AND table_id < ?))"
+            args += [before[0], before[0], before[1]]
+        query += " ORDER BY created DESC, table_id DESC LIMIT ?"
+        args.append(limit)
+        rows = self._run(lambda c: c.execute(query, args).fetchall())
+        return [TableRow(r[0], r[1], bytes(r[2]), bool(r[3]), r[4], r[5], r[6]) for r in rows]
+
+    def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
+        self._run(lambda c: c.execute("INSERT OR REPLACE INTO tickets_s1 VALUES (?, ?, ?)",
+                                      (ticket, payload, self._clock() + ttl)))
+        self._sweep()
+
+    def take_ticket(self, ticket: bytes) -> bytes | None:
+        row = self._run(lambda c: c.execute("DELETE FROM tickets_s1 WHERE ticket = ? RETURNING payload, expires",
+                                            (ticket,)).fetchone())
+        if row is None or row[1] < self._clock():
+            return None
+        return bytes(row[0])
+
     def ping(self) -> None:
         self._run(lambda c: c.execute("SELECT 1").fetchone())
 
@@ -305,6 +477,10 @@ class SqliteStore:
                 c.execute("DELETE FROM versions_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM public_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM receipts_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
+                c.execute("DELETE FROM hosted_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
+                c.execute("DELETE FROM lines_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
+                c.execute("DELETE FROM tables_s1 WHERE expires < ?", (self._clock(),))
+                c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (self._clock(),))
             self._run(sweep)
 
     def close(self) -> None:
@@ -324,8 +500,10 @@ def _split(public: bytes) -> list[bytes]:
 
 # ---------------------------------------------------------------- Redis (a cluster)
 
-# KEYS: the record, the public lines, the receipt; ARGV: expected seq, new seq, ttl, receipt digest
-# (empty: none), receipt answer, public lines. {1}: advanced; {0, latest}: stale; {-1}: no record;
+# KEYS: the record, the public lines, the receipt, a hosted match's hash, then its viewers' lists;
+# ARGV: expected seq, new seq, ttl, receipt digest (empty: none), receipt answer, the number of public
+# lines, the hosted token (empty: not hosted), over ("1"/"0"), the public lines, then one line per viewer.
+# {1}: advanced; {0, latest}: stale; {-1}: no record;
 # {2, answer}: this very request (its digest) already advanced from the expected seq.
 _ADVANCE = """
 local latest = redis.call('GET', KEYS[1])
@@ -338,14 +516,23 @@ if latest ~= ARGV[1] then
   return {0, tonumber(latest)}
 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-if #ARGV > 5 then
-  for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+local npublic = tonumber(ARGV[6])
+if npublic > 0 then
+  for i = 9, 8 + npublic do redis.call('RPUSH', KEYS[2], ARGV[i]) end
   redis.call('EXPIRE', KEYS[2], ARGV[3])
 end
 if ARGV[4] ~= '' then
   redis.call('DEL', KEYS[3])
   redis.call('HSET', KEYS[3], 'seq', ARGV[1], 'digest', ARGV[4], 'answer', ARGV[5])
   redis.call('EXPIRE', KEYS[3], ARGV[3])
+end
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[4], 'token', ARGV[7], 'over', ARGV[8])
+  redis.call('EXPIRE', KEYS[4], ARGV[3])
+  for v = 5, #KEYS do
+    redis.call('RPUSH', KEYS[v], ARGV[8 + npublic + v - 4])
+    redis.call('EXPIRE', KEYS[v], ARGV[3])
+  end
 end
 return {1, 0}
 """
@@ -357,6 +544,11 @@ class RedisStore:
     PREFIX = "domino:v:"
     PUBLIC = "domino:p:"  # the match's public lines, a list
     RECEIPT = "domino:r:"  # the receipt of the latest advance, a hash: seq, digest, answer
+    HOSTED = "domino:h:"  # a hosted match, a hash: table_id, token, over, viewers
+    LINES = "domino:l:"  # a hosted match's lines of one viewer, a list (index: version): <match>:<viewer>
+    TABLE = "domino:tb:"  # a table's record, a hash: version, record, public, variant, free, created
+    LOBBY = "domino:lobby"  # public tables with a seat free, a sorted set by creation time
+    TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
 
     def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
         import redis  # only a cluster needs it
@@ -404,7 +596,7 @@ class RedisStore:
             raise MatchExpired()
         return [bytes(x) for x in lines], last is not None and bytes(last) == END
 
-    def check(self, match_id: bytes, seq: int) -> None:
+    def check(self, match_id: bytes, seq: int) -> bool:
         key = self._key(match_id)
 
         def work() -> Any:
@@ -413,21 +605,27 @@ class RedisStore:
             pipe.expire(key, self.ttl)
             pipe.expire(self.PUBLIC + match_id.hex(), self.ttl)
             pipe.expire(self.RECEIPT + match_id.hex(), self.ttl)
-            return pipe.execute()[0]
-        latest = self._run(work)
+            pipe.expire(self.HOSTED + match_id.hex(), self.ttl)
+            found = pipe.execute()
+            return found[0], found[4]
+        latest, hosted = self._run(work)
         if latest is None:
             raise MatchExpired()
         if int(latest) != seq:
             raise StaleToken(int(latest), seq)
+        return bool(hosted)
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
-                receipt: Receipt | None = None) -> bytes | None:
+                receipt: Receipt | None = None, hosted: Hosted | None = None) -> bytes | None:
         lines = _split(public) + ([END] if over else [])
         hexid = match_id.hex()
         digest, answer = (receipt.digest, receipt.answer) if receipt is not None else (b"", b"")
+        viewers = hosted.lines if hosted is not None else []
         done, latest = self._run(lambda: self._advance(
-            keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid],
-            args=[seq, seq + 1, self.ttl, digest, answer, *lines]))
+            keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
+                  *(f"{self.LINES}{hexid}:{v}" for v in range(len(viewers)))],
+            args=[seq, seq + 1, self.ttl, digest, answer, len(lines), hosted.token if hosted is not None else "",
+                  "1" if over else "0", *lines, *viewers]))
         if done == -1:
             raise MatchExpired()
         if done == 0:
@@ -446,6 +644,109 @@ class RedisStore:
         if latest is None or int(latest) != seq + 1 or r_seq is None or int(r_seq) != seq or r_digest != digest:
             return None
         return bytes(r_answer)
+
+    def hosted(self, match_id: bytes) -> HostedMatch:
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.get(self._key(match_id))
+            pipe.hmget(self.HOSTED + match_id.hex(), "table_id", "token", "over", "viewers")
+            return pipe.execute()
+        latest, (table_id, token, over, viewers) = self._run(work)
+        if latest is None or table_id is None:
+            raise MatchExpired()
+        return HostedMatch(table_id.decode(), token.decode(), int(latest), over == b"1", int(viewers))
+
+    def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hget(self.HOSTED + match_id.hex(), "over")
+            pipe.lrange(f"{self.LINES}{match_id.hex()}:{viewer}", start, -1)
+            return pipe.execute()
+        over, lines = self._run(work)
+        if over is None:
+            raise MatchExpired()
+        return [bytes(x) for x in lines], over == b"1"
+
+    def table(self, table_id: str) -> TableRow | None:
+        found = self._run(lambda: self._redis.hmget(self.TABLE + table_id, "version", "record", "public", "variant",
+                                                     "free", "created"))
+        if found[0] is None:
+            return None
+        return TableRow(table_id, int(found[0]), bytes(found[1]), found[2] == b"1", found[3].decode(), int(found[4]),
+                        float(found[5]))
+
+    def put_table(self, row: TableRow, deal: Deal | None = None) -> bool:
+        import redis
+
+        key = self.TABLE + row.table_id
+
+        def work() -> bool:
+            with self._redis.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(key)
+                    version = pipe.hget(key, "version")
+                    if (int(version) if version is not None else 0) != row.version - 1:
+                        return False
+                    pipe.multi()
+                    pipe.hset(key, mapping={"version": row.version, "record": row.record,
+                                            "public": "1" if row.public else "0", "variant": row.variant,
+                                            "free": row.free, "created": repr(row.created)})
+                    pipe.expire(key, self.ttl)
+                    if row.public and row.free > 0:
+                        pipe.zadd(self.LOBBY, {row.table_id: row.created})
+                    else:
+                        pipe.zrem(self.LOBBY, row.table_id)
+                    if deal is not None:
+                        hexid = deal.match_id.hex()
+                        pipe.set(self._key(deal.match_id), 0, ex=self.ttl)
+                        lines = _split(deal.public)
+                        if lines:
+                            pipe.rpush(self.PUBLIC + hexid, *lines)
+                            pipe.expire(self.PUBLIC + hexid, self.ttl)
+                        pipe.hset(self.HOSTED + hexid, mapping={"table_id": row.table_id, "token": deal.hosted.token,
+                                                                "over": "0", "viewers": len(deal.hosted.lines)})
+                        pipe.expire(self.HOSTED + hexid, self.ttl)
+                        for viewer, line in enumerate(deal.hosted.lines):
+                            pipe.rpush(f"{self.LINES}{hexid}:{viewer}", line)
+                            pipe.expire(f"{self.LINES}{hexid}:{viewer}", self.ttl)
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    return False
+        done: bool = self._run(work)
+        return done
+
+    def lobby(self, variant: str | None, limit: int, before: tuple[float, str] | None) -> list[TableRow]:
+        found: list[TableRow] = []
+        high: Any = "+inf" if before is None else before[0]
+        offset = 0
+        while len(found) < limit:
+            ids = self._run(lambda: self._redis.zrevrangebyscore(self.LOBBY, high, "-inf", start=offset,
+                                                                 num=limit * 2, withscores=True))
+            if not ids:
+                break
+            offset += len(ids)
+            for raw, score in ids:
+                table_id = raw.decode()
+                if before is not None and score == before[0] and table_id >= before[1]:
+                    continue
+                row = self.table(table_id)
+                if row is None:
+                    self._run(lambda t=table_id: self._redis.zrem(self.LOBBY, t))  # expired
+                    continue
+                if row.free > 0 and row.public and (variant is None or row.variant == variant):
+                    found.append(row)
+                    if len(found) == limit:
+                        break
+        # the same order as SQLite's: newest first, ties by id (descending)
+        return sorted(found, key=lambda r: (r.created, r.table_id), reverse=True)
+
+    def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
+        self._run(lambda: self._redis.set(self.TICKET + ticket.hex(), payload, ex=ttl))
+
+    def take_ticket(self, ticket: bytes) -> bytes | None:
+        found = self._run(lambda: self._redis.getdel(self.TICKET + ticket.hex()))
+        return None if found is None else bytes(found)
 
     def close(self) -> None:
         self._redis.close()

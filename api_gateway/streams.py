@@ -52,14 +52,30 @@ def closed_line(reason: str) -> bytes:
     return b'{"type":"closed","reason":"' + reason.encode() + b'"}\n'
 
 
-def _quiet_line(lim: Limits, now: float, start: float, last_line: float, last_write: float) -> bytes | None:
+@dataclass(frozen=True, slots=True)
+class Format:
+    """How a stream writes what it has: its lines (from the `first`-th of its feed), its keepalive, its
+    closing line, and what ends it with the match. Spectator streams are NDJSON (`NDJSON`); seat
+    streams are Server-Sent Events (`api_gateway.seat_streams`)."""
+
+    lines: Callable[[list[bytes], int], bytes]
+    keepalive: bytes
+    closed: Callable[[str], bytes]
+    end: bytes = b""
+
+
+NDJSON = Format(lambda lines, first: b"".join(line + b"\n" for line in lines), KEEPALIVE, closed_line)
+
+
+def _quiet_line(lim: Limits, now: float, start: float, last_line: float, last_write: float,
+                fmt: Format = NDJSON) -> bytes | None:
     """What a stream with no new line writes now: its closing line once it has been idle or open too
     long (the stream then ends), a keepalive line after `keepalive` seconds without a write, else
     nothing. One policy for the shared feed and for the development server's own polling."""
     if now - last_line >= lim.idle or now - start >= lim.longest:
-        return closed_line("idle" if now - last_line >= lim.idle else "max-duration")
+        return fmt.closed("idle" if now - last_line >= lim.idle else "max-duration")
     if now - last_write >= lim.keepalive:
-        return KEEPALIVE
+        return fmt.keepalive
     return None
 
 
@@ -90,8 +106,11 @@ class Feed:
 class Streams:
     """This worker's spectator streams (one instance per app; module docstring)."""
 
-    def __init__(self, public: Public, limits: Limits, poll: float = SPECTATE_POLL) -> None:
+    def __init__(self, public: Public, limits: Limits, poll: float = SPECTATE_POLL, fmt: Format = NDJSON,
+                 what: str = "spectator") -> None:
         self._public = public
+        self.format = fmt
+        self.what = what
         self.limits = limits
         self._poll = poll
         self._feeds: dict[str, Feed] = {}
@@ -110,8 +129,10 @@ class Streams:
 
     # ------------------------------------------------------------------ opening and closing
 
-    def open(self, match_id: str, address: str, sock: Any) -> Stream:
+    def open(self, match_id: str, address: str, sock: Any,
+             intro: Callable[[list[bytes], bool], bytes] | None = None) -> Stream:
         """A stream of `match_id` for a client at `address` (its socket `sock`, watched for its end).
+        `intro` writes its start from the lines so far (default: all of them).
 
         Raises before anything is written: StreamRefused over a cap (or while the worker
         stops), UnknownMatch (404), SealedModeDisabled (501), StoreUnavailable (503).
@@ -121,10 +142,11 @@ class Streams:
         if self.stopping:
             refused = StreamRefused("worker", "this gateway worker is stopping; open the stream again")
         elif self.open_count >= lim.streams:
-            refused = StreamRefused("worker", f"this gateway worker holds {lim.streams} spectator streams, its most")
+            refused = StreamRefused("worker", f"this gateway worker holds {lim.streams} {self.what} streams, its most")
         elif self._per_match.get(match_id, 0) >= lim.per_match:
-            refused = StreamRefused("match", f"this gateway worker holds {lim.per_match} streams of this match, "
-                                             "its most")
+            refused = StreamRefused("match" if self.what == "spectator" else self.what,
+                                    f"this gateway worker holds {lim.per_match} streams of this "
+                                    f"{'match' if self.what == 'spectator' else self.what}, its most")
         elif self._per_address.get(address, 0) >= lim.per_address:
             refused = StreamRefused("address", f"this gateway worker holds {lim.per_address} streams of your "
                                                "address, its most")
@@ -148,7 +170,7 @@ class Streams:
         except BaseException:
             self._release(match_id, address)
             raise
-        return Stream(self, match_id, address, sock, first, over)
+        return Stream(self, match_id, address, sock, first, over, intro)
 
     def _first_lines(self, match_id: str) -> tuple[list[bytes], bool]:
         """The match's lines so far: from its feed when this worker watches it already (no store read),
@@ -253,8 +275,9 @@ class Stream:
     """
 
     def __init__(self, owner: Streams, match_id: str, address: str, sock: Any, first: list[bytes],
-                 over: bool) -> None:
+                 over: bool, intro: Callable[[list[bytes], bool], bytes] | None = None) -> None:
         self._owner = owner
+        self._intro = intro
         self._match_id, self._address, self._sock = match_id, address, sock
         self._first, self._over = first, over
         self._released = False
@@ -272,9 +295,9 @@ class Stream:
     def _lines(self) -> Generator[bytes, None, None]:
         """The lines as they come: ends with the match, when the client leaves, after `idle` seconds
         without a line, after `longest`, or when the worker stops."""
-        owner, lim = self._owner, self._owner.limits
+        owner, lim, fmt = self._owner, self._owner.limits, self._owner.format
         start = last_line = last_write = time.monotonic()
-        yield b"".join(line + b"\n" for line in self._first)
+        yield fmt.lines(self._first, 0) if self._intro is None else self._intro(self._first, self._over)
         if self._over:
             return
         if not owner.shared:
@@ -296,22 +319,24 @@ class Stream:
                 if gone.left():
                     return                      # nobody to write to
                 if owner.stopping:
-                    yield closed_line("shutdown")
+                    yield fmt.closed("shutdown")
                     return
                 now = time.monotonic()
                 if len(feed.lines) > sent:
-                    yield b"".join(line + b"\n" for line in feed.lines[sent:])
+                    yield fmt.lines(feed.lines[sent:], sent)
                     sent = len(feed.lines)
                     last_line = last_write = now
-                    if feed.over:
-                        return                  # its last line is the end mark
+                if feed.over:
+                    if fmt.end:
+                        yield fmt.end
+                    return                      # (NDJSON: its last line is the end mark)
                 if feed.closed is not None:
-                    yield closed_line(feed.closed if feed.closed != "unwatched" else "error")
+                    yield fmt.closed(feed.closed if feed.closed != "unwatched" else "error")
                     return
-                quiet = _quiet_line(lim, now, start, last_line, last_write)
+                quiet = _quiet_line(lim, now, start, last_line, last_write, fmt)
                 if quiet is not None:
                     yield quiet
-                    if quiet is not KEEPALIVE:
+                    if quiet is not fmt.keepalive:
                         return
                     last_write = now
         finally:
@@ -323,33 +348,35 @@ class Stream:
     def _polled(self, start: float) -> Generator[bytes, None, None]:
         """`_lines` outside a gevent worker (the threaded development server): this stream reads the
         store itself every `SPECTATE_POLL` seconds; a gone client is found by a failed write."""
-        owner, lim = self._owner, self._owner.limits
+        owner, lim, fmt = self._owner, self._owner.limits, self._owner.format
         last_line = last_write = start
         sent = len(self._first)
         while True:
             time.sleep(owner._poll)
             if owner.stopping:
-                yield closed_line("shutdown")
+                yield fmt.closed("shutdown")
                 return
             try:
                 lines, over = owner._public(self._match_id, sent)
             except UnknownMatch:
-                yield closed_line("expired")
+                yield fmt.closed("expired")
                 return
             except StoreUnavailable:
-                yield closed_line("store-unavailable")
+                yield fmt.closed("store-unavailable")
                 return
             now = time.monotonic()
             if lines:
-                yield b"".join(line + b"\n" for line in lines)
+                yield fmt.lines(lines, sent)
                 sent += len(lines)
                 last_line = last_write = now
             if over:
+                if fmt.end:
+                    yield fmt.end
                 return
-            quiet = _quiet_line(lim, now, start, last_line, last_write)
+            quiet = _quiet_line(lim, now, start, last_line, last_write, fmt)
             if quiet is not None:
                 yield quiet
-                if quiet is not KEEPALIVE:
+                if quiet is not fmt.keepalive:
                     return
                 last_write = now
 

@@ -5,6 +5,7 @@
     domino bench slow-clients [--connections N] [--seconds S]
     domino bench faults [--seconds S] [--rounds R] [--freeze S]   # issue 29: flood, frozen engine, replay bomb
     domino bench bots [--variant V] [--matchup A:B] [--pairs N] [--deals N] [--unit round|match]
+    domino bench tables [--moves N]   # issue 24: a move to the other seat's stream, one gateway and two
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -74,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
 
     bots_arguments(b)
 
+    t = sub.add_parser("tables", help="online tables: apply -> the other seat's stream, one gateway and two on Redis")
+    common(t)
+    t.add_argument("--moves", type=int, default=200, help="applies timed per setup (default 200)")
+
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -111,6 +116,12 @@ def main(argv: list[str]) -> int:
                             freeze=3.0 if args.tiny else args.freeze, log=sys.stderr)
         text = faults.format_text(result)
         save = faults.save
+    elif args.what == "tables":
+        from bench import tables
+
+        result = tables.run(moves=args.moves, tiny=args.tiny, log=sys.stderr)
+        text = tables.format_text(result)
+        save = tables.save
     elif args.what == "bots":
         from bench import bots
 

@@ -112,11 +112,13 @@ def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
     return _start(f"engine{index}{'-compiled' if compiled else ''}", argv, env, workdir, "grpc")
 
 
-def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0) -> Proc:
-    """The gateway (gunicorn, default workers and threads) over one engine or several (round-robin)."""
-    env = dict(os.environ)
+def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0,
+                  env: dict[str, str] | None = None) -> Proc:
+    """The gateway (gunicorn, default workers and threads) over one engine or several (round-robin);
+    `env`: settings of its own (a token store, say)."""
     target = engines[0].address if len(engines) == 1 else "ipv4:" + ",".join(e.address for e in engines)
-    env.update({"GATEWAY_PORT": "0", "GATEWAY_METRICS_PORT": "0", "GATEWAY_ENGINE": target, "STATE_TOKEN_KEYS": keys})
+    env = {**os.environ, "GATEWAY_PORT": "0", "GATEWAY_METRICS_PORT": "0", "GATEWAY_ENGINE": target,
+           "STATE_TOKEN_KEYS": keys, **(env or {})}
     argv = [sys.executable, "-m", "clients.cli", "serve", "gateway"]
     proc = _start(f"gateway{index}", argv, env, workdir, "http")
     _wait_ready(proc)

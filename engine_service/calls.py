@@ -20,6 +20,7 @@ from engine_service.rules import (
     MalformedError,
     Match,
     RulesError,
+    botseats,
     game_class,
 )
 from engine_service.rules.errors import one_of
@@ -124,6 +125,15 @@ def apply(game: Game, action: object, seat: object = None) -> list[Event]:
     metrics.record_actions(game.variant, (str(action),))
     metrics.record_events(game.variant, events)
     return events + play_bots(game)
+
+
+def seat_bot(game: Game, seat: object, level: object) -> list[Event]:
+    """`seat` played by the computer at `level` from now on (None: by a person again), then the bots'
+    turns if one is now to move: an online table's seat whose person left (issue 24)."""
+    if game.finished:
+        raise MalformedError("the match is over: no seat can change hands")
+    game.bots = botseats.seat_bot(game.bots, game.players, seat, level)
+    return play_bots(game)
 
 
 @dataclass

@@ -56,7 +56,7 @@ Event = dict[str, Any]
 HOST = "host"
 
 _MATCH = frozenset({"state"})
-_SEALED = frozenset({"view_as"})
+_SEALED = frozenset({"view_as", "seat_lines"})
 
 
 def _args(call: pb.JsonCall, allowed: frozenset[str]) -> Json:
@@ -133,10 +133,11 @@ def _encode(game: Game) -> bytes:
 class _Carried:
     """The game a call carries, how it came (sealed or not), and who looks at the answer."""
 
-    __slots__ = ("game", "sealed", "viewer")
+    __slots__ = ("game", "lines", "sealed", "viewer")
 
     def __init__(self, call: pb.JsonCall, args: Json) -> None:
         self.sealed = _sealed(call, args)
+        self.lines = _seat_lines(args)
         self.game: Game
         if self.sealed:
             self.game = _decode(_kind(call, args), call.state)
@@ -147,7 +148,7 @@ class _Carried:
 
     def answer(self, events: list[Event], changed: bool = True, **extra: Any) -> pb.JsonAnswer:
         """The answer once the call has changed the game (see `_answer`)."""
-        return _answer(self.game, events, self.sealed, self.viewer, changed, **extra)
+        return _answer(self.game, events, self.sealed, self.viewer, changed, self.lines, **extra)
 
 
 def _match(call: pb.JsonCall, args: Json, verb: str) -> tuple[_Carried, Match]:
@@ -181,11 +182,28 @@ def _dumps(body: Json) -> bytes:
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
+def _seat_lines(args: Json) -> bool:
+    """``args.seat_lines``: whether a sealed call that changes the match answers every viewer's line."""
+    lines = args.get("seat_lines", False)
+    if type(lines) is not bool:
+        raise MalformedError(f"seat_lines: expected true or false, not {lines!r}")
+    if lines and "view_as" not in args:
+        raise MalformedError("seat_lines: only with a sealed state")
+    return lines
+
+
+def _line(game: Game, events: list[Event], viewer: Viewer) -> bytes:
+    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, view and the scores."""
+    return _dumps({"events": game.seen_by(events, viewer), "view": game.view_for(viewer),
+                   "scores": game.match_scores()})
+
+
 def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
-            **extra: Any) -> pb.JsonAnswer:
+            lines: bool = False, **extra: Any) -> pb.JsonAnswer:
     """A changed game's answer: the state and every event (transparent), or the viewer's view,
     the events as it may see them, the new state's bytes, the spectators' lines and whether the
-    match is over (sealed; no state when `changed` is false)."""
+    match is over (sealed; no state when `changed` is false), and with `lines` each seat's and the
+    public's line for their event streams (an online table's match)."""
     if not sealed:
         return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "scores": game.match_scores(),
                                             "events": events, **extra}))
@@ -193,8 +211,12 @@ def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, chang
             **extra}
     if not changed:
         return pb.JsonAnswer(answer=_dumps(body))
-    return pb.JsonAnswer(answer=_dumps(body), state=_encode(game), public=_lines(game.spectated(events)),
-                         over=game.finished)
+    answer = pb.JsonAnswer(answer=_dumps(body), state=_encode(game), public=_lines(game.spectated(events)),
+                           over=game.finished)
+    if lines:
+        answer.seats.extend(_line(game, events, seat) for seat in range(game.players))
+        answer.watcher = _line(game, events, None)
+    return answer
 
 
 def _described(answer: pb.JsonAnswer, sealed: bool, variant: str, players: int, options: Json) -> pb.JsonAnswer:
@@ -263,7 +285,8 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
                                       no_deal=no_deal, bots=args.get("bots"))
         sealed = "view_as" in args
         viewer = _seat_of(_viewer(args), game) if sealed else None
-        return _described(_answer(game, events, sealed, viewer), sealed, game.variant, game.players, game.options)
+        return _described(_answer(game, events, sealed, viewer, lines=_seat_lines(args)), sealed, game.variant,
+                          game.players, game.options)
 
     def StartRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, _MATCH | _SEALED | {"deal"})
@@ -348,6 +371,14 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             raise MalformedError("seat: required (the seat that timed out)")
         carried = _Carried(call, args)
         return carried.answer(calls.timeout(carried.game, args["seat"]))
+
+    def SeatBot(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        """An online table's seat played by the computer from now on, or by a person again (sealed)."""
+        args = _args(call, _MATCH | _SEALED | {"seat", "level"})
+        if "seat" not in args or "level" not in args:
+            raise MalformedError("seat and level: required (level null: a person plays the seat again)")
+        carried = _Carried(call, args)
+        return carried.answer(calls.seat_bot(carried.game, args["seat"], args["level"]))
 
     # ------------------------------------------------------------ match records (docs/records.md)
 

@@ -38,6 +38,23 @@ def check_bots(value: object, players: int, where: str) -> dict[int, str]:
     return bots
 
 
+def seat_bot(bots: dict[int, str], players: int, seat: object, level: object) -> dict[int, str]:
+    """`bots` with `seat` played by the computer at `level` from now on, or by a person again
+    (`level` None): a seat of an online table whose person left, or who came back (issue 24).
+    MalformedError when the seat or level is not one, or when no seat would stay human."""
+    if type(seat) is not int or not 0 <= seat < players:
+        raise MalformedError(f"seat must be a seat 0..{players - 1}, not {seat!r}")
+    changed = {s: lv for s, lv in bots.items() if s != seat}
+    if level is None:
+        return changed
+    if level not in BOT_LEVELS:
+        raise MalformedError(f"level: {one_of(level, BOT_LEVELS)}")
+    changed[seat] = str(level)
+    if len(changed) >= players:
+        raise MalformedError(f"seat {seat} is the last one a person plays: a match of bots alone plays itself")
+    return changed
+
+
 def bots_to_list(bots: dict[int, str]) -> list[dict[str, Any]]:
     """The JSON form, by seat."""
     return [{"seat": seat, "level": bots[seat]} for seat in sorted(bots)]

@@ -110,6 +110,11 @@ class Game(Protocol):
         """A call's events as a spectator's stream shows them: the public's, and whatever the
         rules show everyone once it is over (a matching round's hands)."""
 
+    def seen_by(self, events: list[Event], viewer: Viewer, /) -> list[Event]:
+        """A call's events as `viewer`'s stream shows them (an online table's seat, issue 24): what
+        `redact` leaves it, and whatever the rules show everyone once it is over (`spectated` is
+        this for the public)."""
+
     def match_scores(self) -> list[int]:
         """The score as players say it, per seat (or team): what every answer carries as ``scores``."""
 

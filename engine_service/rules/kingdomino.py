@@ -258,6 +258,10 @@ class Kingdomino:
         """A spectator sees what a player does: the events without the seed."""
         return redact_kingdomino_events(events)
 
+    def seen_by(self, events: list[Event], viewer: int | None) -> list[Event]:
+        """Every viewer sees what a player does: the events without the seed."""
+        return redact_kingdomino_events(events)
+
     def match_scores(self) -> list[int]:
         """Each player's score so far, summed over a dynasty's games (`totals`)."""
         return self.totals()["scores"]

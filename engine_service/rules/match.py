@@ -234,7 +234,11 @@ class Match:
 
     def spectated(self, events: list[Event]) -> list[Event]:
         """The public's events, the hands shown once the round is over (`views.shown_hands`)."""
-        seen = redact_events(events, None)
+        return self.seen_by(events, None)
+
+    def seen_by(self, events: list[Event], viewer: int | None) -> list[Event]:
+        """`viewer`'s events (another seat's draw hidden), the hands shown once the round is over."""
+        seen = redact_events(events, viewer)
         rnd = self.round
         if rnd is None or not rnd.over:
             return seen

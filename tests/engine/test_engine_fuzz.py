@@ -110,6 +110,8 @@ KD_METHODS = frozenset({"NewKingdomino", "KingdominoLegalActions", "KingdominoAp
                         "KingdominoView", "KingdominoTimeout"})
 #: The JSON face's own calls (match records, docs/records.md): no typed twin.
 RECORD_JSON = frozenset({"ExportRecord", "ImportRecord", "ReplayRecord"})
+#: The JSON face's calls for the gateway's online tables (issue 24): no typed twin.
+TABLE_JSON = frozenset({"SeatBot"})
 KD_JSON = {"NewMatch": "NewKingdomino", "LegalActions": "KingdominoLegalActions", "Apply": "KingdominoApply",
            "Replay": "KingdominoReplay", "View": "KingdominoView", "Timeout": "KingdominoTimeout"}
 #: Bots (issue 15): cheap levels mostly, and a small cap on the expert's search, so the run stays short.
@@ -124,12 +126,12 @@ WINDOW = 8  # calls in flight at once
 
 
 def test_every_rpc_of_both_services_is_covered() -> None:
-    """The fuzzer knows all 18 typed RPCs and the 15 of the JSON face (Kingdomino's calls are typed only, the
-    records' JSON only)."""
+    """The fuzzer knows all 19 typed RPCs and the 18 of the JSON face (Kingdomino's calls are typed only, the
+    records' and the online tables' JSON only)."""
     shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
               "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest"}
     assert set(METHODS) == shared | KD_METHODS
-    assert set(JSON_METHODS) == shared | {"Hints"} | RECORD_JSON and set(KD_JSON) <= shared
+    assert set(JSON_METHODS) == shared | {"Hints"} | RECORD_JSON | TABLE_JSON and set(KD_JSON) <= shared
 
 
 # ---------------------------------------------------------------- verdicts and reports
@@ -587,7 +589,27 @@ def json_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
         return _kd_request(corpus, KD_JSON[method], rng)
     if method in RECORD_JSON:
         return _record_request(corpus, method, rng)
+    if method in TABLE_JSON:
+        return _seat_bot_request(corpus, rng)
     return valid_request(corpus, method, rng)
+
+
+def _seat_bot_request(corpus: Corpus, rng: random.Random) -> Request:
+    """SeatBot (JSON face only): a match's or a game's seat made a bot, a person again, or something
+    else, sealed (as the gateway's tables call it) or transparent, sometimes with every viewer's line."""
+    game: Match | Kingdomino = corpus.game(rng) if rng.random() < 0.3 else corpus.match(rng)
+    odd = rng.random() < 0.15  # mostly a valid seat and level: the mutations start from accepted requests
+    args: Json = {"seat": rng.choice([-1, game.players, "1"]) if odd else rng.randrange(game.players),
+                  "level": rng.choice(["genius", "", 2]) if odd else rng.choice([None, "random", "greedy"])}
+    if rng.random() < 0.7:
+        args["view_as"] = rng.choice(["host", *range(game.players)])
+        args["seat_lines"] = rng.random() < 0.5
+        sealed = kingdomino_codec.encode_state(game) if isinstance(game, Kingdomino) else wire.encode_state(game)
+        return Request(pb.JsonCall(), args, sealed)
+    match = corpus.match(rng)  # transparent: a matching game's state (the mutations below are a match's)
+    args["seat"] = rng.randrange(match.players)
+    args["state"] = match.to_dict()
+    return Request(pb.JsonCall(), args)
 
 
 def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
@@ -1443,7 +1465,7 @@ def build_case(corpus: Corpus, service: str, method: str, kind: str, index: int)
 
 
 _MATCH_METHODS = frozenset({"StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout", "Suggest",
-                            "Hints"})
+                            "Hints", "SeatBot"})
 _TOURNAMENT_METHODS = frozenset({"RecordTournamentRound", "TournamentStandings"})
 
 

@@ -1,0 +1,81 @@
+"""Seat streams of online tables: `GET /v1/matches/{id}/events`, Server-Sent Events (docs/tables.md).
+
+The machinery is the spectator stream's (`api_gateway.streams`): one store poll per watched
+(match, viewer) per worker shared by its streams, caps per worker, per seat and per client address
+(429 too-many-streams), a closed client noticed at once by its socket, a keepalive comment while
+idle, every stream ended with an ``event: closed`` at the worker's SIGTERM (`streams.stop_all`). What
+differs is the format (`SSE`) and what a stream reads: one viewer's lines of a hosted match, line i
+being version i (`store.lines`), so that an event's id is its version and a client that comes back
+with ``Last-Event-ID: n`` is sent the lines after n, none missed and none twice.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from api_gateway.problems import UnknownMatch
+from api_gateway.store import MatchExpired
+from api_gateway.streams import Format, Limits, Stream, Streams
+
+KEEPALIVE = b": keepalive\n\n"
+END = b"event: end\ndata: {}\n\n"
+
+
+def event(name: bytes, seq: int | None, data: bytes) -> bytes:
+    """One Server-Sent Event (`data` is one line of JSON)."""
+    head = b"" if seq is None else b"id: %d\n" % seq
+    return head + b"event: " + name + b"\ndata: " + data + b"\n\n"
+
+
+def closed(reason: str) -> bytes:
+    return event(b"closed", None, orjson.dumps({"reason": reason}))
+
+
+def updates(lines: list[bytes], first: int) -> bytes:
+    """A viewer's lines from version `first` on, each an `update` event with its version as id."""
+    return b"".join(event(b"update", first + i, line) for i, line in enumerate(lines))
+
+
+SSE = Format(updates, KEEPALIVE, closed, END)
+
+
+def _key(match_id: str, viewer: int) -> str:
+    return f"{match_id}:{viewer}"
+
+
+class SeatStreams:
+    """A worker's seat streams: one `Streams` for the seats (capped per seat) and one for the public view
+    of host and spectators (capped per match), both writing SSE."""
+
+    def __init__(self, store: Callable[[], Any], limits: Limits, per_seat: int) -> None:
+        self._store = store
+        self.seats = Streams(self._lines, Limits(limits.idle, limits.longest, limits.keepalive, limits.streams,
+                                                 per_seat, limits.per_address), fmt=SSE, what="seat")
+        self.public = Streams(self._lines, limits, fmt=SSE, what="match")
+
+    def _lines(self, key: str, start: int) -> tuple[list[bytes], bool]:
+        match_id, _, viewer = key.rpartition(":")
+        try:
+            found: tuple[list[bytes], bool] = self._store().lines(bytes.fromhex(match_id), int(viewer), start)
+        except MatchExpired:
+            raise UnknownMatch(match_id) from None
+        return found
+
+    def open(self, match_id: str, seat: int | None, viewer: int, last_event_id: int | None, address: str,
+             sock: Any) -> Stream:
+        """A stream of `viewer`'s lines (a seat's, or the public's for the host and spectators, `seat` None)."""
+
+        def intro(lines: list[bytes], over: bool) -> bytes:
+            if last_event_id is not None and 0 <= last_event_id < len(lines):
+                head = updates(lines[last_event_id + 1:], last_event_id + 1)
+            else:  # no Last-Event-ID (or one this match never had): the viewer's whole view first
+                latest = orjson.loads(lines[-1]) if lines else {}
+                head = event(b"view", len(lines) - 1, orjson.dumps({
+                    "match_id": match_id, "seat": seat, "seq": len(lines) - 1, "view": latest.get("view"),
+                    "scores": latest.get("scores"), "over": over}))
+            return head + (END if over else b"")
+
+        streams = self.seats if seat is not None else self.public
+        return streams.open(_key(match_id, viewer), address, sock, intro)

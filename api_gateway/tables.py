@@ -1,0 +1,449 @@
+"""Online tables (issue 24, docs/tables.md): people on different devices play one sealed match through
+the gateway alone. No Flask here: `api_gateway.tables_routes` is the REST face, this is what it does.
+
+- A table is a record in the live store (`store.TableRow`, JSON written here): its variant, seats
+  (open for a person, or a bot with its level), invites and credentials (hashed: the store never
+  holds one that works), the current match. Every change is a compare-and-set of the record's
+  version (`Tables._update`): two people racing for the last seat, exactly one write wins and the
+  other is read again and refused (`seat-taken`).
+- The match is dealt (the engine's NewMatch, sealed, with ``"seat_lines": true``) when the last open
+  seat is taken, and created in the store **in the same write** as the table's record (`store.Deal`).
+- The store keeps, per hosted match, its latest token and one line per viewer per version (each
+  seat's, then the public's for the host and spectators): what `Matches` writes with every change
+  (`store.Hosted`). A credential alone reaches the match: the token comes from the store, the seat
+  key is made from it (`tokens.seat_key`), and the call is the ordinary sealed one.
+- Credentials: ``<table id>.<seat>.<secret>`` for a seat, ``<table id>.host.<secret>`` for the host
+  key; only their SHA-256 is kept. The table id in front tells a credential of another table
+  (`wrong-table`) from one that never was (`invalid-credential`).
+- Invites: 8 characters, one per open seat not taken, single use (spent when the seat is taken).
+- Stream tickets: 30 s, single use, kept hashed in the store (`store.put_ticket`/`take_ticket`),
+  for a browser's EventSource which cannot send an Authorization header.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from api_gateway.engine import EngineMalformed
+from api_gateway.matches import MATCH_ID_BYTES, Matches, hosted_lines
+from api_gateway.problems import SealedForbidden, TableRefused, UnknownMatch
+from api_gateway.store import Deal, Hosted, HostedMatch, MatchExpired, StaleToken, StoreUnavailable, TableRow
+from api_gateway.tokens import HOST, host_key, new_sealed, seat_key
+
+log = logging.getLogger("api_gateway.tables")
+
+Json = dict[str, Any]
+INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a screen
+INVITE_CHARS = 8
+TICKET_TTL = 30
+#: The level of the bot that plays a seat its person left, on a table with ``on_leave: "bot"``.
+LEAVE_BOT = "greedy"
+_ATTEMPTS = 20
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _invite() -> str:
+    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(INVITE_CHARS))
+
+
+def _match_bytes(match_id: str) -> bytes:
+    try:
+        raw = bytes.fromhex(match_id)
+    except ValueError:
+        raw = b""
+    if len(raw) != MATCH_ID_BYTES:
+        raise UnknownMatch(match_id)
+    return raw
+
+
+@dataclass(frozen=True, slots=True)
+class SeatContext:
+    """Who is calling about a hosted match: its store record, its table, and the seat (None: the host)."""
+
+    match_id: str
+    hosted: HostedMatch
+    table: Json
+    seat: int | None
+
+
+class Tables:
+    """The tables of the store `matches` uses (one instance per app)."""
+
+    def __init__(self, matches: Matches, archive: Any = None, clock: Callable[[], float] = time.time) -> None:
+        self.matches = matches
+        self.archive = archive
+        self._clock = clock
+        matches.on_hosted_over = self._archive
+
+    @property
+    def store(self) -> Any:
+        self.matches.keys  # noqa: B018 - 501 when sealed mode is off: tables host sealed matches
+        return self.matches.store
+
+    # ------------------------------------------------------------ records
+
+    def _row(self, table_id: str) -> tuple[TableRow, Json]:
+        row = self.store.table(table_id) if len(table_id) <= 64 else None
+        if row is None:
+            raise TableRefused("unknown-table", f"no table {table_id[:64]!r} (never opened here, or expired)",
+                               "table_id")
+        return row, orjson.loads(row.record)
+
+    def _over(self, rec: Json) -> bool:
+        if rec["match_id"] is None:
+            return False
+        try:
+            return bool(self.store.hosted(bytes.fromhex(rec["match_id"])).over)
+        except MatchExpired:
+            return True
+
+    def _update(self, table_id: str, change: Callable[[Json], tuple[Any, Deal | None]]) -> tuple[Any, Json]:
+        """Apply `change` to the table's record and write it if nobody wrote meanwhile (else again, from
+        the new record): what `change` answered, and the record written."""
+        for _ in range(_ATTEMPTS):
+            row, rec = self._row(table_id)
+            result, deal = change(rec)
+            free = sum(1 for s in rec["seats"] if s["kind"] == "open" and not s["taken"])
+            new = TableRow(table_id, row.version + 1, orjson.dumps(rec), rec["public"], rec["variant"], free,
+                           rec["created"])
+            if self.store.put_table(new, deal):
+                return result, rec
+        raise StoreUnavailable(f"table {table_id}: {_ATTEMPTS} writes in a row lost to others")
+
+    def view(self, rec: Json, over: bool | None = None) -> Json:
+        """The table as anyone holding its id sees it (no hash, no player id)."""
+        if over is None:
+            over = self._over(rec)
+        seats = []
+        waiting = False
+        for s in rec["seats"]:
+            bot = s["level"] if s["kind"] == "bot" else s.get("bot")
+            if s["kind"] == "open" and not s["taken"] and not (bot and rec["match_id"]):
+                waiting = True
+            seats.append({"seat": s["seat"], "kind": s["kind"], "level": bot,
+                          "taken": s["kind"] == "bot" or s["taken"],
+                          "name": s["name"] if s["taken"] else (f"{bot} bot" if bot else None)})
+        status = "over" if over else "waiting" if waiting or rec["match_id"] is None else "playing"
+        return {"table_id": rec["table_id"], "name": rec["name"], "variant": rec["variant"],
+                "players": rec["players"], "options": rec["options"], "public": rec["public"],
+                "on_leave": rec["on_leave"], "seats": seats, "status": status, "match_id": rec["match_id"],
+                "matches": rec["matches"], "created": int(rec["created"])}
+
+    # ------------------------------------------------------------ credentials
+
+    def _who(self, rec: Json, credential: str | None) -> int | None:
+        """The seat a credential holds at this table, None for its host key; refusals as the spec says."""
+        if not credential:
+            raise TableRefused("invalid-credential", "send the seat's credential or the host key as "
+                                                     "Authorization: Bearer <value>")
+        table_id, _, rest = credential.partition(".")
+        who, _, _ = rest.partition(".")
+        if table_id != rec["table_id"]:
+            other = self.store.table(table_id) if 0 < len(table_id) <= 64 else None
+            if other is not None and self._matches(orjson.loads(other.record), credential, who):
+                raise TableRefused("wrong-table", "this credential is another table's", "Authorization")
+            raise TableRefused("invalid-credential", "not a credential of this service (or it was given up "
+                                                     "when its seat was left)")
+        if not self._matches(rec, credential, who):
+            raise TableRefused("invalid-credential", "not a credential of this table (or it was given up "
+                                                     "when its seat was left)")
+        return None if who == HOST else int(who)
+
+    @staticmethod
+    def _matches(rec: Json, credential: str, who: str) -> bool:
+        digest = _hash(credential)
+        if who == HOST:
+            return hmac.compare_digest(rec["host"], digest)
+        if not who.isdigit() or int(who) >= len(rec["seats"]):
+            return False
+        stored = rec["seats"][int(who)].get("cred")
+        return stored is not None and hmac.compare_digest(stored, digest)
+
+    # ------------------------------------------------------------ tables
+
+    def create(self, body: Json, base_url: str) -> Json:
+        variant, players = body["variant"], body["players"]
+        options = body.get("options") or {}
+        specs = body.get("seats") or [{"kind": "open"}] * players
+        if len(specs) != players:
+            raise TableRefused("validation-error", f"seats: one entry per seat ({players}), not {len(specs)}",
+                               "seats")
+        if not any(s["kind"] == "open" for s in specs):
+            raise TableRefused("validation-error", "seats: at least one seat must be open for a person", "seats")
+        self.matches.variant(variant)  # 404 unknown-variant
+        # The engine checks players and options now (400), not when the last seat is taken.
+        self.matches.engine.call("NewMatch", {"variant": variant, "players": players, "options": options,
+                                              "seed": 0})
+        table_id = secrets.token_hex(16)
+        host = f"{table_id}.{HOST}.{secrets.token_urlsafe(24)}"
+        invites: list[Json] = []
+        seats = []
+        for i, spec in enumerate(specs):
+            seat: Json = {"seat": i, "kind": spec["kind"], "level": spec.get("level") or "greedy"
+                          if spec["kind"] == "bot" else None, "taken": False, "name": None, "cred": None,
+                          "invite": None, "player": None, "bot": None}
+            if spec["kind"] == "open":
+                code = _invite()
+                seat["invite"] = _hash(code)
+                invites.append(self._invite_answer(table_id, i, code, base_url))
+            seats.append(seat)
+        rec: Json = {"table_id": table_id, "name": body.get("name"), "variant": variant, "players": players,
+                     "options": options, "public": bool(body.get("public", False)),
+                     "on_leave": body.get("on_leave") or "wait", "created": self._clock(), "host": _hash(host),
+                     "seats": seats, "match_id": None, "matches": 0}
+        free = sum(1 for s in seats if s["kind"] == "open")
+        if not self.store.put_table(TableRow(table_id, 1, orjson.dumps(rec), rec["public"], variant, free,
+                                             rec["created"])):
+            raise StoreUnavailable("a new table's id was taken")  # 128 random bits: never
+        return {"table_id": table_id, "host_key": host, "invites": invites, "table": self.view(rec, False)}
+
+    @staticmethod
+    def _invite_answer(table_id: str, seat: int, code: str, base_url: str) -> Json:
+        return {"seat": seat, "code": code, "link": f"{base_url.rstrip('/')}/play?table={table_id}&invite={code}"}
+
+    def get(self, table_id: str) -> Json:
+        return self.view(self._row(table_id)[1])
+
+    def lobby(self, variant: str | None, limit: int, cursor: str | None) -> Json:
+        before: tuple[float, str] | None = None
+        if cursor:
+            created, _, table_id = cursor.partition("_")
+            try:
+                before = (float(created), table_id)
+            except ValueError:
+                raise TableRefused("bad-cursor", "cursor: pass the next_cursor of the previous page as it came",
+                                   "cursor") from None
+        rows = self.store.lobby(variant, limit + 1, before)
+        page = rows[:limit]
+        tables = [self.view(orjson.loads(r.record)) for r in page]
+        nxt = f"{page[-1].created!r}_{page[-1].table_id}" if len(rows) > limit else None
+        return {"tables": tables, "next_cursor": nxt}
+
+    def _deal(self, rec: Json) -> Deal:
+        """A new match for the table's seats: sealed, every viewer's first line, the store's `Deal`."""
+        bots = [{"seat": s["seat"], "level": s["level"] if s["kind"] == "bot" else s["bot"]}
+                for s in rec["seats"] if s["kind"] == "bot" or (not s["taken"] and s.get("bot"))]
+        reply = self.matches.engine.call("NewMatch", {
+            "variant": rec["variant"], "players": rec["players"], "options": rec["options"], "bots": bots,
+            "view_as": HOST, "seat_lines": True})
+        sealed = new_sealed(reply.state)
+        token = self.matches.keys.seal(sealed)
+        rec["match_id"] = sealed.match_id_hex
+        rec["matches"] += 1
+        return Deal(sealed.match_id, reply.public, Hosted(token, hosted_lines(0, reply)))
+
+    @staticmethod
+    def _all_seated(rec: Json) -> bool:
+        return all(s["kind"] == "bot" or s["taken"] or s.get("bot") for s in rec["seats"])
+
+    def join(self, table_id: str, body: Json) -> Json:
+        self._row(table_id)  # 404 before an assertion is checked
+        player = self.archive.player_for(body.get("player")) if self.archive is not None else None
+        credential: list[str] = []
+        was_bot: list[int] = []
+
+        def change(rec: Json) -> tuple[int, Deal | None]:
+            credential.clear()
+            was_bot.clear()
+            if rec["match_id"] is not None and self._over(rec):
+                raise TableRefused("match-over", "this table's match is over (its host may deal another: "
+                                                 "POST .../again)")
+            seat = self._seat_to_take(rec, body)
+            s = rec["seats"][seat]
+            if s.get("bot") and rec["match_id"] is not None:
+                was_bot.append(seat)
+            cred = f"{table_id}.{seat}.{secrets.token_urlsafe(24)}"
+            credential.append(cred)
+            s.update(taken=True, name=body.get("name") or f"Player {seat + 1}", cred=_hash(cred), invite=None,
+                     player=player, bot=None)
+            deal = self._deal(rec) if rec["match_id"] is None and self._all_seated(rec) else None
+            return seat, deal
+
+        seat, rec = self._update(table_id, change)
+        if was_bot:
+            self._seat_bot(rec["match_id"], seat, None)
+        return {"table_id": table_id, "seat": seat, "credential": credential[0], "player_id": player,
+                "match_id": rec["match_id"], "table": self.view(rec)}
+
+    @staticmethod
+    def _seat_to_take(rec: Json, body: Json) -> int:
+        if body.get("invite") is not None:
+            digest = _hash(str(body["invite"]).strip().upper())
+            for s in rec["seats"]:
+                if s["invite"] is not None and hmac.compare_digest(s["invite"], digest):
+                    return int(s["seat"])
+            raise TableRefused("invalid-invite", "this invite is not one of this table's, or it was used", "invite")
+        if body.get("seat") is None:
+            raise TableRefused("validation-error", "give an invite, or a seat number on a public table", "invite")
+        if not rec["public"]:
+            raise TableRefused("invite-required", "this table is private: join with an invite", "seat")
+        seat = body["seat"]
+        if not 0 <= seat < len(rec["seats"]):
+            raise TableRefused("validation-error", f"seat: 0..{len(rec['seats']) - 1}", "seat")
+        s = rec["seats"][seat]
+        if s["kind"] == "open" and not s["taken"]:
+            return int(seat)
+        if not any(t["kind"] == "open" and not t["taken"] for t in rec["seats"]):
+            raise TableRefused("table-full", "every seat of this table is taken", "seat")
+        raise TableRefused("seat-taken", f"seat {seat} is taken (or a bot's)", "seat")
+
+    def leave(self, table_id: str, credential: str | None) -> Json:
+        bot: list[str] = []
+
+        def change(rec: Json) -> tuple[int, None]:
+            bot.clear()
+            seat = self._who(rec, credential)
+            if seat is None:
+                raise TableRefused("not-seated", "the host key holds no seat to leave", "Authorization")
+            s = rec["seats"][seat]
+            if not s["taken"]:
+                raise TableRefused("not-seated", f"seat {seat} is not taken", "Authorization")
+            live = rec["match_id"] is not None and not self._over(rec)
+            s.update(taken=False, name=None, cred=None, player=None, invite=None,
+                     bot=LEAVE_BOT if live and rec["on_leave"] == "bot" else None)
+            if s["bot"]:
+                bot.append(s["bot"])
+            return seat, None
+
+        seat, rec = self._update(table_id, change)
+        if bot:
+            try:
+                self._seat_bot(rec["match_id"], seat, bot[0])
+            except EngineMalformed:  # the last person's seat: the engine keeps it a person's, the match waits
+                def undo(r: Json) -> tuple[None, None]:
+                    r["seats"][seat]["bot"] = None
+                    return None, None
+                _, rec = self._update(table_id, undo)
+        return {"table": self.view(rec)}
+
+    def invites(self, table_id: str, credential: str | None, base_url: str) -> Json:
+        def change(rec: Json) -> tuple[list[Json], None]:
+            if self._who(rec, credential) is not None:
+                raise TableRefused("sealed-forbidden", "only the host key hands out invites", "Authorization")
+            made = []
+            for s in rec["seats"]:
+                if s["kind"] == "open" and not s["taken"]:
+                    code = _invite()
+                    s["invite"] = _hash(code)
+                    made.append(self._invite_answer(table_id, s["seat"], code, base_url))
+            return made, None
+
+        made, _ = self._update(table_id, change)
+        return {"invites": made}
+
+    def again(self, table_id: str, credential: str | None) -> Json:
+        def change(rec: Json) -> tuple[None, Deal | None]:
+            self._who(rec, credential)
+            if rec["match_id"] is None or not self._over(rec):
+                raise TableRefused("match-not-over", "this table's match is still being played (or not dealt yet)")
+            rec["match_id"] = None
+            return None, self._deal(rec) if self._all_seated(rec) else None
+
+        _, rec = self._update(table_id, change)
+        return {"table": self.view(rec)}
+
+    # ------------------------------------------------------------ the seat's match by credentials
+
+    def hosted(self, match_id: str) -> HostedMatch:
+        """A live hosted match (404 unknown-match without one)."""
+        try:
+            found: HostedMatch = self.store.hosted(_match_bytes(match_id))
+        except MatchExpired:
+            raise UnknownMatch(match_id) from None
+        return found
+
+    def context(self, match_id: str, credential: str | None) -> SeatContext:
+        hosted = self.hosted(match_id)
+        _, rec = self._row(hosted.table_id)
+        return SeatContext(match_id, hosted, rec, self._who(rec, credential))
+
+    def _carrier(self, token: str, seat: int | None) -> Json:
+        sealed = self.matches.keys.open(token)
+        return {"token": token, "seat_key": host_key(sealed) if seat is None else seat_key(sealed, seat)}
+
+    def latest(self, ctx: SeatContext) -> Json:
+        """`GET /v1/matches/{id}/seat`: the viewer's latest view and a token + key for the sealed calls."""
+        viewer = ctx.seat if ctx.seat is not None else ctx.hosted.viewers - 1
+        lines, over = self.store.lines(bytes.fromhex(ctx.match_id), viewer, ctx.hosted.seq)
+        line = orjson.loads(lines[-1]) if lines else {}
+        return {"match_id": ctx.match_id, "table_id": ctx.table["table_id"], "seat": ctx.seat, "seq": ctx.hosted.seq,
+                **self._carrier(ctx.hosted.token, ctx.seat), "view": line.get("view"), "scores": line.get("scores"),
+                "over": over}
+
+    def _with_latest(self, match_id: str, seat: int | None, call: Callable[[Json], bytes],
+                     token: str | None = None) -> bytes:
+        """`call` with the match's latest token and the seat's key; again with the newer token when
+        another seat's change came in between (the store's compare-and-set refused it as stale)."""
+        for attempt in range(3):
+            if token is None or attempt:
+                try:
+                    token = self.store.hosted(bytes.fromhex(match_id)).token
+                except MatchExpired:
+                    raise UnknownMatch(match_id) from None
+            try:
+                return call(self._carrier(token, seat))
+            except StaleToken:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def apply(self, ctx: SeatContext, action: Any) -> bytes:
+        if ctx.seat is None:
+            raise SealedForbidden("the host key cannot act: use the seat's credential", "Authorization")
+        return self._with_latest(ctx.match_id, ctx.seat, lambda c: self.matches.apply({**c, "action": action}),
+                                 ctx.hosted.token)
+
+    def legal(self, ctx: SeatContext) -> bytes:
+        return self.matches.legal(self._carrier(ctx.hosted.token, ctx.seat))
+
+    def next_round(self, ctx: SeatContext) -> bytes:
+        return self._with_latest(ctx.match_id, ctx.seat, self.matches.next_round, ctx.hosted.token)
+
+    def _seat_bot(self, match_id: str, seat: int, level: str | None) -> None:
+        """The engine's SeatBot on the latest state: `seat` played by a bot of `level`, or a person (None)."""
+        self._with_latest(match_id, None, lambda c: self.matches.seat_bot(c, seat, level))
+
+    # ------------------------------------------------------------ stream tickets
+
+    def ticket(self, ctx: SeatContext) -> Json:
+        ticket = secrets.token_urlsafe(24)
+        payload = orjson.dumps({"match_id": ctx.match_id, "seat": ctx.seat})
+        self.store.put_ticket(hashlib.sha256(ticket.encode()).digest(), payload, TICKET_TTL)
+        return {"ticket": ticket, "expires_in": TICKET_TTL}
+
+    def spend_ticket(self, match_id: str, ticket: str) -> int | None:
+        """The seat (None: the host) a ticket was given for; `invalid-ticket` when bad, spent or expired."""
+        payload = self.store.take_ticket(hashlib.sha256(ticket.encode()).digest()) if len(ticket) < 200 else None
+        found = orjson.loads(payload) if payload is not None else None
+        if found is None or found["match_id"] != match_id:
+            raise TableRefused("invalid-ticket", "this stream ticket is unknown, spent or expired (they last "
+                                                 f"{TICKET_TTL} s): ask for a new one", "ticket")
+        seat: int | None = found["seat"]
+        return seat
+
+    # ------------------------------------------------------------ the end of a match
+
+    def _archive(self, match_id: bytes, state: bytes) -> None:
+        """A hosted match is over: archive it with each seat's player (None for a bot's seat)."""
+        if self.archive is None:
+            return
+        try:
+            hosted = self.store.hosted(match_id)
+            _, rec = self._row(hosted.table_id)
+            players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
+                       for s in rec["seats"]]
+            record = self.matches.engine.call("ExportRecord", {"view_as": HOST}, state).answer
+            self.archive.finish(match_id.hex(), players, record)
+        except Exception:  # the move is made and answered; the archive's own outbox covers its database
+            log.exception("hosted match %s: not archived", match_id.hex())

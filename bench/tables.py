@@ -1,0 +1,256 @@
+"""How soon a move reaches the other seats' streams at an online table (issue 24).
+
+    domino bench tables [--moves N] [--json]
+
+A four-seat Kozel table, two people (seats 0 and 1, played here through their
+credentials alone) and two greedy bots. Each person's event stream is open
+(`GET /v1/matches/{id}/events`, Server-Sent Events). Whoever is to move applies
+its first legal action by match id; the figure is the time from sending the
+apply to the update with the apply's `seq` arriving on the *other* person's
+stream (the bots' replies ride in the same update), p50 / p99 / worst. Rounds are
+dealt as they end; a finished match is followed by "play again".
+
+- **one gateway**: engine + gateway on their defaults (the embedded SQLite store);
+- **two gateways on one Redis**: the apply goes to gateway A and the watching
+  stream comes from gateway B, both on a `redis-server` started here: the path a
+  move takes between the replicas of a cluster.
+
+The two setups run one after the other in one run, so their ratio is the cost of
+crossing gateways. Results to bench/results/tables.json.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bench.service import BenchError, Proc, percentile, start_engine, start_gateway
+from clients.serve_all import dev_token_keys
+
+Json = dict[str, Any]
+
+#: Seconds an update may take to reach the other stream before the run is called failed.
+ARRIVAL_TIMEOUT = 10.0
+
+
+def _request(base: str, method: str, path: str, body: Json | None = None, credential: str | None = None) -> Json:
+    """One JSON call; a problem answer raises BenchError with its text."""
+    headers = {"Content-Type": "application/json"}
+    if credential:
+        headers["Authorization"] = f"Bearer {credential}"
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            answer: Json = json.loads(resp.read())
+            return answer
+    except urllib.error.HTTPError as exc:
+        raise BenchError(f"{method} {path}: {exc.code} {exc.read()[:500]!r}") from None
+
+
+class Watch:
+    """One seat's event stream, read on a thread: the arrival time of every event id."""
+
+    def __init__(self, base: str, match_id: str, credential: str) -> None:
+        parts = urlsplit(base)
+        self.conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+        self.conn.request("GET", f"/v1/matches/{match_id}/events",
+                          headers={"Authorization": f"Bearer {credential}", "Accept": "text/event-stream"})
+        self.response = self.conn.getresponse()
+        if self.response.status != 200:
+            raise BenchError(f"events: {self.response.status} {self.response.read()[:500]!r}")
+        self.arrived: dict[int, float] = {}
+        self.ended = False
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        event_id: int | None = None
+        kind = ""
+        try:
+            for raw in self.response:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("id:"):
+                    event_id = int(line[3:].strip())
+                elif line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line == "":
+                    now = time.perf_counter()
+                    with self.cond:
+                        if event_id is not None:
+                            self.arrived.setdefault(event_id, now)
+                        if kind in ("end", "closed"):
+                            self.ended = True
+                        self.cond.notify_all()
+                    event_id, kind = None, ""
+        except (OSError, ValueError, http.client.HTTPException):
+            pass
+        with self.cond:
+            self.ended = True
+            self.cond.notify_all()
+
+    def wait_for(self, seq: int) -> float:
+        deadline = time.monotonic() + ARRIVAL_TIMEOUT
+        with self.cond:
+            while seq not in self.arrived:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.ended:
+                    raise BenchError(f"update {seq} never reached the other seat's stream")
+                self.cond.wait(left)
+            return self.arrived[seq]
+
+    def close(self) -> None:
+        try:
+            sock = self.conn.sock
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.conn.close()
+
+
+def _table(act: str) -> tuple[str, list[str]]:
+    """A Kozel table for two people and two greedy bots, both seats taken: its match id and credentials."""
+    opened = _request(act, "POST", "/v1/tables", {
+        "variant": "kozel", "players": 4,
+        "seats": [{"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "greedy"},
+                  {"kind": "bot", "level": "greedy"}]})
+    table_id = opened["table_id"]
+    credentials = []
+    for invite in sorted(opened["invites"], key=lambda i: i["seat"]):
+        joined = _request(act, "POST", f"/v1/tables/{table_id}/join", {"invite": invite["code"],
+                                                                       "name": f"bench {invite['seat']}"})
+        credentials.append(joined["credential"])
+    match_id = joined["match_id"]
+    if not match_id:
+        raise BenchError("the table's match was not dealt when its last seat was taken")
+    return match_id, credentials
+
+
+def measure(act: str, watch: str, moves: int) -> Json:
+    """`moves` applies through gateway `act`, each timed to its arrival on the other seat's stream
+    read from gateway `watch` (the same gateway, or another on the same store)."""
+    match_id, credentials = _table(act)
+    watches = [Watch(watch, match_id, c) for c in credentials]
+    delays: list[float] = []
+    rounds = matches = 0
+    try:
+        while len(delays) < moves:
+            legal = [_request(act, "GET", f"/v1/matches/{match_id}/legal", credential=c) for c in credentials]
+            mover = next((s for s, answer in enumerate(legal) if answer["actions"]), None)
+            if mover is None:
+                seat = _request(act, "GET", f"/v1/matches/{match_id}/seat", credential=credentials[0])
+                if seat["over"]:  # play again: a new match, new streams
+                    for w in watches:
+                        w.close()
+                    again = _request(act, "POST", f"/v1/tables/{seat['table_id']}/again", {},
+                                     credential=credentials[0])
+                    match_id = again["table"]["match_id"]
+                    watches = [Watch(watch, match_id, c) for c in credentials]
+                    matches += 1
+                else:
+                    _request(act, "POST", f"/v1/matches/{match_id}/next-round", {}, credential=credentials[0])
+                    rounds += 1
+                continue
+            sent = time.perf_counter()
+            answer = _request(act, "POST", f"/v1/matches/{match_id}/apply", {"action": legal[mover]["actions"][0]},
+                              credential=credentials[mover])
+            delays.append(watches[1 - mover].wait_for(answer["seq"]) - sent)
+    finally:
+        for w in watches:
+            w.close()
+    delays.sort()
+    return {"moves": len(delays), "rounds_dealt": rounds, "matches_again": matches,
+            "p50_ms": round(percentile(delays, 0.50) * 1000, 2), "p99_ms": round(percentile(delays, 0.99) * 1000, 2),
+            "max_ms": round(delays[-1] * 1000, 2)}
+
+
+class _Redis:
+    """Debian's redis-server on a free loopback port, no persistence."""
+
+    def __init__(self, workdir: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise BenchError("redis-server is not installed (scripts/ci-system-deps.sh installs it)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no", "--dir", str(workdir)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise BenchError("redis-server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(10)
+
+
+def run(moves: int = 200, tiny: bool = False, log: Any = sys.stderr) -> Json:
+    """Both setups, one after the other, on this machine."""
+    moves = 10 if tiny else moves
+    result: Json = {"kind": "tables", "moves_per_setup": moves}
+    with tempfile.TemporaryDirectory(prefix="bench-tables-") as tmp:
+        workdir = Path(tmp)
+        procs: list[Proc] = []
+        redis: _Redis | None = None
+        try:
+            engine = start_engine(workdir)
+            procs.append(engine)
+            keys = dev_token_keys()  # one key for every gateway: a token sealed by one opens on another
+            one = start_gateway(workdir, [engine], keys, index=0,
+                                env={"GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}"})
+            procs.append(one)
+            print(f"one gateway (SQLite): {moves} moves ...", file=log)
+            result["one_gateway"] = measure(f"http://{one.address}", f"http://{one.address}", moves)
+            redis = _Redis(workdir)
+            shared = {"GATEWAY_TOKEN_STORE": redis.url}
+            a = start_gateway(workdir, [engine], keys, index=1, env=shared)
+            b = start_gateway(workdir, [engine], keys, index=2, env=shared)
+            procs += [a, b]
+            print(f"two gateways on one Redis: {moves} moves ...", file=log)
+            result["two_gateways"] = measure(f"http://{a.address}", f"http://{b.address}", moves)
+        finally:
+            for proc in reversed(procs):
+                proc.stop()
+            if redis is not None:
+                redis.stop()
+    result["p50_two_over_one"] = round(result["two_gateways"]["p50_ms"] / result["one_gateway"]["p50_ms"], 2)
+    return result
+
+
+def format_text(r: Json) -> str:
+    lines = [f"tables: apply -> the update on the other seat's stream, {r['moves_per_setup']} moves each"]
+    for name, label in (("one_gateway", "one gateway (SQLite)"), ("two_gateways", "two gateways on one Redis")):
+        m = r[name]
+        lines.append(f"  {label}: p50 {m['p50_ms']} ms, p99 {m['p99_ms']} ms, worst {m['max_ms']} ms "
+                     f"({m['rounds_dealt']} rounds dealt, {m['matches_again']} matches again)")
+    lines.append(f"  p50 two gateways / one: x{r['p50_two_over_one']}")
+    return "\n".join(lines)
+
+
+def save(result: Json, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n")
