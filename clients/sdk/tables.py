@@ -26,7 +26,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
-from clients.sdk.errors import EngineBusy, ProblemError, ServerProblem, TransportError, raise_for
+from clients.sdk.errors import (
+    EngineBusy,
+    ProblemError,
+    ServerProblem,
+    TooManyStreams,
+    TransportError,
+    raise_for,
+)
 
 if TYPE_CHECKING:
     from clients.sdk.rest import Legal, RestClient
@@ -35,6 +42,9 @@ __all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "StreamEvent", "Table
            "seat_spec"]
 
 Json = dict[str, Any]
+#: `event: closed` reasons of a stream that simply lasted its time (no event for a while, or its longest):
+#: reconnected at once, however often; the others (`shutdown`, `store-unavailable`) are backed off.
+QUIET_CLOSES = frozenset({"idle", "max-duration"})
 OnLeave = Literal["wait", "bot"]
 
 
@@ -419,7 +429,7 @@ class EventStream(Iterator[StreamEvent]):
             if self._reply is None:
                 try:
                     self._connect()
-                except (_Dropped, ServerProblem, EngineBusy) as err:
+                except (_Dropped, ServerProblem, EngineBusy, TooManyStreams) as err:
                     retryable = isinstance(err, _Dropped) or err.status in (503, 429)
                     if not retryable or self._failures >= self.reconnects:
                         self._done = True
@@ -446,10 +456,14 @@ class EventStream(Iterator[StreamEvent]):
                 time.sleep(self._wait())
                 continue
             if event.event == "closed":       # the server ends the stream early: resume from where we are
-                reason = event.data.get("reason") if isinstance(event.data, dict) else event.data
-                self.closed_reasons.append(str(reason))
+                reason = str(event.data.get("reason") if isinstance(event.data, dict) else event.data)
+                self.closed_reasons.append(reason)
                 self._disconnect()
-                self._failures += 1           # a server closing again and again is backed off, and bounded
+                if reason in QUIET_CLOSES:    # a stream that lasted its time: not a failure, however often
+                    self._failures = 0
+                    time.sleep(min(self._retry if self._retry is not None else self.backoff, self.max_backoff))
+                    continue
+                self._failures += 1           # shutting down, store unavailable: backed off, and bounded
                 if self._failures > self.reconnects:
                     self._done = True
                     raise TransportError(f"GET {self._path}: the server kept closing the stream ({reason})")
