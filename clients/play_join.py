@@ -111,8 +111,9 @@ class JoinedGame(TerminalGame):
             for event in stream:
                 if event.event == "view":
                     screen.take(event.data)
-                    if screen.view.get("to_move") is not None and not screen.round_over:
-                        self.show_table(screen)
+                    to_move = screen.view.get("to_move")
+                    if to_move is not None and to_move != seat.seat and not screen.round_over:
+                        self.show_table(screen)   # the table as it stands (on this seat's turn: drawn by turn())
                 elif event.event == "update":
                     data = event.data
                     if not isinstance(data, dict) or data.get("seq", 0) <= screen.seq:
@@ -156,12 +157,11 @@ class JoinedGame(TerminalGame):
             if to_move is None:
                 return False
             if to_move == mine and _viewer(screen.view) == mine:
-                self.waiting_for = None
                 assert mine is not None
                 self.turn(screen, mine)
                 continue
             kind = self.table.seats[to_move].kind if to_move < len(self.table.seats) else "open"
-            if kind == "open" and self.waiting_for != to_move:
-                self.waiting_for = to_move
+            if kind == "open" and self.waiting_for != screen.seq:
+                self.waiting_for = screen.seq      # once for each state that waits for another person
                 self.say(f"Waiting for {self.names[to_move]} to move ...")
             return False
