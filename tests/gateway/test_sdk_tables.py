@@ -150,3 +150,21 @@ def test_each_refusal_raises_its_class(gateway: Gateway) -> None:
         anna.leave()
     with pytest.raises(errors.InvalidCredential):
         anna.view()
+
+
+def test_the_host_sees_the_public_view_and_its_stream(gateway: Gateway) -> None:
+    api = RestClient(gateway.url)
+    opened = api.create_table("kozel", 4, seats=["open", "greedy", "greedy", "greedy"])
+    anna = api.join_table(opened.table_id, invite=opened.invites[0].code, name="Anna")
+    opened.refresh()
+    host = opened.as_host()
+    assert host.seat is None and host.match_id == anna.match_id == opened.table.match_id
+    latest = host.view()
+    assert latest["seat"] is None and latest["view"]["hand"] == [] and "credential" not in str(latest)
+    with host.events() as stream:
+        first = next(stream)
+        assert first.event == "view" and first.data["seat"] is None and first.data["view"]["hand"] == []
+        answer = anna.apply(anna.legal().actions[0])
+        update = next(stream)
+        assert update.seq == answer["seq"] and update.data["view"]["hand"] == []
+    assert [i.seat for i in opened.fresh_invites()] == []      # no open seat is free
