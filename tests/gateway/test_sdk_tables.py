@@ -4,6 +4,7 @@ moves; one stream is dropped mid-round and resumes with none missed and none twi
 cursor; each refusal of the contract (/work/tables-spec.md, docs/tables.md) raises its class."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -90,6 +91,12 @@ def test_two_seats_play_a_round_and_each_stream_carries_the_others_moves(gateway
     assert any(ev["type"] == "round_dealt" for ev in seen[1][-1].data["events"])
     for stream in streams.values():
         stream.close()
+    # another device resumes from an id it had: the updates after it, no view first
+    middle = seen[0][3].seq
+    assert middle is not None
+    with anna.events(last_event_id=middle) as resumed:
+        again = next(resumed)
+    assert again.event == "update" and again.seq == middle + 1 and again.data == seen[0][4].data
 
 
 def test_a_quiet_stream_closed_by_the_server_comes_back_by_itself(gateway: Gateway) -> None:
@@ -116,11 +123,23 @@ def test_the_lobby_follows_its_cursor(gateway: Gateway) -> None:
     listed = [t.table_id for t in api.list_tables("all-fives", limit=1)]
     assert {o.table_id for o in opened} <= set(listed) and len(listed) == len(set(listed))
     assert all(t.variant == "all-fives" and t.free_seats for t in api.list_tables("all-fives", limit=2))
-    # a seat number on a public table; a second person for the same seat is refused
-    first = api.join_table(opened[0].table_id, seat=1, name="Carla")
-    assert first.seat == 1
+    # a seat number on a public table: four people race for it, exactly one gets it
+    outcomes: list[object] = []
+
+    def take(name: str) -> None:
+        try:
+            outcomes.append(api.join_table(opened[0].table_id, seat=1, name=name))
+        except errors.SeatTaken as err:
+            outcomes.append(err)
+
+    racers = [threading.Thread(target=take, args=(name,)) for name in ("Carla", "Dmitri", "Eve", "Fyodor")]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(30)
+    assert len(outcomes) == 4 and len([o for o in outcomes if isinstance(o, Seat)]) == 1, outcomes
     with pytest.raises(errors.SeatTaken):
-        api.join_table(opened[0].table_id, seat=1, name="Dmitri")
+        api.join_table(opened[0].table_id, seat=1, name="Late")
 
 
 def test_each_refusal_raises_its_class(gateway: Gateway) -> None:
