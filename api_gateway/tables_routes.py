@@ -284,6 +284,8 @@ class Join(MethodView):
 
 @tables_blp.route("/tables/<string:table_id>/leave")
 class Leave(MethodView):
+    BODYLESS = True  # no body needed (one sent must be JSON)
+
     @tables_blp.response(200, TableAnswerSchema)
     @_problems(401, 403, 404, 409, 501, *_ENGINE)
     def post(self, table_id: str) -> Response:
@@ -302,6 +304,8 @@ class Invites(MethodView):
 
 @tables_blp.route("/tables/<string:table_id>/again")
 class Again(MethodView):
+    BODYLESS = True  # no body needed (one sent must be JSON)
+
     @tables_blp.response(200, TableAnswerSchema)
     @_problems(401, 403, 404, 409, 501, *_ENGINE)
     def post(self, table_id: str) -> Response:
@@ -357,6 +361,8 @@ class SeatNextRound(MethodView):
 
 @tables_blp.route("/matches/<string:match_id>/events/ticket")
 class Ticket(MethodView):
+    BODYLESS = True  # no body needed (one sent must be JSON)
+
     @tables_blp.response(200, TicketSchema)
     @_problems(401, 403, 404, 501, 503)
     def post(self, match_id: str) -> Response:

@@ -32,8 +32,8 @@ def test_every_documented_example_is_accepted_as_prefilled(gateway: Gateway) -> 
     document = gateway.get("/openapi.json").json
     posted = []
     for path, method, op in _operations(document):
-        if method != "post":
-            continue
+        if method != "post" or "{" in path:
+            continue  # a path naming a resource (a table, a live match) cannot be prefilled: tests/gateway/test_tables.py
         media = op["requestBody"]["content"]["application/json"]
         assert media.get("examples"), f"{path}: no example for Swagger UI to prefill"
         for name, example in media["examples"].items():

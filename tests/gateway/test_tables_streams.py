@@ -1,0 +1,137 @@
+"""Online tables across gateways and under stream limits (issue 24): two gateways on one real Redis (a
+move applied through A arrives on a seat's stream from B; racing joins through both, exactly one
+wins), and the seat streams' protections, which are the spectator stream's: a closed client frees
+its slot at once, streams per seat are capped (429 too-many-streams), and a stop with open streams
+ends each with ``event: closed`` (shutdown) within seconds."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import EngineProc, Gateway, Reply, launch_gateway
+from .test_gateway_store import RedisServer
+from .test_tables import call, gateway_env, ok, open_table, play_step, problem, seat_stream
+
+pytestmark = pytest.mark.service
+
+
+@pytest.fixture(scope="module")
+def redis_pair(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Gateway]]:
+    tmp = tmp_path_factory.mktemp("tables-redis")
+    server = RedisServer(tmp)
+    gws: list[Gateway] = []
+    try:
+        for name in ("a", "b"):
+            gws.append(launch_gateway(engine_proc.address, "--workers", "1",
+                                      env=gateway_env(tmp / name, server.url)))
+        yield gws
+    finally:
+        for gw in gws:
+            gw.stop()
+        server.stop()
+
+
+def test_a_move_through_gateway_a_reaches_a_seat_streaming_from_gateway_b(redis_pair: list[Gateway]) -> None:
+    a, b = redis_pair
+    table = open_table(a)
+    assert ok(call(b, "GET", f"/v1/tables/{table.table_id}"))["match_id"] == table.match_id
+    watched = seat_stream(b, table.match_id, table.credentials[1])
+    view = watched.next()
+    assert view is not None and view.kind == "view"
+    applied: list[int] = []
+    while len(applied) < 6:
+        answer = play_step(a, table)
+        if answer is not None:
+            applied.append(answer["seq"])
+    got = watched.until(lambda e: e.id == applied[-1], 20)
+    ids = [e.id for e in got if e.kind == "update"]
+    assert ids == list(range(view.id + 1, applied[-1] + 1))  # type: ignore[operator]
+    # and the other way round: a ticket made on B starts a stream on A
+    ticket = ok(call(b, "POST", f"/v1/matches/{table.match_id}/events/ticket", credential=table.credentials[0]))
+    other = seat_stream(a, table.match_id, query=f"?ticket={ticket['ticket']}")
+    assert other.status == 200 and other.next().data["seat"] == 0  # type: ignore[union-attr]
+    for s in (watched, other):
+        s.close()
+
+
+def test_racing_joins_through_two_gateways_on_redis(redis_pair: list[Gateway]) -> None:
+    a, b = redis_pair
+    for _ in range(3):
+        opened = ok(call(a, "POST", "/v1/tables", {"variant": "kozel", "players": 2, "public": True}), 201)
+        tid = opened["table_id"]
+        ok(call(b, "POST", f"/v1/tables/{tid}/join", {"invite": opened["invites"][0]["code"]}))
+        barrier = threading.Barrier(6)
+        replies: list[Reply] = []
+
+        def race(i: int) -> None:
+            barrier.wait()
+            replies.append(call((a, b)[i % 2], "POST", f"/v1/tables/{tid}/join", {"seat": 1, "name": f"R{i}"}))
+
+        threads = [threading.Thread(target=race, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(r.status for r in replies) == [200] + [409] * 5, [r.body[:200] for r in replies]
+        table = ok(call(a, "GET", f"/v1/tables/{tid}"))
+        assert table["matches"] == 1 and table["status"] == "playing"
+    page = ok(call(b, "GET", "/v1/tables?variant=kozel&limit=100"))
+    assert tid not in [t["table_id"] for t in page["tables"]]  # full: off the lobby
+
+
+@pytest.fixture
+def capped(engine_proc: EngineProc, tmp_path: Path) -> Iterator[Gateway]:
+    gw = launch_gateway(engine_proc.address, "--workers", "1",
+                        env=gateway_env(tmp_path, GATEWAY_STREAMS_PER_SEAT="2", GATEWAY_SPECTATE_KEEPALIVE="1"))
+    yield gw
+    gw.stop()
+
+
+def test_streams_per_seat_are_capped_and_a_closed_client_frees_its_slot(capped: Gateway) -> None:
+    gw = capped
+    table = open_table(gw)
+    streams = [seat_stream(gw, table.match_id, table.credentials[0]) for _ in range(2)]
+    assert [s.status for s in streams] == [200, 200]
+    refused = seat_stream(gw, table.match_id, table.credentials[0])
+    assert refused.status == 429 and b"too-many-streams" in refused.body
+    # the other seat and the public stream are not counted against seat 0
+    assert seat_stream(gw, table.match_id, table.credentials[1]).status == 200
+    streams[0].close()
+    deadline = time.monotonic() + 3
+    while (again := seat_stream(gw, table.match_id, table.credentials[0])).status != 200:
+        assert time.monotonic() < deadline, "a closed client kept its stream's slot"
+        time.sleep(0.1)
+    # a keepalive comment while idle
+    time.sleep(1.5)
+    assert again.keepalives >= 1 or streams[1].keepalives >= 1
+
+
+@pytest.mark.serial
+def test_a_stop_with_open_seat_streams_ends_them_within_seconds(engine_proc: EngineProc, tmp_path: Path) -> None:
+    gw = launch_gateway(engine_proc.address, "--workers", "1", env=gateway_env(tmp_path))
+    try:
+        table = open_table(gw)
+        streams = [seat_stream(gw, table.match_id, table.credentials[i % 2]) for i in range(4)]
+        streams += [seat_stream(gw, table.match_id) for _ in range(4)]
+        assert all(s.status == 200 for s in streams)
+        for s in streams:
+            assert s.next() is not None  # the view
+        started = time.monotonic()
+        gw.stop()
+        assert time.monotonic() - started < 5
+        for s in streams:
+            got = s.until(lambda e: e.kind == "closed", 5)
+            assert got and got[-1].kind == "closed" and got[-1].data == {"reason": "shutdown"}
+    finally:
+        if gw.proc.poll() is None:
+            gw.stop()
+
+
+def test_an_expired_or_made_up_match_has_no_stream(capped: Gateway) -> None:
+    reply = seat_stream(capped, "00" * 16)
+    assert reply.status == 404
+    problem(call(capped, "GET", f"/v1/matches/{'00' * 16}/seat", credential="x.0.y"), 404, "unknown-match")
