@@ -82,6 +82,10 @@ class JoinedGame(TerminalGame):
         except (Quit, KeyboardInterrupt):
             self.leave()
             return 0
+        except TimeoutError as err:       # nobody came to the other seats
+            self.say(f"{err}.")
+            self.leave()
+            return 1
 
     def leave(self) -> None:
         if self.seat is None:

@@ -29,23 +29,25 @@ def spawn_join(link: str, *args: str, columns: int = 120) -> pexpect.spawn:
     return child
 
 
-def play_until_round_over(seat: Seat, errors: list[BaseException]) -> None:
+def play_seat(seat: Seat, errors: list[BaseException], whole_match: bool = False) -> None:
     """The other person: plays the first legal move on each of its turns, read from its own stream, until the
-    first round is over."""
+    first round is over (`whole_match`: dealing each next round at once, until the match's end)."""
     try:
         with seat.events() as stream:
             for event in stream:
                 view = event.data.get("view") if isinstance(event.data, dict) else None
-                if not view:
+                if not view or view["match_over"]:
                     continue
-                if view["round_over"]:
-                    return
-                if view["to_move"] == seat.seat:
-                    try:
+                try:
+                    if view["round_over"]:
+                        if not whole_match:
+                            return
+                        seat.next_round()          # the terminal may have dealt it first: a 409
+                    elif view["to_move"] == seat.seat:
                         seat.apply(seat.legal().actions[0])
-                    except ClientProblem as err:   # a view the stream had not yet caught up with
-                        if err.status != 409:
-                            raise
+                except ClientProblem as err:
+                    if err.status != 409:
+                        raise
     except BaseException as err:  # noqa: BLE001 - reported by the test
         errors.append(err)
 
@@ -59,7 +61,7 @@ def test_a_terminal_and_an_sdk_seat_play_a_whole_round_at_one_table(gateway: Gat
     boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris")
     assert api.table(opened.table_id).seats[0].name == "Tess"
     errors: list[BaseException] = []
-    other = threading.Thread(target=play_until_round_over, args=(boris, errors), daemon=True)
+    other = threading.Thread(target=play_seat, args=(boris, errors), daemon=True)
     other.start()
     child.expect(r"At the table: You, Seat 1 \(Boris\), Seat 2 \(greedy bot\), Seat 3 \(random bot\)")
     screen = ""
@@ -91,6 +93,37 @@ def test_a_terminal_and_an_sdk_seat_play_a_whole_round_at_one_table(gateway: Gat
     child.close()
     assert child.exitstatus == 0
     assert not api.table(opened.table_id).seats[0].taken            # the seat is free for a fresh invite
+
+
+def test_a_whole_match_to_its_end_with_the_other_seat_dealing_first(gateway: Gateway) -> None:
+    """A short match (Kozel to a target of 1 point: a round or two). The SDK seat deals each next round as soon
+    as it can, so the terminal's own deal is refused (409) and the game goes on; the match's end is shown and
+    the game exits by itself."""
+    api = RestClient(gateway.url)
+    opened = api.create_table("kozel", 4, seats=["open", "open", "greedy", "greedy"], options={"target": 1})
+    boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris")
+    errors: list[BaseException] = []
+    other = threading.Thread(target=play_seat, args=(boris, errors, True), daemon=True)
+    child = spawn_join(opened.invites[0].link, "--name", "Tess", columns=80)
+    child.expect(r"At the table: You, Seat 1 \(Boris\)")
+    other.start()
+    screen = ""
+    for _ in range(200):
+        index = child.expect([MOVE, "Press Enter to deal the next round", r"Match over\. Final score: .*\.",
+                              pexpect.EOF])
+        screen += child.before + (child.after if isinstance(child.after, str) else "")
+        if index >= 2:
+            break
+        child.sendline("1" if index == 0 else "")
+    assert index == 2, screen[-3000:]
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, screen[-3000:]
+    other.join(30)
+    assert not errors, errors
+    flat = re.sub(r"\s+", " ", screen)
+    assert re.search(r"The goat: (You|Seat \d \([^)]*\))", flat), screen[-3000:]
+    assert api.table(opened.table_id).status == "over"
 
 
 def test_a_bad_or_spent_link_is_refused_with_a_message(gateway: Gateway) -> None:
