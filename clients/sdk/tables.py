@@ -45,6 +45,8 @@ Json = dict[str, Any]
 #: `event: closed` reasons of a stream that simply lasted its time (no event for a while, or its longest):
 #: reconnected at once, however often; the others (`shutdown`, `store-unavailable`) are backed off.
 QUIET_CLOSES = frozenset({"idle", "max-duration"})
+#: Seconds after which a connection that drops counts as having served: the failures in a row start again.
+HEALTHY_CONNECTION = 10.0
 OnLeave = Literal["wait", "bot"]
 
 
@@ -339,6 +341,7 @@ class EventStream(Iterator[StreamEvent]):
         self._dropped = False
         self._done = False
         self._failures = 0
+        self._connected_at = 0.0
 
     def __repr__(self) -> str:
         return f"EventStream({self._path!r}, last_event_id={self.last_event_id!r})"
@@ -362,6 +365,7 @@ class EventStream(Iterator[StreamEvent]):
             headers["Last-Event-ID"] = self.last_event_id
         kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         conn = kind(self._host, self._port, timeout=self.idle_timeout)
+        self._dropped = False          # a drop() from now on ends this connection
         try:
             conn.connect()
             self._sock = conn.sock     # kept: the connection hands its socket to the reply and forgets it
@@ -388,7 +392,7 @@ class EventStream(Iterator[StreamEvent]):
             except ValueError:
                 wait = None
             raise_for(reply.status, problem, wait)
-        self._conn, self._reply, self._dropped = conn, reply, False
+        self._conn, self._reply, self._connected_at = conn, reply, time.monotonic()
 
     def _disconnect(self) -> None:
         reply, conn, self._reply, self._conn, self._sock = self._reply, self._conn, None, None, None
@@ -448,6 +452,8 @@ class EventStream(Iterator[StreamEvent]):
                 self._disconnect()
                 if self._done:
                     break
+                if time.monotonic() - self._connected_at > HEALTHY_CONNECTION:
+                    self._failures = 0        # it served a while (keep-alives while a person thinks): not in a row
                 self._failures += 1
                 if self._failures > self.reconnects:
                     self._done = True
