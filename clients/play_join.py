@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from clients.play import Quit, TerminalGame, _viewer
+from clients.play import Playable, Quit, TerminalGame, _viewer
 from clients.sdk import ProblemError, RestClient, Seat, Table, TransportError
 from clients.sdk.rest import _Held
 from clients.sdk.tables import parse_invite_link
@@ -135,6 +135,21 @@ class JoinedGame(TerminalGame):
         self.show_end(screen)
         return 0
 
+    def turn(self, match: Playable, seat: int) -> None:
+        """A move of this seat; when the gateway does not answer (restarting, the network down), the person is
+        told and asked again once the latest state has been fetched (the move may have counted)."""
+        try:
+            super().turn(match, seat)
+        except TransportError as err:
+            self.say(f"The gateway did not answer ({err}); try again.")
+            if isinstance(match, SeatScreen):
+                try:
+                    latest = match.seat.view()
+                except (ProblemError, TransportError):
+                    return
+                if latest.get("seq") != match.seq:
+                    match.take(latest)
+
     def settle(self, seat: Seat, screen: SeatScreen) -> bool:
         """Act on the screen's state: this seat's moves while it is its turn, the round's end (deal the next),
         the match's end (True: shown, the game is over). False: the other seats are to act."""
@@ -156,6 +171,9 @@ class JoinedGame(TerminalGame):
                     if err.status != 409:
                         raise
                     return False          # another seat dealt it first: fine
+                except TransportError as err:
+                    self.say(f"The gateway did not answer ({err}); try again.")
+                    self.round_shown = None
                 continue
             to_move = screen.view.get("to_move")
             if to_move is None:
