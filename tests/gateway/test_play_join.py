@@ -8,13 +8,16 @@ import os
 import re
 import sys
 import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pexpect
 import pytest
 
-from clients.sdk import ClientProblem, RestClient, Seat
+from clients.sdk import ClientProblem, RestClient, Seat, TransportError
 
-from .conftest import REPO, Gateway
+from .conftest import REPO, TOKEN_KEYS, EngineProc, Gateway, free_port
 
 pytestmark = pytest.mark.service
 
@@ -140,3 +143,81 @@ def test_a_bad_or_spent_link_is_refused_with_a_message(gateway: Gateway) -> None
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 2
+
+
+def test_the_terminal_rides_out_a_gateway_restart_without_missing_a_move(
+        engine_proc: EngineProc, start_gateway: Callable[..., Gateway], tmp_path: Path) -> None:
+    """The gateway is stopped while the terminal waits for Boris, and started again (same port, same store):
+    the terminal's stream comes back by itself with Last-Event-ID, and every move Boris makes is written once,
+    in order."""
+    port = free_port()
+    env = {"STATE_TOKEN_KEYS": TOKEN_KEYS, "GATEWAY_TOKEN_STORE": f"sqlite:///{tmp_path}/store.sqlite3",
+           "GATEWAY_DATABASE": f"sqlite:///{tmp_path}/archive.sqlite3"}
+    gw = start_gateway(engine_proc.address, "--port", str(port), env=env)
+    api = RestClient(gw.url, retries=8, backoff=0.25)
+    opened = api.create_table("kozel", 4, seats=["open", "open", "greedy", "greedy"], name="Restart")
+    child = spawn_join(opened.invites[0].link, "--name", "Tess")
+    child.expect("Waiting for the other seats")
+    boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris")
+    go = threading.Event()
+    go.set()
+    moves: list[str] = []
+    errors: list[BaseException] = []
+
+    def play() -> None:       # Boris, who holds his move while `go` is clear and rides out the restart
+        try:
+            with boris.events(reconnects=20) as stream:
+                for event in stream:
+                    view = event.data.get("view") if isinstance(event.data, dict) else None
+                    if not view or view["round_over"]:
+                        if view:
+                            return
+                        continue
+                    if view["to_move"] != boris.seat:
+                        continue
+                    go.wait(60)
+                    deadline = time.monotonic() + 60
+                    while True:
+                        try:
+                            action = boris.legal().actions[0]
+                            boris.apply(action)
+                            moves.append(action)
+                            break
+                        except ClientProblem as err:       # the first try counted, its answer lost
+                            assert err.status == 409
+                            break
+                        except TransportError:
+                            assert time.monotonic() < deadline
+                            time.sleep(0.5)
+        except BaseException as err:  # noqa: BLE001 - reported by the test
+            errors.append(err)
+
+    other = threading.Thread(target=play, daemon=True)
+    other.start()
+    screen, restarted = "", False
+    for _ in range(60):
+        index = child.expect([MOVE, "Press Enter to deal the next round", pexpect.EOF])
+        screen += child.before + (child.after if isinstance(child.after, str) else "")
+        if index != 0:
+            break
+        if not restarted and screen.count("You played") + screen.count("You knocked") >= 1:
+            go.clear()                                   # Boris will wait with his next move
+            child.sendline("1")
+            child.expect(r"Waiting for Seat 1 \(Boris\) to move")
+            screen += child.before + child.after
+            gw.stop()                                    # the terminal is reading its stream now
+            time.sleep(1)
+            gw = start_gateway(engine_proc.address, "--port", str(port), env=env)
+            restarted = True
+            go.set()
+            continue
+        child.sendline("1")
+    assert index == 1 and restarted, screen[-3000:]
+    other.join(30)
+    assert not errors, errors
+    flat = re.sub(r"\s+", " ", screen)
+    shown = re.findall(r"Seat 1 \(Boris\) (?:played (\S+)|(knocked))", flat)
+    assert [played or "pass" for played, knocked in shown] == moves, (moves, screen[-3000:])
+    assert "Traceback" not in screen and "did not answer" not in screen
+    child.sendline("q")
+    child.expect(pexpect.EOF)
