@@ -45,7 +45,7 @@ from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import VersionStore, default_url, open_store
 from api_gateway.streams import Limits, Streams
 from api_gateway.tables import Tables
-from api_gateway.tables_routes import SEAT_STREAMS, TABLES, tables_blp
+from api_gateway.tables_routes import BEARER, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
@@ -179,7 +179,7 @@ def _cors(app: Flask, origins: tuple[str, ...]) -> None:
     credentials in the Authorization header (no cookies), Last-Event-ID allowed for a stream's resume."""
     if not origins:
         return
-    from flask_cors import CORS  # type: ignore[import-untyped]
+    from flask_cors import CORS
 
     CORS(app, resources={r"/v1/*": {"origins": list(origins)}}, supports_credentials=False,
          allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
@@ -210,8 +210,8 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
     limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
-    app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
-    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat)
+    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
+    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, spectators.counts)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
@@ -219,6 +219,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)
+    api.spec.components.security_scheme("bearer", BEARER)
     for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, tables_blp,
                       problems_blp):
         api.register_blueprint(blueprint)

@@ -138,7 +138,8 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("too-many-streams", 429, "Too many spectator streams",
                 "Each gateway worker holds a bounded number of spectator streams: in all (the rest of its "
                 "connections serve ordinary calls), of one match, and of one client address (`limit` names "
-                "which was reached). Close a stream you no longer read, or try again after Retry-After seconds."),
+                "which was reached); an online table's event streams likewise, and of one seat (`limit` "
+                "\"seat\"). Close a stream you no longer read, or try again after Retry-After seconds."),
     ProblemType("too-large", 413, "The match is too large for one call",
                 "The request, or the answer it asks for (a long match's record, say), is over the size the "
                 "service carries in one message (`what`, `size` and `limit` in bytes). Asking again gives the "

@@ -17,7 +17,7 @@ import orjson
 
 from api_gateway.problems import UnknownMatch
 from api_gateway.store import MatchExpired
-from api_gateway.streams import Format, Limits, Stream, Streams
+from api_gateway.streams import Counts, Format, Limits, Stream, Streams
 
 KEEPALIVE = b": keepalive\n\n"
 END = b"event: end\ndata: {}\n\n"
@@ -47,13 +47,15 @@ def _key(match_id: str, viewer: int) -> str:
 
 class SeatStreams:
     """A worker's seat streams: one `Streams` for the seats (capped per seat) and one for the public view
-    of host and spectators (capped per match), both writing SSE."""
+    of host and spectators (capped per match), both writing SSE; counted in all and per address with
+    the worker's spectator streams (`counts`)."""
 
-    def __init__(self, store: Callable[[], Any], limits: Limits, per_seat: int) -> None:
+    def __init__(self, store: Callable[[], Any], limits: Limits, per_seat: int, counts: Counts | None = None) -> None:
         self._store = store
+        counts = counts if counts is not None else Counts()
         self.seats = Streams(self._lines, Limits(limits.idle, limits.longest, limits.keepalive, limits.streams,
-                                                 per_seat, limits.per_address), fmt=SSE, what="seat")
-        self.public = Streams(self._lines, limits, fmt=SSE, what="match")
+                                                 per_seat, limits.per_address), fmt=SSE, what="seat", counts=counts)
+        self.public = Streams(self._lines, limits, fmt=SSE, what="match", counts=counts)
 
     def _lines(self, key: str, start: int) -> tuple[list[bytes], bool]:
         match_id, _, viewer = key.rpartition(":")

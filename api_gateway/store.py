@@ -46,6 +46,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -684,7 +685,7 @@ class RedisStore:
             with self._redis.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(key)
-                    version = pipe.hget(key, "version")
+                    version: Any = pipe.hget(key, "version")
                     if (int(version) if version is not None else 0) != row.version - 1:
                         return False
                     pipe.multi()
@@ -721,8 +722,8 @@ class RedisStore:
         high: Any = "+inf" if before is None else before[0]
         offset = 0
         while len(found) < limit:
-            ids = self._run(lambda: self._redis.zrevrangebyscore(self.LOBBY, high, "-inf", start=offset,
-                                                                 num=limit * 2, withscores=True))
+            ids = self._run(partial(self._redis.zrevrangebyscore, self.LOBBY, high, "-inf", start=offset,
+                                    num=limit * 2, withscores=True))
             if not ids:
                 break
             offset += len(ids)
@@ -732,7 +733,7 @@ class RedisStore:
                     continue
                 row = self.table(table_id)
                 if row is None:
-                    self._run(lambda t=table_id: self._redis.zrem(self.LOBBY, t))  # expired
+                    self._run(partial(self._redis.zrem, self.LOBBY, table_id))  # expired
                     continue
                 if row.free > 0 and row.public and (variant is None or row.variant == variant):
                     found.append(row)

@@ -103,11 +103,20 @@ class Feed:
     wakes: set[Event] = field(default_factory=set)  # one per stream waiting for news
 
 
+@dataclass(eq=False)
+class Counts:
+    """A worker's streams in all and per client address: shared by every kind of stream it holds (the
+    spectators', and an online table's seat and public streams), so that the caps bound them together."""
+
+    open: int = 0
+    per_address: dict[str, int] = field(default_factory=dict)
+
+
 class Streams:
     """This worker's spectator streams (one instance per app; module docstring)."""
 
     def __init__(self, public: Public, limits: Limits, poll: float = SPECTATE_POLL, fmt: Format = NDJSON,
-                 what: str = "spectator") -> None:
+                 what: str = "spectator", counts: Counts | None = None) -> None:
         self._public = public
         self.format = fmt
         self.what = what
@@ -116,9 +125,8 @@ class Streams:
         self._feeds: dict[str, Feed] = {}
         self._loading: dict[str, AsyncResult] = {}
         self._per_match: dict[str, int] = {}
-        self._per_address: dict[str, int] = {}
+        self.counts = counts if counts is not None else Counts()
         self._waiting: set[Event] = set()  # every stream's wake-up, for `stop`
-        self.open_count = 0
         self.stopping = False
         # Shared feeds need every stream in one gevent hub (gunicorn's gevent worker). Flask's threaded
         # development server (`--dev`) runs each stream in a thread of its own, with a hub each: a feed
@@ -141,13 +149,13 @@ class Streams:
         refused: StreamRefused | None = None
         if self.stopping:
             refused = StreamRefused("worker", "this gateway worker is stopping; open the stream again")
-        elif self.open_count >= lim.streams:
+        elif self.counts.open >= lim.streams:
             refused = StreamRefused("worker", f"this gateway worker holds {lim.streams} {self.what} streams, its most")
         elif self._per_match.get(match_id, 0) >= lim.per_match:
             refused = StreamRefused("match" if self.what == "spectator" else self.what,
                                     f"this gateway worker holds {lim.per_match} streams of this "
                                     f"{'match' if self.what == 'spectator' else self.what}, its most")
-        elif self._per_address.get(address, 0) >= lim.per_address:
+        elif self.counts.per_address.get(address, 0) >= lim.per_address:
             refused = StreamRefused("address", f"this gateway worker holds {lim.per_address} streams of your "
                                                "address, its most")
         if refused is not None:
@@ -162,9 +170,9 @@ class Streams:
             raise refused
         # Counted before the store is read: the opens that wait for it meanwhile see this one.
         SPECTATOR_STREAMS.inc()
-        self.open_count += 1
+        self.counts.open += 1
         self._per_match[match_id] = self._per_match.get(match_id, 0) + 1
-        self._per_address[address] = self._per_address.get(address, 0) + 1
+        self.counts.per_address[address] = self.counts.per_address.get(address, 0) + 1
         try:
             first, over = self._first_lines(match_id)  # 404 / 501 / 503 before the stream starts
         except BaseException:
@@ -201,13 +209,17 @@ class Streams:
 
     def _release(self, match_id: str, address: str) -> None:
         SPECTATOR_STREAMS.dec()
-        self.open_count -= 1
-        for counts, key in ((self._per_match, match_id), (self._per_address, address)):
+        self.counts.open -= 1
+        for counts, key in ((self._per_match, match_id), (self.counts.per_address, address)):
             left = counts[key] - 1
             if left:
                 counts[key] = left
             else:
                 del counts[key]
+
+    @property
+    def open_count(self) -> int:
+        return self.counts.open
 
     def stop(self) -> None:
         """End every stream with a `shutdown` line (the worker stops); refuse new ones."""

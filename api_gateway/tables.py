@@ -177,10 +177,10 @@ class Tables:
         options = body.get("options") or {}
         specs = body.get("seats") or [{"kind": "open"}] * players
         if len(specs) != players:
-            raise TableRefused("validation-error", f"seats: one entry per seat ({players}), not {len(specs)}",
+            raise TableRefused("malformed", f"seats: one entry per seat ({players}), not {len(specs)}",
                                "seats")
         if not any(s["kind"] == "open" for s in specs):
-            raise TableRefused("validation-error", "seats: at least one seat must be open for a person", "seats")
+            raise TableRefused("malformed", "seats: at least one seat must be open for a person", "seats")
         self.matches.variant(variant)  # 404 unknown-variant
         # The engine checks players and options now (400), not when the last seat is taken.
         self.matches.engine.call("NewMatch", {"variant": variant, "players": players, "options": options,
@@ -285,12 +285,12 @@ class Tables:
                     return int(s["seat"])
             raise TableRefused("invalid-invite", "this invite is not one of this table's, or it was used", "invite")
         if body.get("seat") is None:
-            raise TableRefused("validation-error", "give an invite, or a seat number on a public table", "invite")
+            raise TableRefused("malformed", "give an invite, or a seat number on a public table", "invite")
         if not rec["public"]:
             raise TableRefused("invite-required", "this table is private: join with an invite", "seat")
         seat = body["seat"]
         if not 0 <= seat < len(rec["seats"]):
-            raise TableRefused("validation-error", f"seat: 0..{len(rec['seats']) - 1}", "seat")
+            raise TableRefused("malformed", f"seat: 0..{len(rec['seats']) - 1}", "seat")
         s = rec["seats"][seat]
         if s["kind"] == "open" and not s["taken"]:
             return int(seat)

@@ -63,9 +63,16 @@ _RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before trying ag
 _ENGINE = (502, 503, 504)
 
 
+#: The OpenAPI security scheme of the calls that take a credential (registered by the app factory).
+BEARER = {"type": "http", "scheme": "bearer",
+          "description": "a seat's credential (answered by join) or the table's host key"}
+
+
 def _problems(*codes: int) -> Callable[[F], F]:
     def decorate(func: F) -> F:
         documented: Any = func
+        if 401 in codes:
+            documented = tables_blp.doc(security=[{"bearer": []}])(documented)
         for code in codes:
             documented = tables_blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
                                                  description=_DESCRIPTIONS[code],

@@ -282,3 +282,21 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+# ---------------------------------------------------------------- online tables (tests/gateway/test_tables*.py)
+
+
+def gateway_env(tmp: Path, store: str | None = None, **extra: str) -> dict[str, str]:
+    return {"STATE_TOKEN_KEYS": TOKEN_KEYS, "GATEWAY_TOKEN_STORE": store or f"sqlite:///{tmp / 'live.sqlite3'}",
+            "GATEWAY_DATABASE": f"sqlite:///{tmp / 'archive.sqlite3'}", **extra}
+
+
+@pytest.fixture(scope="module")
+def tables_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """Two gunicorn workers on one SQLite file: a stream and the call that changes its match are often
+    served by different workers."""
+    gw = launch_gateway(engine_proc.address, "--workers", "2",
+                        env=gateway_env(tmp_path_factory.mktemp("tables"), GATEWAY_SPECTATE_KEEPALIVE="1"))
+    yield gw
+    gw.stop()

@@ -9,7 +9,6 @@ import subprocess
 import pytest
 
 from .conftest import REPO, Gateway
-from .test_tables import tables_gw  # noqa: F401
 
 pytestmark = pytest.mark.service
 

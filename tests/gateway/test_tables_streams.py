@@ -5,16 +5,18 @@ its slot at once, streams per seat are capped (429 too-many-streams), and a stop
 ends each with ``event: closed`` (shutdown) within seconds."""
 from __future__ import annotations
 
+import http.client
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from .conftest import EngineProc, Gateway, Reply, launch_gateway
+from .conftest import EngineProc, Gateway, Reply, gateway_env, launch_gateway
 from .test_gateway_store import RedisServer
-from .test_tables import call, gateway_env, ok, open_table, play_step, problem, seat_stream
+from .test_tables import call, ok, open_table, play_step, problem, seat_stream
 
 pytestmark = pytest.mark.service
 
@@ -64,10 +66,12 @@ def test_racing_joins_through_two_gateways_on_redis(redis_pair: list[Gateway]) -
         opened = ok(call(a, "POST", "/v1/tables", {"variant": "kozel", "players": 2, "public": True}), 201)
         tid = opened["table_id"]
         ok(call(b, "POST", f"/v1/tables/{tid}/join", {"invite": opened["invites"][0]["code"]}))
+        lobby = ok(call(b, "GET", "/v1/tables?variant=kozel&limit=100"))["tables"]
+        assert tid in [t["table_id"] for t in lobby]  # a seat free: listed, by either gateway
         barrier = threading.Barrier(6)
         replies: list[Reply] = []
 
-        def race(i: int) -> None:
+        def race(i: int, barrier: threading.Barrier = barrier, replies: list[Reply] = replies, tid: str = tid) -> None:
             barrier.wait()
             replies.append(call((a, b)[i % 2], "POST", f"/v1/tables/{tid}/join", {"seat": 1, "name": f"R{i}"}))
 
@@ -135,3 +139,49 @@ def test_an_expired_or_made_up_match_has_no_stream(capped: Gateway) -> None:
     reply = seat_stream(capped, "00" * 16)
     assert reply.status == 404
     problem(call(capped, "GET", f"/v1/matches/{'00' * 16}/seat", credential="x.0.y"), 404, "unknown-match")
+
+
+def test_cors_allows_the_configured_origins_only(tmp_path: Path) -> None:
+    """GATEWAY_CORS_ORIGINS: none by default (no CORS header at all); set, its origins get the headers, a
+    preflight for an Authorization header passes, and any other origin gets none."""
+    from api_gateway.app import create_app
+    from api_gateway.config import from_env
+
+    base = {"GATEWAY_ENGINE": "127.0.0.1:9", "GATEWAY_DATABASE": f"sqlite:///{tmp_path / 'a.sqlite3'}",
+            "GATEWAY_TOKEN_STORE": f"sqlite:///{tmp_path / 'v.sqlite3'}"}
+    plain = create_app(from_env(base)).test_client()
+    assert "Access-Control-Allow-Origin" not in plain.get("/healthz", headers={"Origin": "https://app.example"}).headers
+    client = create_app(from_env({**base, "GATEWAY_CORS_ORIGINS": "https://app.example, https://m.example"})) \
+        .test_client()
+    pre = client.options("/v1/tables", headers={"Origin": "https://app.example", "Access-Control-Request-Method":
+                                                "POST", "Access-Control-Request-Headers": "authorization,content-type"})
+    assert pre.headers["Access-Control-Allow-Origin"] == "https://app.example"
+    assert "authorization" in pre.headers["Access-Control-Allow-Headers"].lower()
+    got = client.get("/v1/tables/00", headers={"Origin": "https://m.example"})
+    assert got.status_code == 501 and got.headers["Access-Control-Allow-Origin"] == "https://m.example"
+    other = client.get("/v1/tables/00", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
+
+
+def test_seat_and_spectator_streams_count_together_per_address(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """One worker's cap per client address bounds its spectator (NDJSON) and table (SSE) streams together."""
+    gw = launch_gateway(engine_proc.address, "--workers", "1",
+                        env=gateway_env(tmp_path, GATEWAY_STREAMS_PER_ADDRESS="3"))
+    try:
+        table = open_table(gw)
+        parts = urlsplit(gw.url)
+        ndjson = []
+        for _ in range(2):
+            conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+            conn.request("GET", f"/v1/matches/{table.match_id}/spectate")
+            assert conn.getresponse().status == 200
+            ndjson.append(conn)
+        first = seat_stream(gw, table.match_id, table.credentials[0])
+        assert first.status == 200
+        refused = seat_stream(gw, table.match_id, table.credentials[1])
+        assert refused.status == 429 and b'"limit":"address"' in refused.body
+        first.close()
+        for conn in ndjson:
+            conn.close()
+    finally:
+        gw.stop()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from .conftest import Gateway
-from .test_tables import Event, Table, call, ok, open_table, play_step, seat_stream, tables_gw  # noqa: F401
+from .test_tables import Event, call, ok, open_table, play_step, seat_stream
 
 pytestmark = pytest.mark.service
 
@@ -84,7 +84,8 @@ def test_no_viewer_sees_beyond_its_view_in_any_variant(tables_gw: Gateway) -> No
                                                             credential=table.host_key))["over"]:
                     break
             latest = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.host_key))
-            got = [_lines(s.until(lambda e: e.kind == "end" or e.id == latest["seq"] and not latest["over"], 30))
+            last = latest["seq"]
+            got = [_lines(s.until(lambda e, last=last: e.kind == "end" or e.id == last, 30))
                    for s in (*streams, public)]
             for s in (*streams, public):
                 s.close()
@@ -110,7 +111,7 @@ def test_no_viewer_sees_beyond_its_view_in_any_variant(tables_gw: Gateway) -> No
                 if latest["seq"] > first:
                     assert again["view"] == got[seat][latest["seq"]]["view"]
                 resumed = seat_stream(gw, table.match_id, credential, last=first)
-                assert _lines(resumed.until(lambda e: e.kind == "end" or e.id == latest["seq"], 30)) == got[seat]
+                assert _lines(resumed.until(lambda e, last=last: e.kind == "end" or e.id == last, 30)) == got[seat]
                 resumed.close()
             checked.append((variant["name"], players, latest["seq"], latest["over"]))
     assert {name for name, *_ in checked} == {v["name"] for v in _variants(gw)}
