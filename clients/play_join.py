@@ -102,7 +102,7 @@ class JoinedGame(TerminalGame):
         assert seat.seat is not None
         self.humans = [seat.seat]
         self.names = seat_names(self.api.table(self.table_id), seat.seat)
-        title = f" {self.table.name!r}" if self.table.name else ""
+        title = f' "{self.table.name}"' if self.table.name else ""
         self.say(f"You took seat {seat.seat} at table{title}: {self.variant}, {self.players} players.")
         if seat.match_id is None:
             self.say("Waiting for the other seats to be taken ...")

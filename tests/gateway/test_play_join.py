@@ -59,7 +59,7 @@ def test_a_terminal_and_an_sdk_seat_play_a_whole_round_at_one_table(gateway: Gat
     api = RestClient(gateway.url)
     opened = api.create_table("kozel", 4, seats=["open", "open", "greedy", "random"], name="Terminal test")
     child = spawn_join(opened.invites[0].link, "--name", "Tess")
-    child.expect("You took seat 0 at table 'Terminal test': kozel, 4 players")
+    child.expect('You took seat 0 at table "Terminal test": kozel, 4 players')
     child.expect("Waiting for the other seats to be taken")
     boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris")
     assert api.table(opened.table_id).seats[0].name == "Tess"
