@@ -212,6 +212,12 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
     spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
     app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, spectators.counts)
+    seat_streams = app.extensions[SEAT_STREAMS]
+
+    def poke(match_id: str) -> None:
+        for streams in (spectators, seat_streams.seats, seat_streams.public):
+            streams.poke(match_id)
+    matches.on_change = poke
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()

@@ -118,6 +118,8 @@ class Matches:
         self._variants_lock = threading.Lock()
         #: Called with (match id, the new state) when a change ends a hosted match (the tables archive it).
         self.on_hosted_over: Callable[[bytes, bytes], None] | None = None
+        #: Called with the match id after every change of a live sealed match (this worker's streams read it now).
+        self.on_change: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------ variants
 
@@ -193,6 +195,8 @@ class Matches:
         receipt = Receipt(carried.digest, answer) if carried.digest else None
         hosted = Hosted(token, hosted_lines(after.seq, reply)) if carried.hosted else None
         stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted)
+        if stored is None and self.on_change is not None:
+            self.on_change(sealed.match_id_hex)
         if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
             self.on_hosted_over(sealed.match_id, reply.state)
         return answer if stored is None else stored

@@ -101,6 +101,7 @@ class Feed:
     over: bool
     closed: str | None = None                     # why the feed stopped before the match's end
     wakes: set[Event] = field(default_factory=set)  # one per stream waiting for news
+    poke: Event = field(default_factory=Event)       # set: read the store now (this worker changed the match)
 
 
 @dataclass(eq=False)
@@ -217,6 +218,13 @@ class Streams:
             else:
                 del counts[key]
 
+    def poke(self, match_id: str) -> None:
+        """This worker changed `match_id`: its feeds (`match_id`, or `match_id:<viewer>`) read the store now
+        instead of at their next poll (a move reaches the streams this worker holds without the poll's wait)."""
+        for key, feed in list(self._feeds.items()):
+            if key == match_id or key.startswith(match_id + ":"):
+                feed.poke.set()
+
     @property
     def open_count(self) -> int:
         return self.counts.open
@@ -242,7 +250,9 @@ class Streams:
         """Read the match's new lines while anyone watches it; wake its streams on news."""
         try:
             while not feed.over and not self.stopping:
-                gevent.sleep(self._poll)  # first: the streams that made the feed join it meanwhile
+                # first: the streams that made the feed join it meanwhile; at once when this worker changed it
+                feed.poke.wait(self._poll)
+                feed.poke.clear()
                 if not feed.wakes or self.stopping:
                     break
                 try:
