@@ -218,6 +218,8 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         for streams in (spectators, seat_streams.seats, seat_streams.public):
             streams.poke(match_id)
     matches.on_change = poke
+    if store is not None:
+        store.watch_changes(poke)  # Redis: other gateways' changes wake this worker's streams too
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()

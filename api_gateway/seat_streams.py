@@ -54,8 +54,9 @@ class SeatStreams:
         self._store = store
         counts = counts if counts is not None else Counts()
         self.seats = Streams(self._lines, Limits(limits.idle, limits.longest, limits.keepalive, limits.streams,
-                                                 per_seat, limits.per_address), fmt=SSE, what="seat", counts=counts)
-        self.public = Streams(self._lines, limits, fmt=SSE, what="match", counts=counts)
+                                                 per_seat, limits.per_address), fmt=SSE, what="seat", counts=counts,
+                             trim=True)
+        self.public = Streams(self._lines, limits, fmt=SSE, what="match", counts=counts, trim=True)
 
     def _lines(self, key: str, start: int) -> tuple[list[bytes], bool]:
         match_id, _, viewer = key.rpartition(":")
@@ -69,9 +70,14 @@ class SeatStreams:
              sock: Any) -> Stream:
         """A stream of `viewer`'s lines (a seat's, or the public's for the host and spectators, `seat` None)."""
 
+        key = _key(match_id, viewer)
+
         def intro(lines: list[bytes], over: bool) -> bytes:
             if last_event_id is not None and 0 <= last_event_id < len(lines):
-                head = updates(lines[last_event_id + 1:], last_event_id + 1)
+                missed = lines[last_event_id + 1:]
+                if not all(missed):  # dropped from this worker's feed (`Streams.trim`): read from the store
+                    missed = self._lines(key, last_event_id + 1)[0][:len(missed)]
+                head = updates(missed, last_event_id + 1)
             else:  # no Last-Event-ID (or one this match never had): the viewer's whole view first
                 latest = orjson.loads(lines[-1]) if lines else {}
                 head = event(b"view", len(lines) - 1, orjson.dumps({
@@ -80,4 +86,4 @@ class SeatStreams:
             return head + (END if over else b"")
 
         streams = self.seats if seat is not None else self.public
-        return streams.open(_key(match_id, viewer), address, sock, intro)
+        return streams.open(key, address, sock, intro)

@@ -175,6 +175,9 @@ class VersionStore(Protocol):
     def lobby(self, variant: str | None, limit: int, before: tuple[float, str] | None) -> list[TableRow]:
         """Public tables with a seat free, newest first, strictly after the cursor `before`."""
 
+    def watch_changes(self, changed: Callable[[str], None]) -> None:
+        """Call `changed(match id hex)` when another gateway changes a match, if the store can tell."""
+
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         """Keep a stream ticket (its hash) for `ttl` seconds."""
 
@@ -456,6 +459,10 @@ class SqliteStore:
         rows = self._run(lambda c: c.execute(query, args).fetchall())
         return [TableRow(r[0], r[1], bytes(r[2]), bool(r[3]), r[4], r[5], r[6]) for r in rows]
 
+    def watch_changes(self, changed: Callable[[str], None]) -> None:
+        """Nothing to watch: one host's workers share no channel; each wakes its own streams, the others
+        read the file at their next poll."""
+
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         self._run(lambda c: c.execute("INSERT OR REPLACE INTO tickets_s1 VALUES (?, ?, ?)",
                                       (ticket, payload, self._clock() + ttl)))
@@ -506,6 +513,8 @@ def _split(public: bytes) -> list[bytes]:
 # lines, the hosted token (empty: not hosted), over ("1"/"0"), the public lines, then one line per viewer.
 # {1}: advanced; {0, latest}: stale; {-1}: no record;
 # {2, answer}: this very request (its digest) already advanced from the expected seq.
+# An advance is announced on the channel CHANGED (the match id in hex): every gateway's streams of the
+# match read it at once instead of at their next poll (a lost message only delays them to the poll).
 _ADVANCE = """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return {-1, 0} end
@@ -535,6 +544,7 @@ if ARGV[7] ~= '' then
     redis.call('EXPIRE', KEYS[v], ARGV[3])
   end
 end
+redis.call('PUBLISH', 'domino:changed', string.sub(KEYS[1], 10))
 return {1, 0}
 """
 
@@ -550,6 +560,7 @@ class RedisStore:
     TABLE = "domino:tb:"  # a table's record, a hash: version, record, public, variant, free, created
     LOBBY = "domino:lobby"  # public tables with a seat free, a sorted set by creation time
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
+    CHANGED = "domino:changed"  # pub/sub: the id (hex) of every match an advance changed
 
     def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
         import redis  # only a cluster needs it
@@ -744,6 +755,26 @@ class RedisStore:
 
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         self._run(lambda: self._redis.set(self.TICKET + ticket.hex(), payload, ex=ttl))
+
+    def watch_changes(self, changed: Callable[[str], None]) -> None:
+        """Call `changed(match id hex)` for every advance any gateway makes (a daemon thread, a greenlet
+        under gevent, subscribed to CHANGED; it subscribes again after a lost connection)."""
+
+        def listen() -> None:
+            pause = 0.5
+            while True:
+                try:
+                    pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                    pubsub.subscribe(self.CHANGED)
+                    pause = 0.5
+                    for message in pubsub.listen():  # type: ignore[no-untyped-call]
+                        if message.get("type") == "message":
+                            changed(bytes(message["data"]).decode())
+                except Exception:  # Redis away (or a bug in `changed`): the streams' polls go on meanwhile
+                    time.sleep(pause)
+                    pause = min(pause * 2, 10.0)
+
+        threading.Thread(target=listen, name="store-changes", daemon=True).start()
 
     def take_ticket(self, ticket: bytes) -> bytes | None:
         found = self._run(lambda: self._redis.getdel(self.TICKET + ticket.hex()))

@@ -102,6 +102,8 @@ class Feed:
     closed: str | None = None                     # why the feed stopped before the match's end
     wakes: set[Event] = field(default_factory=set)  # one per stream waiting for news
     poke: Event = field(default_factory=Event)       # set: read the store now (this worker changed the match)
+    sent: dict[Event, int] = field(default_factory=dict)  # how far each stream has written (`Streams.trim`)
+    trimmed: int = 0                                 # lines before this one are dropped (b""): read from the store
 
 
 @dataclass(eq=False)
@@ -117,9 +119,13 @@ class Streams:
     """This worker's spectator streams (one instance per app; module docstring)."""
 
     def __init__(self, public: Public, limits: Limits, poll: float = SPECTATE_POLL, fmt: Format = NDJSON,
-                 what: str = "spectator", counts: Counts | None = None) -> None:
+                 what: str = "spectator", counts: Counts | None = None, trim: bool = False) -> None:
         self._public = public
         self.format = fmt
+        #: Drop a feed's lines once every stream has written them (all but the last): a seat stream's lines
+        #: hold the whole view, and a match's history per viewer would grow with every move. A stream that
+        #: needs a dropped line (one joining late) reads it from the store.
+        self.trim = trim
         self.what = what
         self.limits = limits
         self._poll = poll
@@ -218,6 +224,14 @@ class Streams:
             else:
                 del counts[key]
 
+    def _trim(self, feed: Feed) -> None:
+        if not self.trim or not feed.sent:
+            return
+        low = min(min(feed.sent.values()), len(feed.lines) - 1)
+        for i in range(feed.trimmed, low):
+            feed.lines[i] = b""
+        feed.trimmed = max(feed.trimmed, low)
+
     def poke(self, match_id: str) -> None:
         """This worker changed `match_id`: its feeds (`match_id`, or `match_id:<viewer>`) read the store now
         instead of at their next poll (a move reaches the streams this worker holds without the poll's wait)."""
@@ -267,6 +281,7 @@ class Streams:
                 else:
                     if lines:
                         feed.lines.extend(lines)
+                        self._trim(feed)
                     feed.over = over
                 if feed.closed is not None or lines or over:
                     for wake in list(feed.wakes):
@@ -328,7 +343,7 @@ class Stream:
         wake = Event()
         owner._waiting.add(wake)
         feed = owner._watch(self._match_id, self._first, self._over, wake)
-        sent = len(self._first)
+        sent = feed.sent[wake] = len(self._first)
         if len(feed.lines) > sent or feed.closed is not None or owner.stopping:
             wake.set()  # news (or the stop) before this stream joined its feed
         gone = _SocketWatch(self._sock, wake)
@@ -345,8 +360,15 @@ class Stream:
                     return
                 now = time.monotonic()
                 if len(feed.lines) > sent:
-                    yield fmt.lines(feed.lines[sent:], sent)
-                    sent = len(feed.lines)
+                    news = feed.lines[sent:]
+                    if sent < feed.trimmed:  # dropped before this stream wrote them: the store has them
+                        try:
+                            news = owner._public(self._match_id, sent)[0][:len(news)]
+                        except (UnknownMatch, StoreUnavailable) as exc:
+                            yield fmt.closed("expired" if isinstance(exc, UnknownMatch) else "store-unavailable")
+                            return
+                    yield fmt.lines(news, sent)
+                    sent = feed.sent[wake] = sent + len(news)
                     last_line = last_write = now
                 if feed.over:
                     if fmt.end:
@@ -364,6 +386,7 @@ class Stream:
         finally:
             gone.stop()
             feed.wakes.discard(wake)
+            feed.sent.pop(wake, None)
             owner._waiting.discard(wake)
 
 

@@ -410,7 +410,12 @@ class Events(MethodView):
             except ValueError:
                 last_event_id = None
         streams: SeatStreams = current_app.extensions[SEAT_STREAMS]
+        sock = request.environ.get("gunicorn.socket")
         stream = streams.open(match_id, who, who if who is not None else viewers - 1, last_event_id,
-                              request.remote_addr or "", request.environ.get("gunicorn.socket"))
+                              request.remote_addr or "", sock)
+        if sock is not None:
+            # A reader that stops reading is dropped, not waited for: a write that the client's full
+            # window holds back for three keepalive periods fails, and the stream's place is given back.
+            sock.settimeout(3 * streams.seats.limits.keepalive)
         return current_app.response_class(stream, mimetype="text/event-stream", headers={
             "Cache-Control": "no-store", "X-Accel-Buffering": "no"})

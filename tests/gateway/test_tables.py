@@ -221,6 +221,9 @@ def test_a_whole_kozel_match_between_two_people_and_two_bots(tables_gw: Gateway)
 def test_reconnect_with_last_event_id_gets_every_missed_event_once(tables_gw: Gateway) -> None:
     gw = tables_gw
     table = open_table(gw)
+    # A second stream of the seat stays open throughout: the worker's feed of the seat lives on and drops
+    # the lines every stream has written, so a resume from an old id reads them from the store.
+    companion = seat_stream(gw, table.match_id, table.credentials[0])
     first = seat_stream(gw, table.match_id, table.credentials[0])
     view = first.next()
     assert view is not None and view.kind == "view"
@@ -248,9 +251,12 @@ def test_reconnect_with_last_event_id_gets_every_missed_event_once(tables_gw: Ga
         assert [e.kind for e in again] == ["update"] * len(again)  # no view: it resumed
         assert [e.id for e in again] == list(range(cut + 1, latest + 1))
         resume.close()
-    # what the resumed updates hold is what the seat's latest answer holds
+    # what the resumed updates hold is what the seat's latest answer holds, and what the companion got
     latest_seat = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.credentials[0]))
     assert again[-1].data["view"] == latest_seat["view"]
+    together = companion.until(lambda e: e.id == latest, 10)
+    assert {e.id: e.data for e in together if e.kind == "update" and e.id > cut} == {e.id: e.data for e in again}
+    companion.close()
 
 
 def test_tickets_are_single_use_and_credentials_stay_out_of_urls(tables_gw: Gateway) -> None:
