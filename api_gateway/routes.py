@@ -1,6 +1,10 @@
 # mypy: allow-untyped-decorators
 """The /v1 resources: flask-smorest views that validate, call `Matches`, and serialize.
 
+The POST operations on a carried match or record are one table, `OPERATIONS` (path, request
+and answer schemas, the `Matches` method, problem codes, docstring), each row registered
+as a view by `register`; a new call is a new row.
+
 Every call that needs the match is a POST whose body carries it (the state in
 transparent mode, the token and a seat key in sealed mode): the server keeps
 nothing, and a token in a URL would end up in access logs.
@@ -12,10 +16,12 @@ webargs makes a new instance per request, and with it every nested schema
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
+from marshmallow import Schema
 
 from api_gateway import problems
 from api_gateway.bodies import Blueprint
@@ -144,141 +150,92 @@ class VariantOne(MethodView):
         return matches().variant(name)
 
 
-@matches_blp.route("")
-class NewMatch(MethodView):
-    @matches_blp.arguments(NewMatchSchema(), examples=EXAMPLES["new_match"])
-    @matches_blp.response(201, MatchAnswerSchema)
-    @_problems(matches_blp, 400, 409, 413, 415, 422, 501, *_ENGINE)
-    def post(self, body: Json) -> Response:
-        """Start a match: deals the first round from `seed` (or a random one) or `deal`, unless `no_deal`.
+@dataclass(frozen=True)
+class Operation:
+    """One POST operation on a carried match or record: a row of `OPERATIONS`, registered by `register`.
 
-        `mode: "sealed"` answers a token, one key per seat and a host key instead of the state.
-        """
-        return answer(matches().new_match(body), 201)
+    The view it makes validates the body with `request` (documented with the examples
+    ``EXAMPLES[example]``), calls `call` on the app's `Matches` and answers the engine's JSON
+    as is (`answer`), documenting `answer_schema` for `status` and the problem answers `problems`.
+    `doc` is the view's docstring: its first paragraph the OpenAPI summary, the rest the description.
+    """
 
-
-@matches_blp.route("/legal")
-class Legal(MethodView):
-    @matches_blp.arguments(CarrierSchema(), examples=EXAMPLES["legal"])
-    @matches_blp.response(200, LegalAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """The seat to move and its legal actions (sealed: the actions only when you are that seat)."""
-        return answer(matches().legal(body))
-
-
-@matches_blp.route("/apply")
-class Apply(MethodView):
-    @matches_blp.arguments(ApplySchema(), examples=EXAMPLES["apply"])
-    @matches_blp.response(200, MatchAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """Apply one action of the seat to move (sealed: your seat, and only on your turn)."""
-        return answer(matches().apply(body))
+    blueprint: Blueprint
+    path: str
+    name: str  # the view class's name, which is the Flask endpoint (``matches.Apply``)
+    request: Schema
+    example: str
+    answer_schema: type[Schema]
+    call: Callable[[Matches, Json], bytes]
+    problems: tuple[int, ...]
+    doc: str
+    status: int = 200
 
 
-@matches_blp.route("/replay")
-class Replay(MethodView):
-    @matches_blp.arguments(ReplaySchema(), examples=EXAMPLES["replay"])
-    @matches_blp.response(200, ReplayAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """Apply actions in order, stopping at the first refused one (a refusal is part of the answer)."""
-        return answer(matches().replay(body))
+#: Every POST operation of /v1/matches and /v1/records, in the order they are registered.
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(matches_blp, "", "NewMatch", NewMatchSchema(), "new_match", MatchAnswerSchema, Matches.new_match,
+              (400, 409, 413, 415, 422, 501, *_ENGINE),
+              """Start a match: deals the first round from `seed` (or a random one) or `deal`, unless `no_deal`.
+
+              `mode: "sealed"` answers a token, one key per seat and a host key instead of the state.
+              """, status=201),
+    Operation(matches_blp, "/legal", "Legal", CarrierSchema(), "legal", LegalAnswerSchema, Matches.legal, _CARRIED,
+              """The seat to move and its legal actions (sealed: the actions only when you are that seat)."""),
+    Operation(matches_blp, "/apply", "Apply", ApplySchema(), "apply", MatchAnswerSchema, Matches.apply, _CARRIED,
+              """Apply one action of the seat to move (sealed: your seat, and only on your turn)."""),
+    Operation(matches_blp, "/replay", "Replay", ReplaySchema(), "replay", ReplayAnswerSchema, Matches.replay,
+              _CARRIED,
+              """Apply actions in order, stopping at the first refused one (a refusal is part of the answer)."""),
+    Operation(matches_blp, "/settle", "Settle", SettleSchema(), "settle", MatchAnswerSchema, Matches.settle,
+              _CARRIED,
+              """Score a round played with physical tiles from the hands left (transparent mode only)."""),
+    Operation(matches_blp, "/next-round", "NextRound", NextRoundSchema(), "next_round", MatchAnswerSchema,
+              Matches.next_round, _CARRIED,
+              """Deal the next round once the current one is over: from the match seed, or `deal` (transparent)."""),
+    Operation(matches_blp, "/timeout", "Timeout", SeatArgumentSchema(), "timeout", MatchAnswerSchema,
+              Matches.timeout, _CARRIED,
+              """A seat timed out: the match ends by the variant's rule (sealed: your own seat, or any with the """
+              """host key)."""),
+    Operation(matches_blp, "/view", "View", SeatArgumentSchema(), "view", ViewAnswerSchema, Matches.view, _CARRIED,
+              """What one seat may see (sealed: your own view; the host key gets the public part)."""),
+    Operation(matches_blp, "/suggest", "Suggest", SuggestSchema(), "suggest", SuggestAnswerSchema, Matches.suggest,
+              _BOTS,
+              """A computer opponent's move (random, greedy or expert) for the seat to move, decided from that
+              seat's view only (sealed: your own seat, on your turn). The match is unchanged."""),
+    Operation(matches_blp, "/hints", "Hints", HintsSchema(), "hints", HintsAnswerSchema, Matches.hints, _BOTS,
+              """The coach: what the expert knows from one seat's view (numbers proven missing, where each unseen
+              tile may be, each legal action's value). Sealed: your own seat. The match is unchanged."""),
+    Operation(matches_blp, "/record", "ExportRecord", ExportRecordSchema(), "record", RecordAnswerSchema,
+              Matches.record, _CARRIED,
+              """The match's record, JSON and text forms (transparent: `view`, full by default; sealed: a seat's
+              own record, the host's spectator record, the full record once the match is over)."""),
+    Operation(records_blp, "/import", "ImportRecord", RecordInputSchema(), "record_import", ImportRecordAnswerSchema,
+              Matches.import_record, (400, 409, 413, 415, 422, *_ENGINE),
+              """Read a record (`record` JSON or `text`), check every move (a refusal names the move and the line:
+              400 unreadable, 409 a move the rules refuse) and answer the match at its end (full records)."""),
+    Operation(records_blp, "/replay", "ReplayRecord", ReplayRecordSchema(), "record_replay",
+              ReplayRecordAnswerSchema, Matches.replay_record, (400, 409, 413, 415, 422, *_ENGINE),
+              """The state after move `upto` of a full record (every move before it checked)."""),
+)
 
 
-@matches_blp.route("/settle")
-class Settle(MethodView):
-    @matches_blp.arguments(SettleSchema(), examples=EXAMPLES["settle"])
-    @matches_blp.response(200, MatchAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """Score a round played with physical tiles from the hands left (transparent mode only)."""
-        return answer(matches().settle(body))
+def register(op: Operation) -> type[MethodView]:
+    """`op`'s view on its blueprint: a MethodView named `op.name` whose `post` is documented as `op` says."""
+    call, status = op.call, op.status
+
+    def post(self: MethodView, body: Json) -> Response:
+        return answer(call(matches(), body), status)
+
+    post.__doc__ = op.doc
+    documented = op.blueprint.arguments(op.request, examples=EXAMPLES[op.example])(
+        op.blueprint.response(op.status, op.answer_schema)(_problems(op.blueprint, *op.problems)(post)))
+    view: type[MethodView] = op.blueprint.route(op.path)(type(op.name, (MethodView,), {"post": documented}))
+    return view
 
 
-@matches_blp.route("/next-round")
-class NextRound(MethodView):
-    @matches_blp.arguments(NextRoundSchema(), examples=EXAMPLES["next_round"])
-    @matches_blp.response(200, MatchAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """Deal the next round once the current one is over: from the match seed, or `deal` (transparent)."""
-        return answer(matches().next_round(body))
-
-
-@matches_blp.route("/timeout")
-class Timeout(MethodView):
-    @matches_blp.arguments(SeatArgumentSchema(), examples=EXAMPLES["timeout"])
-    @matches_blp.response(200, MatchAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """A seat timed out: the match ends by the variant's rule (sealed: your own seat, or any with the host key)."""
-        return answer(matches().timeout(body))
-
-
-@matches_blp.route("/view")
-class View(MethodView):
-    @matches_blp.arguments(SeatArgumentSchema(), examples=EXAMPLES["view"])
-    @matches_blp.response(200, ViewAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """What one seat may see (sealed: your own view; the host key gets the public part)."""
-        return answer(matches().view(body))
-
-
-@matches_blp.route("/suggest")
-class Suggest(MethodView):
-    @matches_blp.arguments(SuggestSchema(), examples=EXAMPLES["suggest"])
-    @matches_blp.response(200, SuggestAnswerSchema)
-    @_problems(matches_blp, *_BOTS)
-    def post(self, body: Json) -> Response:
-        """A computer opponent's move (random, greedy or expert) for the seat to move, decided from that
-        seat's view only (sealed: your own seat, on your turn). The match is unchanged."""
-        return answer(matches().suggest(body))
-
-
-@matches_blp.route("/hints")
-class Hints(MethodView):
-    @matches_blp.arguments(HintsSchema(), examples=EXAMPLES["hints"])
-    @matches_blp.response(200, HintsAnswerSchema)
-    @_problems(matches_blp, *_BOTS)
-    def post(self, body: Json) -> Response:
-        """The coach: what the expert knows from one seat's view (numbers proven missing, where each unseen
-        tile may be, each legal action's value). Sealed: your own seat. The match is unchanged."""
-        return answer(matches().hints(body))
-
-
-@matches_blp.route("/record")
-class ExportRecord(MethodView):
-    @matches_blp.arguments(ExportRecordSchema(), examples=EXAMPLES["record"])
-    @matches_blp.response(200, RecordAnswerSchema)
-    @_problems(matches_blp, *_CARRIED)
-    def post(self, body: Json) -> Response:
-        """The match's record, JSON and text forms (transparent: `view`, full by default; sealed: a seat's
-        own record, the host's spectator record, the full record once the match is over)."""
-        return answer(matches().record(body))
-
-
-@records_blp.route("/import")
-class ImportRecord(MethodView):
-    @records_blp.arguments(RecordInputSchema(), examples=EXAMPLES["record_import"])
-    @records_blp.response(200, ImportRecordAnswerSchema)
-    @_problems(records_blp, 400, 409, 413, 415, 422, *_ENGINE)
-    def post(self, body: Json) -> Response:
-        """Read a record (`record` JSON or `text`), check every move (a refusal names the move and the line:
-        400 unreadable, 409 a move the rules refuse) and answer the match at its end (full records)."""
-        return answer(matches().import_record(body))
-
-
-@records_blp.route("/replay")
-class ReplayRecord(MethodView):
-    @records_blp.arguments(ReplayRecordSchema(), examples=EXAMPLES["record_replay"])
-    @records_blp.response(200, ReplayRecordAnswerSchema)
-    @_problems(records_blp, 400, 409, 413, 415, 422, *_ENGINE)
-    def post(self, body: Json) -> Response:
-        """The state after move `upto` of a full record (every move before it checked)."""
-        return answer(matches().replay_record(body))
+for _operation in OPERATIONS:
+    register(_operation)
 
 
 def streams() -> Streams:

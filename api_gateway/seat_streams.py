@@ -82,7 +82,7 @@ class SeatStreams:
                 latest = orjson.loads(lines[-1]) if lines else {}
                 head = event(b"view", len(lines) - 1, orjson.dumps({
                     "match_id": match_id, "seat": seat, "seq": len(lines) - 1, "view": latest.get("view"),
-                    "scores": latest.get("scores"), "over": over}))
+                    "scores": latest.get("scores"), "turn": latest.get("turn"), "over": over}))
             return head + (END if over else b"")
 
         streams = self.seats if seat is not None else self.public

@@ -379,7 +379,7 @@ class Tables:
         line = orjson.loads(lines[-1]) if lines else {}
         return {"match_id": ctx.match_id, "table_id": ctx.table["table_id"], "seat": ctx.seat, "seq": ctx.hosted.seq,
                 **self._carrier(ctx.hosted.token, ctx.seat), "view": line.get("view"), "scores": line.get("scores"),
-                "over": over}
+                "turn": line.get("turn"), "over": over}
 
     def _with_latest(self, match_id: str, seat: int | None, call: Callable[[Json], bytes],
                      token: str | None = None) -> bytes:

@@ -191,6 +191,8 @@ class SeatAnswerSchema(Schema):
     seat_key = fields.String()
     view = view_field()
     scores = fields.List(fields.Integer())
+    turn = fields.Integer(allow_none=True, metadata={"description": "the seat to act now (null between rounds "
+                                                                    "and once over)"})
     over = fields.Boolean()
 
 

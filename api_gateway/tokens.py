@@ -4,7 +4,7 @@ In sealed mode the client never sees the state, only an opaque token:
 
     token = "v1." kid "." base64url(nonce[12] || AES-GCM(key[kid], nonce, envelope, aad))
     aad   = "domino-state-token:v1:" kid
-    envelope = 0x01 || match_id[16] || secret[32] || seq[8, big endian] || MatchState bytes
+    envelope = 0x01 || match_id[16] || secret[32] || seq[8, big endian] || GameState bytes (the engine's sealed game)
 
 - AES-GCM (the `cryptography` package) with a random 96-bit nonce per token:
   confidentiality (no hand, no boneyard order, no seed readable) and integrity
@@ -91,7 +91,7 @@ class Sealed:
     match_id: bytes
     secret: bytes
     seq: int
-    state: bytes  # a serialized domino.v1.MatchState
+    state: bytes  # a serialized domino.v1.GameState (earlier tokens: a bare MatchState or KingdominoState)
 
     @property
     def match_id_hex(self) -> str:

@@ -78,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tables", help="online tables: apply -> the other seat's stream, one gateway and two on Redis")
     common(t)
     t.add_argument("--moves", type=int, default=200, help="applies timed per setup (default 200)")
+    t.add_argument("--streams", type=int, default=1000, help="seat streams one worker holds for the memory "
+                   "figure (default 1000)")
 
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
@@ -119,7 +121,7 @@ def main(argv: list[str]) -> int:
     elif args.what == "tables":
         from bench import tables
 
-        result = tables.run(moves=args.moves, tiny=args.tiny, log=sys.stderr)
+        result = tables.run(moves=args.moves, streams=args.streams, tiny=args.tiny, log=sys.stderr)
         text = tables.format_text(result)
         save = tables.save
     elif args.what == "bots":

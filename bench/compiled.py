@@ -7,11 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 COMPILED = ROOT / "build" / "compiled"
 #: The modules of engine_service compiled besides the rules package (scripts/build_compiled.sh).
-COMPILED_MODULES = ("codec.py", "wire.py")
+COMPILED_MODULES = ("edge/codec.py", "edge/wire.py")
 
 
 def source_hash(root: Path = ROOT) -> str:
-    """sha256 over the compiled sources (the rules package, the codec and wire; names and contents)."""
+    """sha256 over the compiled sources (the rules package, the edge's codec and wire; names and contents)."""
     h = hashlib.sha256()
     sources = sorted((root / "engine_service" / "rules").glob("*.py")) + [
         root / "engine_service" / name for name in COMPILED_MODULES]

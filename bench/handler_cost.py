@@ -17,7 +17,10 @@ def main() -> int:
     from domino.v1 import engine_pb2 as pb
 
     from bench.service import mid_round_kozel
-    from engine_service import codec
+    try:
+        from engine_service.edge import codec
+    except ImportError:  # before engine_service/edge
+        from engine_service import codec  # type: ignore[no-redef]
     from engine_service.rules import Match
     from engine_service.servicer import EngineServicer
 
@@ -25,7 +28,10 @@ def main() -> int:
     if hasattr(codec, "state_to_proto"):  # before engine_service.wire wrote the state's bytes
         message = codec.state_to_proto(match.to_dict())
     else:
-        from engine_service import wire as state_wire
+        try:
+            from engine_service.edge import wire as state_wire
+        except ImportError:  # before engine_service/edge
+            from engine_service import wire as state_wire  # type: ignore[no-redef]
 
         message = pb.MatchState.FromString(state_wire.encode_state(match))
     body = pb.ApplyRequest(state=message, action=action).SerializeToString()
@@ -37,7 +43,10 @@ def main() -> int:
     elif what == "decode":  # what the servicer does with a request's state (as of the checked-out commit)
         data = state.SerializeToString()
         try:
-            from engine_service import wire
+            try:
+                from engine_service.edge import wire
+            except ImportError:  # before engine_service/edge
+                from engine_service import wire  # type: ignore[no-redef]
         except ImportError:  # before engine_service.wire
             wire = None  # type: ignore[assignment]
         if wire is not None and hasattr(wire, "decode_state"):  # the state's bytes straight to a Match

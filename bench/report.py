@@ -237,15 +237,39 @@ def plot(engine: Json | None, service: Json | None) -> str:
             + "\n".join(els) + "\n</svg>\n")
 
 
+def stream_tables(r: Json) -> list[str]:
+    """`domino bench tables`: an apply to the update on the other seat's stream (bench/tables.py)."""
+    out = ["### Online tables: a move to the other seat's stream", "",
+           f"`{r.get('command', 'domino bench tables')}`: a Kozel table of two people and two greedy bots, "
+           f"{r['moves_per_setup']} applies by match id per setup, each timed from sending the apply to the update "
+           "with its `seq` on the other person's Server-Sent Events stream.", "",
+           "| setup | p50 ms | p99 ms | worst ms |", "|---|---:|---:|---:|"]
+    for name, label in (("one_gateway", "one gateway, SQLite store"),
+                        ("two_gateways", "apply on gateway A, stream from gateway B, one Redis")):
+        m = r[name]
+        out.append(f"| {label} | {m['p50_ms']} | {m['p99_ms']} | {m['max_ms']} |")
+    out += ["", f"p50 two gateways / one: x{r['p50_two_over_one']} (same run)."]
+    m = r.get("memory")
+    if m:
+        rss = m["rss_kib"]
+        out += ["", f"{m['streams']} seat streams held by one gateway worker: its RSS {rss['before']} KiB before, "
+                f"{rss['held']} KiB with them open ({m['kib_per_stream']} KiB a stream), {rss['after_move']} KiB "
+                f"after a move reached {m['updated']} of them, {rss['closed']} KiB once all were closed."]
+    return out
+
+
 def write_report(root: Path = ROOT) -> list[Path]:
     results = root / "bench" / "results"
     engine = json.loads((results / "engine.json").read_text()) if (results / "engine.json").exists() else None
     service = json.loads((results / "service.json").read_text()) if (results / "service.json").exists() else None
+    streams = json.loads((results / "tables.json").read_text()) if (results / "tables.json").exists() else None
     lines: list[str] = []
     if engine:
         lines += engine_tables(engine) + [""]
     if service:
         lines += service_tables(service) + [""]
+    if streams:
+        lines += stream_tables(streams) + [""]
     block = "\n".join([BEGIN, "", *lines, END])
     doc = root / "docs" / "performance.md"
     text = doc.read_text() if doc.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"

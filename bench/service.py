@@ -186,7 +186,7 @@ def grpc_bodies() -> dict[str, tuple[str, bytes]]:
     from domino.v1 import engine_pb2 as pb
     from grpc_health.v1 import health_pb2
 
-    from engine_service import wire
+    from engine_service.edge import wire
 
     match, action = mid_round_kozel()
     apply = pb.ApplyRequest(state=pb.MatchState.FromString(wire.encode_state(match)), action=action)

@@ -6,7 +6,7 @@ module measures, per variant, on states taken at every decision of seeded
 random rounds:
 
 - ``proto``: what the typed servicer does: `MatchState` bytes -> `Match` and
-  `Match` -> bytes (`engine_service.wire`: `decode_state`/`encode_state`);
+  `Match` -> bytes (`engine_service.edge.wire`: `decode_state`/`encode_state`);
 - ``json``: what the JSON face does with a transparent REST state: compact JSON
   text <-> `Match` (orjson and the rules' `from_dict`/`to_dict`);
 - ``decision``: `legal_actions()` + `apply()` in process, to compare with;
@@ -78,7 +78,7 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
     """Per-decision serialize/parse costs and typical sizes for one variant."""
     import orjson
 
-    from engine_service import wire
+    from engine_service.edge import wire
     from engine_service.rules import Match
 
     states, mids, moves, seeds = sample(variant, players, games, seed)
@@ -152,7 +152,7 @@ def measure(variant: str, players: int, games: int = 20, seed: int = 7, repeat: 
 
 def sizes(mids: list[Any]) -> Json:
     """Median sizes of mid-round states: protobuf bytes and compact JSON bytes."""
-    from engine_service import wire
+    from engine_service.edge import wire
 
     proto = [len(wire.encode_state(m)) for m in mids]
     text = [len(json.dumps(m.to_dict(), separators=(",", ":"))) for m in mids]
@@ -167,7 +167,7 @@ def _measure_kingdomino(variant: str, players: int, states: list[Any], mids: lis
                         seeds: list[int], repeat: int) -> Json:
     """Kingdomino: its state's protobuf form goes through `kingdomino_codec` (protobuf's own parser)."""
     from bench.workloads import new_game_function, state_class
-    from engine_service import kingdomino_codec
+    from engine_service.edge import kingdomino_codec
 
     new, cls = new_game_function(variant), state_class(variant)
     texts = [json.dumps(m.to_dict(), separators=(",", ":")) for m in states]

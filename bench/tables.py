@@ -1,6 +1,6 @@
 """How soon a move reaches the other seats' streams at an online table (issue 24).
 
-    domino bench tables [--moves N] [--json]
+    domino bench tables [--moves N] [--streams N] [--json]
 
 A four-seat Kozel table, two people (seats 0 and 1, played here through their
 credentials alone) and two greedy bots. Each person's event stream is open
@@ -14,6 +14,9 @@ dealt as they end; a finished match is followed by "play again".
 - **two gateways on one Redis**: the apply goes to gateway A and the watching
   stream comes from gateway B, both on a `redis-server` started here: the path a
   move takes between the replicas of a cluster.
+- **memory**: `--streams` (1,000) seat streams held by one gateway worker
+  (GATEWAY_WORKERS=1): the worker's RSS before, with them open, after one move
+  reached every one, and once all are closed.
 
 The two setups run one after the other in one run, so their ratio is the cost of
 crossing gateways. Results to bench/results/tables.json.
@@ -95,8 +98,8 @@ class Watch:
                             self.ended = True
                         self.cond.notify_all()
                     event_id, kind = None, ""
-        except (OSError, ValueError, http.client.HTTPException):
-            pass
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            pass  # the stream ended, or `close` shut it under the reader (http.client then finds no file)
         with self.cond:
             self.ended = True
             self.cond.notify_all()
@@ -177,6 +180,108 @@ def measure(act: str, watch: str, moves: int) -> Json:
             "max_ms": round(delays[-1] * 1000, 2)}
 
 
+def _rss_kib(pid: int) -> int:
+    """A process's resident set (VmRSS), KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise BenchError(f"no VmRSS for pid {pid}")
+
+
+def _worker_pid(gateway: Proc) -> int:
+    """The one gunicorn worker of a gateway started with GATEWAY_WORKERS=1 (the master's child)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        children = [int(c) for t in Path(f"/proc/{gateway.popen.pid}/task").iterdir()
+                    for c in (t / "children").read_text().split()]
+        if children:
+            return children[0]
+        time.sleep(0.1)
+    raise BenchError("the gateway has no worker process")
+
+
+def _open_raw(base: str, match_id: str, credential: str) -> socket.socket:
+    """A seat stream on a bare socket, past its headers and its first event (the `view`)."""
+    parts = urlsplit(base)
+    sock = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=30)
+    sock.sendall(f"GET /v1/matches/{match_id}/events HTTP/1.1\r\nHost: bench\r\n"
+                 f"Authorization: Bearer {credential}\r\nAccept: text/event-stream\r\n\r\n".encode())
+    got = b""
+    while b"event: view" not in got or b"\n\n" not in got.split(b"event: view", 1)[1]:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise BenchError(f"a stream closed before its first event: {got[:300]!r}")
+        got += chunk
+    if not got.startswith(b"HTTP/1.1 200"):
+        raise BenchError(f"a stream was refused: {got[:300]!r}")
+    return sock
+
+
+def memory(streams: int, log: Any) -> Json:
+    """`streams` seat streams held by one gateway worker: its RSS before, with them open, and after a
+    move reached every one of them; then all closed at once, and the worker's RSS once it let them go."""
+    import selectors
+
+    with tempfile.TemporaryDirectory(prefix="bench-streams-") as tmp:
+        workdir = Path(tmp)
+        procs: list[Proc] = []
+        socks: list[socket.socket] = []
+        try:
+            engine = start_engine(workdir)
+            procs.append(engine)
+            gw = start_gateway(workdir, [engine], dev_token_keys(), env={
+                "GATEWAY_WORKERS": "1", "GATEWAY_CONNECTIONS": str(streams + 100), "GATEWAY_STREAMS": str(streams),
+                "GATEWAY_STREAMS_PER_ADDRESS": str(streams), "GATEWAY_STREAMS_PER_SEAT": str(streams),
+                "GATEWAY_CONNECTIONS_PER_ADDRESS": "0", "GATEWAY_SPECTATE_KEEPALIVE": "30",
+                "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}"})
+            procs.append(gw)
+            base = f"http://{gw.address}"
+            worker = _worker_pid(gw)
+            tables = [_table(base) for _ in range(max(1, streams // 100))]
+            before = _rss_kib(worker)
+            start = time.perf_counter()
+            for i in range(streams):
+                match_id, credentials = tables[i % len(tables)]
+                socks.append(_open_raw(base, match_id, credentials[i // len(tables) % 2]))
+            opened_s = time.perf_counter() - start
+            held = _rss_kib(worker)
+            print(f"{streams} streams open in {opened_s:.1f} s; worker RSS {before} -> {held} KiB", file=log)
+            # one move at every table: every stream must get its update
+            sel = selectors.DefaultSelector()
+            for sock in socks:
+                sock.setblocking(False)
+                sel.register(sock, selectors.EVENT_READ)
+            for match_id, credentials in tables:
+                for credential in credentials:
+                    legal = _request(base, "GET", f"/v1/matches/{match_id}/legal", credential=credential)
+                    if legal["actions"]:
+                        _request(base, "POST", f"/v1/matches/{match_id}/apply", {"action": legal["actions"][0]},
+                                 credential=credential)
+                        break
+            updated: set[int] = set()
+            deadline = time.monotonic() + 30
+            while len(updated) < len(socks) and time.monotonic() < deadline:
+                for key, _ in sel.select(timeout=1):
+                    ready: Any = key.fileobj  # one of `socks`
+                    if b"event: update" in ready.recv(65536):
+                        updated.add(ready.fileno())
+            after_move = _rss_kib(worker)
+            for sock in socks:
+                sel.unregister(sock)
+                sock.close()
+            socks.clear()
+            time.sleep(2)
+            released = _rss_kib(worker)
+            return {"streams": streams, "open_s": round(opened_s, 2), "updated": len(updated),
+                    "rss_kib": {"before": before, "held": held, "after_move": after_move, "closed": released},
+                    "kib_per_stream": round((held - before) / streams, 1)}
+        finally:
+            for sock in socks:
+                sock.close()
+            for proc in reversed(procs):
+                proc.stop()
+
+
 class _Redis:
     """Debian's redis-server on a free loopback port, no persistence."""
 
@@ -208,10 +313,13 @@ class _Redis:
         self.proc.wait(10)
 
 
-def run(moves: int = 200, tiny: bool = False, log: Any = sys.stderr) -> Json:
-    """Both setups, one after the other, on this machine."""
+def run(moves: int = 200, streams: int = 1000, tiny: bool = False, log: Any = sys.stderr) -> Json:
+    """Both setups, one after the other, then the memory of `streams` open streams, on this machine."""
     moves = 10 if tiny else moves
+    streams = 40 if tiny else streams
     result: Json = {"kind": "tables", "moves_per_setup": moves}
+    print(f"{streams} seat streams on one gateway worker ...", file=log)
+    result["memory"] = memory(streams, log)
     with tempfile.TemporaryDirectory(prefix="bench-tables-") as tmp:
         workdir = Path(tmp)
         procs: list[Proc] = []
@@ -248,6 +356,11 @@ def format_text(r: Json) -> str:
         lines.append(f"  {label}: p50 {m['p50_ms']} ms, p99 {m['p99_ms']} ms, worst {m['max_ms']} ms "
                      f"({m['rounds_dealt']} rounds dealt, {m['matches_again']} matches again)")
     lines.append(f"  p50 two gateways / one: x{r['p50_two_over_one']}")
+    m = r["memory"]
+    rss = m["rss_kib"]
+    lines.append(f"  {m['streams']} seat streams on one worker: RSS {rss['before']} -> {rss['held']} KiB held "
+                 f"({m['kib_per_stream']} KiB a stream), {rss['after_move']} after a move reached "
+                 f"{m['updated']} of them, {rss['closed']} once all closed")
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """What each engine call does with the rules, whichever face it came through.
 
 The typed servicer (`engine_service.servicer`) and the JSON face
-(`engine_service.json_face`) each decode a request into the rules' values, call
+(`engine_service.edge.json_face`) each decode a request into the rules' values, call
 one of these functions and encode what it returns. What a call counts in the
 metrics (actions applied, illegal ones, rounds and matches finished) is decided
 here, once for both faces.

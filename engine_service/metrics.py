@@ -16,7 +16,7 @@ engine does not know, so hostile input cannot grow the label set):
 - ``domino_engine_state_decode_fallbacks_total{reason}``: states that came in another valid
   encoding than the canonical one (a field repeated, a list not packed, an unknown field,
   a wrong wire type) and were rewritten by protobuf before being read
-  (`engine_service.wire`); `reason` is what the fast reader stopped at. States this engine
+  (`engine_service.edge.wire`); `reason` is what the fast reader stopped at. States this engine
   writes never take it, so a rising count means a peer writes states another way.
 
 Calls refused by grpcio before they reach a handler (RESOURCE_EXHAUSTED for an
@@ -35,7 +35,7 @@ from typing import Any
 import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
-from engine_service.codec import ENDINGS
+from engine_service.edge.codec import ENDINGS
 from engine_service.rules import variants
 from engine_service.status import Behavior, Handler, UnaryInterceptor
 

@@ -38,7 +38,7 @@ from prometheus_client import start_http_server
 from engine_service import config as config_module
 from engine_service.admission import AdmissionInterceptor, BotWorkers
 from engine_service.config import Config
-from engine_service.json_face import JsonEngineServicer
+from engine_service.edge.json_face import JsonEngineServicer
 from engine_service.metrics import JsonFormatter, ObservingInterceptor
 from engine_service.servicer import EngineServicer
 from engine_service.status import PREFIXES, StatusInterceptor

@@ -1,11 +1,11 @@
 """The `domino.v1.Engine` servicer: decode -> rules -> encode, nothing else.
 
 Every call carries the whole match state (or, for the Bykovo
-micro-tournament, the whole tournament state: `engine_service.tournament_codec`),
+micro-tournament, the whole tournament state: `engine_service.edge.tournament_codec`),
 so the servicer keeps nothing between calls and any replica answers any call. There is no rules logic and
 no status handling here: what a call does is `engine_service.calls` (shared with
-the JSON face, `engine_service.json_face`), a state's bytes are
-`engine_service.wire`'s, and refusals are the rules' exceptions, which
+the JSON face, `engine_service.edge.json_face`), a state's bytes are
+`engine_service.edge.wire`'s, and refusals are the rules' exceptions, which
 `engine_service.status` turns into status codes. The only exception is
 `Replay`, whose refusal is part of its answer.
 """
@@ -18,8 +18,9 @@ import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 
-from engine_service import calls, codec, kingdomino_codec, tournament_codec, wire
+from engine_service import calls
 from engine_service.calls import EncodingError
+from engine_service.edge import codec, kingdomino_codec, tournament_codec, wire
 from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
 from engine_service.rules.games import GAMES
 

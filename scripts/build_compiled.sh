@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the mypyc-compiled copy of the engine's hot modules: the rules package,
-# engine_service/codec.py and engine_service/wire.py as C extension modules.
+# engine_service/edge/codec.py and engine_service/edge/wire.py as C extension modules.
 #
 # The copy holds the whole engine_service package (the other modules stay Python)
 # and is used by putting it first on the path: PYTHONPATH=build/compiled. It is
@@ -33,7 +33,7 @@ cd "$OUT"
 # The generated protobuf modules and their .pyi stubs (`python setup.py build_py` makes them).
 PROTO="$ROOT/proto"
 [ -f "$PROTO/domino/v1/engine_pb2.pyi" ] || { echo "build_compiled: no $PROTO/domino/v1/engine_pb2.pyi: run python setup.py build_py" >&2; exit 2; }
-MYPYPATH="$PROTO" "$PY" -m mypyc engine_service/rules/*.py engine_service/codec.py engine_service/wire.py >"$OUT/mypyc.log" 2>&1 || { tail -40 "$OUT/mypyc.log" >&2; exit 1; }
+MYPYPATH="$PROTO" "$PY" -m mypyc engine_service/rules/*.py engine_service/edge/codec.py engine_service/edge/wire.py >"$OUT/mypyc.log" 2>&1 || { tail -40 "$OUT/mypyc.log" >&2; exit 1; }
 rm -rf "$OUT/build"   # mypyc's C sources and objects
 "$PY" - "$ROOT" >"$OUT/SOURCE_HASH" <<'PYEOF'
 import sys

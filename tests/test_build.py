@@ -20,7 +20,7 @@ EXPECT_COMPILED = os.environ.get("DOMINO_EXPECT_COMPILED") == "1"
 HOT_MODULES = sorted(
     [f"engine_service.rules.{p.stem}" for p in (ROOT / "engine_service" / "rules").glob("*.py")
      if p.stem != "__init__"]
-    + [f"engine_service.{Path(name).stem}" for name in COMPILED_MODULES])
+    + ["engine_service." + name.removesuffix(".py").replace("/", ".") for name in COMPILED_MODULES])
 
 
 @pytest.mark.parametrize("name", HOT_MODULES)

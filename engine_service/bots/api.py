@@ -7,9 +7,12 @@ budget and seed give the same action (a budget with an `ms` cap excepted).
 """
 from __future__ import annotations
 
+import importlib
 import random
+from types import ModuleType
 from typing import Any
 
+from ..rules import Kingdomino, Match, game_class
 from .budget import BudgetLike, Deadline, default_budget, resolve
 
 LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
@@ -28,8 +31,15 @@ def _players(view: dict[str, Any]) -> int:
     return players if isinstance(players, int) else 2
 
 
-def is_kingdomino(view: dict[str, Any]) -> bool:
-    return view.get("variant") == "kingdomino"
+#: The bots of each game class: their package here (its `decide`, and `coach.hints`), imported on first use.
+FAMILIES: dict[type, str] = {Match: "matching", Kingdomino: "kingdomino"}
+
+
+def _family(view: dict[str, Any], module: str = "") -> ModuleType:
+    """The bots' package (or its `module`) for the game a view is of: the class its ``variant`` names in
+    the registry of games (`rules.game_class`), as a state's kind is told."""
+    name = f"{__package__}.{FAMILIES[game_class(view.get('variant'))]}"
+    return importlib.import_module(f"{name}.{module}" if module else name)
 
 
 def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = None,
@@ -46,11 +56,8 @@ def suggest(view: dict[str, Any], level: str = "expert", budget: BudgetLike = No
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
     rng = _rng(view, seed)
     resolved = resolve(budget, default_budget(view.get("variant"), _players(view)), until)
-    if is_kingdomino(view):
-        from .kingdomino import decide as kd_decide
-        return kd_decide(view, level, resolved, rng)
-    from .matching import decide
-    return decide(view, level, resolved, rng)
+    action: str = _family(view).decide(view, level, resolved, rng)
+    return action
 
 
 def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = None,
@@ -59,8 +66,5 @@ def hints(view: dict[str, Any], budget: BudgetLike = None, seed: int | None = No
     `until` as for `suggest`."""
     rng = _rng(view, seed)
     resolved = resolve(budget, default_budget(view.get("variant"), _players(view)), until)
-    if is_kingdomino(view):
-        from .kingdomino import coach as kd_coach
-        return kd_coach.hints(view, resolved, rng)
-    from .matching import coach
-    return coach.hints(view, resolved, rng)
+    answer: dict[str, Any] = _family(view, "coach").hints(view, resolved, rng)
+    return answer

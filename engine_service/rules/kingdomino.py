@@ -58,6 +58,7 @@ from .kingdomino_setup import (
 )
 from .kingdomino_state import decode
 from .kingdomino_tiles import describe
+from .kingdomino_turns import lay_row, pick, placed
 from .views import kingdomino_public_view, redact_kingdomino_events
 
 
@@ -197,13 +198,13 @@ class Kingdomino:
 
     def _lay_row(self, events: list[Event]) -> None:
         """Lay the next row from the pile, in ascending number order (empty when the pile is)."""
-        k = self.cfg.kings
-        row = sorted(self.pile[:k])
-        del self.pile[:k]
-        self.next_tiles = row
-        self.next_kings = [-1] * len(row)
-        if row:
-            events.append({"type": "row_laid", "tiles": list(row)})
+        lay_row(self, self.cfg.kings)
+        self._row_laid(events)
+
+    def _row_laid(self, events: list[Event]) -> None:
+        """Announce the next row just laid (none once the pile is empty)."""
+        if self.next_tiles:
+            events.append({"type": "row_laid", "tiles": list(self.next_tiles)})
 
     # ------------------------------------------------------------ queries
 
@@ -423,19 +424,9 @@ class Kingdomino:
         taken = self.next_kings[i]
         if taken >= 0:
             raise IllegalActionError(f"tile {tile} is already taken by player {self.kings[taken]}")
-        self.next_kings[i] = king
-        self.picker = -1
         events.append({"type": "tile_picked", "player": self.kings[king], "king": king, "tile": tile})
-        if self.current_tiles:
-            return
-        picked = sum(1 for k in self.next_kings if k >= 0)
-        if picked < len(self.next_kings):
-            self.picker = picked          # first round: the next king in lot order
-            return
-        # The current row is used up: the next row becomes current and a new one is laid.
-        self.current_tiles = self.next_tiles
-        self.current_kings = self.next_kings
-        self._lay_row(events)
+        if pick(self, i, self.cfg.kings):  # the current row was used up: the next is, and a new one is laid
+            self._row_laid(events)
 
     def _place(self, verb: str, tile: int, x: int, y: int, d: int, events: list[Event]) -> None:
         if self.picker >= 0:
@@ -458,10 +449,7 @@ class Kingdomino:
                 raise IllegalActionError(f"tile {describe(tile)} fits in the kingdom, so it must be placed")
             kingdom.discard(tile)
             events.append({"type": "tile_discarded", "player": player, "tile": tile})
-        del self.current_tiles[0]
-        del self.current_kings[0]
-        if self.next_tiles:
-            self.picker = king
+        placed(self)
 
     def timeout(self, player: object) -> list[Event]:
         """`player` timed out (ran out of time, or left): it forfeits. The game (a dynasty: the

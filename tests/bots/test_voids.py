@@ -91,3 +91,28 @@ def test_a_pass_in_block_is_a_void_in_the_ends() -> None:
 
 def _all_names() -> list[str]:
     return [f"{a}-{b}" for b in range(7) for a in range(b + 1)]
+
+
+def test_a_history_the_rules_do_not_replay_proves_nothing() -> None:
+    """A history whose plays are no action, have none, or do not fit the layout is ignored (the counts
+    are known, nothing is proven), and reading it raises nothing: the rules' refusal is the reason."""
+    rng = random.Random(3)
+    match, events = Match.new("kozel", 4, seed=3)
+    log = SeatLog()
+    log.record(events)
+    for _ in range(6):
+        log.record(match.apply(rng.choice(match.legal_actions())))
+    view = seat_view(match, log)
+    assert read_view(view).history_used
+    played = [i for i, e in enumerate(view["history"]) if e.get("type") == "played"]
+    assert played
+    for bad in ({"action": "9-9"}, {"action": 17}, {"action": None}, {}, {"action": "6-6@Q"}):
+        history = [dict(e) for e in view["history"]]
+        entry = {k: v for k, v in history[played[-1]].items() if k != "action"}
+        history[played[-1]] = {**entry, **bad}
+        know = read_view({**view, "history": history})
+        assert not know.history_used and not any(know.limits)
+    led_twice = list(view["history"])
+    led_twice.insert(played[0] + 1, led_twice[played[0]])  # the lead again: the layout refuses it
+    know = read_view({**view, "history": led_twice})
+    assert not know.history_used and not any(know.limits)

@@ -267,7 +267,7 @@ def test_engine_image_runs_the_compiled_build_of_these_sources(images: dict[str,
 
     image = images["engine"]
     where = image.run(tmp_path, ["/opt/venv/bin/python", "-c",
-                                 "import engine_service.rules.match as m, engine_service.wire as w, "
+                                 "import engine_service.rules.match as m, engine_service.edge.wire as w, "
                                  "engine_service.servicer as s; print(m.__file__, w.__file__, s.__file__)"])
     assert where.returncode == 0, where.stdout + where.stderr
     match, wire, servicer = where.stdout.split()

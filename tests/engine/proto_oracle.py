@@ -1,7 +1,7 @@
 """A test-only oracle: the rules' JSON values <-> `domino.v1` messages, through protobuf's own classes.
 
-The engine converts states with `engine_service.wire` (bytes written and read by
-hand) and everything else with `engine_service.codec`. The tests check those
+The engine converts states with `engine_service.edge.wire` (bytes written and read by
+hand) and everything else with `engine_service.edge.codec`. The tests check those
 against this module, which is written independently of both, from the contract
 (engine.proto's comments and docs/rest.md): tile names become ids through the
 rules' tile table (`NAME_TO_ID`), placements are read from their notation

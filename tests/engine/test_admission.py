@@ -24,7 +24,7 @@ from gateway import replay_bomb
 from engine_service import admission, calls
 from engine_service.admission import AdmissionInterceptor, BotWorkers, Busy, PastDeadline
 from engine_service.bots import Budget, Deadline
-from engine_service.json_face import JsonEngineServicer
+from engine_service.edge.json_face import JsonEngineServicer
 from engine_service.status import PREFIXES, StatusInterceptor
 
 pytestmark = pytest.mark.serial  # deadlines of a fraction of a second

@@ -81,8 +81,8 @@ from google.protobuf import descriptor as d
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engine_service import kingdomino_codec, tournament_codec, wire
-from engine_service.json_face import JsonEngineServicer
+from engine_service.edge import game_state, kingdomino_codec, tournament_codec, wire
+from engine_service.edge.json_face import JsonEngineServicer
 from engine_service.metrics import ObservingInterceptor
 from engine_service.rules import PRESETS, Kingdomino, Match, RulesError, Tournament, variants
 from engine_service.rules.tiles import NAME_TO_ID, NAMES
@@ -204,16 +204,13 @@ _TOURNAMENT_ANSWERS = frozenset({"CreateTournament", "RecordTournamentRound", "T
 def check_ok_answer(case: Case, answer: bytes) -> str | None:
     """None when an OK answer is well-formed: the method's response message (JsonAnswer: JSON in `answer`),
     and the state it carries, if any, is one the engine takes back (read as the next call would read it:
-    `wire.decode_state`, `tournament_codec.load`, `Match.from_dict`, `Tournament.from_dict`)."""
+    `game_state.decode`, `wire.decode_state`, `tournament_codec.load`, `Match.from_dict`, `Tournament.from_dict`)."""
     try:
         message = _response_type(case.service, case.method).FromString(answer)
         if isinstance(message, pb.JsonAnswer):
             body = orjson.loads(message.answer)
             if message.state:
-                if kingdomino_codec.is_kingdomino(message.state):
-                    kingdomino_codec.decode_state(message.state)
-                else:
-                    wire.decode_state(message.state)
+                game_state.decode(message.state)
             if isinstance(body, dict) and isinstance(body.get("state"), dict):
                 if case.method in _TOURNAMENT_ANSWERS:
                     Tournament.from_dict(body["state"])
@@ -578,7 +575,7 @@ def _kd_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
         if method == "KingdominoView":
             del args["seat"]
         args["view_as"] = rng.choice(["host", *range(game.players)])
-        return Request(msg, args, kingdomino_codec.encode_state(game), base=game)
+        return Request(msg, args, game_state.encode(game), base=game)
     args["state"] = game.to_dict()
     return Request(msg, args, base=game)
 
@@ -626,7 +623,7 @@ def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
             args["names"] = [rng.choice(["Ann", None, "Ива"]) for _ in range(players)]
         if rng.random() < 0.4:
             args["view_as"] = rng.choice(["host", *range(players)])
-            sealed = kingdomino_codec.encode_state(game) if isinstance(game, Kingdomino) else wire.encode_state(game)
+            sealed = game_state.encode(game)
             return Request(pb.JsonCall(), args, sealed)
         args.update(state=game.to_dict(), view=view)
         return Request(pb.JsonCall(), args)
@@ -1514,8 +1511,8 @@ def _mutated_json(corpus: Corpus, method: str, rng: random.Random) -> bytes:
     request = json_request(corpus, method, rng)
     way = rng.random()
     if isinstance(request.base, Kingdomino) and way >= 0.25:
-        if request.sealed and way < 0.6:  # the KingdominoState bytes, with a valid view_as
-            other = kingdomino_codec.encode_state(corpus.game(rng))
+        if request.sealed and way < 0.6:  # the sealed GameState's bytes, with a valid view_as
+            other = game_state.encode(corpus.game(rng))
             mutate = mutate_fields if rng.random() < 0.6 else mutate_bytes
             return json_call(request.args, mutate(request.sealed, rng, other))
         return json_call(dumps(mutate_json(request.args, rng)), request.sealed)[:MAX_REQUEST]

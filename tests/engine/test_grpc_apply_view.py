@@ -11,7 +11,7 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
 from clients.engine_client import EngineClient
-from engine_service import wire
+from engine_service.edge import wire
 
 pytestmark = pytest.mark.service
 

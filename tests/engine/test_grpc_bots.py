@@ -7,7 +7,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
-from engine_service import wire
+from engine_service.edge import wire
 from engine_service.rules import Kingdomino, Match
 
 pytestmark = pytest.mark.service

@@ -112,7 +112,7 @@ def test_service_config_retries_only_unavailable_on_both_services() -> None:
 
 def test_the_client_speaks_to_the_json_face_and_exposes_the_typed_stub(client: EngineClient) -> None:
     """`client.stub` is the typed service on the same channel: the same match, in both forms."""
-    from engine_service import wire
+    from engine_service.edge import wire
 
     answer = client.new_match("kozel", 2, seed=4)
     typed = client.stub.NewMatch(pb.NewMatchRequest(variant="kozel", players=2, seed=4), timeout=5)

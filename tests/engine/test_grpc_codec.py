@@ -1,4 +1,4 @@
-"""engine_service.codec: the typed face's messages for everything but the state itself.
+"""engine_service.edge.codec: the typed face's messages for everything but the state itself.
 
 The tile id table, the placement table (lead orientation, arms, closing),
 option text, deals, setups, endings, score table rows, events, the seat view
@@ -16,7 +16,7 @@ import proto_oracle as po
 import pytest
 from domino.v1 import engine_pb2 as pb
 
-from engine_service import codec, wire
+from engine_service.edge import codec, wire
 from engine_service.rules import PRESETS, MalformedError, Match, variants
 from engine_service.rules.notation import ARM_NAMES, CENTER, format_placement, parse_placement
 from engine_service.rules.tiles import IS_DOUBLE, NAMES, TILE_COUNT

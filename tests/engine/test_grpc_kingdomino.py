@@ -19,7 +19,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from variants.test_kingdomino_bad_input import CASES, DEAL
 
-from engine_service import kingdomino_codec
+from engine_service.edge import game_state, kingdomino_codec
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError
 
 pytestmark = pytest.mark.service
@@ -234,9 +234,13 @@ def test_the_json_face_plays_the_same_game_as_the_typed_one(json_stub: Any, stub
 def test_sealed_json_calls_carry_the_engines_own_bytes_and_show_only_the_viewer(json_stub: Any) -> None:
     answer, sealed = _json(json_stub, "NewMatch", {"variant": "kingdomino", "players": 2, "seed": 4,
                                                    "view_as": "host"})
-    message = pb.KingdominoState.FromString(sealed)   # the engine's own encoding, opaque to the carrier
+    wrapped = pb.GameState.FromString(sealed)          # the engine's own encoding, opaque to the carrier
+    assert wrapped.WhichOneof("kind") == "kingdomino"    # the state says its kind
+    message = wrapped.kingdomino
     assert message.seed == 4 and len(message.pile) == 20
-    assert kingdomino_codec.encode_state(kingdomino_codec.decode_state(sealed)) == sealed
+    assert game_state.encode(game_state.decode(sealed)) == sealed == wrapped.SerializeToString(deterministic=True)
+    assert kingdomino_codec.encode_state(kingdomino_codec.state_from_proto(message)) == \
+        message.SerializeToString(deterministic=True)
     assert answer["events"][0]["seed"] is None and "state" not in answer
     assert answer["view"]["player"] is None and "pile" not in answer["view"] and answer["view"]["legal"] == []
     mover = answer["view"]["to_move"]

@@ -12,9 +12,10 @@ import proto_oracle as po
 import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
+from google.protobuf.internal.encoder import _VarintBytes
 from prometheus_client.parser import text_string_to_metric_families
 
-from engine_service import codec, wire
+from engine_service.edge import codec, wire
 
 pytestmark = pytest.mark.service
 
@@ -168,7 +169,9 @@ def test_states_in_another_encoding_are_counted_as_fallbacks(engine_factory: Cal
         # the same state with an unknown field (protobuf keeps it and sends it on), and with a list not packed
         state.ledger.MergeFromString(b"\xa0\x06\x01")
         stub.LegalActions(pb.StateRequest(state=state), timeout=5)
-        json.View(pb.JsonCall(args=b'{"view_as": 0}', state=sealed + b"\x50\x00"), timeout=5)  # losers [0]
+        inner = pb.GameState.FromString(sealed).match.SerializeToString(deterministic=True) + b"\x50\x00"  # losers [0]
+        other = b"\x82\x01" + _VarintBytes(len(inner)) + inner  # a GameState's `match` (field 16) holding it
+        json.View(pb.JsonCall(args=b'{"view_as": 0}', state=other), timeout=5)
     s = samples(server.metrics())
     total = "domino_engine_state_decode_fallbacks_total"
     assert not [k for k in clean if k[0] == total and clean[k]]

@@ -21,7 +21,7 @@ from domino.v1 import engine_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from clients.engine_client import EngineClient
-from engine_service import tournament_codec
+from engine_service.edge import tournament_codec
 from engine_service.rules import IllegalActionError, MalformedError, Tournament
 
 Stub = engine_pb2_grpc.EngineStub

@@ -11,8 +11,11 @@
 """
 from __future__ import annotations
 
+import base64
 import copy
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -22,7 +25,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
-from engine_service import codec, wire
+from engine_service.edge import codec, game_state, wire
 from engine_service.rules import PRESETS, MalformedError, Match
 from engine_service.rules.views import public_view, redact_events, view_for
 
@@ -51,15 +54,22 @@ def refused(method: Any, args: Json | bytes, state: bytes = b"") -> grpc.RpcErro
     return info.value
 
 
+def sealed_match(state: bytes) -> Match:
+    """The match in a sealed answer's bytes (a GameState holding a MatchState)."""
+    game = game_state.decode(state)
+    assert isinstance(game, Match) and pb.GameState.FromString(state).WhichOneof("kind") == "match"
+    return game
+
+
 def decoded(state: bytes) -> Json:
-    return wire.decode_state(state).to_dict()
+    return sealed_match(state).to_dict()
 
 
 # ---------------------------------------------------------------- both faces, move by move
 
 
 def _typed_state(reply: Any) -> Json:
-    return decoded(reply.state.SerializeToString())
+    return wire.decode_state(reply.state.SerializeToString()).to_dict()
 
 
 def _same_events(typed: Any, events: list[Json]) -> None:
@@ -175,7 +185,7 @@ def test_sealed_apply_shows_the_viewer_its_view_and_hides_the_others_draws(json_
 def test_sealed_legal_actions_only_for_the_seat_to_move(json_stub: JsonStub) -> None:
     """Sealed LegalActions: every viewer learns whose turn it is, only that seat its actions; no new state."""
     _, state = call(json_stub.NewMatch, {"variant": "kozel", "players": 4, "seed": 42, "view_as": "host"})
-    match = wire.decode_state(state)
+    match = sealed_match(state)
     for viewer in (0, 1, 2, 3, "host"):
         answer, unchanged = call(json_stub.LegalActions, {"view_as": viewer}, state)
         shown = match.legal_actions() if viewer == match.to_move else []
@@ -188,7 +198,7 @@ def test_sealed_view_is_the_viewers_view(json_stub: JsonStub) -> None:
     rng = random.Random(4)
     _, state = call(json_stub.NewMatch, {"variant": "threes-fives", "players": 3, "seed": 4, "view_as": "host"})
     for _ in range(6):
-        match = wire.decode_state(state)
+        match = sealed_match(state)
         for viewer in (0, 1, 2, None):
             answer, unchanged = call(json_stub.View, {"view_as": "host" if viewer is None else viewer}, state)
             assert answer == {"view": view_for(match, viewer), "scores": match.ledger.scores} and unchanged == b""
@@ -198,7 +208,7 @@ def test_sealed_view_is_the_viewers_view(json_stub: JsonStub) -> None:
 def test_sealed_replay_with_a_seat_applies_only_that_seats_actions(json_stub: JsonStub) -> None:
     """Sealed Replay with `seat` stops at the first action of another seat; nothing applied, no new state."""
     _, state = call(json_stub.NewMatch, {"variant": "kozel", "players": 4, "seed": 42, "view_as": "host"})
-    match = wire.decode_state(state)
+    match = sealed_match(state)
     mover = match.to_move
     first = match.legal_actions()[0]
     after = match.copy()
@@ -223,7 +233,7 @@ def test_sealed_settle_start_round_and_timeout_answer_the_new_state_as_bytes(jso
     """Settle, Timeout and StartRound sealed: the new state as bytes is the library's, with the viewer's view."""
     _, state = call(json_stub.NewMatch, {"variant": "kozel", "players": 3, "no_deal": True, "view_as": "host",
                                          "setup": {"written": [30, 32, 13]}})
-    match = wire.decode_state(state)
+    match = sealed_match(state)
     answer, state = call(json_stub.Settle, {"ending": "out", "hands": [[], ["6-6"], ["5-5"]], "view_as": 0}, state)
     events = match.settle("out", [[], ["6-6"], ["5-5"]])
     assert decoded(state) == match.to_dict() and answer["events"] == events and answer["view"] == match.view(0)
@@ -395,3 +405,46 @@ def test_random_bytes_as_a_sealed_state_are_never_internal(json_stub: JsonStub) 
         codes[code] = codes.get(code, 0) + 1
     assert set(codes) <= {"OK", "INVALID_ARGUMENT"}, codes
     assert codes["INVALID_ARGUMENT"] > 200, codes
+
+
+# ---------------------------------------------------------------- the sealed game's kind (issue 26)
+
+EARLIER = Path(__file__).parent / "data" / "earlier_sealed_states.json"
+
+
+def test_sealed_bytes_are_a_game_state_in_protobufs_canonical_encoding(json_stub: JsonStub) -> None:
+    """A sealed answer's bytes are a GameState whose `kind` says the game, exactly as protobuf's
+    deterministic serializer writes it, for both kinds."""
+    for variant, players in (("kozel", 4), ("kingdomino", 3)):
+        _, state = call(json_stub.NewMatch, {"variant": variant, "players": players, "seed": 5, "view_as": "host"})
+        message = pb.GameState.FromString(state)
+        assert message.WhichOneof("kind") == ("kingdomino" if variant == "kingdomino" else "match")
+        assert message.SerializeToString(deterministic=True) == state
+        assert game_state.encode(game_state.decode(state)) == state
+
+
+def test_sealed_states_of_earlier_releases_still_read(json_stub: JsonStub) -> None:
+    """Bare MatchState and KingdominoState bytes, which earlier releases sealed (saved in
+    tests/engine/data), read by their variant: the same game, and a call on them answers the new form."""
+    saved = json.loads(EARLIER.read_text())["states"]
+    assert {s["variant"] for s in saved} == {"kozel", "kingdomino"}
+    for entry in saved:
+        old = base64.b64decode(entry["sealed"])
+        assert pb.GameState.FromString(old).WhichOneof("kind") is None  # a bare state: no kind field
+        game = game_state.decode(old)
+        assert game.variant == entry["variant"] and game.to_dict() == entry["state"]
+        seat = game.to_move
+        answer, unchanged = call(json_stub.View, {"view_as": "host"}, old)
+        assert answer["view"] == game.view_for(None) and unchanged == b""
+        action = game.legal_actions()[0]
+        answer, new = call(json_stub.Apply, {"action": action, "view_as": seat}, old)
+        game.apply(action, seat)
+        assert game_state.decode(new).to_dict() == game.to_dict() and new == game_state.encode(game)
+
+
+def test_a_game_state_holds_one_game_alone(json_stub: JsonStub) -> None:
+    """A GameState with its game and anything beside it, or two games, is refused, not guessed at."""
+    _, state = call(json_stub.NewMatch, {"variant": "kozel", "players": 4, "seed": 5, "view_as": "host"})
+    for bad in (state + state, state + b"\x08\x01", b"\x0a\x05kozel" + state):
+        error = refused(json_stub.View, {"view_as": "host"}, bad)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "GameState" in (error.details() or "")

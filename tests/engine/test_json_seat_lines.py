@@ -19,7 +19,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc
 
-from engine_service import kingdomino_codec, wire
+from engine_service.edge import game_state
 from engine_service.rules.views import view_for
 
 pytestmark = pytest.mark.service
@@ -51,7 +51,7 @@ def test_every_seat_and_the_public_get_their_own_line_of_each_call(json_stub: Js
     state = reply.state
     draws_seen, revealed = 0, 0
     while True:
-        match = wire.decode_state(state)
+        match = game_state.decode(state)
         legal = match.legal_actions()
         if not legal:
             break
@@ -62,7 +62,7 @@ def test_every_seat_and_the_public_get_their_own_line_of_each_call(json_stub: Js
         lines = [orjson.loads(line) for line in reply.seats] + [orjson.loads(reply.watcher)]
         for viewer, line in zip((0, 1, None), lines, strict=True):
             assert line == {"events": after.seen_by(events, viewer), "view": view_for(after, viewer),
-                            "scores": after.match_scores()}
+                            "scores": after.match_scores(), "turn": after.turn}
             for e in line["events"]:
                 if e["type"] == "drew":
                     assert (e["tile"] is not None) == (viewer == e["seat"])
@@ -70,12 +70,13 @@ def test_every_seat_and_the_public_get_their_own_line_of_each_call(json_stub: Js
                 revealed += e["type"] == "revealed"
         state = reply.state
     assert draws_seen >= 1 and revealed == 3  # every viewer saw the hands once, at the round's end
+    assert lines[-1]["turn"] is None  # the round is over: nobody is to act (no clock runs)
 
 
 def test_without_seat_lines_no_line_is_computed(json_stub: JsonStub) -> None:
     reply = call(json_stub.NewMatch, {"variant": "kozel", "players": 2, "seed": 1, "view_as": "host"})
     assert list(reply.seats) == [] and reply.watcher == b""
-    match = wire.decode_state(reply.state)
+    match = game_state.decode(reply.state)
     moved = call(json_stub.Apply, {"action": match.legal_actions()[0], "view_as": match.to_move}, reply.state)
     assert list(moved.seats) == [] and moved.watcher == b""
 
@@ -91,7 +92,7 @@ def test_kingdomino_lines_are_the_players_events_without_the_seed(json_stub: Jso
     reply = call(json_stub.NewMatch, {"variant": "kingdomino", "players": 2, "seed": 4, "view_as": "host",
                                       "seat_lines": True})
     lines = [orjson.loads(line) for line in reply.seats] + [orjson.loads(reply.watcher)]
-    game = kingdomino_codec.decode_state(reply.state)
+    game = game_state.decode(reply.state)
     for viewer, line in zip((0, 1, None), lines, strict=True):
         assert line["view"] == game.view_for(viewer)
         started = [e for e in line["events"] if e["type"] == "game_started"]
@@ -104,12 +105,12 @@ def test_a_seat_a_person_left_is_played_by_the_computer_then_by_a_person_again(j
     reply = call(json_stub.NewMatch, {"variant": "kozel", "players": 4, "seed": 42, "view_as": "host",
                                       "bots": [{"seat": 2, "level": "greedy"}, {"seat": 3, "level": "greedy"}]})
     state = reply.state
-    match = wire.decode_state(state)
+    match = game_state.decode(state)
     while match.to_move != 1:  # seat 0 plays until seat 1 is to move
         reply = call(json_stub.Apply, {"action": match.legal_actions()[0], "view_as": 0}, state)
-        state, match = reply.state, wire.decode_state(reply.state)
+        state, match = reply.state, game_state.decode(reply.state)
     reply = call(json_stub.SeatBot, {"seat": 1, "level": "greedy", "view_as": "host", "seat_lines": True}, state)
-    after = wire.decode_state(reply.state)
+    after = game_state.decode(reply.state)
     assert after.bots == {1: "greedy", 2: "greedy", 3: "greedy"}
     assert after.round is not None and (after.round.over or after.to_move == 0)
     played = [e for e in orjson.loads(reply.answer)["events"] if e["type"] in ("played", "passed")]
@@ -118,7 +119,7 @@ def test_a_seat_a_person_left_is_played_by_the_computer_then_by_a_person_again(j
     err = refused(json_stub.SeatBot, {"seat": 0, "level": "greedy", "view_as": "host"}, reply.state)
     assert err.code() == IA and "last one a person plays" in err.details()
     back = call(json_stub.SeatBot, {"seat": 1, "level": None, "view_as": "host"}, reply.state)
-    assert wire.decode_state(back.state).bots == {2: "greedy", 3: "greedy"}
+    assert game_state.decode(back.state).bots == {2: "greedy", 3: "greedy"}
     for args, details in (({"seat": 4, "level": None, "view_as": "host"}, "seat must be a seat 0..3, not 4"),
                           ({"seat": 1, "level": "genius", "view_as": "host"}, "level: "),
                           ({"seat": 1, "view_as": "host"}, "seat and level: required")):

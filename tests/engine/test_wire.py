@@ -1,4 +1,4 @@
-"""engine_service.wire, the one codec of MatchState bytes, against protobuf itself.
+"""engine_service.edge.wire, the one codec of MatchState bytes, against protobuf itself.
 
 The oracle is independent of `wire` and `codec`: `proto_oracle` builds the
 expected `MatchState` from `Match.to_dict()` field by field with the generated
@@ -26,7 +26,8 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from google.protobuf.message import DecodeError
 
-from engine_service import metrics, wire
+from engine_service import metrics
+from engine_service.edge import wire
 from engine_service.rules import PRESETS, MalformedError, Match, RulesError, variants
 
 Options = tuple[tuple[str, Any], ...]

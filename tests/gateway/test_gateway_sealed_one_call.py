@@ -17,7 +17,7 @@ import grpc
 import pytest
 from domino.v1 import engine_pb2_grpc
 
-from engine_service.json_face import JsonEngineServicer
+from engine_service.edge.json_face import JsonEngineServicer
 from engine_service.rules import Match
 from engine_service.status import StatusInterceptor
 

@@ -183,6 +183,7 @@ def test_a_whole_kozel_match_between_two_people_and_two_bots(tables_gw: Gateway)
     assert (s0.status, s1.status, watcher.status) == (200, 200, 200)
     firsts = [s.next() for s in (s0, s1, watcher)]
     assert [(e.kind, e.data["seat"]) for e in firsts if e] == [("view", 0), ("view", 1), ("view", None)]
+    assert all("turn" in e.data for e in firsts if e)
     start = firsts[0].id  # type: ignore[union-attr]
     applied = []
     for _ in range(2000):

@@ -1,10 +1,10 @@
 """A lean copy of a Kingdomino game for the expert's rollouts, with greedy play made cheap.
 
 The rules' `Kingdomino` logs every action as text, builds event dicts and scores a
-kingdom by flooding every region; a rollout needs none of that. `SimGame` keeps
-the same turn order (RULES.md KD, as `Kingdomino.apply_parsed` plays it) on bit
-masks, and each `Board` keeps its regions, per terrain, as ``(mask, squares,
-crowns)``, updated when a tile is placed. Then:
+kingdom by flooding every region; a rollout needs none of that. `SimGame` plays
+the rules' own turn order (RULES.md KD, `rules.kingdomino_turns`, as
+`Kingdomino.apply_parsed` does) on bit masks, and each `Board` keeps its regions,
+per terrain, as ``(mask, squares, crowns)``, updated when a tile is placed. Then:
 
 - the score a placement adds is found from the few regions its squares touch:
   a square joining regions of sizes s_k with crowns c_k, bringing c crowns,
@@ -25,6 +25,8 @@ from ...rules.kingdomino_board import Geometry, Kingdom
 from ...rules.kingdomino_score import HARMONY_BONUS, MIDDLE_KINGDOM_BONUS
 from ...rules.kingdomino_setup import KDConfig
 from ...rules.kingdomino_tiles import FIRST_CROWNS, FIRST_TERRAIN, SECOND_CROWNS, SECOND_TERRAIN
+from ...rules.kingdomino_turns import pick as pick_tile
+from ...rules.kingdomino_turns import placed as tile_placed
 
 #: A region of one terrain: (mask of its squares, squares, crowns).
 Region = tuple[int, int, int]
@@ -262,21 +264,22 @@ class Board:
 
 
 class SimGame:
-    """The game's turn order on `Board`s (what `Kingdomino.apply_parsed` does, minus logs and events)."""
+    """The game on `Board`s, in the rules' turn order (`kingdomino_turns.Rows`: what
+    `Kingdomino.apply_parsed` does, minus checks, logs and events)."""
 
-    __slots__ = ("boards", "cfg", "cur_kings", "cur_tiles", "kings", "next_kings", "next_tiles", "picker",
+    __slots__ = ("boards", "cfg", "current_kings", "current_tiles", "kings", "next_kings", "next_tiles", "picker",
                  "pile", "row")
 
     def __init__(self, cfg: KDConfig, kings: list[int], boards: list[Board], pile: list[int],
-                 cur_tiles: list[int], cur_kings: list[int], next_tiles: list[int], next_kings: list[int],
+                 current_tiles: list[int], current_kings: list[int], next_tiles: list[int], next_kings: list[int],
                  picker: int) -> None:
         self.cfg = cfg
         self.row = cfg.kings
         self.kings = kings
         self.boards = boards
         self.pile = pile
-        self.cur_tiles = cur_tiles
-        self.cur_kings = cur_kings
+        self.current_tiles = current_tiles
+        self.current_kings = current_kings
         self.next_tiles = next_tiles
         self.next_kings = next_kings
         self.picker = picker
@@ -284,43 +287,25 @@ class SimGame:
     def copy(self, pile: list[int]) -> SimGame:
         """A copy with `pile` (owned by the copy) as its undrawn pile."""
         return SimGame(self.cfg, self.kings, [b.copy() for b in self.boards], pile,
-                       self.cur_tiles.copy(), self.cur_kings.copy(), self.next_tiles.copy(),
+                       self.current_tiles.copy(), self.current_kings.copy(), self.next_tiles.copy(),
                        self.next_kings.copy(), self.picker)
 
     @property
     def over(self) -> bool:
-        return self.picker < 0 and not self.cur_tiles
+        return self.picker < 0 and not self.current_tiles
 
     def pick(self, tile: int) -> None:
-        nt = self.next_tiles
-        nk = self.next_kings
-        nk[nt.index(tile)] = self.picker
-        self.picker = -1
-        if self.cur_tiles:
-            return
-        picked = sum(1 for k in nk if k >= 0)
-        if picked < len(nk):
-            self.picker = picked
-            return
-        self.cur_tiles = nt
-        self.cur_kings = nk
-        k = self.row
-        pile = self.pile
-        self.next_tiles = sorted(pile[:k])
-        del pile[:k]
-        self.next_kings = [-1] * len(self.next_tiles)
+        """The king to pick takes `tile` of the next row (free: not checked)."""
+        pick_tile(self, self.next_tiles.index(tile), self.row)
 
     def place(self, i: int, d: int) -> None:
         """Place the current tile's first square on bit `i` in direction `d` (`i` < 0: discard it)."""
-        tile = self.cur_tiles.pop(0)
-        king = self.cur_kings.pop(0)
-        board = self.boards[self.kings[king]]
+        board = self.boards[self.kings[self.current_kings[0]]]
         if i < 0:
             board.discards += 1
         else:
-            board.place(tile, i, d)
-        if self.next_tiles:
-            self.picker = king
+            board.place(self.current_tiles[0], i, d)
+        tile_placed(self)
 
     def greedy_pick(self) -> int:
         """The free tile whose best placement now adds the most (one that fits nowhere: -1);
@@ -336,7 +321,7 @@ class SimGame:
 
     def greedy_place(self) -> tuple[int, int]:
         """(bit, direction) of the placement adding the most to the kingdom ((-1, -1): discard)."""
-        _g, i, d = self.boards[self.kings[self.cur_kings[0]]].choice(self.cur_tiles[0])
+        _g, i, d = self.boards[self.kings[self.current_kings[0]]].choice(self.current_tiles[0])
         return i, d
 
     def play_greedy(self) -> None:
@@ -344,7 +329,7 @@ class SimGame:
         while True:
             if self.picker >= 0:
                 self.pick(self.greedy_pick())
-            elif self.cur_tiles:
+            elif self.current_tiles:
                 i, d = self.greedy_place()
                 self.place(i, d)
             else:

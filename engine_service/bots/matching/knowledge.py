@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...rules.errors import RulesError
 from ...rules.family import Family
 from ...rules.layout import Layout
 from ...rules.notation import CENTER, LEAD, PLAY, Move, parse_action, parse_placement
@@ -153,6 +154,8 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
 
     The replay must end on the view's own layout; otherwise the history is not this
     round's (or not all of it) and is ignored: nothing is proven rather than something false.
+    So is a history the rules refuse to replay: an action that is no action (`MalformedError`,
+    a played event without one included) or one the layout does not take (`IllegalActionError`).
     """
     family = know.family
     layout = family.new_layout()
@@ -173,7 +176,7 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
             if not isinstance(seat, int) or not 0 <= seat < know.players:
                 return
             if kind == "played":
-                move_kind, placements = parse_action(e["action"])
+                move_kind, placements = parse_action(e.get("action"))
                 if move_kind not in (LEAD, PLAY):
                     return
                 for tile, arm, flag in placements:
@@ -198,7 +201,7 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
                 timeline[seat].append(("draw", 0))
                 drawn[seat] += 1
                 passes = 0
-    except Exception:  # a history that does not replay is not this round's: prove nothing
+    except RulesError:  # a history the rules do not replay is not this round's: prove nothing
         return
     if layout.placements != know.layout.placements:
         return

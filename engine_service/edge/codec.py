@@ -1,4 +1,4 @@
-"""The typed face's messages for everything but the state itself (which is `engine_service.wire`).
+"""The typed face's messages for everything but the state itself (which is `engine_service.edge.wire`).
 
 `domino.v1.Engine` carries tiles as ids 0..27, placements as `Placement`
 messages, options as text and endings as an enum. This module turns the rules'

@@ -3,7 +3,7 @@
 Every engine call decodes the state it carries and most encode the next one.
 Through the generated protobuf classes that costs a Python object per field,
 per hand and per placement; here a state goes between `Match` and bytes
-directly, with the tables of `engine_service.codec` for tiles, hands and
+directly, with the tables of `engine_service.edge.codec` for tiles, hands and
 placements (and `bytes(list)` for the packed lists).
 
 - `encode_state(match)` writes the canonical encoding, the bytes protobuf's own
@@ -31,7 +31,7 @@ from domino.v1 import engine_pb2 as pb
 from google.protobuf.message import DecodeError
 
 from engine_service import metrics
-from engine_service.codec import (
+from engine_service.edge.codec import (
     ARM_PB,
     DECODE_LEAD,
     DECODE_PLAY,

@@ -6,8 +6,8 @@ carries, so that the engine is the only place where a state changes form:
 - transparent: ``args.state`` is the rules' JSON state, read by `Match.from_dict`
   (whose refusals name the field: ``state.round.hands[2]: ...``); the answer
   carries ``state`` (`Match.to_dict`) and every event;
-- sealed: the state comes as the bytes of a MatchState (`JsonCall.state`, read
-  by `engine_service.wire`) and ``args.view_as`` names the viewer (a seat, or
+- sealed: the state comes as the bytes of a GameState (`JsonCall.state`, read
+  by `engine_service.edge.game_state`) and ``args.view_as`` names the viewer (a seat, or
   ``"host"``); the answer's JSON shows that viewer's ``view`` and the events as
   it may see them (`rules.views`), and the new state goes back as bytes.
 
@@ -16,18 +16,19 @@ as the typed servicer does; what a call does is `engine_service.calls`.
 
 Kingdomino (RULES.md KD) goes through the same calls and the same code: every
 call reads its game through the rules' `Game` protocol. ``NewMatch`` finds the
-class by the variant (`rules.game_class`), the others by the carried state
-(``args.state.variant``, or sealed bytes that `kingdomino_codec.is_kingdomino`:
-the one place the kind is told from bytes). Its JSON is `Kingdomino.to_dict` /
-`view`, its sealed bytes a KingdominoState (`kingdomino_codec`), ``seat`` names
-the player, and a sealed answer's events hide the seed (`Game.redact`).
+class by the variant (`rules.game_class`), the others by the kind the carried
+state says: its ``variant`` (``args.state.variant``, by the same registry), or
+the field a sealed GameState holds it in (`game_state`). Its JSON is
+`Kingdomino.to_dict` / `view`, its sealed bytes a GameState's ``kingdomino``,
+``seat`` names the player, and a sealed answer's events hide the seed
+(`Game.redact`).
 ``StartRound`` and ``Settle`` are a matching game's (its rounds) and refuse it.
 """
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import orjson
@@ -35,12 +36,12 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from domino.v1.jsonargs import MAX_DEPTH, too_deep
 
-from engine_service import calls, kingdomino_codec, records, wire
+from engine_service import calls, records
 from engine_service.calls import EncodingError
+from engine_service.edge import game_state
 from engine_service.rules import (
     PRESETS,
     Game,
-    Kingdomino,
     MalformedError,
     Match,
     Tournament,
@@ -108,26 +109,13 @@ def _sealed(call: pb.JsonCall, args: Json) -> bool:
     return False
 
 
-def _kind(call: pb.JsonCall, args: Json) -> type[Match] | type[Kingdomino]:
-    """The class of the game a call carries: from its sealed bytes (the one place their kind is told
-    from their first bytes: the state does not carry it yet) or its JSON state's ``variant``."""
+def _game_class(call: pb.JsonCall, args: Json) -> game_state.GameClass:
+    """The class of the game a call carries, as its state says, before the state is read: the kind
+    of a sealed GameState, or the class its JSON state's ``variant`` names (`rules.game_class`)."""
     if call.state:
-        return Kingdomino if kingdomino_codec.is_kingdomino(call.state) else Match
+        return game_state.game_class(call.state)
     state = args.get("state")
     return game_class(state.get("variant") if type(state) is dict else None)
-
-
-def _decode(kind: type[Match] | type[Kingdomino], data: bytes) -> Game:
-    """A sealed state's bytes, by its kind: a MatchState (`wire`) or a KingdominoState."""
-    return kingdomino_codec.decode_state(data) if kind is Kingdomino else wire.decode_state(data)
-
-
-def _encode(game: Game) -> bytes:
-    """A game's sealed bytes (see `_decode`)."""
-    if isinstance(game, Kingdomino):
-        return kingdomino_codec.encode_state(game)
-    assert isinstance(game, Match)
-    return wire.encode_state(game)
 
 
 class _Carried:
@@ -140,7 +128,7 @@ class _Carried:
         self.lines = _seat_lines(args)
         self.game: Game
         if self.sealed:
-            self.game = _decode(_kind(call, args), call.state)
+            self.game = game_state.decode(call.state)
             self.viewer: Viewer = _seat_of(_viewer(args), self.game)
         else:
             self.viewer = None
@@ -154,11 +142,10 @@ class _Carried:
 def _match(call: pb.JsonCall, args: Json, verb: str) -> tuple[_Carried, Match]:
     """The call's game, for a call only a matching game has (its rounds): Kingdomino is refused
     before its state is read."""
-    if _kind(call, args) is not Match:
+    if _game_class(call, args) is not Match:
         raise MalformedError(_NO_ROUNDS.format(verb))
     carried = _Carried(call, args)
-    assert isinstance(carried.game, Match)
-    return carried, carried.game
+    return carried, cast(Match, carried.game)
 
 
 def _lines(items: list[Json]) -> bytes:
@@ -193,9 +180,11 @@ def _seat_lines(args: Json) -> bool:
 
 
 def _line(game: Game, events: list[Event], viewer: Viewer) -> bytes:
-    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, view and the scores."""
+    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, view, the scores,
+    and the seat to act now (`Game.turn`: None between rounds and once over), by which the gateway runs
+    the table's turn clocks without reading a view."""
     return _dumps({"events": game.seen_by(events, viewer), "view": game.view_for(viewer),
-                   "scores": game.match_scores()})
+                   "scores": game.match_scores(), "turn": game.turn})
 
 
 def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
@@ -211,7 +200,7 @@ def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, chang
             **extra}
     if not changed:
         return pb.JsonAnswer(answer=_dumps(body))
-    answer = pb.JsonAnswer(answer=_dumps(body), state=_encode(game), public=_lines(game.spectated(events)),
+    answer = pb.JsonAnswer(answer=_dumps(body), state=game_state.encode(game), public=_lines(game.spectated(events)),
                            over=game.finished)
     if lines:
         answer.seats.extend(_line(game, events, seat) for seat in range(game.players))

@@ -8,9 +8,9 @@ read into that JSON and nothing here judges it. The view and the events are
 written from the rules' own dicts (`Kingdomino.view`, the events of `apply`).
 
 Both faces use this module: the typed one (`domino.v1.Engine`'s Kingdomino
-calls) for every message, the JSON face for a sealed game's bytes
-(`encode_state` / `decode_state`), which start with the `variant` field like a
-MatchState's (`is_kingdomino` tells them apart).
+calls) for every message, the JSON face for a sealed game's state
+(`encode_state` / `decode_state`, inside a GameState whose `kind` says it is
+Kingdomino: `engine_service.edge.game_state`).
 
 >>> from engine_service.rules import Kingdomino
 >>> game, _ = Kingdomino.new(2, seed=3)
@@ -25,7 +25,7 @@ from typing import Any
 from domino.v1 import engine_pb2 as pb
 from google.protobuf.message import DecodeError
 
-from engine_service.codec import options_from_proto, options_to_proto
+from engine_service.edge.codec import options_from_proto, options_to_proto
 from engine_service.rules import Kingdomino, MalformedError
 from engine_service.rules.kingdomino_setup import NAME
 
@@ -35,7 +35,6 @@ __all__ = [
     "deal_from_proto",
     "encode_state",
     "events_to_proto",
-    "is_kingdomino",
     "state_from_proto",
     "state_to_proto",
     "view_to_proto",
@@ -148,14 +147,6 @@ def decode_state(data: bytes) -> Kingdomino:
     except DecodeError:
         raise MalformedError("state: not a serialized KingdominoState") from None
     return state_from_proto(msg)
-
-
-def is_kingdomino(data: bytes) -> bool:
-    """Whether serialized state bytes are a Kingdomino state: their field 1 (`variant`, first in
-    the canonical encoding of both state messages) reads "kingdomino". Anything else is for the
-    MatchState reader to take or refuse."""
-    prefix = b"\x0a" + bytes((len(NAME),)) + NAME.encode()
-    return data.startswith(prefix)
 
 
 # ---------------------------------------------------------------- requests
