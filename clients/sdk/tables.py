@@ -498,7 +498,9 @@ class EventStream(Iterator[StreamEvent]):
                 raise _Dropped("dropped")
             try:
                 raw = reply.readline()
-            except (OSError, http.client.HTTPException, ValueError) as err:   # reset, silence, closed socket
+            # a reset, a silence, a closed socket; http.client raises AttributeError when close() in another
+            # thread closes the reply under this read
+            except (OSError, http.client.HTTPException, ValueError, AttributeError) as err:
                 raise _Dropped(str(err)) from err
             if not raw:
                 raise _Dropped("the server closed the stream")

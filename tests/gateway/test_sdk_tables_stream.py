@@ -208,3 +208,18 @@ def test_invite_links_and_seats_keep_credentials_to_themselves() -> None:
     seat = Seat(RestClient("http://127.0.0.1:9"), "ab12", 1, "secret-credential", "guest:x", "m1")
     assert "secret" not in repr(seat)
     assert "secret" not in repr(EventStream("http://127.0.0.1:9", "/v1/matches/m1/events", "secret-credential"))
+
+
+def test_a_close_from_another_thread_ends_the_iteration_quietly(serve: Callable[[Script], Server]) -> None:
+    def script(h: Handler, number: int, last: int | None) -> None:
+        h.start()
+        h.event(1)
+        time.sleep(5)
+
+    server = serve(script)
+    events = stream(server)
+    assert next(events).seq == 1
+    threading.Timer(0.3, events.close).start()
+    started = time.monotonic()
+    assert list(events) == [] and time.monotonic() - started < 3
+    assert len(server.requests) == 1
