@@ -1,6 +1,7 @@
 """`domino play`: a person against computer opponents in the terminal, through the REST API, sealed mode.
 
     domino play --variant kozel --players 4 --bots expert,greedy,random [--url URL]
+    domino play --join LINK [--name NAME]       # a seat of an online table (clients/play_join.py)
 
 The person is seat 0 and holds only its own seat key; the other seats are bots of the
 levels given, one per seat in order (`human` makes a seat another person at the same
@@ -19,7 +20,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from clients.sdk import Bot, ProblemError, RestClient, SealedMatch, TransportError
 from clients.sdk.rest import LEVELS
@@ -44,6 +45,18 @@ _SIDE = re.compile(r"\b(Seat|team|Team) (\d)")
 
 class Quit(Exception):
     """The person asked to leave."""
+
+
+class Playable(Protocol):
+    """What the screen is drawn from and a move is made on: a `SealedMatch`, or a seat of an online table
+    (clients/play_join.py)."""
+
+    view: Json
+    scores: list[int]
+
+    def legal_actions(self, seat: int | None = None) -> list[str]: ...
+
+    def apply(self, action: str, seat: int | None = None) -> list[Json]: ...
 
 
 class TerminalGame:
@@ -122,7 +135,7 @@ class TerminalGame:
     def refresh(self, match: SealedMatch, seat: int) -> None:
         match.refresh(seat)
 
-    def turn(self, match: SealedMatch, seat: int) -> None:
+    def turn(self, match: Playable, seat: int) -> None:
         self.show_table(match)
         legal = match.view.get("legal") or match.legal_actions(seat)
         self.show_moves(legal)
@@ -175,7 +188,7 @@ class TerminalGame:
             if line:
                 self.say(line, "  ")
 
-    def show_table(self, match: SealedMatch) -> None:
+    def show_table(self, match: Playable) -> None:
         view = match.view
         self.write(RULE)
         if self.kingdomino:
@@ -226,7 +239,7 @@ class TerminalGame:
             self.write("  " + "".join(f"{i + 1:>3}) {a:<{width - 5}}" for i, a in
                                       enumerate(legal[start:start + per_line], start)))
 
-    def show_round_end(self, match: SealedMatch) -> None:
+    def show_round_end(self, match: Playable) -> None:
         view = match.view
         self.write(RULE)
         self.say(f"Round {view['round_number']} over: {view['ending']}. "
@@ -236,7 +249,7 @@ class TerminalGame:
         for line in ledger_lines(view, self.names):
             self.write("  " + line)
 
-    def show_end(self, match: SealedMatch) -> None:
+    def show_end(self, match: Playable) -> None:
         view = match.view
         self.write(RULE)
         if self.kingdomino:
@@ -287,7 +300,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", default="http://127.0.0.1:8080", help="the REST gateway (`make run` starts one)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a variant option (JSON value), e.g. --option dynasty=true")
+    parser.add_argument("--join", metavar="LINK", help="play the seat of an online table an invite link is for "
+                                                       "(http://host:port/play?table=...&invite=...; the gateway "
+                                                       "is the link's)")
+    parser.add_argument("--name", default="Terminal", help="with --join: the name the other players see")
     args = parser.parse_args(argv)
+    if args.join:
+        return join(parser, args.join, args.name)
     try:
         levels = _levels(args.bots, args.players)
     except argparse.ArgumentTypeError as err:
@@ -306,6 +325,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return TerminalGame(api, args.variant, args.players, levels, options or None).run()
     except TransportError as err:
         print(f"domino play: no gateway answers at {args.url} ({err}); start one with `make run`", file=sys.stderr)
+        return 1
+    except ProblemError as err:
+        print(f"domino play: {err.detail}", file=sys.stderr)
+        return 1
+
+
+def join(parser: argparse.ArgumentParser, link: str, name: str) -> int:
+    """`domino play --join LINK`: the seat an invite is for, played from the terminal."""
+    from clients.play_join import JoinedGame
+    from clients.sdk.tables import parse_invite_link
+
+    try:
+        url = parse_invite_link(link)[0]
+    except ValueError as err:
+        parser.error(str(err))
+    try:
+        return JoinedGame(link, name).run()
+    except TransportError as err:
+        print(f"domino play: no gateway answers at {url} ({err})", file=sys.stderr)
         return 1
     except ProblemError as err:
         print(f"domino play: {err.detail}", file=sys.stderr)

@@ -3,6 +3,9 @@
 - `RestClient`: the REST gateway, transparent (`Match`) and sealed (`SealedMatch`)
   mode, computer opponents (`Bot`), problem details raised as typed exceptions
   (`clients.sdk.errors`), retries on 503, timeouts.
+- Online tables (`clients.sdk.tables`): `RestClient.create_table`, `list_tables`, `table`,
+  `join_table` -> `Seat`, a seat played by its credential alone, whose `events()` iterates
+  its stream of Server-Sent Events and resumes after a drop.
 - `EngineClient`, `TypedEngine`: the gRPC engine, JSON face and typed face
   (`clients.sdk.grpc_client`; imported on first use, so the REST client needs no gRPC).
 """
@@ -23,11 +26,22 @@ from clients.sdk.errors import (
     ValidationFailed,
 )
 from clients.sdk.rest import LEVELS, Bot, Legal, Match, ReplayResult, RestClient, SealedMatch
+from clients.sdk.tables import (
+    EventStream,
+    Invite,
+    OpenedTable,
+    Seat,
+    StreamEvent,
+    Table,
+    TableSeat,
+    parse_invite_link,
+)
 
 __all__ = [
-    "LEVELS", "Bot", "ClientProblem", "EngineClient", "IllegalAction", "Legal", "Malformed", "Match",
-    "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "ServerProblem",
-    "StaleToken", "TransportError", "TypedEngine", "ValidationFailed", "errors",
+    "LEVELS", "Bot", "ClientProblem", "EngineClient", "EventStream", "IllegalAction", "Invite", "Legal", "Malformed",
+    "Match", "OpenedTable", "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "Seat",
+    "ServerProblem", "StaleToken", "StreamEvent", "Table", "TableSeat", "TransportError", "TypedEngine",
+    "ValidationFailed", "errors", "parse_invite_link",
 ]
 
 

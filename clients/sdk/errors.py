@@ -16,6 +16,8 @@ __all__ = [
     "InvalidPlayer", "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotArchived", "NotFound", "ProblemError",
     "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
     "TooLarge", "TooManyStreams", "TransportError", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+    "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
+    "SeatTaken", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -222,13 +224,86 @@ class InternalError(ServerProblem):
     type_name = "internal-error"
 
 
-PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
-    cls.type_name: cls for cls in (
-        ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
-        StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
-        StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, UnknownPlayer, NotArchived,
-        BadCursor, InvalidPlayer, ArchiveUnavailable)
-}
+# ------------------------------------------------------------------ online tables (docs/tables.md)
+
+class InvalidCredential(ClientProblem):
+    """401 invalid-credential: no `Authorization: Bearer`, or a host key or seat credential the gateway does
+    not know (never issued, or given up by `leave`)."""
+
+    type_name = "invalid-credential"
+
+
+class WrongTable(ClientProblem):
+    """403 wrong-table: a credential of another table (or of another table's match)."""
+
+    type_name = "wrong-table"
+
+
+class UnknownTable(ClientProblem):
+    """404 unknown-table: no table by this id."""
+
+    type_name = "unknown-table"
+
+
+class InvalidInvite(ClientProblem):
+    """403 invalid-invite: an invite code that is unknown or already used."""
+
+    type_name = "invalid-invite"
+
+
+class InviteRequired(ClientProblem):
+    """403 invite-required: a seat number on a private table; only an invite opens it."""
+
+    type_name = "invite-required"
+
+
+class SeatTaken(ClientProblem):
+    """409 seat-taken: someone took that seat first (of two racing for it, exactly one gets it)."""
+
+    type_name = "seat-taken"
+
+
+class TableFull(ClientProblem):
+    """409 table-full: no seat of the table is free."""
+
+    type_name = "table-full"
+
+
+class MatchOver(ClientProblem):
+    """409 match-over: the table's match is over (join it after "play again" deals the next one)."""
+
+    type_name = "match-over"
+
+
+class NotSeated(ClientProblem):
+    """409 not-seated: the credential's seat was already left."""
+
+    type_name = "not-seated"
+
+
+class MatchNotOver(ClientProblem):
+    """409 match-not-over: "play again" while the current match is being played."""
+
+    type_name = "match-not-over"
+
+
+class InvalidTicket(ClientProblem):
+    """401 invalid-ticket: a stream ticket that is unknown, expired or spent."""
+
+    type_name = "invalid-ticket"
+
+
+TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
+    InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, TableFull, MatchOver,
+    NotSeated, MatchNotOver, InvalidTicket)
+
+
+_EVERY_CLASS: tuple[type[ProblemError], ...] = (
+    ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
+    StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
+    StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, UnknownPlayer, NotArchived,
+    BadCursor, InvalidPlayer, ArchiveUnavailable, *TABLE_PROBLEMS)
+PROBLEM_CLASSES: dict[str, type[ProblemError]] = {cls.type_name: cls for cls in _EVERY_CLASS}
 
 
 def problem_class(status: int, type_uri: str) -> type[ProblemError]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Self
 
 from clients.sdk.errors import EngineBusy, ProblemError, ServerProblem, TransportError, raise_for
+from clients.sdk.tables import TablesApi, parse_invite_link
 
 __all__ = ["Bot", "Legal", "Match", "ReplayResult", "RestClient", "SealedMatch"]
 
@@ -77,8 +78,11 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-class RestClient:
+class RestClient(TablesApi):
     """A REST gateway at `url` ("http://127.0.0.1:8080").
+
+    Online tables (`create_table`, `list_tables`, `table`, `join_table`, `join_link`, `seat_for`) come from
+    `clients.sdk.tables.TablesApi`.
 
     `timeout` bounds each request (seconds); `retries` is how many times a `503`, a `429`
     engine-busy or a refused connection is tried again, waiting `backoff * 2**n` (jittered, at most
@@ -94,6 +98,11 @@ class RestClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
 
+    @classmethod
+    def for_link(cls, link: str, **settings: Any) -> Self:
+        """A client of the gateway an invite link points at (`http://host:port/play?table=...&invite=...`)."""
+        return cls(parse_invite_link(link)[0], **settings)
+
     def __enter__(self) -> Self:
         return self
 
@@ -102,9 +111,11 @@ class RestClient:
 
     # ------------------------------------------------------------ transport
 
-    def _once(self, method: str, path: str, body: Json | None) -> Any:
+    def _once(self, method: str, path: str, body: Json | None, auth: str | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json"}
+        if auth is not None:   # a table's host key or a seat's credential: only ever in this header
+            headers["Authorization"] = f"Bearer {auth}"
         if data is not None:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
@@ -129,13 +140,13 @@ class RestClient:
             raise TransportError(f"{method} {self.url}{path}: no answer within {self.timeout} s") from err
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def request(self, method: str, path: str, body: Json | None = None) -> Any:
+    def request(self, method: str, path: str, body: Json | None = None, *, auth: str | None = None) -> Any:
         """One call, retried on 503, on 429 engine-busy and on a refused connection; an error answer raises its
-        problem class."""
+        problem class. `auth`: a credential sent as `Authorization: Bearer` (tables, docs/tables.md)."""
         attempt = 0
         while True:
             try:
-                return self._once(method, path, body)
+                return self._once(method, path, body, auth)
             except (ServerProblem, EngineBusy) as err:
                 if err.status not in RETRIED_STATUSES or attempt >= self.retries:
                     raise

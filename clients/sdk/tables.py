@@ -1,0 +1,609 @@
+"""Online tables (docs/tables.md): open a table, list the lobby, take a seat, play it from its credential,
+and read the seat's stream of events, resumed after a drop. Standard library only.
+
+    api = RestClient("http://127.0.0.1:8080")
+    opened = api.create_table("kozel", 4, seats=["open", "open", "greedy", "expert"])
+    anna = api.join_table(opened.table_id, invite=opened.invites[0].code, name="Anna")
+    for event in anna.events():          # the seat's view, then every change, until the match ends
+        ...
+
+A seat's `credential` (and a table's `host_key`) travels only in the header
+`Authorization: Bearer`, never in a URL or a body, and is left out of every `repr`.
+`Seat.events()` parses `text/event-stream` itself; when the connection drops, goes
+silent, or the server ends it early (`event: closed`), it connects again with
+`Last-Event-ID`, backing off, a bounded number of times in a row: the caller sees every
+event once, in order, until `event: end`.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import socket
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
+
+from clients.sdk.errors import (
+    EngineBusy,
+    ProblemError,
+    ServerProblem,
+    TooManyStreams,
+    TransportError,
+    raise_for,
+)
+
+if TYPE_CHECKING:
+    from clients.sdk.rest import Legal, RestClient
+
+__all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "StreamEvent", "Table", "TableSeat", "parse_invite_link",
+           "seat_spec"]
+
+Json = dict[str, Any]
+#: `event: closed` reasons of a stream that simply lasted its time (no event for a while, or its longest):
+#: reconnected at once, however often; the others (`shutdown`, `store-unavailable`) are backed off.
+QUIET_CLOSES = frozenset({"idle", "max-duration"})
+#: Seconds after which a connection that drops counts as having served: the failures in a row start again.
+HEALTHY_CONNECTION = 10.0
+OnLeave = Literal["wait", "bot"]
+
+
+# ------------------------------------------------------------------ what the gateway answers
+
+@dataclass(frozen=True, slots=True)
+class TableSeat:
+    """One seat of a table: `kind` "open" (a person's) or "bot" (with its `level`), whether it is `taken`, and
+    the name it is shown by."""
+
+    seat: int
+    kind: str
+    level: str | None
+    taken: bool
+    name: str | None
+
+    @classmethod
+    def from_json(cls, data: Json) -> TableSeat:
+        return cls(int(data["seat"]), str(data["kind"]), data.get("level"), bool(data.get("taken")), data.get("name"))
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table as `GET /v1/tables/{id}` answers it; `raw` is the whole answer."""
+
+    table_id: str
+    name: str | None
+    variant: str
+    players: int
+    options: Json
+    public: bool
+    on_leave: str
+    seats: list[TableSeat]
+    status: str                  # "waiting" | "playing" | "over"
+    match_id: str | None
+    matches: int
+    created: int
+    raw: Json = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Json) -> Table:
+        return cls(table_id=str(data["table_id"]), name=data.get("name"), variant=str(data["variant"]),
+                   players=int(data["players"]), options=dict(data.get("options") or {}),
+                   public=bool(data.get("public")), on_leave=str(data.get("on_leave", "wait")),
+                   seats=[TableSeat.from_json(s) for s in data.get("seats", [])], status=str(data.get("status", "")),
+                   match_id=data.get("match_id"), matches=int(data.get("matches", 0)),
+                   created=int(data.get("created", 0)), raw=data)
+
+    @property
+    def free_seats(self) -> list[int]:
+        """The open seats nobody has taken yet."""
+        return [s.seat for s in self.seats if s.kind == "open" and not s.taken]
+
+
+@dataclass(frozen=True, slots=True)
+class Invite:
+    """A single-use invite to one open seat: its `code` (for `join_table`) and a `link` to the gateway's `/play`
+    page (for a browser, or `domino play --join LINK`)."""
+
+    seat: int
+    code: str
+    link: str
+
+    @classmethod
+    def from_json(cls, data: Json) -> Invite:
+        return cls(int(data["seat"]), str(data["code"]), str(data.get("link", "")))
+
+
+def parse_invite_link(link: str) -> tuple[str, str, str]:
+    """`(gateway_url, table_id, invite_code)` of an invite link `http://host:port/play?table=<id>&invite=<code>`;
+    a link that is not one raises `ValueError`."""
+    parts = urllib.parse.urlsplit(link.strip())
+    query = urllib.parse.parse_qs(parts.query)
+    tables, invites = query.get("table", []), query.get("invite", [])
+    if parts.scheme not in ("http", "https") or not parts.netloc or len(tables) != 1 or len(invites) != 1:
+        raise ValueError(f"not an invite link (http://host:port/play?table=<id>&invite=<code>): {link!r}")
+    base = parts.path.rsplit("/play", 1)[0] if parts.path.endswith("/play") else ""
+    return f"{parts.scheme}://{parts.netloc}{base}", tables[0], invites[0]
+
+
+def seat_spec(seat: str | Json) -> Json:
+    """A seat of `create_table(seats=...)`: "open" (a person's), a bot's level ("random", "greedy", "expert"), or
+    the JSON object itself (`{"kind": "bot", "level": "greedy"}`)."""
+    if isinstance(seat, dict):
+        return seat
+    return {"kind": "open"} if seat == "open" else {"kind": "bot", "level": seat}
+
+
+# ------------------------------------------------------------------ the host's table
+
+@dataclass(slots=True)
+class OpenedTable:
+    """What opening a table answers: its id, the host key (its owner's credential) and one invite per open seat."""
+
+    client: RestClient = field(repr=False)
+    table_id: str
+    host_key: str = field(repr=False)
+    invites: list[Invite]
+    table: Table
+
+    def refresh(self) -> Table:
+        """The table now (also kept in `table`)."""
+        self.table = self.client.table(self.table_id)
+        return self.table
+
+    def fresh_invites(self) -> list[Invite]:
+        """A fresh invite for every open seat not taken (a seat someone left, or an invite that went astray)."""
+        answer = self.client.request("GET", f"/v1/tables/{self.table_id}/invites", auth=self.host_key)
+        return [Invite.from_json(i) for i in answer["invites"]]
+
+    def again(self) -> Table:
+        """"Play again": a new match for the same seats, once the current one is over (else `MatchNotOver`)."""
+        self.table = Table.from_json(self.client.request("POST", f"/v1/tables/{self.table_id}/again", {},
+                                                         auth=self.host_key)["table"])
+        return self.table
+
+    def as_host(self) -> Seat:
+        """The host's side of the table's match as a `Seat` with no seat number: `view()` and `events()` show the
+        public view, `next_round()` deals; playing a seat needs that seat's credential."""
+        return Seat(self.client, self.table_id, None, self.host_key, None, self.table.match_id)
+
+
+# ------------------------------------------------------------------ a seat
+
+class Seat:
+    """A seat taken at a table, played by its `credential` alone from any device (`join_table` answers one).
+
+    `match_id` is the table's current match (None until the last open seat is taken: `wait_for_match()`).
+    The latest answer's `state` (the seat's view), `scores` and `seq` are kept. `seat` is None for the host
+    (`OpenedTable.as_host()`).
+    """
+
+    def __init__(self, client: RestClient, table_id: str, seat: int | None, credential: str,
+                 player_id: str | None = None, match_id: str | None = None) -> None:
+        self.client = client
+        self.table_id = table_id
+        self.seat = seat
+        self.credential = credential
+        self.player_id = player_id
+        self.match_id = match_id
+        self.state: Json = {}
+        self.scores: list[int] = []
+        self.seq = 0
+        self.over = False
+
+    def __repr__(self) -> str:    # never the credential
+        return f"Seat(table_id={self.table_id!r}, seat={self.seat!r}, match_id={self.match_id!r})"
+
+    # -------------------------------------------------------- the match
+
+    def _match(self) -> str:
+        if self.match_id is None:
+            self.match_id = self.client.table(self.table_id).match_id
+        if self.match_id is None:
+            raise LookupError(f"table {self.table_id} has no match yet: it is dealt when every open seat is "
+                              "taken (wait_for_match)")
+        return self.match_id
+
+    def _call(self, method: str, route: str, body: Json | None = None) -> Json:
+        answer: Json = self.client.request(method, f"/v1/matches/{self._match()}/{route}", body,
+                                           auth=self.credential)
+        return answer
+
+    def _take(self, answer: Json) -> Json:
+        if "view" in answer:
+            self.state = answer["view"]
+        if "scores" in answer:
+            self.scores = list(answer["scores"])
+        if isinstance(answer.get("seq"), int):
+            self.seq = answer["seq"]
+        if "over" in answer:
+            self.over = bool(answer["over"])
+        return answer
+
+    def wait_for_match(self, timeout: float = 300.0, poll: float = 0.5) -> str:
+        """Wait until the table's match is dealt (every open seat taken); its id. `TimeoutError` after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            table = self.client.table(self.table_id)
+            if table.match_id is not None:
+                self.match_id = table.match_id
+                return table.match_id
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"no match dealt at table {self.table_id} within {timeout} s "
+                                   f"(free seats: {table.free_seats})")
+            time.sleep(poll)
+
+    def view(self) -> Json:
+        """The seat's latest (`GET /v1/matches/{id}/seat`), from any device: `match_id`, `table_id`, `seat`,
+        `seq`, `token` and `seat_key` (for the token-carrying calls), `view`, `scores`, `over`."""
+        return self._take(self._call("GET", "seat"))
+
+    def legal(self) -> Legal:
+        """The seat to move and, when it is this seat, its legal actions."""
+        from clients.sdk.rest import Legal
+
+        answer = self._call("GET", "legal")
+        return Legal(answer.get("seat"), list(answer.get("actions", [])))
+
+    def apply(self, action: str) -> Json:
+        """Play `action` for this seat (no token needed): the sealed answer (`seq`, `view`, `scores`, `events`:
+        this move and the bots' after it). Out of turn or illegal: `IllegalAction`, nothing changed."""
+        return self._take(self._call("POST", "apply", {"action": action}))
+
+    def next_round(self) -> Json:
+        """Deal the next round once this one is over (any seat or the host may; when two ask at once, the second
+        is refused with a 409 and the round is dealt once)."""
+        return self._take(self._call("POST", "next-round", {}))
+
+    def leave(self) -> Table:
+        """Give up the seat: the credential stops working; the table's `on_leave` says who plays it now."""
+        answer = self.client.request("POST", f"/v1/tables/{self.table_id}/leave", {}, auth=self.credential)
+        return Table.from_json(answer["table"])
+
+    def again(self) -> Table:
+        """"Play again" once the match is over: a new match for the same seats (`match_id` follows it)."""
+        answer = self.client.request("POST", f"/v1/tables/{self.table_id}/again", {}, auth=self.credential)
+        table = Table.from_json(answer["table"])
+        self.match_id, self.seq, self.over, self.state = table.match_id, 0, False, {}
+        return table
+
+    def ticket(self) -> str:
+        """A stream ticket (spent by one stream started within its lifetime): for a browser's `EventSource`,
+        which sends no headers. This SDK's own `events()` needs none."""
+        ticket: str = self._call("POST", "events/ticket", {})["ticket"]
+        return ticket
+
+    def events(self, last_event_id: int | str | None = None, *, idle_timeout: float = 60.0,
+               reconnects: int = 8, backoff: float = 0.25, max_backoff: float = 5.0) -> EventStream:
+        """The seat's stream of Server-Sent Events (`GET /v1/matches/{id}/events`): `view` first (when
+        `last_event_id` is None), then an `update` per change, `end` when the match is over. A drop, a silence
+        of `idle_timeout` seconds or an `event: closed` connects again with `Last-Event-ID`, waiting
+        `backoff * 2**n` (jittered, at most `max_backoff`); `reconnects` failures in a row raise
+        `TransportError`. An error answer raises its problem class."""
+        return EventStream(self.client.url, f"/v1/matches/{self._match()}/events", self.credential,
+                           last_event_id=last_event_id, idle_timeout=idle_timeout, reconnects=reconnects,
+                           backoff=backoff, max_backoff=max_backoff)
+
+
+# ------------------------------------------------------------------ the stream
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One Server-Sent Event: `event` ("view", "update", "end", ...), `id` (the match's `seq` after it) and
+    `data` (its JSON, or the raw text when it is not JSON)."""
+
+    event: str
+    id: str | None
+    data: Any
+
+    @property
+    def seq(self) -> int | None:
+        """The id as the match's sequence number (None without a numeric id)."""
+        try:
+            return int(self.id) if self.id is not None else None
+        except ValueError:
+            return None
+
+
+class _Dropped(Exception):
+    """The connection ended, went silent or was dropped: connect again."""
+
+
+class EventStream(Iterator[StreamEvent]):
+    """An iterator of a stream's events across reconnections (`Seat.events()` makes one).
+
+    `last_event_id` is the id of the last event handed out (sent as `Last-Event-ID` on a reconnect);
+    `connections` counts the connections made. `drop()` closes the current connection as a failing network
+    would (the next event comes from a new one); `close()` ends the iteration.
+    """
+
+    def __init__(self, url: str, path: str, credential: str | None, *, last_event_id: int | str | None = None,
+                 idle_timeout: float = 60.0, reconnects: int = 8, backoff: float = 0.25,
+                 max_backoff: float = 5.0) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port
+        self._path = parts.path.rstrip("/") + path
+        self._credential = credential
+        self.last_event_id: str | None = None if last_event_id is None else str(last_event_id)
+        self.idle_timeout = idle_timeout
+        self.reconnects = reconnects
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.connections = 0
+        self.closed_reasons: list[str] = []     # the `reason` of each `event: closed` the server sent
+        self._retry: float | None = None         # the server's `retry:` (seconds)
+        self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
+        self._reply: http.client.HTTPResponse | None = None
+        self._dropped = False
+        self._done = False
+        self._failures = 0
+        self._connected_at = 0.0
+
+    def __repr__(self) -> str:
+        return f"EventStream({self._path!r}, last_event_id={self.last_event_id!r})"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Self:
+        return self
+
+    # -------------------------------------------------------- connections
+
+    def _connect(self) -> None:
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if self._credential is not None:
+            headers["Authorization"] = f"Bearer {self._credential}"
+        if self.last_event_id is not None:
+            headers["Last-Event-ID"] = self.last_event_id
+        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = kind(self._host, self._port, timeout=self.idle_timeout)
+        self._dropped = False          # a drop() from now on ends this connection
+        try:
+            conn.connect()
+            self._sock = conn.sock     # kept: the connection hands its socket to the reply and forgets it
+            conn.request("GET", self._path, headers=headers)
+            reply = conn.getresponse()
+        except (OSError, http.client.HTTPException) as err:
+            conn.close()
+            raise _Dropped(f"GET {self._path}: {err}") from err
+        self.connections += 1
+        if reply.status != 200:
+            with reply:
+                raw = reply.read()
+                retry_after = reply.getheader("Retry-After")
+            conn.close()
+            try:
+                problem = json.loads(raw)
+            except ValueError:
+                problem = None
+            if not isinstance(problem, dict):
+                problem = {"type": "about:blank", "title": reply.reason, "status": reply.status,
+                           "detail": raw[:200].decode(errors="replace")}
+            try:
+                wait = float(retry_after) if retry_after is not None else None
+            except ValueError:
+                wait = None
+            raise_for(reply.status, problem, wait)
+        self._conn, self._reply, self._connected_at = conn, reply, time.monotonic()
+
+    def _disconnect(self) -> None:
+        reply, conn, self._reply, self._conn, self._sock = self._reply, self._conn, None, None, None
+        for closable in (reply, conn):
+            if closable is not None:
+                try:
+                    closable.close()
+                except OSError:
+                    pass
+
+    def drop(self) -> None:
+        """Close the current connection as a failing network would (from any thread): whatever it still held
+        unread is lost, and the next event is read from a new connection that resumes after `last_event_id`."""
+        self._dropped = True
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)   # wakes a reader blocked on it
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """End the stream: no more events, no reconnection."""
+        self._done = True
+        self.drop()
+        self._disconnect()
+
+    # -------------------------------------------------------- events
+
+    def _wait(self) -> float:
+        base = self._retry if self._retry is not None else self.backoff
+        if self._failures == 0:
+            return 0.0 if self._retry is None else min(self._retry, self.max_backoff)
+        return float(min(self.max_backoff, base * 2 ** (self._failures - 1) * (0.5 + random.random())))
+
+    def __next__(self) -> StreamEvent:
+        while not self._done:
+            if self._reply is None:
+                try:
+                    self._connect()
+                except (_Dropped, ServerProblem, EngineBusy, TooManyStreams) as err:
+                    retryable = isinstance(err, _Dropped) or err.status in (503, 429)
+                    if not retryable or self._failures >= self.reconnects:
+                        self._done = True
+                        if isinstance(err, ProblemError):
+                            raise
+                        raise TransportError(f"{err} ({self._failures + 1} attempts in a row)") from err
+                    self._failures += 1
+                    delay = self._wait()
+                    if isinstance(err, ProblemError) and err.retry_after:
+                        delay = max(delay, err.retry_after)
+                    time.sleep(min(delay, self.max_backoff))
+                    continue
+            try:
+                event = self._read_event()
+            except _Dropped:
+                self._disconnect()
+                if self._done:
+                    break
+                if time.monotonic() - self._connected_at > HEALTHY_CONNECTION:
+                    self._failures = 0        # it served a while (keep-alives while a person thinks): not in a row
+                self._failures += 1
+                if self._failures > self.reconnects:
+                    self._done = True
+                    raise TransportError(f"GET {self._path}: the stream kept dropping "
+                                         f"({self._failures} times in a row)") from None
+                time.sleep(self._wait())
+                continue
+            if event.event == "closed":       # the server ends the stream early: resume from where we are
+                reason = str(event.data.get("reason") if isinstance(event.data, dict) else event.data)
+                self.closed_reasons.append(reason)
+                self._disconnect()
+                if reason in QUIET_CLOSES:    # a stream that lasted its time: not a failure, however often
+                    self._failures = 0
+                    time.sleep(min(self._retry if self._retry is not None else self.backoff, self.max_backoff))
+                    continue
+                self._failures += 1           # shutting down, store unavailable: backed off, and bounded
+                if self._failures > self.reconnects:
+                    self._done = True
+                    raise TransportError(f"GET {self._path}: the server kept closing the stream ({reason})")
+                time.sleep(self._wait())
+                continue
+            seq, seen = event.seq, _as_int(self.last_event_id)
+            if event.event == "update" and seq is not None and seen is not None and seq <= seen:
+                continue                      # a change already handed out (a server resending): never twice
+            if event.id is not None:
+                self.last_event_id = event.id
+            self._failures = 0
+            if event.event == "end":
+                self._done = True
+                self._disconnect()
+            return event
+        raise StopIteration
+
+    def _read_event(self) -> StreamEvent:
+        """The next event of the current connection (comments, keep-alives and empty events skipped)."""
+        kind, event_id, has_data = "", None, False
+        data: list[str] = []
+        reply = self._reply
+        assert reply is not None
+        while True:
+            if self._dropped:
+                raise _Dropped("dropped")
+            try:
+                raw = reply.readline()
+            # a reset, a silence, a closed socket; http.client raises AttributeError when close() in another
+            # thread closes the reply under this read
+            except (OSError, http.client.HTTPException, ValueError, AttributeError) as err:
+                raise _Dropped(str(err)) from err
+            if not raw:
+                raise _Dropped("the server closed the stream")
+            if self._dropped:
+                raise _Dropped("dropped")
+            for line in raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\r"):
+                if line == "":
+                    if has_data or kind:
+                        text = "\n".join(data)
+                        try:
+                            value: Any = json.loads(text) if text else None
+                        except ValueError:
+                            value = text
+                        return StreamEvent(kind or "message", event_id, value)
+                    kind, data, has_data = "", [], False
+                    continue
+                if line.startswith(":"):
+                    continue                  # a comment: `: keepalive`
+                name, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if name == "event":
+                    kind = value
+                elif name == "data":
+                    data.append(value)
+                    has_data = True
+                elif name == "id" and "\0" not in value:
+                    event_id = value or None
+                elif name == "retry" and value.isdigit():
+                    self._retry = int(value) / 1000
+
+
+def _as_int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+# ------------------------------------------------------------------ the client's calls
+
+class TablesApi:
+    """The table calls of `RestClient` (a mix-in of it)."""
+
+    def _client(self) -> RestClient:
+        return cast("RestClient", self)
+
+    def create_table(self, variant: str, players: int, *, seats: Sequence[str | Json] | None = None,
+                     options: Json | None = None, public: bool = False, on_leave: OnLeave = "wait",
+                     name: str | None = None) -> OpenedTable:
+        """Open a table (`POST /v1/tables`). `seats`: one per seat, "open" (a person's, the default for all) or
+        a bot's level; `public` tables are listed in the lobby; `on_leave`: "wait" for someone to take a seat
+        its person left, or "bot" to let a greedy bot play it."""
+        body: Json = {"variant": variant, "players": players, "public": public, "on_leave": on_leave}
+        if seats is not None:
+            body["seats"] = [seat_spec(s) for s in seats]
+        if options is not None:
+            body["options"] = options
+        if name is not None:
+            body["name"] = name
+        answer = self._client().request("POST", "/v1/tables", body)
+        return OpenedTable(self._client(), answer["table_id"], answer["host_key"],
+                           [Invite.from_json(i) for i in answer.get("invites", [])], Table.from_json(answer["table"]))
+
+    def list_tables(self, variant: str | None = None, *, limit: int = 20) -> Iterator[Table]:
+        """The lobby: every public table with a seat free, newest first, page by page (`limit` a page,
+        following `next_cursor` as the iteration goes on)."""
+        cursor: str | None = None
+        while True:
+            query = {"limit": str(limit), **({"variant": variant} if variant else {}),
+                     **({"cursor": cursor} if cursor else {})}
+            page = self._client().request("GET", "/v1/tables?" + urllib.parse.urlencode(query))
+            yield from (Table.from_json(t) for t in page.get("tables", []))
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    def table(self, table_id: str) -> Table:
+        """A table by its id (anyone holding the id may look)."""
+        return Table.from_json(self._client().request("GET", f"/v1/tables/{urllib.parse.quote(table_id, safe='')}"))
+
+    def join_table(self, table_id: str, invite: str | None = None, seat: int | None = None, *,
+                   name: str = "Guest", player: str | None = None) -> Seat:
+        """Take a seat: by an `invite` code, or on a public table by `seat` number; `name` is shown to the
+        others; `player` a player assertion (docs/tables.md "Player ids"; None: a guest). Refusals:
+        `InvalidInvite`, `InviteRequired`, `SeatTaken`, `TableFull`, `MatchOver`, `UnknownTable`."""
+        if (invite is None) == (seat is None):
+            raise ValueError("join a table with an invite or (on a public table) a seat number: one of them")
+        body: Json = {"name": name, **({"invite": invite} if invite is not None else {"seat": seat})}
+        if player is not None:
+            body["player"] = player
+        answer = self._client().request("POST", f"/v1/tables/{urllib.parse.quote(table_id, safe='')}/join", body)
+        return Seat(self._client(), answer["table_id"], answer["seat"], answer["credential"],
+                    answer.get("player_id"), answer.get("match_id"))
+
+    def join_link(self, link: str, *, name: str = "Guest", player: str | None = None) -> Seat:
+        """Take the seat an invite link (`http://host:port/play?table=<id>&invite=<code>`) is for, at this
+        client's gateway (`RestClient.for_link(link)` makes a client of the link's gateway)."""
+        _, table_id, code = parse_invite_link(link)
+        return self.join_table(table_id, invite=code, name=name, player=player)
+
+    def seat_for(self, table_id: str, credential: str) -> Seat:
+        """A seat taken earlier (on this or another device), from its table id and credential alone: its
+        current match and view are fetched (`Seat.state`)."""
+        found = Seat(self._client(), table_id, None, credential)
+        found.seat = found.view().get("seat")
+        return found
