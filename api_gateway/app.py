@@ -13,7 +13,8 @@ Routes besides /v1:
   service says SERVING (readiness), else 503.
 - ``/metrics`` is not here: the gateway serves it on its own port (`api_gateway.metrics.serve`).
 - ``/play``: the browser table (static HTML, JS and CSS of `api_gateway/play/`, no CDN and no
-  build step): a person against computer players through the /v1 API in sealed mode. Like
+  build step): a person against computer players through the /v1 API in sealed mode, or people
+  on several devices at an online table (invites, the lobby, each seat's event stream). Like
   /docs it is not part of the API document.
 """
 from __future__ import annotations
