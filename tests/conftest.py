@@ -30,10 +30,15 @@ for _signum, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
     if signal.getsignal(_signum) == signal.SIG_IGN:
         signal.signal(_signum, _handler)
 
-os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="domino-tests-")
+# Each process of the run (the pytest-xdist controller, each worker, a second import of this file
+# under another module name) makes its own directory, side by side under the machine's temporary
+# root rather than each inside the one it inherited: chromium's singleton socket path must stay under
+# 108 characters, and three nested levels went over it.
+_root = os.environ["DOMINO_TESTS_ROOT"] = os.environ.get("DOMINO_TESTS_ROOT") or tempfile.gettempdir()
+os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="domino-tests-", dir=_root)
 os.chmod(os.environ["TMPDIR"], 0o755)  # as /tmp, others may pass: the PostgreSQL server runs as `postgres`
-tempfile.tempdir = None  # computed again from TMPDIR
 atexit.register(shutil.rmtree, os.environ["TMPDIR"], ignore_errors=True)
+tempfile.tempdir = None  # computed again from TMPDIR
 
 ALLOW_SKIPS = os.environ.get("DOMINO_ALLOW_SKIPS", "").strip().lower() in ("1", "true", "yes")
 
