@@ -433,7 +433,7 @@ def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineP
 @pytest.mark.serial
 def test_one_address_cannot_take_every_connection(gateways: list[Gateway]) -> None:
     """5,000 half-sent requests from one address: each worker holds its share (750 of its 1,000) and
-    answers the rest 429; another address is served within 1 s meanwhile (before: 5.7-9.6 s)."""
+    answers the rest 429; another address is served within 2 s meanwhile (before: 5.7-9.6 s)."""
     attackers: list[socket.socket] = []
     try:
         with Prober(gateways) as prober:
@@ -454,7 +454,10 @@ def test_one_address_cannot_take_every_connection(gateways: list[Gateway]) -> No
         assert sum(_metric(gw, "domino_gateway_connections_refused_total", '{reason="address-share"}')
                    for gw in gateways) == len(refused)
         assert not prober.failed, prober.failed[:5]
-        assert max(prober.seconds) < 1.0, (prober.slow, opened)
+        # Within 2 s (before the address shares: 5.7-9.6 s). Not 1 s: while 5,000 connections pour in, the
+        # kernel may drop a probe's SYN from the full listen queue, and its retransmission alone waits 1 s
+        # (a CI run's probe: 1.04 s; the others of that run and of six runs here: 150-213 ms at worst).
+        assert max(prober.seconds) < 2.0, (prober.slow, opened)
     finally:
         for conn in attackers:
             conn.close()
