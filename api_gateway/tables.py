@@ -35,6 +35,8 @@ from typing import Any
 import orjson
 
 from api_gateway import metrics
+from api_gateway.archive.database import ArchiveUnavailable
+from api_gateway.archive.repository import UnknownPlayer
 from api_gateway.clocks import Clocks, ClockSetting, ClockSettingError
 from api_gateway.engine import EngineMalformed, EngineProblem
 from api_gateway.matches import MATCH_ID_BYTES, Matches, hosted_lines
@@ -307,7 +309,7 @@ class Tables:
         player_id = self.archive.player_for(assertion)  # a bad assertion: 400 invalid-player
         try:
             player = self.archive.player(player_id)
-        except Exception:  # never rated (not found), or the archive down: a newcomer's skill
+        except (UnknownPlayer, ArchiveUnavailable):  # never archived, or the database down: a newcomer's skill
             return 0.0
         family = self.archive.family(variant)
         rating = next((r for r in player.get("ratings", ()) if r.get("family") == family), None)
