@@ -284,10 +284,11 @@ class SqliteStore:
             conn.execute("CREATE TABLE IF NOT EXISTS receipts_s1 "
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, digest BLOB NOT NULL, "
                          "answer BLOB NOT NULL) WITHOUT ROWID")
-            conn.execute("CREATE TABLE IF NOT EXISTS hosted_s1 (match_id BLOB PRIMARY KEY, table_id TEXT NOT NULL, "
+            # hosted_s2: the tables' first cut kept no clocks; its table (s1) stays apart, unread.
+            conn.execute("CREATE TABLE IF NOT EXISTS hosted_s2 (match_id BLOB PRIMARY KEY, table_id TEXT NOT NULL, "
                          "token TEXT NOT NULL, over INTEGER NOT NULL, viewers INTEGER NOT NULL, "
                          "clocks BLOB NOT NULL, deadline REAL) WITHOUT ROWID")
-            conn.execute("CREATE INDEX IF NOT EXISTS hosted_s1_deadline ON hosted_s1 (deadline) "
+            conn.execute("CREATE INDEX IF NOT EXISTS hosted_s2_deadline ON hosted_s2 (deadline) "
                          "WHERE deadline IS NOT NULL")
             conn.execute("CREATE TABLE IF NOT EXISTS lines_s1 (match_id BLOB NOT NULL, viewer INTEGER NOT NULL, "
                          "seq INTEGER NOT NULL, line BLOB NOT NULL, PRIMARY KEY (match_id, viewer, seq)) WITHOUT ROWID")
@@ -357,7 +358,7 @@ class SqliteStore:
             if latest != seq:
                 raise StaleToken(latest, seq)
             c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
-            return c.execute("SELECT 1 FROM hosted_s1 WHERE match_id = ?", (match_id,)).fetchone() is not None
+            return c.execute("SELECT 1 FROM hosted_s2 WHERE match_id = ?", (match_id,)).fetchone() is not None
         hosted: bool = self._run(work)
         return hosted
 
@@ -407,11 +408,11 @@ class SqliteStore:
     def _host(c: sqlite3.Connection, match_id: bytes, seq: int, hosted: Hosted, over: bool,
               table_id: str | None = None) -> None:
         if table_id is not None:
-            c.execute("INSERT INTO hosted_s1 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            c.execute("INSERT INTO hosted_s2 VALUES (?, ?, ?, ?, ?, ?, ?)",
                       (match_id, table_id, hosted.token, int(over), len(hosted.lines), hosted.clocks,
                        hosted.deadline))
         else:
-            c.execute("UPDATE hosted_s1 SET token = ?, over = ?, clocks = ?, deadline = ? WHERE match_id = ?",
+            c.execute("UPDATE hosted_s2 SET token = ?, over = ?, clocks = ?, deadline = ? WHERE match_id = ?",
                       (hosted.token, int(over), hosted.clocks, hosted.deadline, match_id))
         c.executemany("INSERT OR REPLACE INTO lines_s1 VALUES (?, ?, ?, ?)",
                       [(match_id, viewer, seq, line) for viewer, line in enumerate(hosted.lines)])
@@ -419,7 +420,7 @@ class SqliteStore:
     def hosted(self, match_id: bytes) -> HostedMatch:
         def work(c: sqlite3.Connection) -> HostedMatch:
             seq = self._latest(c, match_id)
-            row = c.execute("SELECT table_id, token, over, viewers, clocks FROM hosted_s1 WHERE match_id = ?",
+            row = c.execute("SELECT table_id, token, over, viewers, clocks FROM hosted_s2 WHERE match_id = ?",
                             (match_id,)).fetchone()
             if row is None:
                 raise MatchExpired()
@@ -429,17 +430,17 @@ class SqliteStore:
 
     def due(self, now: float, limit: int) -> list[bytes]:
         rows = self._run(lambda c: c.execute(
-            "SELECT match_id FROM hosted_s1 WHERE deadline IS NOT NULL AND deadline <= ? AND over = 0 "
+            "SELECT match_id FROM hosted_s2 WHERE deadline IS NOT NULL AND deadline <= ? AND over = 0 "
             "ORDER BY deadline LIMIT ?", (now, limit)).fetchall())
         return [bytes(r[0]) for r in rows]
 
     def forget_due(self, match_id: bytes) -> None:
-        self._run(lambda c: c.execute("DELETE FROM hosted_s1 WHERE match_id = ?", (match_id,)))
+        self._run(lambda c: c.execute("DELETE FROM hosted_s2 WHERE match_id = ?", (match_id,)))
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
             self._latest(c, match_id)
-            row = c.execute("SELECT over FROM hosted_s1 WHERE match_id = ?", (match_id,)).fetchone()
+            row = c.execute("SELECT over FROM hosted_s2 WHERE match_id = ?", (match_id,)).fetchone()
             if row is None:
                 raise MatchExpired()
             rows = c.execute("SELECT line FROM lines_s1 WHERE match_id = ? AND viewer = ? AND seq >= ? ORDER BY seq",
@@ -551,7 +552,7 @@ class SqliteStore:
                 c.execute("DELETE FROM versions_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM public_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM receipts_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
-                c.execute("DELETE FROM hosted_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
+                c.execute("DELETE FROM hosted_s2 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM lines_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM tables_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (self._clock(),))
