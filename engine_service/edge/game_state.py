@@ -31,6 +31,7 @@ from typing import Any
 from domino.v1 import engine_pb2 as pb
 
 from engine_service.edge import kingdomino_codec, wire
+from engine_service.edge.wire import _Odd, _varint, _varint_at  # the one varint reader and writer
 from engine_service.rules import Game, Kingdomino, MalformedError, Match
 from engine_service.rules import game_class as class_of_variant
 
@@ -53,15 +54,6 @@ class _Kind:
         self.decode = decode
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while v > 127:
-        out.append(v & 127 | 128)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
 _KINDS = (_Kind("match", Match, wire.encode_state, wire.decode_state),
           _Kind("kingdomino", Kingdomino, kingdomino_codec.encode_state, kingdomino_codec.decode_state))
 _BY_CLASS: dict[type, _Kind] = {k.cls: k for k in _KINDS}
@@ -78,19 +70,6 @@ def encode(game: Game) -> bytes:
 
 class _NotOne(Exception):
     """The bytes are not a well-formed protobuf message at the top level."""
-
-
-def _varint_at(data: bytes, i: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        if i >= len(data) or shift > 63:
-            raise _NotOne
-        b = data[i]
-        i += 1
-        v |= (b & 127) << shift
-        if b < 128:
-            return v, i
-        shift += 7
 
 
 def _split(data: bytes) -> tuple[_Kind, bytes]:
@@ -122,7 +101,7 @@ def _split(data: bytes) -> tuple[_Kind, bytes]:
                 i += 8 if wire_type == 1 else 4
             else:
                 raise _NotOne
-    except _NotOne:
+    except (_NotOne, _Odd):  # _Odd: a varint the MatchState reader would not take either
         variant = None  # not a message at all: the MatchState reader refuses it
     name = variant.decode("utf-8", "replace") if variant is not None else None
     return _BY_CLASS[class_of_variant(name)], data
