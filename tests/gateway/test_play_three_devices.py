@@ -86,25 +86,29 @@ def test_two_browsers_and_a_terminal_play_one_match_through_invites(
                 break
             mover = view["to_move"]
             if mover == 2:  # Tess's turn: her terminal answers; Anna's page sees her move on its stream
-                seq = anna.seq()
-                anna.wait_for(lambda s=seq: anna.seq() > s or terminal.over.is_set(), "Tess's move")  # type: ignore[union-attr]
+                # until Anna's page no longer shows Tess to move (a seq read after the view could already
+                # hold Tess's move and the bot's answer, and nothing more comes until Anna plays)
+                anna.wait_for(lambda: anna.view()["to_move"] != 2 or anna.view()["round_over"]
+                              or terminal.over.is_set(), "Tess's move")  # type: ignore[union-attr]
                 assert terminal.error is None, terminal.error
                 continue
             assert mover in people, view  # the bot moves at once, in the answer to the person before it
             person, others = people[mover], [p for s, p in people.items() if s != mover]
             for other in others:
                 other.wait_for(lambda o=other, p=person: o.seq() == p.seq(), "the same position on both pages")
-            play_one_turn(person)
-            by_browser += 1
-            for other in others:
-                other.wait_for(lambda o=other, p=person: o.seq() >= p.seq(), "the move on the other page's stream")
-            if not reloaded and turns >= 3 and not anna.view()["round_over"]:
-                reloaded = True  # Boris reloads mid-round: the same seat, hand and board
+            if not reloaded and turns >= 3 and mover == 0:
+                # Boris reloads mid-round while it is Anna's turn (nobody else can move until the test
+                # plays for her; Tess's terminal plays on its own): the same seat, hand and board
+                reloaded = True
                 hand, layout = sorted(boris.hand()), boris.view()["layout"]
                 boris.page.reload()
                 boris.wait_playing()
                 assert boris.saved()["me"] == 1 and sorted(boris.hand()) == hand
                 assert boris.view()["layout"] == layout
+            play_one_turn(person)
+            by_browser += 1
+            for other in others:
+                other.wait_for(lambda o=other, p=person: o.seq() >= p.seq(), "the move on the other page's stream")
         boris.wait_for(boris.round_over, "the round's end on Boris's page")
         assert terminal.over.wait(60), "the terminal never saw the round's end"
         assert terminal.error is None, terminal.error
