@@ -29,10 +29,7 @@ from __future__ import annotations
 
 import http.client
 import json
-import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,6 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench.redis_server import RedisServer
 from bench.service import BenchError, Proc, percentile, start_engine, start_gateway
 from clients.serve_all import dev_token_keys
 
@@ -325,37 +323,6 @@ def memory(streams: int, log: Any) -> Json:
                 proc.stop()
 
 
-class _Redis:
-    """Debian's redis-server on a free loopback port, no persistence."""
-
-    def __init__(self, workdir: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise BenchError("redis-server is not installed (scripts/ci-system-deps.sh installs it)")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no", "--dir", str(workdir)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise BenchError("redis-server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(10)
-
-
 def run(moves: int = 200, streams: int = 1000, clock_tables: int = 40, tiny: bool = False,
         log: Any = sys.stderr) -> Json:
     """Both setups, one after the other, then the memory of `streams` open streams, on this machine."""
@@ -368,7 +335,7 @@ def run(moves: int = 200, streams: int = 1000, clock_tables: int = 40, tiny: boo
     with tempfile.TemporaryDirectory(prefix="bench-tables-") as tmp:
         workdir = Path(tmp)
         procs: list[Proc] = []
-        redis: _Redis | None = None
+        redis: RedisServer | None = None
         try:
             engine = start_engine(workdir)
             procs.append(engine)
@@ -382,7 +349,7 @@ def run(moves: int = 200, streams: int = 1000, clock_tables: int = 40, tiny: boo
             result["one_gateway"] = measure(f"http://{one.address}", f"http://{one.address}", moves)
             print(f"one gateway (SQLite): {clock_tables} turn clocks run out ...", file=log)
             result["clocks_one_gateway"] = clocks(f"http://{one.address}", f"http://{one.address}", clock_tables)
-            redis = _Redis(workdir)
+            redis = RedisServer(workdir)
             shared = {"GATEWAY_TOKEN_STORE": redis.url, **lifted}
             a = start_gateway(workdir, [engine], keys, index=1, env=shared)
             b = start_gateway(workdir, [engine], keys, index=2, env=shared)

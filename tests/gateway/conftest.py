@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent import futures
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -30,6 +31,7 @@ import pytest
 from domino.v1 import engine_pb2_grpc
 
 from api_gateway.tokens import KeyRing
+from bench.redis_server import RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -290,6 +292,23 @@ def free_port() -> int:
 def gateway_env(tmp: Path, store: str | None = None, **extra: str) -> dict[str, str]:
     return {"STATE_TOKEN_KEYS": TOKEN_KEYS, "GATEWAY_TOKEN_STORE": store or f"sqlite:///{tmp / 'live.sqlite3'}",
             "GATEWAY_DATABASE": f"sqlite:///{tmp / 'archive.sqlite3'}", **extra}
+
+
+@contextmanager
+def gateways_on_one_redis(engine: EngineProc, tmp: Path, workers: int) -> Iterator[list[Gateway]]:
+    """Two gateways ("a" and "b", `workers` gunicorn workers each) on one Redis of their own, each with
+    its own archive file: what a cluster's gateways share is the live store."""
+    server = RedisServer(tmp)
+    gws: list[Gateway] = []
+    try:
+        for name in ("a", "b"):
+            gws.append(launch_gateway(engine.address, "--workers", str(workers),
+                                      env=gateway_env(tmp / name, server.url)))
+        yield gws
+    finally:
+        for gw in gws:
+            gw.stop()
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from bench.redis_server import RedisServer
+
 from .conftest import TOKEN_KEYS, EngineProc, Gateway
-from .test_gateway_store import RedisServer
 
 pytestmark = pytest.mark.service
 

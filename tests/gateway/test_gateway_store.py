@@ -12,11 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import secrets
-import shutil
-import signal
-import socket
 import sqlite3
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,51 +31,7 @@ from api_gateway.store import (
     check_store,
     open_store,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class RedisServer:
-    """A `redis-server` of the test's own on loopback (no persistence)."""
-
-    def __init__(self, tmp: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.fail("redis-server is not installed: apt-get install redis-server (scripts/ci-system-deps.sh)")
-        self.binary = binary
-        self.port = _free_port()
-        self.tmp = tmp
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.start()
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-        self.proc = None
+from bench.redis_server import RedisServer, free_port
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +177,7 @@ def test_redis_records_expire_after_the_idle_time(redis_server: RedisServer) -> 
 
 
 def test_an_unreachable_store_refuses_instead_of_passing(tmp_path: Path) -> None:
-    store = RedisStore(f"redis://127.0.0.1:{_free_port()}/0", timeout=0.3)
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", timeout=0.3)
     match = secrets.token_bytes(16)
     for operation in (lambda: store.create(match), lambda: store.check(match, 0),
                       lambda: store.advance(match, 0), store.ping):

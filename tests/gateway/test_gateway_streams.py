@@ -38,8 +38,9 @@ from typing import Any
 
 import pytest
 
+from bench.redis_server import RedisServer
+
 from .conftest import REPO, TOKEN_KEYS, EngineProc, Gateway, free_port
-from .test_gateway_store import RedisServer
 
 pytestmark = pytest.mark.service
 

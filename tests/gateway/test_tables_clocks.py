@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
-from .test_gateway_store import RedisServer
+from .conftest import EngineProc, Gateway, gateways_on_one_redis
 from .test_tables import Table, call, ok, open_table, problem, seat_stream
 
 pytestmark = pytest.mark.service
@@ -103,18 +102,8 @@ def events_up_to(gw: Gateway, table: Table, seat: int, seq: int) -> list[Json]:
 
 @pytest.fixture(scope="module")
 def redis_pair(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Gateway]]:
-    tmp = tmp_path_factory.mktemp("clocks-redis")
-    server = RedisServer(tmp)
-    gws: list[Gateway] = []
-    try:
-        for name in ("a", "b"):
-            gws.append(launch_gateway(engine_proc.address, "--workers", "2",
-                                      env=gateway_env(tmp / name, server.url)))
+    with gateways_on_one_redis(engine_proc, tmp_path_factory.mktemp("clocks-redis"), workers=2) as gws:
         yield gws
-    finally:
-        for gw in gws:
-            gw.stop()
-        server.stop()
 
 
 def test_two_gateways_on_one_redis_apply_a_clock_once(redis_pair: list[Gateway]) -> None:

@@ -15,8 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .conftest import EngineProc, Gateway, Reply, gateway_env, launch_gateway
-from .test_gateway_store import RedisServer
+from .conftest import EngineProc, Gateway, Reply, gateway_env, gateways_on_one_redis, launch_gateway
 from .test_tables import call, ok, open_table, play_step, problem, seat_stream
 
 pytestmark = pytest.mark.service
@@ -24,18 +23,8 @@ pytestmark = pytest.mark.service
 
 @pytest.fixture(scope="module")
 def redis_pair(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Gateway]]:
-    tmp = tmp_path_factory.mktemp("tables-redis")
-    server = RedisServer(tmp)
-    gws: list[Gateway] = []
-    try:
-        for name in ("a", "b"):
-            gws.append(launch_gateway(engine_proc.address, "--workers", "1",
-                                      env=gateway_env(tmp / name, server.url)))
+    with gateways_on_one_redis(engine_proc, tmp_path_factory.mktemp("tables-redis"), workers=1) as gws:
         yield gws
-    finally:
-        for gw in gws:
-            gw.stop()
-        server.stop()
 
 
 def test_a_move_through_gateway_a_reaches_a_seat_streaming_from_gateway_b(redis_pair: list[Gateway]) -> None:
