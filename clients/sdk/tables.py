@@ -549,10 +549,11 @@ class TablesApi:
 
     def create_table(self, variant: str, players: int, *, seats: Sequence[str | Json] | None = None,
                      options: Json | None = None, public: bool = False, on_leave: OnLeave = "wait",
-                     name: str | None = None) -> OpenedTable:
+                     name: str | None = None, clock: Json | None = None) -> OpenedTable:
         """Open a table (`POST /v1/tables`). `seats`: one per seat, "open" (a person's, the default for all) or
         a bot's level; `public` tables are listed in the lobby; `on_leave`: "wait" for someone to take a seat
-        its person left, or "bot" to let a greedy bot play it."""
+        its person left, or "bot" to let a greedy bot play it; `clock`: a turn clock the service applies
+        (`{"move": 30}` or `{"bank": 300, "increment": 5}`, and `on_timeout`: docs/tables.md, Clocks)."""
         body: Json = {"variant": variant, "players": players, "public": public, "on_leave": on_leave}
         if seats is not None:
             body["seats"] = [seat_spec(s) for s in seats]
@@ -560,6 +561,8 @@ class TablesApi:
             body["options"] = options
         if name is not None:
             body["name"] = name
+        if clock is not None:
+            body["clock"] = clock
         answer = self._client().request("POST", "/v1/tables", body)
         return OpenedTable(self._client(), answer["table_id"], answer["host_key"],
                            [Invite.from_json(i) for i in answer.get("invites", [])], Table.from_json(answer["table"]))
