@@ -5,6 +5,7 @@ waiting table whose opener's skill is nearest, the skills made by real archived 
 from __future__ import annotations
 
 import base64
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -134,6 +135,9 @@ def test_a_seeker_is_seated_at_the_table_whose_openers_skill_is_nearest(rated_gw
     # Real matches make the skills differ: Anna and Dan each won one, Boris and Eve each lost one.
     play_a_rated_match(gw, "anna", "boris")
     play_a_rated_match(gw, "dan", "eve")
+    # the dashboard's "ratings updated" panel counts each rated match once
+    rated = re.search(r"^domino_gateway_archive_rated_matches_total (\S+)$", gw.metrics(), re.M)
+    assert rated is not None and float(rated.group(1)) == 2.0
     skills = {user: skill(gw, user) for user in ("anna", "boris", "dan", "eve", "newcomer")}
     assert skills["anna"] > 0 > skills["boris"] and skills["dan"] > 0 > skills["eve"] and skills["newcomer"] == 0
     assert abs(skills["anna"] - skills["dan"]) < abs(skills["dan"] - skills["boris"])
