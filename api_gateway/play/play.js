@@ -1613,7 +1613,7 @@ function showRatingChange(seats) {
 // ---------------------------------------------------------------- the leaderboard
 // GET /v1/leaderboard?variant=: the best players of the variant's family by skill (or the source's points),
 // a page at a time (`next`: the cursor of the following page, "More players" appends it).
-let boardCursor = null;
+let boardCursor = null, boardGen = 0;   // boardGen: only the latest request's answer is shown
 function setUpLeaderboard() {
   $("board-variant").replaceChildren(...variants.map((v) => new Option(v.name, v.name)));
   $("board-variant").value = $("variant").value;
@@ -1623,14 +1623,17 @@ function setUpLeaderboard() {
   $("board-variant").addEventListener("change", () => showBoard());
   $("board-by").addEventListener("change", () => showBoard());
   $("board-more").addEventListener("click", () => showBoard(true));
+  $("board-refresh").addEventListener("click", () => showBoard());
 }
 async function showBoard(more = false) {
   showScreen("leaderboard");
   say("The best players of the variant's family: a conservative skill rating, so a lucky newcomer is not on top.");
   const query = new URLSearchParams({ variant: $("board-variant").value, by: $("board-by").value, limit: "20" });
   if (more && boardCursor) query.set("cursor", boardCursor);
+  const gen = ++boardGen;
   let page;
   try { page = await api(`/v1/leaderboard?${query}`); } catch (err) { warn(`The leaderboard does not answer: ${err.message}`); return; }
+  if (gen !== boardGen || document.body.dataset.screen !== "leaderboard") return;   // asked again, or left
   boardCursor = page.next ?? null;
   $("board-more").hidden = !boardCursor;
   const rows = page.items.map(boardRow);

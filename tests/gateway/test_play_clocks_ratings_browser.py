@@ -7,13 +7,15 @@ running one, marked, counting down on the page between two stream lines with no 
 person's rating is beside their name ("new": nobody has played yet). Nobody moves: the gateway's clock
 keeper times the seat out with nobody calling, the match ends, both pages show each player's rating before
 and after as the archive holds them, and the chips the new ratings. Then the leaderboard screen lists the
-players in the archive's order. Screenshots as in test_play_browser.py (DOMINO_UPDATE_SCREENSHOTS=1 writes
+players in the archive's order, and, once eleven more matches are archived, a page of 20 and the next one by
+the board's cursor. Screenshots as in test_play_browser.py (DOMINO_UPDATE_SCREENSHOTS=1 writes
 them to docs/play/, which docs/play.md shows).
 """
 from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from playwright.sync_api import Browser
 from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 from .test_play_browser import PHONE, browser, check_no_horizontal_scroll, shots  # noqa: F401
 from .test_play_friends_browser import Person
+from .test_tables import call, ok
 
 pytestmark = pytest.mark.service
 
@@ -57,6 +60,29 @@ def ratings(person: Person) -> dict[int, str]:
     found: list[list[Any]] = person.page.eval_on_selector_all(
         "#opponents .seat", "(chips) => chips.map((c) => [Number(c.dataset.seat), c.querySelector('.rating')?.textContent ?? null])")
     return {seat: text for seat, text in found if text is not None}
+
+
+def board_rows(person: Person) -> list[tuple[str, int]]:
+    """The leaderboard screen's rows: (player id, rank)."""
+    rows: list[list[Any]] = person.page.eval_on_selector_all(
+        "#board-list li[data-player]", "(ls) => ls.map((l) => [l.dataset.player, Number(l.dataset.rank)])")
+    return [(str(p), int(r)) for p, r in rows]
+
+
+def play_a_rated_match(gw: Gateway) -> None:
+    """A real Kozel match between two guests and two bots, through the gateway, ended by the host timing
+    seat 1 out: archived and rated like any other. Waits until the archive holds it."""
+    opened = ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "seats": [
+        {"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "random"}, {"kind": "bot", "level": "random"}]}), 201)
+    for invite in opened["invites"]:
+        joined = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", {"invite": invite["code"], "name": "G"}))
+    match_id = joined["match_id"]
+    host = ok(call(gw, "GET", f"/v1/matches/{match_id}/seat", credential=opened["host_key"]))
+    ok(call(gw, "POST", "/v1/matches/timeout", {"token": host["token"], "seat_key": host["seat_key"], "seat": 1}))
+    deadline = time.monotonic() + 15
+    while call(gw, "GET", f"/v1/matches/{match_id}/record").status == 404:
+        assert time.monotonic() < deadline, "the match was not archived"
+        time.sleep(0.1)
 
 
 def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_leaderboard(
@@ -176,6 +202,22 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
         assert anna.page.locator("#board-more").is_hidden()   # one page holds them all
         check_no_horizontal_scroll(anna.page)
         anna.page.screenshot(path=str(shots / "leaderboard.png"))
+
+        # More players than a page (20): eleven more rated matches between guests, played through the gateway.
+        for _ in range(11):
+            play_a_rated_match(clocks_gw)
+        first = get(clocks_gw, "/v1/leaderboard?variant=kozel&limit=20")
+        second = get(clocks_gw, f"/v1/leaderboard?variant=kozel&limit=20&cursor={first['next']}")
+        assert len(first["items"]) == 20 and len(second["items"]) == 4 and second["next"] is None
+        anna.page.click("#board-refresh")
+        anna.wait_for(lambda: anna.page.locator("#board-list li[data-player]").count() == 20, "the first page")
+        assert board_rows(anna) == [(e["player"], e["rank"]) for e in first["items"]]
+        assert anna.page.locator("#board-more").is_visible()
+        anna.page.click("#board-more")                            # the next page, by the board's cursor
+        anna.wait_for(lambda: anna.page.locator("#board-list li[data-player]").count() == 24, "the second page")
+        assert board_rows(anna) == [(e["player"], e["rank"]) for e in first["items"] + second["items"]]
+        assert [r for _, r in board_rows(anna)] == list(range(1, 25))
+        anna.wait_for(lambda: anna.page.locator("#board-more").is_hidden(), "no page after the last")
         # The only refusals were the archive's 404s (Person leaves them out of its errors): players with no
         # match yet, and the match's record asked for a moment before the archive held it (asked again).
         for person, missing in ((anna, anna_404), (boris, boris_404)):
