@@ -229,16 +229,16 @@ class JoinedGame(TerminalGame):
         try:
             family = self.family()
             shown = []
-            for s in self.table.raw.get("seats", []):
-                if not s.get("player"):
+            for s in self.table.seats:
+                if not s.player:
                     continue
                 try:
-                    player = self.api.request("GET", f"/v1/players/{quote(s['player'], safe='')}")
+                    player = self.api.request("GET", f"/v1/players/{quote(s.player, safe='')}")
                 except ProblemError as err:
                     if err.status != 404:
                         raise
                     player = None                     # no match archived yet
-                shown.append(f"{self.names[s['seat']]} {rating_of(player, family)}")
+                shown.append(f"{self.names[s.seat]} {rating_of(player, family)}")
         except (ProblemError, TransportError) as err:
             self.say(f"(No ratings: {err}.)")
             return

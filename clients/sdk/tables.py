@@ -54,18 +54,20 @@ OnLeave = Literal["wait", "bot"]
 
 @dataclass(frozen=True, slots=True)
 class TableSeat:
-    """One seat of a table: `kind` "open" (a person's) or "bot" (with its `level`), whether it is `taken`, and
-    the name it is shown by."""
+    """One seat of a table: `kind` "open" (a person's) or "bot" (with its `level`), whether it is `taken`, the
+    name it is shown by, and the `player` id holding a person's seat (`GET /v1/players/{id}`: its ratings)."""
 
     seat: int
     kind: str
     level: str | None
     taken: bool
     name: str | None
+    player: str | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> TableSeat:
-        return cls(int(data["seat"]), str(data["kind"]), data.get("level"), bool(data.get("taken")), data.get("name"))
+        return cls(int(data["seat"]), str(data["kind"]), data.get("level"), bool(data.get("taken")), data.get("name"),
+                   data.get("player"))
 
 
 @dataclass(frozen=True, slots=True)
