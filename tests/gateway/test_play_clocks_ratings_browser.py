@@ -34,9 +34,11 @@ pytestmark = pytest.mark.service
 
 @pytest.fixture(scope="module")
 def clocks_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A gateway of this module's own: its archive (SQLite) holds only the matches played here."""
+    """A gateway of this module's own: its archive (SQLite) holds only the matches played here. Its streams
+    are not closed for being quiet while a test waits for a clock: a page reopening its stream asks for a
+    ticket with its credential, which takes a seat back from autopilot."""
     gw = launch_gateway(engine_proc.address, "--workers", "2",
-                        env=gateway_env(tmp_path_factory.mktemp("clocks"), GATEWAY_SPECTATE_IDLE="5"))
+                        env=gateway_env(tmp_path_factory.mktemp("clocks"), GATEWAY_SPECTATE_IDLE="120"))
     yield gw
     gw.stop()
 
@@ -224,6 +226,38 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
             assert any("/v1/players/guest%3A" in url for url in missing), missing
             assert all(re.search(rf"/v1/players/guest%3A|/v1/matches/{match_id}/record$", url) for url in missing), missing
             assert person.errors == [], person.errors
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_seat_whose_clock_ran_out_is_shown_on_autopilot(browser: Browser, clocks_gw: Gateway) -> None:  # noqa: F811
+    """`on_timeout: autopilot`: the seat that let its clock run out is played on by a bot, and both pages say
+    so on its chip; the other person's clock runs then."""
+    opened = ok(call(clocks_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "name": "Autopilot",
+                                                       "clock": {"move": 5, "on_timeout": "autopilot"}, "seats": [
+        {"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "greedy"}, {"kind": "bot", "level": "greedy"}]}), 201)
+    contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
+    try:
+        people = {}
+        for seat, name in ((0, "Anna"), (1, "Boris")):
+            person = people[seat] = Person(contexts[seat], opened["invites"][seat]["link"], name)
+            person.wait_for(lambda p=person: "Autopilot" in p.page.inner_text("#join-title"), "the join screen")
+            person.page.fill("#join-name", name)
+            person.page.click("#join-seat")
+        for person in people.values():
+            person.wait_playing()
+        mover = people[0].view()["to_move"]
+        other = people[1 - mover]
+        # Nobody moves: the mover's clock runs out, a greedy bot plays its seat on, and the other's clock runs.
+        other.wait_for(lambda: any(c["running"] and c["seat"] == 1 - mover for c in clocks(other)),
+                       "the other person's clock running after the autopilot's move")
+        other.wait_for(lambda: other.page.locator(f"#opponents .seat-{mover} .autopilot").count() == 1, "the autopilot")
+        assert other.page.inner_text(f"#opponents .seat-{mover} .autopilot") == "autopilot (greedy)"
+        assert other.saved()["clocks"]["autopilot"] == [mover]
+        own = people[mover]                                        # and on its own page
+        own.wait_for(lambda: own.page.locator(f"#opponents .seat-{mover} .autopilot").count() == 1, "its autopilot")
+        assert all(p.errors == [] for p in people.values()), [p.errors for p in people.values()]
     finally:
         for context in contexts:
             context.close()
