@@ -129,7 +129,8 @@ class Tables:
         raise StoreUnavailable(f"table {table_id}: {_ATTEMPTS} writes in a row lost to others")
 
     def view(self, rec: Json, over: bool | None = None) -> Json:
-        """The table as anyone holding its id sees it (no hash, no player id)."""
+        """The table as anyone holding its id sees it (no hash; each taken seat's player id, public as on
+        the leaderboard, so a client can show the player's rating beside the name)."""
         if over is None:
             over = self._over(rec)
         seats = []
@@ -140,7 +141,8 @@ class Tables:
                 waiting = True
             seats.append({"seat": s["seat"], "kind": s["kind"], "level": bot,
                           "taken": s["kind"] == "bot" or s["taken"],
-                          "name": s["name"] if s["taken"] else (f"{bot} bot" if bot else None)})
+                          "name": s["name"] if s["taken"] else (f"{bot} bot" if bot else None),
+                          "player": s.get("player") if s["kind"] == "open" and s["taken"] else None})
         status = "over" if over else "waiting" if waiting or rec["match_id"] is None else "playing"
         return {"table_id": rec["table_id"], "name": rec["name"], "variant": rec["variant"],
                 "players": rec["players"], "options": rec["options"], "public": rec["public"],
@@ -643,6 +645,10 @@ class ClockKeeper:
 
     def start(self) -> None:
         if self._thread is None:
+            # every outcome's series exists (at 0) from the worker's start, so the dashboard's clock panel
+            # has data before the first clock runs out (made here, in the worker, not at import)
+            for outcome in ("timeout", "autopilot", "lost", "failed"):
+                metrics.CLOCK_TIMEOUTS.labels(outcome)
             self._thread = threading.Thread(target=self._run, name="clock-keeper", daemon=True)
             self._thread.start()
 

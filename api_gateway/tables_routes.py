@@ -139,6 +139,9 @@ class TableSeatSchema(Schema):
                                                                     "bot plays since its person left)"})
     taken = fields.Boolean()
     name = fields.String(allow_none=True)
+    player = fields.String(allow_none=True, metadata={"description": "the player id holding a person's seat "
+                                                                     "(GET /v1/players/{id}: its ratings); null: free "
+                                                                     "or a bot"})
 
 
 class TableSchema(Schema):

@@ -50,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     sub.add_parser("play", help="play against the computer in the terminal: `domino play --variant kozel "
                                 "--players 4 --bots expert,greedy,random` (flags go to it)", add_help=False)
+    sub.add_parser("leaderboard", help="the archive's best players of a variant: `domino leaderboard --variant "
+                                       "kozel [--url URL]`, a page at a time (flags go to it)", add_help=False)
     sub.add_parser("record", help="match records: `domino record export|import|replay|check` (docs/records.md)",
                    add_help=False)
 
@@ -63,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from clients.play import main as play
 
         return play(rest)
+    if args.command == "leaderboard":
+        from clients.leaderboard import main as leaderboard
+
+        return leaderboard(rest)
     if args.command == "record":
         from clients.record_cli import main as record
 

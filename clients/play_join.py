@@ -7,18 +7,39 @@ written as they arrive, the table is drawn as `domino play` draws it and a move 
 turn. When a round ends it shows the hands and deals the next round once the person presses Enter (if
 another seat dealt it first, the gateway's 409 says so and the game goes on); the match's end is shown and
 the game exits. `q` (or Ctrl-C) leaves the seat, so that the table's host can invite someone else to it.
+
+At a table with a turn clock every seat's time left is written after each change the stream brings, above
+the table when it is this seat's turn, and in the move's prompt (`[0:08 left]`); the service applies a
+clock that runs out (docs/tables.md, Clocks). Each person's rating (the skill rating of the variant's
+family, `GET /v1/players/{id}`) is written when the match starts, and each player's rating before and after
+once the archive holds the finished match.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
-from clients.play import Playable, Quit, TerminalGame, _viewer
+from clients.play import RULE, Playable, Quit, TerminalGame, _viewer
 from clients.sdk import ProblemError, RestClient, Seat, Table, TransportError
 from clients.sdk.rest import _Held
 from clients.sdk.tables import parse_invite_link
+from clients.table import (
+    clock_setting_text,
+    clock_text,
+    clocks_line,
+    points_text,
+    rating_change_lines,
+    rating_of,
+    seconds_left,
+)
 
 Json = dict[str, Any]
+
+
+class MatchEnded(Exception):
+    """The match ended while this seat was to move (a turn clock ran out): no move to make any more."""
 
 
 class SeatScreen(_Held):
@@ -33,19 +54,46 @@ class SeatScreen(_Held):
         self.events = []
         self.scores = []
         self.seq = -1
+        self.clocks: Json | None = None
+        self.clocks_at = 0.0
 
     def take(self, data: Json) -> list[Json]:
-        """An answer or a stream event's data: its view, scores and events become the screen's."""
+        """An answer or a stream event's data: its view, scores, events and clocks become the screen's."""
         events = self._take(data)
         if isinstance(data.get("seq"), int):
             self.seq = data["seq"]
+        if isinstance(data.get("clocks"), dict):
+            self.clocks, self.clocks_at = data["clocks"], time.monotonic()
         return events
+
+    def clocks_line(self, names: list[str]) -> str | None:
+        """Every seat's time left now (None: the table has no clock)."""
+        if not self.clocks:
+            return None
+        return clocks_line(self.clocks, names, time.monotonic() - self.clocks_at, time.time(), self.match_over)
+
+    def left(self, seat: int) -> float | None:
+        """`seat`'s time left now (None: no clock)."""
+        if not self.clocks:
+            return None
+        return seconds_left(self.clocks, seat, time.monotonic() - self.clocks_at, time.time())
 
     def legal_actions(self, seat: int | None = None) -> list[str]:
         return self.seat.legal().actions
 
     def apply(self, action: str, seat: int | None = None) -> list[Json]:
-        return self.take(self.seat.apply(action))
+        """This seat's move; refused because the match ended meanwhile (its clock ran out while the person
+        thought), `MatchEnded` with the latest view taken."""
+        try:
+            return self.take(self.seat.apply(action))
+        except ProblemError as err:
+            if err.status != 409:
+                raise
+            latest = self.seat.view()
+            if not latest.get("over"):
+                raise
+            self.take(latest)
+            raise MatchEnded() from err
 
 
 def seat_names(table: Table, mine: int) -> list[str]:
@@ -75,6 +123,8 @@ class JoinedGame(TerminalGame):
         self.seat: Seat | None = None
         self.waiting_for: int | None = None
         self.round_shown: int | None = None
+        self.screen: SeatScreen | None = None
+        self.my_turn = False
 
     def run(self) -> int:
         try:
@@ -110,7 +160,10 @@ class JoinedGame(TerminalGame):
         self.table = self.api.table(self.table_id)
         self.names = seat_names(self.table, seat.seat)
         self.say("At the table: " + ", ".join(self.names) + ".")
-        screen = SeatScreen(seat)
+        self.show_ratings()
+        if self.table.raw.get("clock"):
+            self.say(f"Clock: {clock_setting_text(self.table.raw['clock'])}.")
+        screen = self.screen = SeatScreen(seat)
         with seat.events() as stream:
             for event in stream:
                 if event.event == "view":
@@ -120,10 +173,18 @@ class JoinedGame(TerminalGame):
                         self.show_table(screen)   # the table as it stands (on this seat's turn: drawn by turn())
                 elif event.event == "update":
                     data = event.data
-                    if not isinstance(data, dict) or data.get("seq", 0) <= screen.seq:
-                        continue      # already shown: the answer to this seat's own move carried it
+                    if not isinstance(data, dict):
+                        continue
+                    if data.get("seq", 0) <= screen.seq:
+                        # already shown: the answer to this seat's own move carried it; its clocks (the
+                        # next seat's running now) come with the stream's line
+                        if data.get("seq") == screen.seq and isinstance(data.get("clocks"), dict):
+                            screen.clocks, screen.clocks_at = data["clocks"], time.monotonic()
+                            self.show_clocks(screen)
+                        continue
                     self.show_events(data.get("events", []))
                     screen.take(data)
+                    self.show_clocks(screen)
                 elif event.event == "end":
                     break
                 else:
@@ -135,11 +196,106 @@ class JoinedGame(TerminalGame):
         self.show_end(screen)
         return 0
 
+    # ------------------------------------------------------------ clocks and ratings
+
+    def show_clocks(self, screen: SeatScreen) -> None:
+        line = screen.clocks_line(self.names)
+        if line:
+            self.say(line, "  ")
+
+    def show_table(self, match: Playable) -> None:
+        super().show_table(match)
+        if isinstance(match, SeatScreen):
+            self.show_clocks(match)
+
+    def ask(self, prompt: str, allow_empty: bool = False) -> str:
+        """On this seat's turn at a clocked table the prompt says the time left: `[0:08 left] You, your move`."""
+        screen, seat = self.screen, self.seat
+        if self.my_turn and screen is not None and seat is not None and seat.seat is not None:
+            left = screen.left(seat.seat)
+            if left is not None:
+                prompt = f"[{clock_text(left)} left] {prompt}"
+        return super().ask(prompt, allow_empty)
+
+    def family(self) -> str:
+        """The variant's family (GET /v1/variants): the ratings are kept per family."""
+        for v in self.api.request("GET", "/v1/variants").get("variants", []):
+            if v.get("name") == self.variant:
+                return str(v.get("family", ""))
+        return ""
+
+    def show_ratings(self) -> None:
+        """`Ratings: You rating: new, Seat 1 (Boris) rating 3.4.`: each person's, from the archive."""
+        try:
+            family = self.family()
+            shown = []
+            for s in self.table.seats:
+                if not s.player:
+                    continue
+                try:
+                    player = self.api.request("GET", f"/v1/players/{quote(s.player, safe='')}")
+                except ProblemError as err:
+                    if err.status != 404:
+                        raise
+                    player = None                     # no match archived yet
+                shown.append(f"{self.names[s.seat]} {rating_of(player, family)}")
+        except (ProblemError, TransportError) as err:
+            self.say(f"(No ratings: {err}.)")
+            return
+        if shown:
+            self.say("Ratings: " + ", ".join(shown) + ".")
+
+    def show_rating_change(self, tries: int = 10) -> None:
+        """Each player's rating before and after the match, once the archive holds it (asked again a few
+        times: the gateway archives the match as it ends, later when the archive's database is down)."""
+        match_id = self.seat.match_id if self.seat is not None else None
+        if match_id is None:
+            return
+        for attempt in range(tries):
+            try:
+                archived = self.api.request("GET", f"/v1/matches/{match_id}/record")
+                break
+            except ProblemError as err:
+                if err.status not in (404, 503):
+                    self.say(f"(No ratings: {err}.)")
+                    return
+            except TransportError as err:
+                self.say(f"(No ratings: {err}.)")
+                return
+            time.sleep(0.5 * (attempt + 1))
+        else:
+            self.say("(The archive does not hold the match yet: no ratings to show.)")
+            return
+        lines = rating_change_lines(archived, self.names, str(archived.get("family", "")))
+        if not archived.get("rated") or not lines:
+            self.say("Not rated: fewer than two sides held by players.")
+            return
+        self.say("Ratings after the match:")
+        for line in lines:
+            self.say(line, "  ")
+
+    def show_end(self, match: Playable) -> None:
+        """The match's end; one a clock ended mid-round says whose time ran out (the round has no end to
+        show); then the ratings before and after."""
+        if not isinstance(match, SeatScreen) or match.round_over or not match.clocks:
+            super().show_end(match)
+        else:
+            out = [s for s, left in enumerate(match.clocks.get("remaining", [])) if left <= 0]
+            who = f"{self.names[out[0]]}'s time ran out" if out else "a clock ran out"
+            self.write(RULE)
+            who = "your time ran out" if out and out[0] == (self.seat.seat if self.seat else None) else who
+            self.say(f"Match over: {who} (the variant's timeout rule). "
+                     f"Final score: {points_text(match.scores, self.names)}.")
+        self.show_rating_change()
+
     def turn(self, match: Playable, seat: int) -> None:
         """A move of this seat; when the gateway does not answer (restarting, the network down), the person is
         told and asked again once the latest state has been fetched (the move may have counted)."""
+        self.my_turn = True
         try:
             super().turn(match, seat)
+        except MatchEnded:
+            self.say("Too late: the match is over.")
         except TransportError as err:
             self.say(f"The gateway did not answer ({err}); try again.")
             if isinstance(match, SeatScreen):
@@ -149,6 +305,8 @@ class JoinedGame(TerminalGame):
                     return
                 if latest.get("seq") != match.seq:
                     match.take(latest)
+        finally:
+            self.my_turn = False
 
     def settle(self, seat: Seat, screen: SeatScreen) -> bool:
         """Act on the screen's state: this seat's moves while it is its turn, the round's end (deal the next),

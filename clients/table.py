@@ -9,6 +9,7 @@ touches the tile before it, doubles crosswise, and the spinners (the doubles who
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -244,3 +245,100 @@ def event_line(event: Json, names: list[str]) -> str | None:
     if kind == "timed_out":
         return f"{player or who} timed out"
     return None
+
+
+# ------------------------------------------------------------------ clocks and ratings
+
+def clock_text(seconds: float) -> str:
+    """`4:05`, `0:09`, `1:02:00`: whole seconds rounded up (a clock shows 0:00 only once it ran out)."""
+    whole = max(0, math.ceil(seconds - 1e-9))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def seconds_left(clocks: Json, seat: int, since: float, now_wall: float) -> float:
+    """A seat's time left now, from a line's `clocks` (docs/tables.md, Clocks) read `since` seconds ago: the
+    running seat's `remaining` less that, and never more than its `deadline` less the wall clock (a line read
+    late, after a reconnect); a stopped seat's `remaining` as given."""
+    left = float(clocks["remaining"][seat])
+    if clocks.get("running") != seat:
+        return left
+    left -= since
+    if clocks.get("deadline") is not None:
+        left = min(left, float(clocks["deadline"]) - now_wall)
+    return max(0.0, left)
+
+
+def clocks_line(clocks: Json, names: list[str], since: float, now_wall: float, over: bool = False) -> str:
+    """`clocks: You 0:10, Seat 1 (Boris) 0:07 (running), ...`: every seat's time left, the running one marked
+    (and the seats a bot plays on since their time ran out)."""
+    parts = []
+    for seat, name in enumerate(names):
+        text = f"{name} {clock_text(seconds_left(clocks, seat, since, now_wall))}"
+        if clocks.get("running") == seat and not over:
+            text += " (running)"
+        if seat in clocks.get("autopilot", []):
+            text += " (autopilot)"
+        parts.append(text)
+    return "clocks: " + ", ".join(parts)
+
+
+def clock_setting_text(setting: Json | None) -> str:
+    """`10 s a move` or `5 min + 5 s a move`, and what happens when it runs out."""
+    if not setting:
+        return "no clock"
+    if setting.get("move") is not None:
+        kind = f"{setting['move']:g} s a move"
+    else:
+        kind = f"{clock_text(float(setting['bank']))} a match + {setting.get('increment', 0):g} s a move"
+    rule = ("the variant's timeout rule" if setting.get("on_timeout", "rule") == "rule"
+            else f"a {setting.get('autopilot_level', 'greedy')} bot plays on")
+    return f"{kind}; when it runs out: {rule}"
+
+
+def skill_text(ordinal: float) -> str:
+    """A skill rating's ordinal as shown beside a name: one decimal."""
+    return f"{ordinal:.1f}"
+
+
+def rating_of(player: Json | None, family: str) -> str:
+    """`rating 3.4` from `GET /v1/players/{id}` (the family's skill ordinal), `rating: new` for none yet."""
+    found = next((r for r in (player or {}).get("ratings", []) if r.get("family") == family), None)
+    return "rating: new" if found is None else f"rating {skill_text(found['skill']['ordinal'])}"
+
+
+def rating_change_lines(archived: Json, names: list[str], family: str) -> list[str]:
+    """Each player's rating before and after a match, from `GET /v1/matches/{id}/record`:
+    `You: 0.0 -> 3.4 (+3.4), +1 rating points, place 1`."""
+    lines = []
+    for s in archived.get("seats", []):
+        if not s.get("player"):
+            continue
+        before = (s.get("skill_before") or {}).get("ordinal", 0.0)
+        after = (s.get("skill_after") or {}).get("ordinal", before)
+        delta = after - before
+        points = f", +{s['points']} rating points" if family == "K" else ""
+        lines.append(f"{names[s['seat']]}: {skill_text(before)} -> {skill_text(after)} "
+                     f"({'+' if delta >= 0 else '-'}{skill_text(abs(delta))}){points}, place {s['place']}")
+    return lines
+
+
+def player_name(entry: Json) -> str:
+    """A leaderboard entry's player: the name the archive keeps, else its id (a guest's shortened)."""
+    if entry.get("name"):
+        return str(entry["name"])
+    player = str(entry["player"])
+    return f"guest {player[6:12]}" if player.startswith("guest:") else player.removeprefix("app:")
+
+
+def leaderboard_lines(page: Json) -> list[str]:
+    """A page of `GET /v1/leaderboard`: `  1. Anna        rating 3.4   2 matches, 1 win, 9 rating points`."""
+    lines = []
+    for e in page.get("items", []):
+        extra = f", {e['points']} rating points" if e.get("points") else ""
+        wins = f"{e['wins']} win{'' if e['wins'] == 1 else 's'}"
+        matches = f"{e['matches']} match{'' if e['matches'] == 1 else 'es'}"
+        lines.append(f"{e['rank']:>4}. {player_name(e):<20} rating {skill_text(e['skill']['ordinal']):>6}   "
+                     f"{matches}, {wins}{extra}")
+    return lines

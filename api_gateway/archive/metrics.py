@@ -9,6 +9,9 @@
   that failed: ``write``, ``drain`` or ``read`` with reason ``unavailable`` (the
   database did not answer) or ``outbox-unavailable`` (nor did the live store
   holding the outbox: the finish call itself failed).
+- ``domino_gateway_archive_rated_matches_total``: rated matches written with their
+  players' rating updates (counted once, by the write that committed them:
+  at once or from the outbox; a duplicate adds nothing).
 - ``domino_gateway_archive_outbox_depth``: finished matches waiting for the
   database, as the workers' drainers last counted them (the largest count).
 
@@ -29,6 +32,8 @@ WRITES = Counter("domino_gateway_archive_writes_total",
                  ["kind", "outcome"])
 ERRORS = Counter("domino_gateway_archive_errors_total",
                  "Archive operations that failed, by operation and reason.", ["operation", "reason"])
+RATED = Counter("domino_gateway_archive_rated_matches_total",
+                "Rated matches written with their players' rating updates (once per match).")
 OUTBOX_DEPTH = Gauge("domino_gateway_archive_outbox_depth",
                      "Finished matches and tournaments waiting in the outbox for the archive database.",
                      multiprocess_mode="livemax")

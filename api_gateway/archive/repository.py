@@ -30,7 +30,7 @@ from sqlalchemy import Column, Connection, Engine, Row, Select, exc, func, selec
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.expression import ColumnElement
 
-from api_gateway.archive import database, skill
+from api_gateway.archive import database, metrics, skill
 from api_gateway.archive.results import FinishedMatch, FinishedTournament
 from api_gateway.archive.schema import match_seats, matches, players, ratings, tournament_places, tournaments
 
@@ -93,7 +93,10 @@ class Repository:
 
     def record_match(self, finished: FinishedMatch) -> bool:
         """Write `finished` and its rating updates at once; False when the match was archived already."""
-        return self._once(lambda conn: self._write_match(conn, finished), matches.c.match_id, finished.match_id)
+        written = self._once(lambda conn: self._write_match(conn, finished), matches.c.match_id, finished.match_id)
+        if written and finished.rated:
+            metrics.RATED.inc()  # here, after the commit: once per match, whichever path wrote it
+        return written
 
     def record_tournament(self, finished: FinishedTournament) -> bool:
         """Write a finished tournament and its official places; False when it was archived already."""

@@ -231,16 +231,26 @@ function render() {
   if (isKD()) renderKingdomino(view); else renderMatching(view);
   renderScores(view);
   renderLegend(view);
+  renderRatingChange(view);
   $("log").replaceChildren(...game.log.slice(-25).map((t) => { const li = document.createElement("li"); li.textContent = t; return li; }));
   $("log").scrollTop = 1e6;
   document.body.dataset.renders = Number(document.body.dataset.renders || 0) + 1;   // for tests and screen readers' tools
 }
-const isOver = (view) => (isKD() ? view.game_over : view.round_over);
+// A match ends mid-round too: a seat's turn clock ran out under the variant's timeout rule.
+const isOver = (view) => (isKD() ? view.game_over : view.round_over || view.match_over);
 // The seat to move, or null once the round (game) is over.
 const toMove = (view) => (isOver(view) ? null : view.to_move ?? null);
+// " Boris's time ran out." when a turn clock ended the match: the archive's `timed_out` once the page has the
+// match's record, else the seat whose clock the last line shows at 0.
+function timedOut() {
+  const archived = game.ratingChange?.matchId === game.matchId ? game.ratingChange.timedOut : undefined;
+  const zero = (game.clocks?.remaining || []).findIndex((left) => left <= 0);
+  const seat = archived !== undefined ? archived : zero >= 0 ? zero : null;
+  return seat == null ? "" : seat === me() ? " Your time ran out." : ` ${name(seat)}'s time ran out.`;
+}
 function renderStatus(view) {
   const seat = toMove(view);
-  if (isOver(view)) say(isKD() ? "The game is over." : view.match_over ? "The match is over." : "The round is over.");
+  if (isOver(view)) say(isKD() ? "The game is over." : view.match_over ? `The match is over.${timedOut()}` : "The round is over.");
   else if (seat == null) say("Waiting.");
   else if (seat === viewer(view)) say(seat === me() ? "Your turn" : `${name(seat)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
   else if (game.table && game.table.seats[seat]?.kind === "open" && !game.table.seats[seat].taken) say(`Waiting for someone to take seat ${seat}`);
@@ -280,9 +290,14 @@ function renderSeats(view) {
       chip.append(did);
       said.push("knocked");
     }
+    const clock = clockChip(seat, chip);
+    if (clock) said.push(clock);
+    const rated = ratingChip(seat, chip);
+    if (rated) said.push(rated);
     chip.title = `${name(seat)}: ${said.join(", ")}`;
     return chip;
   }));
+  tickClocks();
 }
 
 // The families whose scores are penalties (RULES.md K, O, B): the first to reach the limit loses.
@@ -869,7 +884,7 @@ function clickCell(x, y, places) {
 const tableKey = (id) => `domino-table:${id}`;
 const PERSON = "person";
 const SEAT_KINDS = [PERSON, "expert", "greedy", "random"];
-const SCREENS = ["friends", "lobby", "join", "waiting", "table"];
+const SCREENS = ["friends", "lobby", "join", "waiting", "table", "leaderboard"];
 const WATCH_MS = 1500;     // how often a waiting table is looked at (no stream before the match is dealt)
 const WATCH_PLAYING_MS = 5000;   // ... and one being played (who sits where: someone left, someone came back)
 let stream = null;         // {source, gen}: the open EventSource of the seat's match
@@ -907,11 +922,13 @@ function seatNote(seat) {
 }
 function fromTable(t) {
   return { variant: t.variant, players: t.players, levels: t.seats.map((s) => (s.kind === "bot" ? s.level : PERSON)),
-           names: t.seats.map((s) => (s.kind === "bot" ? null : s.name)) };
+           names: t.seats.map((s) => (s.kind === "bot" ? null : s.name)),
+           playerIds: t.seats.map((s) => (s.kind === "bot" ? null : s.player ?? null)) };
 }
 function updateTable(t) {
   game.table = t;
   Object.assign(game, fromTable(t));
+  loadRatings();
   // An invite is spent when its seat is taken: a seat freed later needs a fresh one.
   game.invites = (game.invites || []).filter((i) => !t.seats[i.seat]?.taken);
   save();
@@ -928,6 +945,7 @@ function absorb(a, inOrder = false) {
   if (a.view && a.seq >= game.seq) {
     game.view = a.view; game.seq = a.seq;
     game.scores = a.scores ?? a.view.ledger?.scores ?? a.view.scores ?? game.scores;
+    if ("clocks" in a) takeClocks(a.clocks);
   }
   save();
 }
@@ -966,6 +984,8 @@ function setUpFriends() {
   $("play-again").addEventListener("click", playAgain);
   $("leave-table").addEventListener("click", leaveSeat);
   $("leave-waiting").addEventListener("click", leaveSeat);
+  setUpClockForm();
+  setUpLeaderboard();
 }
 // The tables this browser holds a seat at (their credentials in localStorage): a way back to each.
 function showMyTables() {
@@ -1030,6 +1050,8 @@ async function openTable(event) {
     seats.push(kind === PERSON ? { kind: "open" } : { kind: "bot", level: kind });
   }
   const body = { variant: $("t-variant").value, players, seats, public: $("t-public").checked, on_leave: $("t-on-leave").value };
+  const clock = clockSetting();
+  if (clock) body.clock = clock;
   if ($("t-name").value.trim()) body.name = $("t-name").value.trim();
   let opened;
   try { opened = await api("/v1/tables", body); } catch (err) { warn(`Could not open the table: ${err.message}`); return; }
@@ -1095,11 +1117,12 @@ async function startMatch(matchId) {
   let latest;
   try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { matchUnreachable(err); return; }
   if (!game?.table || game.matchId !== matchId) return;
-  absorb({ seq: latest.seq, view: latest.view, scores: latest.scores });
+  absorb({ seq: latest.seq, view: latest.view, scores: latest.scores, clocks: latest.clocks ?? null });
   if (fresh) game.seen = latest.seq;   // what came before is in the view
   game.over = latest.over;
   save();
   render();
+  loadRatings();
   openStream();
   watchTable(WATCH_PLAYING_MS);
 }
@@ -1142,7 +1165,7 @@ async function nextRoundAtTable() {
     if (err.status !== 409) { warn(`No next round: ${err.message}`); return; }
     // Another seat dealt it a moment before: the stream brings it; show the latest now.
     const latest = await api(`/v1/matches/${game.matchId}/seat`, undefined, game.credential).catch(() => null);
-    if (latest) { absorb({ seq: latest.seq, view: latest.view, scores: latest.scores }); render(); }
+    if (latest) { absorb({ seq: latest.seq, view: latest.view, scores: latest.scores, clocks: latest.clocks ?? null }); render(); }
   }
 }
 async function playAgain() {
@@ -1423,6 +1446,230 @@ async function joinPublic(t, seat) {
     warn(joinProblem(err));
     if (err.status === 409) showLobby();   // the list as it is now
   }
+}
+
+// ---------------------------------------------------------------- turn clocks
+// Each stream line (and the seat's latest) carries `clocks` (docs/tables.md, Clocks): every seat's seconds
+// `remaining` as of that change, the `running` seat and its `deadline` (unix seconds). Between two lines the
+// page counts down by itself: no request, a timer that only redraws the clocks' text. The running seat's
+// time is the smaller of two readings: its `remaining` less the time since the line came (right for a line
+// that arrives as it happens) and `deadline` less this device's clock (right for a line read later, after a
+// reload, when the device's clock is set right). A clock never shows more time than the seat has.
+let clockTimer = null;
+function takeClocks(clocks) {
+  game.clocks = clocks || null;
+  game.clocksAt = performance.now();
+}
+// Seconds left for a seat now (null: the table has no clock).
+function secondsLeft(seat) {
+  const c = game?.clocks;
+  if (!c || !Array.isArray(c.remaining)) return null;
+  const given = Number(c.remaining[seat] ?? 0);
+  if (c.running !== seat) return given;
+  let left = given - (performance.now() - (game.clocksAt ?? performance.now())) / 1000;
+  if (c.deadline != null) left = Math.min(left, Number(c.deadline) - Date.now() / 1000);
+  return Math.max(0, left);
+}
+// "4:05", "0:09", "1:02:00": whole seconds, rounded up (a clock shows 0:00 only once it ran out).
+function clockText(seconds) {
+  const whole = Math.ceil(seconds - 1e-9);
+  const h = Math.floor(whole / 3600), m = Math.floor((whole % 3600) / 60), sec = whole % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  return h ? `${h}:${two(m)}:${two(sec)}` : `${m}:${two(sec)}`;
+}
+// A seat's clock on its chip (none without a table clock); the running one marked. What it says, for the
+// chip's title.
+function clockChip(seat, chip) {
+  const c = game.table ? game.clocks : null;
+  if (!c) return null;
+  const running = c.running === seat && !(game.view?.match_over || game.view?.game_over);
+  const clock = document.createElement("span");
+  clock.className = "clock" + (running ? " running" : "");
+  clock.dataset.seat = seat;
+  chip.classList.toggle("clock-running", running);
+  chip.append(clock);
+  const auto = (c.autopilot || []).includes(seat);
+  if (auto) {
+    const note = document.createElement("small");
+    note.className = "autopilot"; note.textContent = `autopilot (${c.setting?.autopilot_level || "bot"})`;
+    chip.append(note);
+  }
+  showClock(clock, seat);
+  return `clock ${clock.textContent}${running ? ", running" : ""}${auto ? ", on autopilot" : ""}`;
+}
+function showClock(el, seat) {
+  const left = secondsLeft(seat);
+  el.textContent = clockText(left);
+  el.dataset.left = left.toFixed(1);
+  el.classList.toggle("low", left < 10);
+}
+// Redraw the running clock's text every 200 ms while one runs (a local timer: the server is not asked).
+function tickClocks() {
+  const running = game?.clocks?.running;
+  if (running == null || !game?.table) { clearInterval(clockTimer); clockTimer = null; return; }
+  for (const el of document.querySelectorAll("#opponents .clock.running")) showClock(el, Number(el.dataset.seat));
+  if (!clockTimer) clockTimer = setInterval(tickClocks, 200);
+}
+// The open-table form's clock: none, a limit per move, or a bank with an increment; what happens when it
+// runs out. The body's `clock` (docs/tables.md), or null for none.
+const CLOCKS = { "": null, "move:10": { move: 10 }, "move:30": { move: 30 }, "move:60": { move: 60 },
+                 "bank:180:2": { bank: 180, increment: 2 }, "bank:300:5": { bank: 300, increment: 5 },
+                 "bank:600:10": { bank: 600, increment: 10 } };
+function setUpClockForm() {
+  const showRule = () => { $("t-on-timeout").parentElement.hidden = !$("t-clock").value; };
+  $("t-clock").addEventListener("change", showRule);
+  showRule();
+}
+function clockSetting() {
+  const chosen = CLOCKS[$("t-clock").value];
+  if (!chosen) return null;
+  const [onTimeout, level] = $("t-on-timeout").value.split(":");
+  return { ...chosen, on_timeout: onTimeout, ...(level ? { autopilot_level: level } : {}) };
+}
+
+// ---------------------------------------------------------------- ratings
+// Each person's rating beside their name: the skill rating's ordinal (mu - 3 sigma) in the variant's family
+// from GET /v1/players/{id}, "new" for a player with no archived match yet. Looked up once per player and
+// table, and again when a match there is over (its ratings moved).
+const ratings = new Map();   // player id -> {ordinal, points, matches} | "new" | "pending"
+async function loadRatings(force = false) {
+  const ids = (game?.playerIds || []).filter((id) => id && (force || !ratings.has(id)));
+  const fam = family();
+  await Promise.all(ids.map(async (id) => {
+    ratings.set(id, ratings.get(id) ?? "pending");
+    try {
+      const player = await api(`/v1/players/${encodeURIComponent(id)}`);
+      const r = (player.ratings || []).find((x) => x.family === fam);
+      ratings.set(id, r ? { ordinal: r.skill.ordinal, points: r.points, matches: r.matches } : "new");
+    } catch (err) {
+      ratings.set(id, err.status === 404 ? "new" : "pending");
+    }
+  }));
+  if (ids.length && game?.view && document.body.dataset.screen === "table") renderSeats(game.view);
+}
+const skillText = (x) => (Math.round(x * 10) / 10).toFixed(1);
+function ratingChip(seat, chip) {
+  const id = game.table ? game.playerIds?.[seat] : null;
+  const r = id ? ratings.get(id) : null;
+  if (!r || r === "pending") return null;
+  const el = document.createElement("small");
+  el.className = "rating"; el.dataset.player = id;
+  el.textContent = r === "new" ? "rating: new" : `rating ${skillText(r.ordinal)}`;
+  el.title = r === "new" ? "no match archived yet" : `skill ${skillText(r.ordinal)} (mu - 3 sigma), ${r.matches} match${r.matches === 1 ? "" : "es"}`
+    + (family() === "K" ? `, ${r.points} rating points` : "");
+  el.dataset.ordinal = r === "new" ? "" : String(r.ordinal);
+  chip.append(el);
+  return el.textContent;
+}
+// After a match: each player's rating before and after, from the archive once it holds the match (the
+// gateway archives it as the match ends; with its database down, later: asked again a few times).
+const RECORD_TRIES = 10;
+let changeFor = null;
+async function renderRatingChange(view) {
+  const box = $("rating-change");
+  const over = game.table && (view.match_over || view.game_over);
+  if (!over) { box.hidden = true; return; }
+  if (game.ratingChange?.matchId === game.matchId) { showRatingChange(game.ratingChange.seats); return; }
+  if (changeFor === game.matchId) return;   // already asking
+  const matchId = changeFor = game.matchId;
+  box.hidden = false; box.textContent = "Ratings: waiting for the archive…";
+  for (let i = 0; i < RECORD_TRIES; i++) {
+    try {
+      const archived = await api(`/v1/matches/${matchId}/record`);
+      if (game?.matchId !== matchId) return;
+      game.ratingChange = { matchId, seats: archived.seats, rated: archived.rated, timedOut: archived.timed_out };
+      save();
+      renderStatus(game.view);
+      showRatingChange(archived.seats);
+      loadRatings(true);
+      return;
+    } catch (err) {
+      if (![404, 503].includes(err.status)) break;
+      await new Promise((done) => setTimeout(done, 500 * (i + 1)));
+    }
+  }
+  if (game?.matchId === matchId) box.textContent = "Ratings: the archive does not have this match yet.";
+}
+function showRatingChange(seats) {
+  const box = $("rating-change");
+  box.hidden = false;
+  const title = document.createElement("b");
+  const rated = game.ratingChange?.rated;
+  title.textContent = rated === false ? "Not rated (fewer than two players' sides)" : "Ratings after this match";
+  const list = document.createElement("ul");
+  list.append(...seats.filter((s) => s.player).map((s) => {
+    const li = document.createElement("li");
+    li.className = `seat-${s.seat}`; li.dataset.seat = s.seat;
+    const before = s.skill_before?.ordinal ?? 0, after = s.skill_after?.ordinal ?? before;
+    const delta = after - before;
+    li.dataset.delta = String(delta);
+    li.textContent = `${shortName(s.seat)}: ${skillText(before)} → ${skillText(after)} (${delta >= 0 ? "+" : "−"}${skillText(Math.abs(delta))})`
+      + (family() === "K" ? `, +${s.points} rating points` : "") + `, place ${s.place}`;
+    return li;
+  }));
+  box.replaceChildren(title, list);
+}
+
+// ---------------------------------------------------------------- the leaderboard
+// GET /v1/leaderboard?variant=: the best players of the variant's family by skill (or the source's points),
+// a page at a time (`next`: the cursor of the following page, "More players" appends it).
+let boardCursor = null, boardGen = 0;   // boardGen: only the latest request's answer is shown
+function setUpLeaderboard() {
+  $("board-variant").replaceChildren(...variants.map((v) => new Option(v.name, v.name)));
+  $("board-variant").value = $("variant").value;
+  $("to-leaderboard").addEventListener("click", () => {
+    leaveTable(); warn(""); $("setup-box").open = false; $("match-title").textContent = "Leaderboard"; showBoard();
+  });
+  $("board-variant").addEventListener("change", () => showBoard());
+  $("board-by").addEventListener("change", () => showBoard());
+  $("board-more").addEventListener("click", () => showBoard(true));
+  $("board-refresh").addEventListener("click", () => showBoard());
+}
+async function showBoard(more = false) {
+  showScreen("leaderboard");
+  say("The best players of the variant's family: a conservative skill rating, so a lucky newcomer is not on top.");
+  const query = new URLSearchParams({ variant: $("board-variant").value, by: $("board-by").value, limit: "20" });
+  if (more && boardCursor) query.set("cursor", boardCursor);
+  const gen = ++boardGen;
+  let page;
+  try { page = await api(`/v1/leaderboard?${query}`); } catch (err) { warn(`The leaderboard does not answer: ${err.message}`); return; }
+  if (gen !== boardGen || document.body.dataset.screen !== "leaderboard") return;   // asked again, or left
+  boardCursor = page.next ?? null;
+  $("board-more").hidden = !boardCursor;
+  const rows = page.items.map(boardRow);
+  if (more) { $("board-list").append(...rows); return; }
+  if (!rows.length) {
+    const li = document.createElement("li"); li.className = "empty";
+    li.textContent = "Nobody is rated in this family yet: finish a match against another person.";
+    rows.push(li);
+  }
+  $("board-list").replaceChildren(...rows);
+  document.body.dataset.boardLoads = Number(document.body.dataset.boardLoads || 0) + 1;   // for tests
+}
+// A player as the board names them: the name the archive keeps, else the id (a guest's shortened: the
+// archive learns no name for a seat unless the app gives one).
+function playerName(e) {
+  if (e.name) return e.name;
+  return e.player.startsWith("guest:") ? `guest ${e.player.slice(6, 12)}` : e.player.replace(/^app:/, "");
+}
+// The player id this browser plays as: the one its latest table seat was given (guests keep theirs per seat).
+function myPlayerId() {
+  if (game?.playerId) return game.playerId;
+  const held = Object.keys(localStorage).filter((k) => k.startsWith("domino-table:"))
+    .map((k) => { try { return JSON.parse(localStorage.getItem(k)); } catch { return null; } });
+  return held.find((g) => g?.playerId)?.playerId ?? null;
+}
+function boardRow(e) {
+  const li = document.createElement("li");
+  li.dataset.player = e.player; li.dataset.rank = e.rank;
+  const rank = document.createElement("b"); rank.textContent = `${e.rank}.`;
+  const who = document.createElement("span"); who.className = "who"; who.textContent = playerName(e);
+  if (e.player === myPlayerId()) { li.classList.add("me"); who.textContent += " (you)"; }
+  const skill = document.createElement("span"); skill.className = "skill"; skill.textContent = `rating ${skillText(e.skill.ordinal)}`;
+  const more = document.createElement("small");
+  more.textContent = `${e.matches} match${e.matches === 1 ? "" : "es"}, ${plural(e.wins, "win")}` + (e.points ? `, ${e.points} rating points` : "");
+  li.append(rank, " ", who, " ", skill, " ", more);
+  return li;
 }
 
 // ---------------------------------------------------------------- start

@@ -54,18 +54,20 @@ OnLeave = Literal["wait", "bot"]
 
 @dataclass(frozen=True, slots=True)
 class TableSeat:
-    """One seat of a table: `kind` "open" (a person's) or "bot" (with its `level`), whether it is `taken`, and
-    the name it is shown by."""
+    """One seat of a table: `kind` "open" (a person's) or "bot" (with its `level`), whether it is `taken`, the
+    name it is shown by, and the `player` id holding a person's seat (`GET /v1/players/{id}`: its ratings)."""
 
     seat: int
     kind: str
     level: str | None
     taken: bool
     name: str | None
+    player: str | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> TableSeat:
-        return cls(int(data["seat"]), str(data["kind"]), data.get("level"), bool(data.get("taken")), data.get("name"))
+        return cls(int(data["seat"]), str(data["kind"]), data.get("level"), bool(data.get("taken")), data.get("name"),
+                   data.get("player"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -549,10 +551,11 @@ class TablesApi:
 
     def create_table(self, variant: str, players: int, *, seats: Sequence[str | Json] | None = None,
                      options: Json | None = None, public: bool = False, on_leave: OnLeave = "wait",
-                     name: str | None = None) -> OpenedTable:
+                     name: str | None = None, clock: Json | None = None) -> OpenedTable:
         """Open a table (`POST /v1/tables`). `seats`: one per seat, "open" (a person's, the default for all) or
         a bot's level; `public` tables are listed in the lobby; `on_leave`: "wait" for someone to take a seat
-        its person left, or "bot" to let a greedy bot play it."""
+        its person left, or "bot" to let a greedy bot play it; `clock`: a turn clock the service applies
+        (`{"move": 30}` or `{"bank": 300, "increment": 5}`, and `on_timeout`: docs/tables.md, Clocks)."""
         body: Json = {"variant": variant, "players": players, "public": public, "on_leave": on_leave}
         if seats is not None:
             body["seats"] = [seat_spec(s) for s in seats]
@@ -560,6 +563,8 @@ class TablesApi:
             body["options"] = options
         if name is not None:
             body["name"] = name
+        if clock is not None:
+            body["clock"] = clock
         answer = self._client().request("POST", "/v1/tables", body)
         return OpenedTable(self._client(), answer["table_id"], answer["host_key"],
                            [Invite.from_json(i) for i in answer.get("invites", [])], Table.from_json(answer["table"]))

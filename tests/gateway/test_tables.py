@@ -173,6 +173,10 @@ def test_a_whole_kozel_match_between_two_people_and_two_bots(tables_gw: Gateway)
     info = ok(call(gw, "GET", f"/v1/tables/{table.table_id}"))
     assert info["status"] == "playing" and info["match_id"] == table.match_id and info["matches"] == 1
     assert [s["name"] for s in info["seats"]] == ["P0", "P1", "greedy bot", "random bot"]
+    # each person's player id (a guest here), so a page can show its rating; none for a bot
+    players = [s["player"] for s in info["seats"]]
+    assert players[0].startswith("guest:") and players[1].startswith("guest:") and players[0] != players[1]
+    assert players[2:] == [None, None]
     assert "cred" not in json.dumps(info) and "invite" not in json.dumps(info)
     # seat 0 by its Authorization header, seat 1 by a ticket (as an EventSource does)
     s0 = seat_stream(gw, table.match_id, table.credentials[0])

@@ -1,14 +1,20 @@
 """Quick play (issue 25; docs/tables.md "Quick play"), against a real gateway, engine and SQLite:
-seekers meet at one table, a table opened by a seek fills with bots after the wait it names, and a
-seek the service cannot serve answers a problem and opens nothing."""
+seekers meet at one table, a table opened by a seek fills with bots after the wait it names, a
+seek the service cannot serve answers a problem and opens nothing, and a rated seeker is seated at the
+waiting table whose opener's skill is nearest, the skills made by real archived matches."""
 from __future__ import annotations
 
+import base64
+import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .conftest import Gateway
+from api_gateway.archive.players import PlayerKeys
+
+from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 from .test_tables import call, ok, problem
 
 pytestmark = pytest.mark.service
@@ -73,3 +79,92 @@ def test_a_seek_the_service_cannot_serve_opens_nothing(tables_gw: Gateway, body:
     before = ok(call(tables_gw, "GET", "/v1/tables?limit=100"))
     problem(call(tables_gw, "POST", "/v1/seek", body), status, name)
     assert ok(call(tables_gw, "GET", "/v1/tables?limit=100")) == before
+
+
+# ---------------------------------------------------------------- the nearest skill, from real archived matches
+
+PLAYER_KEYS = "k1:" + base64.b64encode(b"seek-test-key-of-32-bytes-000000").decode()
+
+
+@pytest.fixture(scope="module")
+def rated_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway whose archive holds only this module's matches, and that takes the players' assertions."""
+    gw = launch_gateway(engine_proc.address, "--workers", "1",
+                        env=gateway_env(tmp_path_factory.mktemp("seek"), GATEWAY_PLAYER_KEYS=PLAYER_KEYS))
+    yield gw
+    gw.stop()
+
+
+def player(user: str) -> str:
+    """The host app's signed assertion for its user (what a page or a phone would pass on)."""
+    return PlayerKeys.parse(PLAYER_KEYS).sign(user, 3600)
+
+
+def play_a_rated_match(gw: Gateway, winner: str, loser: str) -> str:
+    """A real Kozel match between two players and two bots, ended by the host timing the loser's seat out
+    (the variant's timeout rule): the gateway archives it and rates both. Its match id."""
+    opened = ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "seats": [
+        {"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "greedy"}, {"kind": "bot", "level": "greedy"}]}), 201)
+    joined = [ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join",
+                      {"invite": invite["code"], "name": user, "player": player(user)}))
+              for invite, user in zip(opened["invites"], (winner, loser), strict=True)]
+    assert [j["player_id"] for j in joined] == [f"app:{winner}", f"app:{loser}"]
+    match_id = joined[-1]["match_id"]
+    host = ok(call(gw, "GET", f"/v1/matches/{match_id}/seat", credential=opened["host_key"]))
+    ok(call(gw, "POST", "/v1/matches/timeout", {"token": host["token"], "seat_key": host["seat_key"], "seat": 1}))
+    deadline = time.monotonic() + 15
+    while (archived := call(gw, "GET", f"/v1/matches/{match_id}/record")).status == 404:
+        assert time.monotonic() < deadline, "the match was not archived"
+        time.sleep(0.1)
+    record = ok(archived)
+    assert record["rated"] and record["timed_out"] == 1
+    return str(match_id)
+
+
+def skill(gw: Gateway, user: str) -> float:
+    """The player's skill ordinal in Kozel's family, as the archive has it (0: a newcomer)."""
+    reply = call(gw, "GET", f"/v1/players/app:{user}")
+    if reply.status == 404:
+        return 0.0
+    ratings = [r for r in ok(reply)["ratings"] if r["family"] == "K"]
+    return float(ratings[0]["skill"]["ordinal"]) if ratings else 0.0
+
+
+def test_a_seeker_is_seated_at_the_table_whose_openers_skill_is_nearest(rated_gw: Gateway) -> None:
+    gw = rated_gw
+    # Real matches make the skills differ: Anna and Dan each won one, Boris and Eve each lost one.
+    play_a_rated_match(gw, "anna", "boris")
+    play_a_rated_match(gw, "dan", "eve")
+    # the dashboard's "ratings updated" panel counts each rated match once
+    rated = re.search(r"^domino_gateway_archive_rated_matches_total (\S+)$", gw.metrics(), re.M)
+    assert rated is not None and float(rated.group(1)) == 2.0
+    skills = {user: skill(gw, user) for user in ("anna", "boris", "dan", "eve", "newcomer")}
+    assert skills["anna"] > 0 > skills["boris"] and skills["dan"] > 0 > skills["eve"] and skills["newcomer"] == 0
+    assert abs(skills["anna"] - skills["dan"]) < abs(skills["dan"] - skills["boris"])
+    assert abs(skills["newcomer"] - skills["boris"]) < abs(skills["newcomer"] - skills["anna"])
+
+    # Two quick-play tables wait at once: Anna's (the older) and Boris's. A seek joins the only waiting
+    # table, so Anna's is filled by three guests first (out of the lobby), Boris opens his, and one guest
+    # leaves Anna's (back in the lobby with one seat free).
+    anna = seek(gw, variant="kozel", players=4, name="Anna", player=player("anna"))
+    assert anna["opened"]
+    guests = [seek(gw, variant="kozel", players=4, name=f"Guest {i}") for i in range(3)]
+    assert {g["table_id"] for g in guests} == {anna["table_id"]} and guests[-1]["match_id"] is not None
+    boris = seek(gw, variant="kozel", players=4, name="Boris", player=player("boris"))
+    assert boris["opened"] and boris["table_id"] != anna["table_id"]
+    ok(call(gw, "POST", f"/v1/tables/{anna['table_id']}/leave", {}, credential=guests[0]["credential"]))
+    waiting = [t["table_id"] for t in ok(call(gw, "GET", "/v1/tables?variant=kozel"))["tables"]]
+    assert sorted(waiting) == sorted([anna["table_id"], boris["table_id"]])
+
+    # A newcomer (skill 0) is nearer Boris's skill than Anna's: seated at Boris's table, the newer one.
+    newcomer = seek(gw, variant="kozel", players=4, name="New", player=player("newcomer"))
+    assert not newcomer["opened"] and newcomer["table_id"] == boris["table_id"]
+    # Dan, a winner like Anna, is nearer hers: seated at her table, though Boris's has seats free too.
+    dan = seek(gw, variant="kozel", players=4, name="Dan", player=player("dan"))
+    assert not dan["opened"] and dan["table_id"] == anna["table_id"] and dan["player_id"] == "app:dan"
+    assert freeseats(gw, boris["table_id"]) == 2
+
+
+def freeseats(gw: Gateway, table_id: str) -> int:
+    table = ok(call(gw, "GET", f"/v1/tables/{table_id}"))
+    return sum(1 for s in table["seats"] if s["kind"] == "open" and not s["taken"])
