@@ -107,5 +107,5 @@ bench-compiled: compiled
 	$(VENV)/bin/domino bench report
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
 	find proto/domino -name '*_pb2*' -delete
