@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: install runtime system-deps run test test-pure test-compiled compiled conformance lint typecheck bench bench-compiled clean proto
+.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto
 
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
 # The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
@@ -48,14 +48,14 @@ run: runtime
 ## The Debian tools and the Python packages are installed side by side (neither needs the other).
 test:
 	$(MAKE) -j2 system-deps install
-	$(MAKE) test-pure test-compiled
+	$(MAKE) test-pure test-compiled test-wheel
 
 ## The pure pass: two pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
 ## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
 ## cannot fail them. TEST_WORKERS=1 (or 0) runs the first part in one process.
 TEST_WORKERS ?= 2
 test-pure: system-deps install
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial and not wheel" $(PYTEST_ARGS)
 	$(PY) -m pytest -m serial $(PYTEST_ARGS)
 
 ## The compiled build of the engine's hot modules (scripts/build_compiled.sh) in build/compiled.
@@ -75,6 +75,16 @@ COMPILED_TESTS := tests/rules tests/variants tests/engine/test_grpc_service.py t
 test-compiled: compiled
 	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled:$(CURDIR) $(VENV)/bin/pytest -p no:cacheprovider \
 	    -n $(TEST_WORKERS) --dist loadfile $(COMPILED_TESTS)
+
+## The library's fast build for users: a platform wheel with the rules, codec and wire compiled by mypyc
+## (scripts/build-wheel.sh; setup.py with DOMINO_COMPILE=1) in dist/. `pip install dist/domino_engine-*.whl`.
+## Minutes of mypyc and gcc: `make run` and `make install` never compile.
+wheel: install
+	bash scripts/build-wheel.sh
+
+## The wheel installed into a fresh venv imports the compiled modules and plays a round (tests/test_wheel.py).
+test-wheel: wheel
+	DOMINO_WHEEL="$$(ls dist/domino_engine-*.whl)" $(PY) -m pytest -p no:cacheprovider -m wheel tests/test_wheel.py
 
 conformance: install
 	$(VENV)/bin/domino conformance tests/scenarios
@@ -97,5 +107,5 @@ bench-compiled: compiled
 	$(VENV)/bin/domino bench report
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
 	find proto/domino -name '*_pb2*' -delete

@@ -1,7 +1,13 @@
-"""Build hook: generate the protobuf/gRPC modules from proto/ before packaging.
+"""Build hook: generate the protobuf/gRPC modules from proto/ before packaging; optionally compile.
 
 The generated code is never committed or edited by hand (see proto/README.md);
 every build, editable or not, produces it from proto/domino/v1/*.proto.
+
+``DOMINO_COMPILE=1`` builds the engine's hot modules with mypyc (the same modules as
+scripts/build_compiled.sh: the rules package, engine_service/edge/codec.py and wire.py) as
+C extensions next to their sources: a platform wheel whose rules run ~2.7x faster
+(scripts/build-wheel.sh, `make wheel`). Unset, which is how `make run`, `make install` and a
+plain ``pip install`` build, nothing is compiled and the package is pure Python, the same code.
 """
 from __future__ import annotations
 
@@ -40,6 +46,27 @@ def generate_proto() -> None:
         raise RuntimeError("protoc failed on " + ", ".join(sources))
 
 
+#: What ``DOMINO_COMPILE=1`` compiles (bench/compiled.py's COMPILED_MODULES and the rules package).
+COMPILED_SOURCES = ["engine_service/rules/*.py", "engine_service/edge/codec.py", "engine_service/edge/wire.py"]
+
+
+def compiled_extensions() -> list[object]:
+    """mypyc's extension modules for `COMPILED_SOURCES` when DOMINO_COMPILE=1, else none (a pure build).
+
+    mypyc type-checks what it compiles against the protobuf stubs, so the generated
+    modules are made first; it needs mypy (the compile extra), a C compiler and Python's headers."""
+    if os.environ.get("DOMINO_COMPILE", "").strip() not in ("1", "yes", "true"):
+        return []
+    from mypyc.build import mypycify
+
+    generate_proto()
+    os.environ["MYPYPATH"] = os.path.join(HERE, "proto")
+    sources = sorted(os.path.relpath(p, HERE) for pattern in COMPILED_SOURCES
+                     for p in glob.glob(os.path.join(HERE, pattern)))
+    extensions: list[object] = mypycify(sources, opt_level="3")
+    return extensions
+
+
 class BuildWithProto(build_py):
     def run(self) -> None:
         generate_proto()
@@ -58,4 +85,5 @@ setup(
     packages=packages,
     package_dir={"": ".", "domino": "proto/domino"},
     cmdclass={"build_py": BuildWithProto},
+    ext_modules=compiled_extensions(),
 )

@@ -353,12 +353,20 @@ class SqliteStore:
         return seq
 
     def check(self, match_id: bytes, seq: int) -> bool:
+        """One statement when the token is the latest (every sealed call's first trip): the expiry pushed
+        ahead only if `seq` is the latest and alive, and whether a table hosts the match, in one UPDATE
+        ... RETURNING. Otherwise the record is read to say why (stale or expired), as before."""
         def work(c: sqlite3.Connection) -> bool:
-            latest = self._latest(c, match_id)
-            if latest != seq:
-                raise StaleToken(latest, seq)
-            c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ?", (self._clock() + self.ttl, match_id))
-            return c.execute("SELECT 1 FROM hosted_s2 WHERE match_id = ?", (match_id,)).fetchone() is not None
+            now = self._clock()
+            rows = c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ? AND seq = ? AND expires >= ? "
+                             "RETURNING EXISTS (SELECT 1 FROM hosted_s2 WHERE match_id = ?)",
+                             (now + self.ttl, match_id, seq, now, match_id)).fetchall()
+            if rows:
+                return bool(rows[0][0])
+            latest = self._latest(c, match_id)  # MatchExpired when there is none
+            if latest == seq:  # the record expired between the two statements
+                raise MatchExpired()
+            raise StaleToken(latest, seq)
         hosted: bool = self._run(work)
         return hosted
 

@@ -17,6 +17,7 @@ this project measured, it answers a trivial call faster than ``grpc.aio``
 """
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import signal
@@ -160,6 +161,15 @@ def configure_logging(level: str) -> None:
     root.setLevel(level)
 
 
+def freeze_heap() -> None:
+    """Move what the started server is made of (~35,000 objects: rules tables, protobuf descriptors,
+    grpcio) out of the garbage collector's reach (`gc.freeze`): it lives as long as the process, and
+    every full collection scanned it (~10 ms, every thread's calls waiting on the GIL meanwhile);
+    what calls allocate is collected as before."""
+    gc.collect()
+    gc.freeze()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Process entry point; returns the exit status (0 after a clean shutdown, 1 when it cannot start)."""
     cfg = config_module.load(sys.argv[1:] if argv is None else argv)
@@ -180,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         log.error("cannot start", extra={"fields": {"error": str(exc)}})
         return 1
+    freeze_heap()
     print(json.dumps({"grpc": engine.address, "metrics": engine.metrics_address}), flush=True)
     log.info("listening", extra={"fields": {
         "grpc": engine.address, "metrics": engine.metrics_address, "workers": cfg.workers,
