@@ -41,8 +41,6 @@ from engine_service.edge.codec import (
     ids,
     options_from_proto,
     options_to_proto,
-    record_from_proto,
-    record_to_proto,
 )
 from engine_service.rules.errors import MalformedError
 from engine_service.rules.ledger import Ledger
@@ -145,7 +143,31 @@ def _ledger(ledger: Ledger) -> bytes:
         parts.append(b"\x18" + _i32(ledger.pot))
     parts.append(_packed(b"\x22", ledger.scores, True))
     for record in ledger.history:
-        parts.append(_delimited(b"\x2a", record_to_proto(record).SerializeToString()))
+        parts.append(_delimited(b"\x2a", _record(record)))
+    return b"".join(parts)
+
+
+def _record(r: dict[str, Any]) -> bytes:
+    """A score table row as a canonical RoundRecord (what `record_to_proto` serializes, written here
+    without building the message: a row is in most states)."""
+    parts: list[bytes] = []
+    if r["number"]:
+        parts.append(b"\x08" + _u32(r["number"]))
+    ending = ENDINGS[r["ending"]]
+    if ending:
+        parts.append(b"\x10" + _varint(ending))
+    if r["winner"] is not None:
+        parts.append(b"\x18" + _i32(r["winner"]))
+    if r["last_placer"] is not None:
+        parts.append(b"\x20" + _u32(r["last_placer"]))
+    parts.append(_packed(b"\x2a", r["round_points"], True))
+    parts.append(_packed(b"\x32", r["written"], True))
+    parts.append(_packed(b"\x3a", r["remembered"], True))
+    if r["pot"]:
+        parts.append(b"\x40" + _i32(r["pot"]))
+    parts.append(_packed(b"\x4a", r["scores"], True))
+    parts.append(_packed(b"\x52", r["places"], False))
+    parts.append(_packed(b"\x5a", r["out"], False))
     return b"".join(parts)
 
 
@@ -224,6 +246,9 @@ def encode_state(match: Match) -> bytes:
         parts.append(_delimited(b"\x72", (b"\x08" + _u32(seat) if seat else b"") + _delimited(b"\x12", level)))
     if match.log:
         parts.append(_delimited(b"\x7a", "\n".join(match.log).encode()))
+    if match.log_count:
+        parts.append(b"\x80\x01" + _u32(match.log_count))
+        parts.append(_delimited(b"\x8a\x01", match.log_digest))
     return b"".join(parts)
 
 
@@ -259,11 +284,12 @@ class _Shape:
         self.lengthy = frozenset(lengthy)
 
 
-_STATE = _Shape(range(1, 16), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15})
+_STATE = _Shape(range(1, 18), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 17})
 _BOT = _Shape({1, 2}, set(), {2})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
 _ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
 _HAND = _Shape({1}, set(), {1})
+_RECORD = _Shape(range(1, 12), set(), {5, 6, 7, 9, 10, 11})
 _ENTRY = _Shape({1, 2}, set(), {1, 2})
 _PLACEMENT = _Shape({1, 2, 3, 4}, set(), set())
 _END = _Shape({1, 2}, set(), set())
@@ -466,19 +492,34 @@ def _options(entries: list[bytes]) -> dict[str, str]:
 
 def _ledger_from(payload: bytes) -> dict[str, Any]:
     f = _scan(payload, _LEDGER)
-    history = []
-    for i, record in enumerate(f.get(5, ())):
-        try:
-            message = pb.RoundRecord.FromString(record)
-        except DecodeError:
-            raise _Odd("record") from None
-        history.append(record_from_proto(message, f"state.ledger.history[{i}]"))
+    history = [_record_from(record, f"state.ledger.history[{i}]") for i, record in enumerate(f.get(5, ()))]
     return {
         "written": _numbers(f, 1, True),
         "remembered": _numbers(f, 2, True),
         "pot": _sint(f, 3),
         "scores": _numbers(f, 4, True),
         "history": history,
+    }
+
+
+def _record_from(payload: bytes, where: str) -> dict[str, Any]:
+    """A RoundRecord's row as the rules read it (`record_from_proto`'s, read without the message)."""
+    g = _scan(payload, _RECORD)
+    value = _uint(g, 2)
+    if value not in ENDING_NAME:
+        raise _Odd("ending", f"{where}.ending", f"unknown ending {value}")
+    return {
+        "number": _uint(g, 1),
+        "ending": ENDING_NAME[value],
+        "winner": _optional(g, 3, signed=True),
+        "last_placer": _optional(g, 4),
+        "round_points": _numbers(g, 5, True),
+        "written": _numbers(g, 6, True),
+        "remembered": _numbers(g, 7, True),
+        "pot": _sint(g, 8),
+        "scores": _numbers(g, 9, True),
+        "places": _numbers(g, 10),
+        "out": _numbers(g, 11),
     }
 
 
@@ -530,6 +571,12 @@ def _read(data: bytes) -> Match:
         "timed_out": _optional(f, 13),
         "log": _lines(_text(f, 15)),
     }
+    if 16 in f or 17 in f:
+        digest = f.get(17, b"")
+        if type(digest) is not bytes:
+            raise _Odd("not bytes")
+        state["log_count"] = _uint(f, 16)
+        state["log_digest"] = digest
     if 14 in f:
         state["bots"] = [_bot(b, i) for i, b in enumerate(f[14])]
     r = f.get(7)

@@ -189,7 +189,8 @@ def state_msg(d: Mapping[str, Any]) -> pb.MatchState:
         options={k: option_text(v) for k, v in (d.get("options") or {}).items()},
         round_number=d.get("round_number", 0), ledger=ledger_msg(d.get("ledger") or {}),
         match_over=d.get("match_over", False), losers=d.get("losers") or [], winners=d.get("winners") or [],
-        rating=d.get("rating") or [], log="\n".join(d.get("log") or []))
+        rating=d.get("rating") or [], log="\n".join(d.get("log") or []),
+        log_count=d.get("log_count", 0), log_digest=bytes.fromhex(d.get("log_digest", "")))
     if d.get("round") is not None:
         msg.round.CopyFrom(round_msg(d["round"]))
     for key in ("seed", "next_leader", "timed_out"):
@@ -225,6 +226,9 @@ def state_dict(msg: pb.MatchState) -> Json:
         "timed_out": _optional(msg, "timed_out"),
         "log": msg.log.split("\n") if msg.log else [],
     }
+    if msg.log_count:
+        d["log_count"] = msg.log_count
+        d["log_digest"] = msg.log_digest.hex()
     if msg.HasField("round"):
         r = msg.round
         d["round"] = {
