@@ -247,8 +247,8 @@ def encode_state(match: Match) -> bytes:
     if match.log:
         parts.append(_delimited(b"\x7a", "\n".join(match.log).encode()))
     if match.log_count:
-        parts.append(b"\x80\x01" + _u32(match.log_count))
-        parts.append(_delimited(b"\x8a\x01", match.log_digest))
+        parts.append(b"\x90\x01" + _u32(match.log_count))
+        parts.append(_delimited(b"\x9a\x01", match.log_digest))
     return b"".join(parts)
 
 
@@ -284,7 +284,7 @@ class _Shape:
         self.lengthy = frozenset(lengthy)
 
 
-_STATE = _Shape(range(1, 18), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 17})
+_STATE = _Shape({*range(1, 16), 18, 19}, {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 19})
 _BOT = _Shape({1, 2}, set(), {2})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
 _ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
@@ -571,11 +571,11 @@ def _read(data: bytes) -> Match:
         "timed_out": _optional(f, 13),
         "log": _lines(_text(f, 15)),
     }
-    if 16 in f or 17 in f:
-        digest = f.get(17, b"")
+    if 18 in f or 19 in f:
+        digest = f.get(19, b"")
         if type(digest) is not bytes:
             raise _Odd("not bytes")
-        state["log_count"] = _uint(f, 16)
+        state["log_count"] = _uint(f, 18)
         state["log_digest"] = digest
     if 14 in f:
         state["bots"] = [_bot(b, i) for i, b in enumerate(f[14])]
