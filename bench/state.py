@@ -12,9 +12,10 @@ side by side:
 - ``flat``: decode plus encode of the protobuf state (`wire`) at the end of a
   4-player Kozel match against the same at its first move (target: within 1.3x),
   the best of a few interleaved repeats over several seeded matches;
-- ``sizes``: the largest mid-round 4-player Kozel state over a whole match, in
-  protobuf bytes (target: under 200) and as a sealed token (under 400 characters);
-  the state at the match's end, and the median mid-round one;
+- ``sizes``: the mid-round 4-player Kozel state (halfway through a round's moves, as
+  `bench engine`'s sizes take it) in protobuf bytes (target: under 200): the first
+  round's (median over the matches), the later rounds' (median and largest), and as
+  a sealed token (under 400 characters: median and largest); the state at the end;
 - ``rest``: a whole match of every variant played through a real gateway in sealed
   mode (``domino serve``'s engine and gateway as processes): the median of the
   last 20 apply calls against that of the first 20 (target: within 1.2x).
@@ -52,12 +53,17 @@ args = json.loads(sys.argv[1])
 ring = KeyRing([("bench", os.urandom(32))])
 
 def play(seed):
+    """A whole match: the state after its first move, at its end, and each round's halfway state
+    (halfway through the round's moves, as `bench engine`'s sizes take it): (bytes, sealed bytes)."""
     match, _ = Match.new("kozel", 4, seed=seed)
     rng = random.Random(seed)
     first = None
-    mids = []
+    mids, round_states = [], []
     while not match.match_over:
         if match.round is None or match.round.over:
+            if round_states:
+                mids.append(round_states[len(round_states) // 2])
+            round_states = []
             match.start_round()
             continue
         match.apply(rng.choice(match.legal_actions()))
@@ -65,7 +71,7 @@ def play(seed):
         if first is None:
             first = data
         if match.round is not None and not match.round.over and not match.match_over:
-            mids.append((len(data), game_state.encode(match)))
+            round_states.append((len(data), game_state.encode(match)))
     return first, wire.encode_state(match), mids
 
 def best(states, repeat):
@@ -77,15 +83,15 @@ def best(states, repeat):
         out = min(out, (time.perf_counter() - t0) / len(states))
     return out * 1e6
 
-firsts, lasts, mid_sizes, tokens, end_sizes = [], [], [], [], []
+firsts, lasts, first_round, later, tokens, end_sizes = [], [], [], [], [], []
 for i in range(args["matches"]):
     first, last, mids = play(args["seed"] + i)
     firsts.append(first)
     lasts.append(last)
     end_sizes.append(len(last))
-    mid_sizes.extend(n for n, _ in mids)
-    big = max(mids, key=lambda m: m[0])[1]
-    tokens.append(len(ring.seal(new_sealed(big))))
+    first_round.append(mids[0][0])
+    later.extend(n for n, _ in mids[1:])
+    tokens.extend(len(ring.seal(new_sealed(sealed))) for _, sealed in mids)
 first_us, last_us = [], []
 for _ in range(args["repeats"]):  # interleaved: the machine's noise falls on both alike
     first_us.append(best(firsts * 20, 1))
@@ -93,8 +99,11 @@ for _ in range(args["repeats"]):  # interleaved: the machine's noise falls on bo
 f, l = min(first_us), min(last_us)
 print(json.dumps({
     "flat": {"first_move_us": round(f, 1), "match_end_us": round(l, 1), "ratio": round(l / f, 2)},
-    "sizes": {"mid_round_max_bytes": max(mid_sizes), "mid_round_median_bytes": statistics.median(mid_sizes),
-              "match_end_bytes": max(end_sizes), "mid_round_max_token_chars": max(tokens)},
+    "sizes": {"mid_round_first_round_bytes": statistics.median(first_round),
+              "mid_round_later_rounds_bytes": statistics.median(later or [0]),
+              "mid_round_later_rounds_max_bytes": max(later or [0]),
+              "mid_round_token_chars": statistics.median(tokens), "mid_round_max_token_chars": max(tokens),
+              "match_end_bytes": max(end_sizes)},
 }))
 '''
 
@@ -258,9 +267,12 @@ def format_text(result: Json) -> str:
             if build in figures:
                 f, s = figures[build]["flat"], figures[build]["sizes"]
                 lines.append(f"  {build:8} decode+encode: first move {f['first_move_us']} us, match end "
-                             f"{f['match_end_us']} us -> {f['ratio']}x | mid-round max {s['mid_round_max_bytes']} B "
-                             f"(median {s['mid_round_median_bytes']}), token {s['mid_round_max_token_chars']} chars, "
-                             f"end {s['match_end_bytes']} B")
+                             f"{f['match_end_us']} us -> {f['ratio']}x")
+            if build == "pure":
+                lines.append(f"  sizes    mid-round: first round {s['mid_round_first_round_bytes']} B, later rounds "
+                             f"{s['mid_round_later_rounds_bytes']} B (max {s['mid_round_later_rounds_max_bytes']}); "
+                             f"token {s['mid_round_token_chars']} chars (max {s['mid_round_max_token_chars']}); "
+                             f"match end {s['match_end_bytes']} B")
         for variant, r in figures.get("rest_sealed", {}).items():
             lines.append(f"  rest sealed {variant:17} {r['calls']:4} applies: p50 first 20 {r['first_p50_ms']} ms, "
                          f"last 20 {r['last_p50_ms']} ms -> {r['ratio']}x")
