@@ -135,3 +135,38 @@ def test_the_bots_round_history_is_the_one_the_whole_log_gave() -> None:
             assert round_history(whole, seat) == round_history(state, seat)
             checked += 1
     assert checked >= 8
+
+
+def test_the_moves_after_the_deal_travel_as_a_byte_each_and_read_back_exactly() -> None:
+    """`MatchState.log_steps`: a pass, a draw, a play of k tiles (K classic's two doubles) a byte each;
+    a log that is not so (a timeout at its end) goes as text; steps the layout does not hold are refused."""
+    from engine_service.rules import MalformedError
+
+    for variant, seed in (("kozel", 4), ("kozel-classic", 12), ("all-fives", 3), ("block", 8)):
+        match, _ = Match.new(variant, 4 if variant.startswith("kozel") else 2, seed=seed)
+        rng = random.Random(seed)
+        for _ in range(60):
+            if match.match_over or match.round is None or match.round.over:
+                break
+            match.apply(rng.choice(match.legal_actions()))
+            data = wire.encode_state(match)
+            assert wire.decode_state(data).to_dict() == match.to_dict()
+            if not match.round.over:
+                assert pb.MatchState.FromString(data).log in ("new\ndeal", "deal", "")
+    match = _first_moves(6)
+    timed = match.copy()
+    timed.timeout(1)
+    msg = pb.MatchState.FromString(wire.encode_state(timed))
+    assert msg.log.endswith("timeout 1") and not msg.log_steps
+    assert wire.decode_state(msg.SerializeToString()).to_dict() == timed.to_dict()
+    msg = pb.MatchState.FromString(wire.encode_state(match))
+    for steps in (msg.log_steps + b"\x02", msg.log_steps[:-1] if msg.log_steps[-1] >= 2 else b"\x05"):
+        damaged = pb.MatchState()
+        damaged.CopyFrom(msg)
+        damaged.log_steps = steps
+        try:
+            wire.decode_state(damaged.SerializeToString())
+        except MalformedError as exc:
+            assert "state.log_steps" in str(exc)
+        else:
+            raise AssertionError(f"steps {steps!r} read")
