@@ -10,7 +10,9 @@ DIR/build/compiled when there is one), so that before and after are measured
 side by side:
 
 - ``flat``: decode plus encode of the protobuf state (`wire`) at the end of a
-  4-player Kozel match against the same at its first move (target: within 1.3x),
+  4-player Kozel match against the same at its first move (target: within 1.3x), and
+  against the state at the end of its first round (the same kind of state, a round
+  over with its layout whole: what the match's length alone adds),
   the best of a few interleaved repeats over several seeded matches;
 - ``sizes``: the mid-round 4-player Kozel state (halfway through a round's moves, as
   `bench engine`'s sizes take it) in protobuf bytes (target: under 200): the first
@@ -57,10 +59,12 @@ def play(seed):
     (halfway through the round's moves, as `bench engine`'s sizes take it): (bytes, sealed bytes)."""
     match, _ = Match.new("kozel", 4, seed=seed)
     rng = random.Random(seed)
-    first = None
+    first = round_end = None
     mids, round_states = [], []
     while not match.match_over:
         if match.round is None or match.round.over:
+            if round_end is None and match.round is not None:
+                round_end = wire.encode_state(match)
             if round_states:
                 mids.append(round_states[len(round_states) // 2])
             round_states = []
@@ -72,7 +76,7 @@ def play(seed):
             first = data
         if match.round is not None and not match.round.over and not match.match_over:
             round_states.append((len(data), game_state.encode(match)))
-    return first, wire.encode_state(match), mids
+    return first, wire.encode_state(match), mids, round_end
 
 def best(states, repeat):
     out = float("inf")
@@ -83,22 +87,25 @@ def best(states, repeat):
         out = min(out, (time.perf_counter() - t0) / len(states))
     return out * 1e6
 
-firsts, lasts, first_round, later, tokens, end_sizes = [], [], [], [], [], []
+firsts, lasts, ends1, first_round, later, tokens, end_sizes = [], [], [], [], [], [], []
 for i in range(args["matches"]):
-    first, last, mids = play(args["seed"] + i)
+    first, last, mids, round_end = play(args["seed"] + i)
+    ends1.append(round_end or last)
     firsts.append(first)
     lasts.append(last)
     end_sizes.append(len(last))
     first_round.append(mids[0][0])
     later.extend(n for n, _ in mids[1:])
     tokens.extend(len(ring.seal(new_sealed(sealed))) for _, sealed in mids)
-first_us, last_us = [], []
-for _ in range(args["repeats"]):  # interleaved: the machine's noise falls on both alike
+first_us, last_us, end1_us = [], [], []
+for _ in range(args["repeats"]):  # interleaved: the machine's noise falls on all alike
     first_us.append(best(firsts * 20, 1))
     last_us.append(best(lasts * 20, 1))
-f, l = min(first_us), min(last_us)
+    end1_us.append(best(ends1 * 20, 1))
+f, l, e = min(first_us), min(last_us), min(end1_us)
 print(json.dumps({
-    "flat": {"first_move_us": round(f, 1), "match_end_us": round(l, 1), "ratio": round(l / f, 2)},
+    "flat": {"first_move_us": round(f, 1), "match_end_us": round(l, 1), "ratio": round(l / f, 2),
+             "first_round_end_us": round(e, 1), "end_over_first_round_end": round(l / e, 2)},
     "sizes": {"mid_round_first_round_bytes": statistics.median(first_round),
               "mid_round_later_rounds_bytes": statistics.median(later or [0]),
               "mid_round_later_rounds_max_bytes": max(later or [0]),
@@ -267,7 +274,8 @@ def format_text(result: Json) -> str:
             if build in figures:
                 f, s = figures[build]["flat"], figures[build]["sizes"]
                 lines.append(f"  {build:8} decode+encode: first move {f['first_move_us']} us, match end "
-                             f"{f['match_end_us']} us -> {f['ratio']}x")
+                             f"{f['match_end_us']} us -> {f['ratio']}x; first round's end {f['first_round_end_us']} us "
+                             f"-> match end / it {f['end_over_first_round_end']}x")
             if build == "pure":
                 lines.append(f"  sizes    mid-round: first round {s['mid_round_first_round_bytes']} B, later rounds "
                              f"{s['mid_round_later_rounds_bytes']} B (max {s['mid_round_later_rounds_max_bytes']}); "
