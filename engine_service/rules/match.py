@@ -41,7 +41,7 @@ class Match:
     __slots__ = (
         "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
         "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots", "log",
-        "log_count", "log_digest", "shed",
+        "log_count", "_digest", "_unchained", "shed",
     )
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
@@ -70,7 +70,10 @@ class Match:
         self.log: list[str] = []
         #: How many entries left the log as rounds ended, and the digest chaining them (`history.chain`).
         self.log_count = 0
-        self.log_digest = b""
+        self._digest = b""
+        #: Lines that left the log and are not chained into `_digest` yet (`log_digest` chains them when
+        #: read: a match played in process, as the rules' benchmarks and the bots' playouts do, never pays).
+        self._unchained: list[str] = []
         #: The entries that left the log since this object was made (not part of the state): a call's
         #: answer's ``record_lines``; a match played here from its start holds them all.
         self.shed: list[str] = []
@@ -292,16 +295,25 @@ class Match:
         if self.log_count + len(self.log) >= MAX_LOG:
             self.log = []
             self.log_count = 0
-            self.log_digest = b""
+            self._digest = b""
+            self._unchained = []
             return
         self.log.append(item)
+
+    @property
+    def log_digest(self) -> bytes:
+        """The digest chaining every entry that left the log (`history.chain`), b"" when none has."""
+        if self._unchained:
+            self._digest = chain(self._digest, self._unchained)
+            self._unchained = []
+        return self._digest
 
     def _shed(self) -> None:
         """A round has ended: its entries (and any before it) leave the state for `shed`, chained into
         `log_digest`."""
         if not self.log:
             return
-        self.log_digest = chain(self.log_digest, self.log)
+        self._unchained.extend(self.log)
         self.log_count += len(self.log)
         self.shed.extend(self.log)
         self.log = []
@@ -461,7 +473,7 @@ class Match:
         new.bots = dict(self.bots)
         new.log = self.log.copy()
         new.log_count = self.log_count
-        new.log_digest = self.log_digest
+        new._digest = self.log_digest
         new.shed = self.shed.copy()
         return new
 
@@ -622,7 +634,7 @@ def _log_from_dict(match: Match, data: dict[str, Any]) -> None:
     if count + len(match.log) > MAX_LOG:
         raise MalformedError(f"state.log: more than {MAX_LOG} entries in all")
     match.log_count = count
-    match.log_digest = raw
+    match._digest = raw
 
 
 def _setup_payload(setup: object) -> dict[str, Any]:
