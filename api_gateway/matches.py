@@ -205,7 +205,8 @@ class Matches:
         answer = _sealed_answer(self.keys, after, reply.answer, token=token)
         receipt = Receipt(carried.digest, answer) if carried.digest else None
         hosted = (host or self.hosting)(sealed.match_id, after.seq, token, reply) if carried.hosted else None
-        stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted)
+        stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted,
+                                    record=reply.record_lines)
         if stored is None and self.on_change is not None:
             self.on_change(sealed.match_id_hex)
         if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
@@ -324,8 +325,14 @@ class Matches:
         carried = self.load(body)
         if carried.sealed is None:
             return self.engine.call("ExportRecord", carried.args).answer
-        return self.engine.call("ExportRecord", {**carried.args, "view_as": carried.viewer},
+        return self.engine.call("ExportRecord", {**carried.args, "view_as": carried.viewer,
+                                                 "prior": self.prior_lines(carried.sealed.match_id)},
                                 carried.sealed.state).answer
+
+    def prior_lines(self, match_id: bytes) -> list[str]:
+        """The log lines that left a sealed match's state as its rounds ended, kept by the store with the
+        advances that ended them: what its record is exported with (`prior`, docs/records.md)."""
+        return self.store.record_lines(match_id)
 
     def import_record(self, body: Mapping[str, Any]) -> bytes:
         return self.engine.call("ImportRecord", dict(body)).answer

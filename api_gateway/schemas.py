@@ -187,9 +187,19 @@ def _action(**kwargs: Any) -> fields.String:
 
 def _log() -> fields.List[Any]:
     return fields.List(fields.String(validate=validate.Length(1, 2000)), validate=validate.Length(max=4000),
-                       metadata={"description": "what happened since the match began, for its record "
-                                                "(docs/records.md): 'new', 'deal', each action, 'timeout N', "
-                                                "each one line; empty when not known. Pass it back as it came"})
+                       metadata={"description": "what happened in the current round (since the match began "
+                                                "while no round has ended), for its record (docs/records.md): "
+                                                "'new', 'deal', each action, 'timeout N', each one line; empty "
+                                                "when not known. Pass it back as it came"})
+
+
+def _record_lines(description: str) -> fields.List[Any]:
+    return fields.List(fields.String(validate=validate.Length(1, 2000)), validate=validate.Length(max=4000),
+                       metadata={"description": description})
+
+
+_SHED = ("when this call ended a round (transparent): the log entries that left the state with it. Keep them "
+         "in order: a record is exported with them (`prior`, docs/records.md)")
 
 
 class StrictSchema(Schema):
@@ -228,7 +238,9 @@ class LedgerSchema(StrictSchema):
                    "shows in its score table (K/O: equal to the written points, with `remembered` and `pot` "
                    "beside them; TF/A3/A5/B/BL: the running score)")
     history = fields.List(fields.Nested(RoundRecordSchema), validate=validate.Length(max=10000),
-                          metadata={"description": "every finished round, oldest first"})
+                          metadata={"description": "the last finished round (a state from before issue 27: every "
+                                                   "finished round, oldest first); the whole table is in the "
+                                                   "round_ended events and the record"})
 
 
 class RoundSchema(StrictSchema):
@@ -295,6 +307,10 @@ class MatchStateSchema(StrictSchema):
     timed_out = _seat("seat whose timeout ended the match", allow_none=True)
     bots = _bots("seats the engine plays, by seat (only when there are some)")
     log = _log()
+    log_count = StrictInteger(validate=validate.Range(1, 4000), metadata={
+        "description": "how many log entries left the state as rounds ended (absent: none, the log is whole)"})
+    log_digest = fields.String(validate=validate.Regexp("^[0-9a-f]{32}$"), metadata={
+        "description": "blake2b-16 chained over those entries, line by line (with log_count)"})
 
 
 class SeatViewSchema(Schema):
@@ -783,6 +799,7 @@ class MatchAnswerSchema(Schema):
     host_key = fields.String(metadata={
         "description": "sealed, new match only: the host's key (public view, timeouts, next round)"})
     events = fields.List(event_field(), metadata={"description": "what this call did, in order"})
+    record_lines = _record_lines(_SHED)
 
 
 class ReplayAnswerSchema(MatchAnswerSchema):
@@ -983,7 +1000,7 @@ class ExportRecordSchema(CarrierSchema):
     spectator record, the full one once the match is over)."""
 
     OPENAPI_RULES: ClassVar[dict[str, Any]] = carrier_rules(sealed={"not": {"anyOf": [
-        {"required": ["state"]}, {"required": ["view"]}]}})
+        {"required": ["state"]}, {"required": ["view"]}, {"required": ["prior"]}]}})
 
     view = fields.String(validate=validate.Regexp(VIEW_PATTERN),
                          metadata={"description": "transparent mode only: full (default), spectator or 'seat N'",
@@ -991,11 +1008,17 @@ class ExportRecordSchema(CarrierSchema):
     names = fields.List(fields.String(allow_none=True, validate=validate.Length(max=80)),
                         validate=validate.Length(max=16),
                         metadata={"description": "the players' names, seat 0 first (as many as seats)"})
+    prior = _record_lines("transparent: the log entries that left the state as its rounds ended (every "
+                          "answer's record_lines, in order), required once a round has ended; checked "
+                          "exactly against the state's log_count and log_digest. Sealed: the gateway's store "
+                          "keeps them")
 
     @validates_schema
     def _view_transparent(self, data: dict[str, Any], **kwargs: Any) -> None:
         if "token" in data and "view" in data:
             raise ValidationError("a sealed match's record is the one its key may see", "view")
+        if "token" in data and "prior" in data:
+            raise ValidationError("a sealed match's earlier lines are the gateway's (its store keeps them)", "prior")
 
 
 class RecordInputSchema(StrictSchema):
@@ -1029,9 +1052,11 @@ class ImportRecordAnswerSchema(RecordAnswerSchema):
     moves = fields.Integer(required=True)
     state = state_field(allow_none=True, metadata={
         "description": "the match after its last move (a full record); null for a seat's or spectator's"})
+    record_lines = _record_lines("the log entries that left that state as its rounds ended (export it with them)")
 
 
 class ReplayRecordAnswerSchema(Schema):
     state = state_field(required=True, metadata={"description": "the match after move `move`"})
     move = fields.Integer(required=True)
     moves = fields.Integer(required=True)
+    record_lines = _record_lines("the log entries that left that state as its rounds ended (export it with them)")

@@ -149,12 +149,17 @@ class VersionStore(Protocol):
         True when a table hosts the match (its advances must carry `Hosted` lines)."""
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
-                receipt: Receipt | None = None, hosted: Hosted | None = None) -> bytes | None:
+                receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
         """Compare-and-set `seq` -> `seq + 1`; `StaleToken` if `seq` is not the latest (`MatchExpired` if unknown).
         With it, append `public` (NDJSON lines) to the match's public lines, and the end mark when `over`,
         and keep `receipt` as the match's latest. None when advanced; when the same request (the
         receipt's digest) already advanced from `seq`, the answer stored then, and nothing is changed.
-        A hosted match's advance keeps `hosted`'s token and appends its lines, in the same write."""
+        A hosted match's advance keeps `hosted`'s token and appends its lines, in the same write; so is
+        `record` appended (the log lines that left the state with a round that ended: `record_lines`)."""
+
+    def record_lines(self, match_id: bytes) -> list[str]:
+        """The log lines that left a sealed match's state, in order (ExportRecord's `prior`, docs/records.md);
+        `MatchExpired` if the store holds no record of it."""
 
     def answered(self, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
         """The answer stored when the request `digest` advanced the match from `seq`, if that was its
@@ -297,6 +302,9 @@ class SqliteStore:
                          "created REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
+            # records_s1: a sealed match's log lines that left its state, one row per round ended (issue 27).
+            conn.execute("CREATE TABLE IF NOT EXISTS records_s1 (match_id BLOB NOT NULL, seq INTEGER NOT NULL, "
+                         "lines BLOB NOT NULL, PRIMARY KEY (match_id, seq)) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS changes_s1 (n INTEGER PRIMARY KEY AUTOINCREMENT, "
                          "match_id BLOB NOT NULL, at REAL NOT NULL)")
         except sqlite3.Error as exc:
@@ -371,12 +379,12 @@ class SqliteStore:
         return hosted
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
-                receipt: Receipt | None = None, hosted: Hosted | None = None) -> bytes | None:
+                receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
         lines = _split(public) + ([END] if over else [])
 
         def work(c: sqlite3.Connection) -> bytes | None:
             with c:
-                if lines or receipt is not None or hosted is not None:
+                if lines or receipt is not None or hosted is not None or record:
                     c.execute("BEGIN IMMEDIATE")
                 done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
                                  "WHERE match_id = ? AND seq = ? AND expires >= ?",
@@ -393,12 +401,22 @@ class SqliteStore:
                               (match_id, seq, receipt.digest, receipt.answer))
                 if hosted is not None:
                     self._host(c, match_id, seq + 1, hosted, over)
+                if record:
+                    c.execute("INSERT OR REPLACE INTO records_s1 VALUES (?, ?, ?)", (match_id, seq, record))
                 if hosted is not None:  # an online table's: the host's other workers wake its seats' streams
                     c.execute("INSERT INTO changes_s1 (match_id, at) VALUES (?, ?)", (match_id, self._clock()))
                 return None
         stored: bytes | None = self._run(work)
         self._sweep()
         return stored
+
+    def record_lines(self, match_id: bytes) -> list[str]:
+        def work(c: sqlite3.Connection) -> list[str]:
+            self._latest(c, match_id)
+            rows = c.execute("SELECT lines FROM records_s1 WHERE match_id = ? ORDER BY seq", (match_id,)).fetchall()
+            return [line for r in rows for line in bytes(r[0]).decode().split("\n")]
+        found: list[str] = self._run(work)
+        return found
 
     def _answered(self, c: sqlite3.Connection, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
         row = c.execute("SELECT r.digest, r.answer FROM receipts_s1 r JOIN versions_s1 v USING (match_id) "
@@ -562,6 +580,7 @@ class SqliteStore:
                 c.execute("DELETE FROM receipts_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM hosted_s2 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM lines_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
+                c.execute("DELETE FROM records_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
                 c.execute("DELETE FROM tables_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (self._clock(),))
                 c.execute("DELETE FROM changes_s1 WHERE at < ?", (self._clock() - self.CHANGES_KEPT,))
@@ -590,6 +609,8 @@ def _split(public: bytes) -> list[bytes]:
 # (JSON, empty: none), the running clock's deadline (empty: none), the public lines, then one line per viewer.
 # {1}: advanced; {0, latest}: stale; {-1}: no record;
 # {2, answer}: this very request (its digest) already advanced from the expected seq.
+# The last ARGV is the record lines that left the state (empty: none), appended to domino:rl:<match>
+# (the key made from KEYS[1]'s id, so that the arguments before it keep their places).
 # An advance is announced on the channel CHANGED (the match id in hex): every gateway's streams of the
 # match read it at once instead of at their next poll (a lost message only delays them to the poll).
 _ADVANCE = """
@@ -627,6 +648,12 @@ if ARGV[7] ~= '' then
     redis.call('EXPIRE', KEYS[v], ARGV[3])
   end
 end
+local record = ARGV[#ARGV]
+if record ~= '' then
+  local key = 'domino:rl:' .. string.sub(KEYS[1], 10)
+  redis.call('RPUSH', key, record)
+  redis.call('EXPIRE', key, ARGV[3])
+end
 redis.call('PUBLISH', 'domino:changed', string.sub(KEYS[1], 10))
 return {1, 0}
 """
@@ -645,6 +672,7 @@ class RedisStore:
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
     DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
     CHANGED = "domino:changed"  # pub/sub: the id (hex) of every match an advance changed
+    RECORD = "domino:rl:"  # a sealed match's log lines that left its state, a list (one item per round)
 
     def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
         import redis  # only a cluster needs it
@@ -702,6 +730,7 @@ class RedisStore:
             pipe.expire(self.PUBLIC + match_id.hex(), self.ttl)
             pipe.expire(self.RECEIPT + match_id.hex(), self.ttl)
             pipe.expire(self.HOSTED + match_id.hex(), self.ttl)
+            pipe.expire(self.RECORD + match_id.hex(), self.ttl)
             found = pipe.execute()
             return found[0], found[4]
         latest, hosted = self._run(work)
@@ -712,7 +741,7 @@ class RedisStore:
         return bool(hosted)
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
-                receipt: Receipt | None = None, hosted: Hosted | None = None) -> bytes | None:
+                receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
         lines = _split(public) + ([END] if over else [])
         hexid = match_id.hex()
         digest, answer = (receipt.digest, receipt.answer) if receipt is not None else (b"", b"")
@@ -722,7 +751,8 @@ class RedisStore:
                   self.DEADLINES, *(f"{self.LINES}{hexid}:{v}" for v in range(len(viewers)))],
             args=[seq, seq + 1, self.ttl, digest, answer, len(lines), hosted.token if hosted is not None else "",
                   "1" if over else "0", hosted.clocks if hosted is not None else b"",
-                  "" if hosted is None or hosted.deadline is None else repr(hosted.deadline), *lines, *viewers]))
+                  "" if hosted is None or hosted.deadline is None else repr(hosted.deadline), *lines, *viewers,
+                  record]))
         if done == -1:
             raise MatchExpired()
         if done == 0:
@@ -730,6 +760,17 @@ class RedisStore:
         if done == 2:
             return bytes(latest)
         return None
+
+    def record_lines(self, match_id: bytes) -> list[str]:
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.exists(self._key(match_id))
+            pipe.lrange(self.RECORD + match_id.hex(), 0, -1)
+            return pipe.execute()
+        exists, items = self._run(work)
+        if not exists:
+            raise MatchExpired()
+        return [line for item in items for line in bytes(item).decode().split("\n")]
 
     def answered(self, match_id: bytes, seq: int, digest: bytes) -> bytes | None:
         def work() -> Any:

@@ -618,7 +618,9 @@ class Tables:
             _, rec = self._row(hosted.table_id)
             players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
                        for s in rec["seats"]]
-            record = self.matches.engine.call("ExportRecord", {"view_as": HOST}, state).answer
+            record = self.matches.engine.call("ExportRecord", {"view_as": HOST,
+                                                               "prior": self.matches.prior_lines(match_id)},
+                                              state).answer
             self.archive.finish(match_id.hex(), players, record)
         except Exception:  # the move is made and answered; the archive's own outbox covers its database
             log.exception("hosted match %s: not archived", match_id.hex())

@@ -6,6 +6,7 @@
     domino bench faults [--seconds S] [--rounds R] [--freeze S]   # issue 29: flood, frozen engine, replay bomb
     domino bench bots [--variant V] [--matchup A:B] [--pairs N] [--deals N] [--unit round|match]
     domino bench tables [--moves N]   # issue 24: a move to the other seat's stream, one gateway and two
+    domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -83,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--clock-tables", type=int, default=40, help="tables whose turn clock runs out, per setup "
                    "(default 40)")
 
+    st = sub.add_parser("state", help="issue 27: a call's cost at a match's end against its start, sizes, "
+                                      "a whole sealed match through REST")
+    common(st)
+    st.add_argument("--before", type=Path, help="an earlier copy of the sources, measured beside this one")
+    st.add_argument("--matches", type=int, default=5, help="seeded 4-player Kozel matches (default 5)")
+    st.add_argument("--repeats", type=int, default=7, help="interleaved timing repeats (default 7)")
+    st.add_argument("--no-rest", action="store_true", help="skip the whole matches through REST")
+    st.add_argument("--compiled", choices=["auto", "yes", "no"], default="auto",
+                    help="also measure each tree's build/compiled: auto = when there")
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -127,6 +137,13 @@ def main(argv: list[str]) -> int:
                             log=sys.stderr)
         text = tables.format_text(result)
         save = tables.save
+    elif args.what == "state":
+        from bench import state
+
+        result = state.run(before=args.before, matches=args.matches, repeats=args.repeats,
+                           with_rest=not args.no_rest, compiled=args.compiled, tiny=args.tiny)
+        text = state.format_text(result)
+        save = state.save
     elif args.what == "bots":
         from bench import bots
 

@@ -99,9 +99,11 @@ def examples() -> dict[str, dict[str, Json]]:
                     "kingdomino": _one("Kingdomino: the greedy bot's move for player 0", {"state": kd, "level": "greedy"})},
         "hints": {"kozel": _one("Kozel: what the expert knows from seat 0's view", {"state": state, "seat": 0}),
                   "kingdomino": _one("Kingdomino: the coach for player 0", {"state": kd, "seat": 0})},
-        "record": {"kozel": _one("The full record of a Kozel round played out", {"state": finished.to_dict()}),
+        "record": {"kozel": _one("The full record of a Kozel round played out", {"state": finished.to_dict(),
+                                                                                  "prior": finished.shed}),
                    "kozel-seat": _one("What seat 2 may keep of it: its own hand, the table, the hands shown "
-                                      "at the round's end", {"state": finished.to_dict(), "view": "seat 2"}),
+                                      "at the round's end", {"state": finished.to_dict(), "view": "seat 2",
+                                                               "prior": finished.shed}),
                    "kingdomino": _one("Kingdomino, with the players' names", {"state": kd, "names": ["Ann", "Bob"]})},
         "record_import": {
             "text": _one("A block round's record, text form", {"text": block_text}),

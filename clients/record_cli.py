@@ -2,6 +2,9 @@
 
 - ``export STATE`` writes the record of a state (a JSON file holding the state, or an answer with a
   ``state`` member; ``-`` reads stdin): text form, or ``--json``; ``--view`` full, spectator or "seat N".
+  Once a round has ended a state keeps only its current round's log: ``--lines FILE`` (repeated, in
+  order) gives the lines that left it, each FILE an answer holding ``record_lines`` or one line per
+  entry (docs/records.md "The log a state keeps"); they are joined and checked against the state.
 - ``import RECORD`` checks every move and prints the match at its end (the JSON state).
 - ``replay RECORD --upto N`` prints the state after move N.
 - ``check RECORD...`` checks each file and ends with ``N valid, M invalid`` (exit status 1 when any is not).
@@ -26,9 +29,26 @@ def _export(args: argparse.Namespace) -> int:
     data = json.loads(_read(args.state))
     state = data["state"] if isinstance(data, dict) and isinstance(data.get("state"), dict) else data
     names = None if args.names is None else [n or None for n in args.names.split(",")]
-    record = records.export(state, args.view, names)
+    prior = _joined(args.lines) if args.lines else None
+    record = records.export(state, args.view, names, prior)
     sys.stdout.write(json.dumps(records.to_json(record), indent=1) + "\n" if args.json else records.to_text(record))
     return 0
+
+
+def _joined(paths: list[str]) -> list[str]:
+    """The record lines of every file, in order: an answer's ``record_lines``, or a text file's lines."""
+    lines: list[str] = []
+    for path in paths:
+        text = _read(path)
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            lines.extend(data.get("record_lines", []))
+        else:
+            lines.extend(line for line in text.splitlines() if line)
+    return lines
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -72,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--view", default="full", help="full (default), spectator or 'seat N'")
     export.add_argument("--names", help="the players' names, seat 0 first, comma-separated")
     export.add_argument("--json", action="store_true", help="the JSON form (default: text)")
+    export.add_argument("--lines", action="append", metavar="FILE",
+                        help="the lines that left the state as rounds ended: an answer with record_lines, or "
+                             "one line per entry; repeat in order")
     imp = sub.add_parser("import", help="check a record and print the match at its end")
     imp.add_argument("record", help="a record file (text or JSON form); - for stdin")
     replay = sub.add_parser("replay", help="print the state after a move of a record")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from engine_service import admission, bots, metrics, records
+from engine_service import admission, bots, metrics
 from engine_service.rules import (
     Game,
     IllegalActionError,
@@ -23,8 +23,13 @@ from engine_service.rules import (
     botseats,
     game_class,
 )
+from engine_service.rules.deal import deal_with_redeals, derive_seed, explicit_deal
 from engine_service.rules.errors import one_of
+from engine_service.rules.history import split
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
+from engine_service.rules.round import Round
+from engine_service.rules.tiles import ALL_TILES
+from engine_service.rules.views import redact_events
 
 Event = dict[str, Any]
 G = TypeVar("G", bound=Game)
@@ -42,26 +47,54 @@ def _bot_to_move(game: Game) -> int | None:
 
 def seat_view(game: Game, seat: int) -> dict[str, Any]:
     """`seat`'s view, and for a matching game the round's `history` as that seat saw it (its own
-    draws shown, the others' hidden), rebuilt from the state's action log by the records: what the
-    bots need to tell which numbers a pass or a draw proves missing (docs/bots.md). A state without
-    a log, or one whose log does not give it back, has no history: the bots then know the counts.
-    (Kingdomino hides nothing a history would tell: its bots read the view alone.)"""
+    draws shown, the others' hidden), rebuilt from the state's log of the round (`round_history`):
+    what the bots need to tell which numbers a pass or a draw proves missing (docs/bots.md). A state
+    without a log, or one whose log does not give the round back, has no history: the bots then know
+    the counts. (Kingdomino hides nothing a history would tell: its bots read the view alone.)"""
     view = game.view(seat)
     if isinstance(game, Match) and game.log:
-        try:
-            moves = records.export(game, f"seat {seat}").moves
-        except RulesError:
-            return view
-        start = max((i for i, m in enumerate(moves) if m.step.split(" ", 1)[0] == "deal"), default=0)
-        history: list[Event] = []
-        for move in moves[start:]:
-            if move.seat is not None and move.step == "pass":
-                history.append({"type": "passed", "seat": move.seat})
-            elif move.seat is not None and move.step != "draw":  # a record's play is its step
-                history.append({"type": "played", "seat": move.seat, "action": move.step})
-            history.extend(move.events)  # a draw's own event (the tile for this seat only), scores ...
-        view["history"] = history
+        history = round_history(game, seat)
+        if history is not None:
+            view["history"] = history
     return view
+
+
+def round_history(match: Match, seat: int) -> list[Event] | None:
+    """The current round's events as `seat` saw them, from its deal (the log's last ``deal``: the state
+    keeps the current round's entries, rules/history.py) replayed on the round alone, so that the cost
+    is the round's, not the match's; None when the log does not give the round back."""
+    rnd = match.round
+    log = match.log
+    at = next((i for i in range(len(log) - 1, -1, -1) if log[i] == "deal" or log[i].startswith("deal ")), None)
+    if rnd is None or at is None:
+        return None
+    family = match.family
+    try:
+        _, payload = split(log[at])
+        redealt = False
+        if payload is None:
+            if match.seed is None:
+                return None
+            hands, boneyard, redeals = deal_with_redeals(
+                match.players, family.hand_size, derive_seed(match.seed, match.round_number), family.is_misdeal)
+            redealt = redeals > 0
+        elif isinstance(payload, dict):
+            hands, boneyard = explicit_deal(match.players, family.hand_size, payload.get("hands"),
+                                            payload.get("boneyard"), exact=True)
+        else:
+            return None
+        replayed = Round(family, hands, boneyard, rnd.leader, ALL_TILES)
+        history: list[Event] = [{"type": "round_dealt", "number": match.round_number, "leader": rnd.leader,
+                                 "redealt": redealt}]
+        for step in log[at + 1:]:
+            events: list[Event] = []
+            replayed.apply(step, events)
+            history.extend(redact_events(events, seat))
+    except RulesError:
+        return None
+    if replayed.layout.placements != rnd.layout.placements or replayed.hands != rnd.hands:
+        return None
+    return history
 
 
 def play_bots(game: Game) -> list[Event]:

@@ -42,6 +42,8 @@ def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
         response.events.extend(codec.events_to_proto(events))
     except (ValueError, KeyError) as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
+    if match.shed:  # a round ended: its log entries left the state (docs/records.md)
+        response.record_lines.extend(match.shed)
     return response
 
 
@@ -153,7 +155,7 @@ class EngineServicer(pb_grpc.EngineServicer):
         answer = _answer(match, done.events)
         return pb.ReplayResponse(state=answer.state, events=answer.events, applied=done.applied, ok=done.ok,
                                  failed_index=-1 if done.ok else done.applied, reason=done.reason,
-                                 error_kind=done.error_kind)
+                                 error_kind=done.error_kind, record_lines=answer.record_lines)
 
     def Settle(self, request: pb.SettleRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
         match = _load(request)

@@ -309,11 +309,22 @@ class Match(_Held):
         self.view = {}
         self.scores = []
         self.state: Json = answer["state"]
+        #: The log lines that left the state as rounds ended (each answer's ``record_lines``, joined in
+        #: order): what the match's record is exported with (`record`, docs/records.md).
+        self.record_lines: list[str] = []
         self._take(answer)
 
     def _take(self, answer: Json) -> list[Json]:
         self.state = answer.get("state", self.state)
+        self.record_lines.extend(answer.get("record_lines", []))
         return super()._take(answer)
+
+    def record(self, view: str = "full", names: Sequence[str | None] | None = None) -> Json:
+        """The match's record (``{"record", "text"}``) as `view` sees it, exported with the lines kept."""
+        body: Json = {**self.carrier, "view": view, "prior": self.record_lines}
+        if names is not None:
+            body["names"] = list(names)
+        return self.client.post("/v1/matches/record", body)
 
     @property
     def carrier(self) -> Json:

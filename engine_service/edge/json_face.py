@@ -194,14 +194,18 @@ def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, chang
     match is over (sealed; no state when `changed` is false), and with `lines` each seat's and the
     public's line for their event streams (an online table's match)."""
     if not sealed:
-        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "scores": game.match_scores(),
-                                            "events": events, **extra}))
+        body = {"state": game.to_dict(), "scores": game.match_scores(), "events": events, **extra}
+        if game.shed:  # a round ended: its log entries left the state (docs/records.md)
+            body["record_lines"] = game.shed
+        return pb.JsonAnswer(answer=_dumps(body))
     body = {"view": game.view_for(viewer), "scores": game.match_scores(), "events": game.redact(events, viewer),
             **extra}
     if not changed:
         return pb.JsonAnswer(answer=_dumps(body))
     answer = pb.JsonAnswer(answer=_dumps(body), state=game_state.encode(game), public=_lines(game.spectated(events)),
                            over=game.finished)
+    if game.shed:  # for the gateway's store, never for a seat (docs/records.md)
+        answer.record_lines = "\n".join(game.shed).encode()
     if lines:
         answer.seats.extend(_line(game, events, seat) for seat in range(game.players))
         answer.watcher = _line(game, events, None)
@@ -372,7 +376,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
     # ------------------------------------------------------------ match records (docs/records.md)
 
     def ExportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"view", "names"})
+        args = _args(call, _MATCH | _SEALED | {"view", "names", "prior"})
         names = args.get("names")
         if names is not None and type(names) is not list:
             raise MalformedError("names: a list of names, seat 0 first")
@@ -386,18 +390,23 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
             view = args.get("view", "full")
             if not isinstance(view, str):
                 raise MalformedError("view: 'full', 'spectator' or 'seat N'")
-        record = records.export(game, view, names)
+        record = records.export(game, view, names, args.get("prior"))
         return pb.JsonAnswer(answer=_dumps({"record": records.to_json(record), "text": records.to_text(record)}))
 
     def ImportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         record = _record(_args(call, frozenset({"record", "text"})))
         state = None
+        shed: list[str] = []
         if record.view == "full":
-            state = records.replay(record).to_dict()
+            game = records.replay(record)
+            state, shed = game.to_dict(), game.shed
         else:
             records.check(record)
-        return pb.JsonAnswer(answer=_dumps({"record": records.to_json(record), "text": records.to_text(record),
-                                            "moves": len(record.moves), "state": state}))
+        body = {"record": records.to_json(record), "text": records.to_text(record), "moves": len(record.moves),
+                "state": state}
+        if shed:  # the lines that left the state as its rounds ended: a record is exported with them
+            body["record_lines"] = shed
+        return pb.JsonAnswer(answer=_dumps(body))
 
     def ReplayRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         args = _args(call, frozenset({"record", "text", "upto"}))
@@ -406,8 +415,10 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         if upto is not None and type(upto) is not int:
             raise MalformedError("upto: a move number")
         game = records.replay(record, upto)
-        return pb.JsonAnswer(answer=_dumps({"state": game.to_dict(), "move": upto or len(record.moves),
-                                            "moves": len(record.moves)}))
+        body = {"state": game.to_dict(), "move": upto or len(record.moves), "moves": len(record.moves)}
+        if game.shed:  # as ImportRecord's
+            body["record_lines"] = game.shed
+        return pb.JsonAnswer(answer=_dumps(body))
 
     # ------------------------------------------------------------ Bykovo micro-tournament (B)
 

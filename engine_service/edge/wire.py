@@ -41,13 +41,11 @@ from engine_service.edge.codec import (
     ids,
     options_from_proto,
     options_to_proto,
-    record_from_proto,
-    record_to_proto,
 )
 from engine_service.rules.errors import MalformedError
 from engine_service.rules.ledger import Ledger
 from engine_service.rules.match import Match
-from engine_service.rules.notation import Placement
+from engine_service.rules.notation import Placement, format_placement
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NAMES, TILE_COUNT
 
@@ -145,7 +143,31 @@ def _ledger(ledger: Ledger) -> bytes:
         parts.append(b"\x18" + _i32(ledger.pot))
     parts.append(_packed(b"\x22", ledger.scores, True))
     for record in ledger.history:
-        parts.append(_delimited(b"\x2a", record_to_proto(record).SerializeToString()))
+        parts.append(_delimited(b"\x2a", _record(record)))
+    return b"".join(parts)
+
+
+def _record(r: dict[str, Any]) -> bytes:
+    """A score table row as a canonical RoundRecord (what `record_to_proto` serializes, written here
+    without building the message: a row is in most states)."""
+    parts: list[bytes] = []
+    if r["number"]:
+        parts.append(b"\x08" + _u32(r["number"]))
+    ending = ENDINGS[r["ending"]]
+    if ending:
+        parts.append(b"\x10" + _varint(ending))
+    if r["winner"] is not None:
+        parts.append(b"\x18" + _i32(r["winner"]))
+    if r["last_placer"] is not None:
+        parts.append(b"\x20" + _u32(r["last_placer"]))
+    parts.append(_packed(b"\x2a", r["round_points"], True))
+    parts.append(_packed(b"\x32", r["written"], True))
+    parts.append(_packed(b"\x3a", r["remembered"], True))
+    if r["pot"]:
+        parts.append(b"\x40" + _i32(r["pot"]))
+    parts.append(_packed(b"\x4a", r["scores"], True))
+    parts.append(_packed(b"\x52", r["places"], False))
+    parts.append(_packed(b"\x5a", r["out"], False))
     return b"".join(parts)
 
 
@@ -222,9 +244,78 @@ def encode_state(match: Match) -> bytes:
     for seat in sorted(match.bots):
         level = match.bots[seat].encode()
         parts.append(_delimited(b"\x72", (b"\x08" + _u32(seat) if seat else b"") + _delimited(b"\x12", level)))
+    codes = b""
     if match.log:
-        parts.append(_delimited(b"\x7a", "\n".join(match.log).encode()))
+        steps = _steps(match)
+        if steps is None:
+            parts.append(_delimited(b"\x7a", "\n".join(match.log).encode()))
+        else:
+            head, codes = steps
+            if head:
+                parts.append(_delimited(b"\x7a", "\n".join(head).encode()))
+    if match.log_count:
+        parts.append(b"\x90\x01" + _u32(match.log_count))
+        parts.append(_delimited(b"\x9a\x01", match.log_digest))
+    if codes:
+        parts.append(_delimited(b"\xa2\x01", codes))
     return b"".join(parts)
+
+
+#: `MatchState.log_steps`: a pass, a draw; a play of k tiles is k + 1 (one tile: 2).
+_PASS, _DRAW = 0, 1
+
+
+def _steps(match: Match) -> tuple[list[str], bytes] | None:
+    """The log as its text entries up to the current round's deal and a byte per move after it
+    (`log_steps`), when every move after it is a pass, a draw or a play whose text is the round's
+    layout's next tiles as `format_placement` writes them (joined by "+"): the plays are then in the
+    layout already, and the log costs a byte a move. None when it is not so (the log goes as text)."""
+    rnd = match.round
+    log = match.log
+    if rnd is None:
+        return None
+    at = len(log) - 1
+    while at >= 0 and not (log[at] == "deal" or log[at].startswith("deal ")):
+        at -= 1
+    if at < 0 and match.log_count == 0:
+        return None
+    placements = rnd.layout.placements
+    codes = bytearray()
+    k = 0
+    for line in log[at + 1:]:
+        if line == "pass":
+            codes.append(_PASS)
+        elif line == "draw":
+            codes.append(_DRAW)
+        else:
+            n = line.count("+") + 1
+            if n > 250 or "+".join(format_placement(p) for p in placements[k:k + n]) != line:
+                return None
+            codes.append(n + 1)
+            k += n
+    if k != len(placements):
+        return None
+    return log[:at + 1], bytes(codes)
+
+
+def _unstep(text: list[str], codes: bytes, placements: list[Placement]) -> list[str]:
+    """The log `_steps` wrote as `text` and `codes`, the plays read from the round's `placements`."""
+    log = list(text)
+    k = 0
+    for code in codes:
+        if code == _PASS:
+            log.append("pass")
+        elif code == _DRAW:
+            log.append("draw")
+        else:
+            n = code - 1
+            if k + n > len(placements):
+                raise _Odd("log steps", "state.log_steps", "more plays than the round's layout holds")
+            log.append("+".join(format_placement(p) for p in placements[k:k + n]))
+            k += n
+    if k != len(placements):
+        raise _Odd("log steps", "state.log_steps", "fewer plays than the round's layout holds")
+    return log
 
 
 # ---------------------------------------------------------------- reading
@@ -259,11 +350,12 @@ class _Shape:
         self.lengthy = frozenset(lengthy)
 
 
-_STATE = _Shape(range(1, 16), {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15})
+_STATE = _Shape({*range(1, 16), 18, 19, 20}, {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 19, 20})
 _BOT = _Shape({1, 2}, set(), {2})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
 _ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
 _HAND = _Shape({1}, set(), {1})
+_RECORD = _Shape(range(1, 12), set(), {5, 6, 7, 9, 10, 11})
 _ENTRY = _Shape({1, 2}, set(), {1, 2})
 _PLACEMENT = _Shape({1, 2, 3, 4}, set(), set())
 _END = _Shape({1, 2}, set(), set())
@@ -466,19 +558,34 @@ def _options(entries: list[bytes]) -> dict[str, str]:
 
 def _ledger_from(payload: bytes) -> dict[str, Any]:
     f = _scan(payload, _LEDGER)
-    history = []
-    for i, record in enumerate(f.get(5, ())):
-        try:
-            message = pb.RoundRecord.FromString(record)
-        except DecodeError:
-            raise _Odd("record") from None
-        history.append(record_from_proto(message, f"state.ledger.history[{i}]"))
+    history = [_record_from(record, f"state.ledger.history[{i}]") for i, record in enumerate(f.get(5, ()))]
     return {
         "written": _numbers(f, 1, True),
         "remembered": _numbers(f, 2, True),
         "pot": _sint(f, 3),
         "scores": _numbers(f, 4, True),
         "history": history,
+    }
+
+
+def _record_from(payload: bytes, where: str) -> dict[str, Any]:
+    """A RoundRecord's row as the rules read it (`record_from_proto`'s, read without the message)."""
+    g = _scan(payload, _RECORD)
+    value = _uint(g, 2)
+    if value not in ENDING_NAME:
+        raise _Odd("ending", f"{where}.ending", f"unknown ending {value}")
+    return {
+        "number": _uint(g, 1),
+        "ending": ENDING_NAME[value],
+        "winner": _optional(g, 3, signed=True),
+        "last_placer": _optional(g, 4),
+        "round_points": _numbers(g, 5, True),
+        "written": _numbers(g, 6, True),
+        "remembered": _numbers(g, 7, True),
+        "pot": _sint(g, 8),
+        "scores": _numbers(g, 9, True),
+        "places": _numbers(g, 10),
+        "out": _numbers(g, 11),
     }
 
 
@@ -530,14 +637,27 @@ def _read(data: bytes) -> Match:
         "timed_out": _optional(f, 13),
         "log": _lines(_text(f, 15)),
     }
+    if 18 in f or 19 in f:
+        digest = f.get(19, b"")
+        if type(digest) is not bytes:
+            raise _Odd("not bytes")
+        state["log_count"] = _uint(f, 18)
+        state["log_digest"] = digest
     if 14 in f:
         state["bots"] = [_bot(b, i) for i, b in enumerate(f[14])]
     r = f.get(7)
     if r is None:
+        if 20 in f:
+            raise _Odd("log steps", "state.log_steps", "moves without a round")
         return Match.from_tiles(state, [], [], [])
     g = _scan(r, _ROUND)
     hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
     placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
+    if 20 in f:
+        steps = f[20]
+        if type(steps) is not bytes:
+            raise _Odd("not bytes")
+        state["log"] = _unstep(state["log"], steps, placements)
     _ends(g.get(16, []))
     if 17 in g:
         _sint(g, 17)  # count: derived on output, ignored on input

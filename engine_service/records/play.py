@@ -24,7 +24,7 @@ from typing import Any
 from engine_service.rules import Game, Kingdomino, Match, game_class, game_from_dict
 from engine_service.rules.errors import IllegalActionError, RulesError
 from engine_service.rules.games import GAME_CLASSES
-from engine_service.rules.history import split
+from engine_service.rules.history import check_prior, split
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 from engine_service.rules.kingdomino_setup import config
 from engine_service.rules.layout import Layout
@@ -144,10 +144,24 @@ def _shown_step(step: str, full: bool) -> str:
 # ---------------------------------------------------------------- export
 
 
-def export(state: object, view: str = "full", names: list[str | None] | None = None) -> Record:
-    """The record of a state's match (a `Match`, a `Kingdomino` or a JSON state) as `view` sees it."""
+def export(state: object, view: str = "full", names: list[str | None] | None = None,
+           prior: object = None) -> Record:
+    """The record of a state's match (a `Match`, a `Kingdomino` or a JSON state) as `view` sees it.
+
+    A matching game's state keeps only its current round's log once a round has ended (rules/history.py):
+    `prior` is then the entries that left it (the ``record_lines`` of the answers that ended the rounds,
+    in order), checked exactly against the count and digest the state keeps before anything is replayed.
+    A `Match` played in this process from its start needs none: it still holds them (`Match.shed`).
+    """
     game = _game_of(state)
-    log = game.log
+    count, digest = (game.log_count, game.log_digest) if isinstance(game, Match) else (0, b"")
+    if prior is None and isinstance(game, Match) and count and len(game.shed) == count:
+        prior = game.shed  # a match played here from its start still holds what left its state
+    try:
+        earlier = check_prior(prior, count, digest)
+    except RulesError as exc:
+        raise RecordError(str(exc)) from None
+    log = earlier + game.log
     if not log:
         raise IllegalActionError("this state carries no log of its match (a state written before states "
                                  "kept one, or a match longer than the log holds): no record can be written")
@@ -164,13 +178,24 @@ def export(state: object, view: str = "full", names: list[str | None] | None = N
     except RulesError as exc:
         raise RecordError(f"state.log does not replay: {exc}") from None
     replayed.bots = dict(game.bots)  # which seats the computer plays is the table's, not a move
-    if replayed.to_dict() != game.to_dict():
+    if _comparable(replayed.to_dict()) != _comparable(game.to_dict()):
         raise RecordError("state.log does not give this state back: the state was changed by hand")
     if names is not None and (len(names) != game.players
                               or not all(n is None or (isinstance(n, str) and len(n) <= 80) for n in names)):
         raise RecordError(f"names must list {game.players} names (strings of at most 80 characters, or null)")
     return Record(variant, game.players, options, view, game.seed if full else None, list(names or []),
                   game.result(), moves)
+
+
+def _comparable(state: Json) -> Json:
+    """A state without what only says how much of its log it keeps: the log (checked apart: it is what was
+    replayed), and the score table's earlier rows (a state from before states kept the last row only
+    holds them all)."""
+    state = {k: v for k, v in state.items() if k not in ("log", "log_count", "log_digest")}
+    ledger = state.get("ledger")
+    if isinstance(ledger, dict) and "history" in ledger:
+        state["ledger"] = {**ledger, "history": ledger["history"][-1:]}
+    return state
 
 
 # ---------------------------------------------------------------- replay

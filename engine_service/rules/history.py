@@ -14,9 +14,18 @@ gives the state again (`engine_service.records` does, and checks it):
   ``pick 3``, ``place 17 1,0 E``, ``discard 17``);
 - ``settle {json}`` (``ending``, ``hands``, ``last_placer``), ``timeout N``.
 
-An empty log means the history is unknown: a state written before states
-carried one, or a match longer than `MAX_LOG` entries (it stops logging rather
-than growing a sealed token without bound). The log is checked here only for
+A matching game's state keeps only the entries of its current round (issue 27):
+when a round ends, the entries up to its end leave the state (`Match.shed`, which
+the call that ended the round answers as its ``record_lines``), and the state
+keeps their count (`log_count`) and a digest chaining them (`chain`: blake2b-16
+over the digest before and each line), so that the lines given back later
+(``prior``) are checked exactly against the state before a record is written. A
+call's cost so does not grow with the match. Kingdomino's log is one bounded
+game: it stays whole (its count 0).
+
+An empty log with no count means the history is unknown: a state written before
+states carried one, or a match longer than `MAX_LOG` entries (it stops logging
+rather than writing records longer than a record holds). The log is checked here only for
 its shape (a list of short strings, each one line); whether it reproduces the
 state is the records' check, made when a record is written.
 
@@ -30,6 +39,7 @@ a record's text form keeps one entry per line.
 from __future__ import annotations
 
 import json
+from hashlib import blake2b
 from typing import Any
 
 from .errors import MalformedError
@@ -57,6 +67,18 @@ def append(log: list[str], item: str) -> None:
     log.append(item)
 
 
+#: Bytes of the digest of the entries that left a state (`chain`).
+DIGEST_SIZE = 16
+
+
+def chain(digest: bytes, lines: list[str]) -> bytes:
+    """The digest of the entries before (`digest`, b"" for none) followed by `lines`: each line chained
+    on its own, so that it does not matter in which calls they left the state."""
+    for line in lines:
+        digest = blake2b(digest + line.encode(), digest_size=DIGEST_SIZE).digest()
+    return digest
+
+
 def split(item: str) -> tuple[str, Any]:
     """An entry's verb and payload (None when it has none); MalformedError if the payload is not JSON."""
     verb, _, rest = item.partition(" ")
@@ -80,7 +102,7 @@ def _plain(value: list[Any]) -> bool:
             and "\n\n" not in text and (len(text) <= MAX_ENTRY or max(map(len, value)) <= MAX_ENTRY))
 
 
-def check_log(value: object, what: str = "state.log") -> list[str]:
+def check_log(value: object, what: str = "state.log", whole: bool = True) -> list[str]:
     """A state's log: a list of at most `MAX_LOG` lines (non-empty, no newline) of at most `MAX_ENTRY` characters.
 
     The common case, a list of plain strings, is checked in a few passes over the
@@ -95,9 +117,32 @@ def check_log(value: object, what: str = "state.log") -> list[str]:
         for i, item in enumerate(value):
             if not isinstance(item, str) or not 0 < len(item) <= MAX_ENTRY or "\n" in item:
                 raise MalformedError(f"{what}[{i}] must be one line of 1..{MAX_ENTRY} characters")
-    if value and not (value[0] == "new" or value[0].startswith("new ")):
+    starts = bool(value) and (value[0] == "new" or value[0].startswith("new "))
+    if value and whole and not starts:
         raise MalformedError(f"{what}[0] must be the match's start ('new' or 'new {{...}}')")
+    if starts and not whole:
+        raise MalformedError(f"{what}[0]: the match's start, but entries have left the log before it")
     return list(value)
 
 
-__all__ = ["MAX_ENTRY", "MAX_LOG", "append", "check_log", "entry", "split"]
+def check_prior(prior: object, count: int, digest: bytes, what: str = "prior") -> list[str]:
+    """The entries that left a state (`count` of them, chained to `digest`), as given back by a caller:
+    refused unless they are exactly those (MalformedError saying why)."""
+    if count == 0:
+        if prior:
+            raise MalformedError(f"{what}: this state's log is whole (no entry has left it): give no prior lines")
+        return []
+    if prior is None:
+        raise MalformedError(f"{what}: required: this state keeps only its current round's log; give the {count} "
+                             "earlier lines the answers returned as record_lines (docs/records.md)")
+    if not isinstance(prior, list) or not all(isinstance(x, str) for x in prior):
+        raise MalformedError(f"{what} must be a list of strings (the record_lines of earlier answers, in order)")
+    if len(prior) != count:
+        raise MalformedError(f"{what}: {len(prior)} lines, but {count} left this state's log")
+    if chain(b"", prior) != digest:
+        raise MalformedError(f"{what}: these lines are not the ones that left this state's log (their digest "
+                             "differs): give the record_lines of this match's answers, in order")
+    return list(prior)
+
+
+__all__ = ["DIGEST_SIZE", "MAX_ENTRY", "MAX_LOG", "append", "chain", "check_log", "check_prior", "entry", "split"]

@@ -94,6 +94,7 @@ class Kingdomino:
         "seed",
         "timed_out",
         "bots",
+        "shed",
     )
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int]) -> None:
@@ -115,6 +116,8 @@ class Kingdomino:
         self.deals: list[tuple[list[int], list[int]]] = []
         #: What happened since the game began (`history`): empty when that is not known.
         self.log: list[str] = []
+        #: Entries that left the log (`Match.shed`): none, a game's log is bounded and stays whole.
+        self.shed: list[str] = []
 
     # ------------------------------------------------------------ creation
 

@@ -23,7 +23,7 @@ from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError, one_of
 from .events import Event
 from .family import Family, MatchEnd, RoundContext, RoundResult
-from .history import append, check_log, entry
+from .history import DIGEST_SIZE, MAX_LOG, chain, check_log, entry
 from .ledger import Ledger
 from .notation import Placement, format_placement, parse_placement
 from .options import OptionValue
@@ -41,6 +41,7 @@ class Match:
     __slots__ = (
         "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
         "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots", "log",
+        "log_count", "_digest", "_unchained", "shed",
     )
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
@@ -64,8 +65,18 @@ class Match:
         #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
         #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
         self.at_limit = False
-        #: What happened since the match began (`history`): empty when that is not known.
+        #: What happened in the current round (`history`; since the match began while no round has
+        #: ended): empty with `log_count` 0 when that is not known.
         self.log: list[str] = []
+        #: How many entries left the log as rounds ended, and the digest chaining them (`history.chain`).
+        self.log_count = 0
+        self._digest = b""
+        #: Lines that left the log and are not chained into `_digest` yet (`log_digest` chains them when
+        #: read: a match played in process, as the rules' benchmarks and the bots' playouts do, never pays).
+        self._unchained: list[str] = []
+        #: The entries that left the log since this object was made (not part of the state): a call's
+        #: answer's ``record_lines``; a match played here from its start holds them all.
+        self.shed: list[str] = []
 
     # ------------------------------------------------------------ creation
 
@@ -173,8 +184,7 @@ class Match:
             family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
         self.round_number += 1
-        if self.log:
-            append(self.log, "deal" if deal is None else entry("deal", _deal_payload(self.round, leader_hint)))
+        self._log("deal" if deal is None else entry("deal", _deal_payload(self.round, leader_hint)))
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
 
@@ -266,13 +276,47 @@ class Match:
             self._refuse(action, seat)
         events: list[Event] = []
         ended = rnd.apply(action, events)
-        if self.log:
-            append(self.log, _logged(events[0]))
+        self._log(_logged(events[0]))
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
         if ended and not self.match_over:
             events.extend(self._finish(rnd))
+        if rnd.over:
+            self._shed()
         return events
+
+    # ------------------------------------------------------------ the log (history.py)
+
+    def _log(self, item: str) -> None:
+        """Add `item` to a known log (an unknown one stays unknown); past `MAX_LOG` entries in all the
+        match keeps no history from then on."""
+        if not self.log and not self.log_count:
+            return
+        if self.log_count + len(self.log) >= MAX_LOG:
+            self.log = []
+            self.log_count = 0
+            self._digest = b""
+            self._unchained = []
+            return
+        self.log.append(item)
+
+    @property
+    def log_digest(self) -> bytes:
+        """The digest chaining every entry that left the log (`history.chain`), b"" when none has."""
+        if self._unchained:
+            self._digest = chain(self._digest, self._unchained)
+            self._unchained = []
+        return self._digest
+
+    def _shed(self) -> None:
+        """A round has ended: its entries (and any before it) leave the state for `shed`, chained into
+        `log_digest`."""
+        if not self.log:
+            return
+        self._unchained.extend(self.log)
+        self.log_count += len(self.log)
+        self.shed.extend(self.log)
+        self.log = []
 
     def _refuse(self, action: object, seat: object) -> NoReturn:
         """Raise the precise reason why `action` cannot even be tried now."""
@@ -351,10 +395,11 @@ class Match:
         self.ledger = ledger
         self.round = None
         self.round_number += 1
-        if self.log:
-            append(self.log, entry("settle", {"ending": ending, "hands": [names(m) for m in masks],
-                                              "last_placer": last_placer}))
-        return self._conclude(result)
+        self._log(entry("settle", {"ending": ending, "hands": [names(m) for m in masks],
+                                   "last_placer": last_placer}))
+        events = self._conclude(result)
+        self._shed()
+        return events
 
     def timeout(self, seat: object) -> list[Event]:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""
@@ -365,7 +410,7 @@ class Match:
         if end is None:
             raise MalformedError(f"variant {self.variant} has no timeout rule")
         self.timed_out = seat
-        append(self.log, f"timeout {seat}")
+        self._log(f"timeout {seat}")
         return [self._end_match(end)]
 
     # ------------------------------------------------------------ what the families decided
@@ -397,7 +442,9 @@ class Match:
             "places": list(result.places or []),
             "out": list(result.out),
         }
-        ledger.history.append(record)
+        # The state keeps the last row only (issue 27: a state does not grow with the match); the whole
+        # score table is in the round_ended events and the record.
+        ledger.history[:] = [record]
         return record
 
     def _end_match(self, end: MatchEnd) -> Event:
@@ -425,6 +472,9 @@ class Match:
         new.at_limit = self.at_limit
         new.bots = dict(self.bots)
         new.log = self.log.copy()
+        new.log_count = self.log_count
+        new._digest = self.log_digest
+        new.shed = self.shed.copy()
         return new
 
     def to_dict(self) -> dict[str, Any]:
@@ -446,6 +496,9 @@ class Match:
             "timed_out": self.timed_out,
             "log": self.log.copy(),
         }
+        if self.log_count:
+            state["log_count"] = self.log_count
+            state["log_digest"] = self.log_digest.hex()
         if self.bots:
             state["bots"] = bots_to_list(self.bots)
         return state
@@ -553,9 +606,35 @@ class Match:
         rnd = data.get("round")
         if rnd is not None:
             match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
-        match.log = check_log(data.get("log", []))
+        _log_from_dict(match, data)
         match.at_limit = _near_limit(match)
         return match
+
+
+def _log_from_dict(match: Match, data: dict[str, Any]) -> None:
+    """The state's log: the current round's entries, and the count and digest of those that left it
+    (both or neither; a state from before states shed their rounds has a whole log and neither)."""
+    count = data.get("log_count", 0)
+    if type(count) is not int or not 0 <= count <= MAX_LOG:
+        raise MalformedError(f"state.log_count must be an integer 0..{MAX_LOG}")
+    digest = data.get("log_digest", "")
+    if type(digest) is bytes:
+        raw = digest
+    elif type(digest) is str and len(digest) == 2 * DIGEST_SIZE:
+        try:
+            raw = bytes.fromhex(digest)
+        except ValueError:
+            raw = b""
+    else:
+        raw = b"" if digest == "" else b"?"
+    if (count == 0) != (raw == b"") or (count and len(raw) != DIGEST_SIZE):
+        raise MalformedError(f"state.log_digest must be {DIGEST_SIZE} bytes ({2 * DIGEST_SIZE} hex digits) when "
+                             "state.log_count is above 0, and absent when it is 0")
+    match.log = check_log(data.get("log", []), whole=count == 0)
+    if count + len(match.log) > MAX_LOG:
+        raise MalformedError(f"state.log: more than {MAX_LOG} entries in all")
+    match.log_count = count
+    match._digest = raw
 
 
 def _setup_payload(setup: object) -> dict[str, Any]:
@@ -609,7 +688,8 @@ def _round_to_dict(rnd: Round) -> dict[str, Any]:
 #: The keys of a state and its parts, as `to_dict` writes them: any other key is refused (a
 #: misspelled key would otherwise be dropped silently; the OpenAPI schema says the same).
 STATE_KEYS = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
-                        "match_over", "losers", "winners", "rating", "timed_out", "bots", "log"})
+                        "match_over", "losers", "winners", "rating", "timed_out", "bots", "log",
+                        "log_count", "log_digest"})
 ROUND_KEYS = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
                         "last_placer", "last_score", "over", "ending", "winner", "round_points", "places", "ends",
                         "count"})

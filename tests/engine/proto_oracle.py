@@ -189,13 +189,42 @@ def state_msg(d: Mapping[str, Any]) -> pb.MatchState:
         options={k: option_text(v) for k, v in (d.get("options") or {}).items()},
         round_number=d.get("round_number", 0), ledger=ledger_msg(d.get("ledger") or {}),
         match_over=d.get("match_over", False), losers=d.get("losers") or [], winners=d.get("winners") or [],
-        rating=d.get("rating") or [], log="\n".join(d.get("log") or []))
+        rating=d.get("rating") or [], log="\n".join(d.get("log") or []),
+        log_count=d.get("log_count", 0), log_digest=bytes.fromhex(d.get("log_digest", "")))
+    steps = log_steps(d)
+    if steps is not None:
+        msg.log = "\n".join(steps[0])
+        msg.log_steps = steps[1]
     if d.get("round") is not None:
         msg.round.CopyFrom(round_msg(d["round"]))
     for key in ("seed", "next_leader", "timed_out"):
         if d.get(key) is not None:
             setattr(msg, key, d[key])
     return msg
+
+
+def log_steps(d: Mapping[str, Any]) -> tuple[list[str], bytes] | None:
+    """The log as MatchState writes it when it can (issue 27): its entries to the round's deal, and a byte a
+    move after it (0 pass, 1 draw, k + 1 a play of the layout's next k tiles), read from the state's
+    layout strings."""
+    log, rnd = list(d.get("log") or []), d.get("round")
+    if not log or not isinstance(rnd, dict):
+        return None
+    deals = [i for i, line in enumerate(log) if line == "deal" or line.startswith("deal ")]
+    if not deals and not d.get("log_count"):
+        return None
+    at = deals[-1] if deals else -1
+    layout, codes, k = list(rnd.get("layout") or []), bytearray(), 0
+    for line in log[at + 1:]:
+        if line in ("pass", "draw"):
+            codes.append(0 if line == "pass" else 1)
+            continue
+        n = len(line.split("+"))
+        if "+".join(layout[k:k + n]) != line:
+            return None
+        codes.append(n + 1)
+        k += n
+    return (log[:at + 1], bytes(codes)) if k == len(layout) else None
 
 
 def state_bytes(d: Mapping[str, Any]) -> bytes:
@@ -225,6 +254,17 @@ def state_dict(msg: pb.MatchState) -> Json:
         "timed_out": _optional(msg, "timed_out"),
         "log": msg.log.split("\n") if msg.log else [],
     }
+    if msg.log_steps:
+        placed = [placement_text(p) for p in msg.round.layout]
+        for code in msg.log_steps:
+            if code < 2:
+                d["log"].append("pass" if code == 0 else "draw")
+            else:
+                d["log"].append("+".join(placed[:code - 1]))
+                placed = placed[code - 1:]
+    if msg.log_count:
+        d["log_count"] = msg.log_count
+        d["log_digest"] = msg.log_digest.hex()
     if msg.HasField("round"):
         r = msg.round
         d["round"] = {

@@ -619,6 +619,8 @@ def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     view = rng.choice(["full", "full", "spectator", f"seat {rng.randrange(players)}"])
     if method == "ExportRecord":
         args: Json = {}
+        if game.shed:  # the lines that left the state as rounds ended (issue 27): what a caller keeps
+            args["prior"] = list(game.shed)
         if rng.random() < 0.4:
             args["names"] = [rng.choice(["Ann", None, "Ива"]) for _ in range(players)]
         if rng.random() < 0.4:

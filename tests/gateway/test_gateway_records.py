@@ -229,3 +229,66 @@ def test_the_rest_example_of_the_records_doc_works_as_pasted(gateway: Gateway, t
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert out[0] == '[Record "domino-record 1"]' and out[-2:] == ["5", '["0-4"]'], out
+
+
+# ---------------------------------------------------------------- the log a state keeps (issue 27)
+
+
+def test_a_transparent_match_keeps_its_current_round_and_its_answers_carry_the_rest(gateway: Gateway) -> None:
+    """A transparent state keeps its current round's log; each round-ending answer carries the lines that
+    left it (`record_lines`), and the record is exported with them joined (`prior`), checked exactly."""
+    answer = gateway.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 11}).json
+    state, lines, rounds = answer["state"], list(answer.get("record_lines", [])), 0
+    while not state["match_over"] and rounds < 3:
+        if state["round"]["over"]:
+            answer = gateway.post("/v1/matches/next-round", {"state": state}).json
+        else:
+            legal = gateway.post("/v1/matches/legal", {"state": state}).json["actions"]
+            answer = gateway.post("/v1/matches/apply", {"state": state, "action": legal[0]}).json
+            if "record_lines" in answer:
+                rounds += 1
+                assert answer["state"]["round"]["over"] or answer["state"]["match_over"]
+        state = answer["state"]
+        lines += answer.get("record_lines", [])
+    assert rounds >= 1 and state["log_count"] == len(lines) and lines[0] == "new"
+    assert not any(line.startswith("new") for line in state["log"])
+    refused = gateway.post("/v1/matches/record", {"state": state})
+    assert refused.status == 400 and "prior" in refused.body.decode()
+    swapped = [*lines[:-2], lines[-1], lines[-2]]
+    assert gateway.post("/v1/matches/record", {"state": state, "prior": swapped}).status == 400
+    record = gateway.post("/v1/matches/record", {"state": state, "prior": lines})
+    assert record.status == 200, record.body[:300]
+    steps = [m["step"] for m in record.json["record"]["moves"]]
+    assert steps == lines + state["log"]
+    imported = gateway.post("/v1/records/import", {"text": record.json["text"]}).json
+    assert imported["state"] == state and imported["record_lines"] == lines
+
+
+def test_a_sealed_match_over_several_rounds_exports_its_whole_record_from_the_store(sealed_gateway: Gateway) -> None:
+    """Sealed: the lines that leave the state go to the gateway's store (SQLite, Redis) with the move that
+    ended their round, never to a seat; the record of a match over several rounds is whole."""
+    gw = sealed_gateway
+    game = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "mode": "sealed", "seed": 5}).json
+    keys, host, token = game["seat_keys"], game["host_key"], game["token"]
+    rounds = 0
+    while rounds < 2:
+        view = game["view"]
+        assert "record_lines" not in game
+        if view["match_over"]:
+            break
+        if view["round_over"]:
+            rounds += 1
+            game = _sealed(gw, "/next-round", token, host)
+        else:
+            seat = view["to_move"]
+            legal = _sealed(gw, "/legal", token, keys[seat])["actions"]
+            game = _sealed(gw, "/apply", token, keys[seat], action=legal[0])
+        token = game["token"]
+    game = _sealed(gw, "/timeout", token, host, seat=0)  # K's timeout rule ends the match: the full record
+    assert game["view"]["match_over"]
+    full = _sealed(gw, "/record", game["token"], host)["record"]
+    steps = [m["step"] for m in full["moves"]]
+    assert full["view"] == "full" and steps[0] == "new" and steps[-1] == "timeout 0"
+    assert sum(1 for s in steps if s == "deal") >= 2
+    reply = gw.post("/v1/matches/record", {"token": game["token"], "seat_key": host, "prior": ["new"]})
+    assert reply.status == 422

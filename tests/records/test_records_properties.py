@@ -80,13 +80,15 @@ def _roundtrip(record: R.Record) -> R.Record:
 def test_export_import_and_replay_give_the_state_back(variant: str, players: int, options: dict[str, Any],
                                                        seed: int, timeout: bool) -> None:
     game = play(variant, players, options, seed, timeout=timeout)
-    record = _roundtrip(R.export(game.to_dict()))
+    # The state keeps its current round's log; the finished rounds' lines left it (Match.shed, the
+    # answers' record_lines) and are given back as `prior` (issue 27).
+    record = _roundtrip(R.export(game.to_dict(), prior=game.shed))
     assert R.replay(record).to_dict() == game.to_dict()
     R.check(record)
     # replay to the state after any move: the same as the log's prefix played by the rules
     n = random.Random(seed).randrange(1, len(record.moves) + 1)
     after = R.replay(record, n)
-    assert after.log == game.log[:n]
+    assert after.shed + after.log == (game.shed + game.log)[:n]
     assert R.export(after).moves == record.moves[:n]
     for view in ["spectator"] + [f"seat {s}" for s in range(players)]:
         partial = _roundtrip(R.export(game, view))
@@ -211,14 +213,43 @@ def test_a_state_changed_by_hand_exports_no_record() -> None:
     state = match.to_dict()
     state["ledger"]["scores"] = [s + 1 for s in state["ledger"]["scores"]]
     with pytest.raises(RecordError, match="does not give this state back"):
-        R.export(state)
+        R.export(state, prior=match.shed)
 
 
 def test_a_state_without_a_log_exports_no_record() -> None:
     state = play("block", 2, {}, 3).to_dict()
     state["log"] = []
+    state.pop("log_count", None)
+    state.pop("log_digest", None)
     with pytest.raises(RulesError, match="no log"):
         R.export(state)
+
+
+def test_a_state_keeps_its_current_round_and_takes_back_only_the_lines_that_left_it() -> None:
+    """Issue 27: once a round has ended, the state holds the current round's entries, the count and the
+    digest of those that left; a record needs them back exactly (`prior`), and a state from before (its
+    log whole) still exports without them."""
+    match = play("kozel", 4, {}, 11)
+    state = match.to_dict()
+    assert state["log_count"] == len(match.shed) > 0 and not any(line.startswith("new") for line in state["log"])
+    whole = R.export(state, prior=match.shed)
+    with pytest.raises(RecordError, match="prior: required"):
+        R.export(state)
+    with pytest.raises(RecordError, match="lines, but"):
+        R.export(state, prior=match.shed[:-1])
+    swapped = match.shed.copy()
+    swapped[-1], swapped[-2] = swapped[-2], swapped[-1]
+    with pytest.raises(RecordError, match="digest differs"):
+        R.export(state, prior=swapped)
+    # a state from before: the whole log, no count (its last rows of the score table all there)
+    before = {k: v for k, v in state.items() if k not in ("log_count", "log_digest")}
+    before["log"] = match.shed + match.log
+    assert R.export(before).moves == whole.moves
+    with pytest.raises(RecordError, match="whole"):
+        R.export(before, prior=match.shed)
+    # a state's log that claims to be whole but does not start the match is refused as it is read
+    with pytest.raises(RulesError, match="match's start"):
+        Match.from_dict({**{k: v for k, v in state.items() if k not in ("log_count", "log_digest")}, "log": ["deal"]})
 
 
 def test_a_partial_record_does_not_replay() -> None:
