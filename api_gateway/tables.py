@@ -610,7 +610,8 @@ class Tables:
     # ------------------------------------------------------------ the end of a match
 
     def _archive(self, match_id: bytes, state: bytes) -> None:
-        """A hosted match is over: archive it with each seat's player (None for a bot's seat)."""
+        """A hosted match is over: archive it with each seat's player (None for a bot's seat) and the
+        names the seats were taken under (the record's names: the leaderboard's and a player's name)."""
         if self.archive is None:
             return
         try:
@@ -618,7 +619,8 @@ class Tables:
             _, rec = self._row(hosted.table_id)
             players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
                        for s in rec["seats"]]
-            record = self.matches.engine.call("ExportRecord", {"view_as": HOST,
+            names = [s["name"] if s["taken"] and s.get("name") else None for s in rec["seats"]]
+            record = self.matches.engine.call("ExportRecord", {"view_as": HOST, "names": names,
                                                                "prior": self.matches.prior_lines(match_id)},
                                               state).answer
             self.archive.finish(match_id.hex(), players, record)

@@ -26,6 +26,7 @@ from clients.sdk import Bot, ProblemError, RestClient, SealedMatch, TransportErr
 from clients.sdk.rest import LEVELS
 from clients.table import (
     event_line,
+    keep_rounds,
     kingdom_lines,
     kingdomino_tile_text,
     layout_lines,
@@ -74,6 +75,7 @@ class TerminalGame:
         self.names = ["You"] + [f"Seat {seat} ({level})" if level != HUMAN else f"Seat {seat}"
                                 for seat, level in enumerate(levels, 1)]
         self.kingdomino = variant == "kingdomino"
+        self.rounds: dict[int, Json] = {}  # the score table's rows seen (clients.table.keep_rounds)
         self._width = width
 
     @property
@@ -201,7 +203,7 @@ class TerminalGame:
         self.say(f"open ends: {ends or '-'}   count {view.get('count', 0)}   boneyard {view['boneyard_size']}", "  ")
         others = ", ".join(f"{self.names[s]} {n}" for s, n in enumerate(view["hand_sizes"]) if s != view["seat"])
         self.say(f"tiles in hand: {others}", "  ")
-        for line in ledger_lines(view, self.names):
+        for line in ledger_lines(view, self.names, keep_rounds(self.rounds, view)):
             self.write("  " + line)
         self.say("Your hand: " + " ".join(sorted_hand(view["hand"])))
 
@@ -246,7 +248,7 @@ class TerminalGame:
                  f"Round points: {points_text(view['round_points'], self.names)}")
         for seat, hand in enumerate(view.get("revealed_hands", [])):
             self.say(f"{self.names[seat]} held: {' '.join(sorted_hand(hand)) or '-'}", "  ")
-        for line in ledger_lines(view, self.names):
+        for line in ledger_lines(view, self.names, keep_rounds(self.rounds, view)):
             self.write("  " + line)
 
     def show_end(self, match: Playable) -> None:

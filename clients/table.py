@@ -135,9 +135,21 @@ def points_text(points: list[int], names: list[str]) -> str:
     return ", ".join(f"{side} {value}" for side, value in zip(side_names(len(points), names), points))
 
 
-def ledger_lines(view: Json, names: list[str]) -> list[str]:
-    """The score table: one line per round played, then the totals (written and remembered points,
-    the eggs pot and fish markers where the variant has them)."""
+def keep_rounds(kept: dict[int, Json], view: Json) -> list[Json]:
+    """The match's score table so far, a row per finished round, in order. A state keeps the last
+    round's row only (a call's cost must not grow with the match), so the caller keeps every row it
+    has seen in `kept` (updated here); a view with no row is a match that has finished no round yet."""
+    rows = view.get("ledger", {}).get("history")
+    if rows is not None:
+        if not rows:
+            kept.clear()
+        kept.update((row["number"], row) for row in rows)
+    return [kept[n] for n in sorted(kept)]
+
+
+def ledger_lines(view: Json, names: list[str], rows: list[Json] | None = None) -> list[str]:
+    """The score table: one line per round played (`rows`, default the view's own), then the totals
+    (written and remembered points, the eggs pot and fish markers where the variant has them)."""
     ledger = view.get("ledger", {})
     scores = ledger.get("scores", [])
     sides = side_names(len(scores), names)
@@ -145,7 +157,7 @@ def ledger_lines(view: Json, names: list[str]) -> list[str]:
     width = max(8, *(len(n) for n in sides))
     header = "round    " + "".join(f"{n:>{width + 1}}" for n in sides)
     lines = [header]
-    for record in ledger.get("history", []):
+    for record in ledger.get("history", []) if rows is None else rows:
         marker = {"fish": " fish", "out": "", "blocked": " blocked", "sortir": " sortir"}.get(record["ending"], "")
         row = "".join(f"{v:>{width + 1}}" for v in record["scores"])
         if record.get("pot"):

@@ -29,7 +29,7 @@ function carrier(seat) { return { token: game.token, seat_key: game.keys[seat] }
 function take(answer) {
   if (game.table) { absorb(answer); return; }
   if (answer.token) game.token = answer.token;
-  if (answer.view) game.view = answer.view;
+  if (answer.view) { game.view = answer.view; keepRounds(answer.view); }
   if (answer.scores) game.scores = answer.scores;
   for (const e of answer.events || []) { remember(e); logEvent(e); }
   save();
@@ -51,6 +51,17 @@ function turnsSince(seat) {
 const movesSince = (seat) => turnsSince(seat).filter((m) => m.action);
 // ... and the seats that knocked since then, which the board cannot show (their chips say so).
 const knockedSince = (seat) => new Set(turnsSince(seat).filter((m) => !m.action).map((m) => m.seat));
+// The match's score table, a row per finished round. A state keeps the last round's row only (a call's
+// cost must not grow with the match), so the page keeps every row it has seen, by round number, with the
+// game it saves: a reload keeps them, and a view with no row yet is a match that has finished no round.
+function keepRounds(view) {
+  const rows = view?.ledger?.history;
+  if (!rows) return;
+  if (rows.length === 0) { game.rounds = {}; return; }
+  game.rounds = game.rounds ?? {};
+  for (const row of rows) game.rounds[row.number] = row;
+}
+const roundRows = () => Object.values(game.rounds ?? {}).sort((a, b) => a.number - b.number);
 function save() {
   if (game?.table) localStorage.setItem(tableKey(game.table.table_id), JSON.stringify(game));
   else if (game) sessionStorage.setItem("domino-play", JSON.stringify(game));
@@ -360,7 +371,8 @@ function renderScores(view) {
     if (view.dynasty) addRow(table, "Dynasty total", view.dynasty.totals?.map((t) => t.scores ?? t) ?? []);
   } else {
     const ledger = view.ledger;
-    for (const record of ledger.history) {
+    keepRounds(view);
+    for (const record of roundRows()) {
       const row = addRow(table, `Round ${record.number}`, record.scores);
       if (record.ending === "fish") marker(row.cells[0], "fish", "fish", terms.fish);
       if (record.pot) marker(row.cells[0], "eggs", `eggs ${record.pot}`, terms.eggs);
@@ -944,6 +956,7 @@ function absorb(a, inOrder = false) {
   }
   if (a.view && a.seq >= game.seq) {
     game.view = a.view; game.seq = a.seq;
+    keepRounds(a.view);
     game.scores = a.scores ?? a.view.ledger?.scores ?? a.view.scores ?? game.scores;
     if ("clocks" in a) takeClocks(a.clocks);
   }

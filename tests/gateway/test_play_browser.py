@@ -542,3 +542,35 @@ def test_the_pages_kingdomino_tiles_are_the_engines() -> None:
     rows = list(csv.DictReader((REPO / "engine_service" / "rules" / "data" / "kingdomino-tiles.csv").open()))
     assert json.loads(found.group(1)) == [[int(r["number"]), r["terrain_1"], int(r["crowns_1"]), r["terrain_2"],
                                            int(r["crowns_2"])] for r in rows]
+
+
+def test_the_score_table_keeps_every_round_though_the_state_keeps_the_last(browser: Browser, gateway: Gateway) -> None:
+    """A state keeps its last round's row of the score table only (issue 27: a call's cost does not grow
+    with the match): the page keeps the rows it has seen, so after two rounds the table shows both, each
+    as the view gave it when its round ended, and a reload keeps them."""
+    page = browser.new_page(viewport=DESKTOP)
+    table = Table(page, gateway)
+    table.new_match("all-fives", 2, ["expert"], seed=3)
+    rows = []
+    for number in (1, 2):
+        play_matching_round(table)
+        view = table.state()["view"]
+        if view["match_over"]:
+            break
+        assert [r["number"] for r in view["ledger"]["history"]] == [number]   # the state's one row
+        rows.append(view["ledger"]["history"][-1])
+        if number == 1:
+            page.click("#next-round")
+            table.wait_for(lambda: not table.round_over())
+    assert len(rows) == 2, "the match ended in its first round: pick another seed"
+
+    def shown() -> list[list[str]]:
+        return [page.locator("#scores tr").nth(i).locator("td").all_inner_texts()
+                for i in range(1, 3)]
+    expected = [[str(s) for s in row["scores"]] for row in rows]
+    assert [r[1:] for r in shown()] == expected
+    assert [r[0].split()[:2] for r in shown()] == [["Round", "1"], ["Round", "2"]]
+    page.reload()
+    page.wait_for_selector("#scores tr.total")
+    assert [r[1:] for r in shown()] == expected
+    assert table.errors == []

@@ -216,6 +216,13 @@ def test_a_whole_kozel_match_between_two_people_and_two_bots(tables_gw: Gateway)
     assert r.status == 200, r.body[:300]
     players = [s["player"] for s in r.json["seats"]]
     assert players[0].startswith("guest:") and players[1].startswith("guest:") and players[2:] == [None, None]
+    # ... under the names they took their seats with, and the whole record over every round (the state
+    # kept the last round's moves only; the store gave the engine the earlier rounds' lines)
+    assert r.json["record"]["names"] == ["P0", "P1", None, None], r.json["record"]["names"]
+    moves = r.json["record"]["moves"]
+    assert moves[0]["step"] == "new" and [m["n"] for m in moves] == list(range(1, len(moves) + 1))
+    dealt = [e["number"] for m in moves for e in m["events"] if e["type"] == "round_dealt"]
+    assert dealt == list(range(1, len(dealt) + 1)) and r.json["record"]["result"] is not None
     # play again: a new match for the same seats
     again = ok(call(gw, "POST", f"/v1/tables/{table.table_id}/again", credential=table.host_key))["table"]
     assert again["status"] == "playing" and again["matches"] == 2 and again["match_id"] != table.match_id
