@@ -197,10 +197,12 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
             "#board-list li", "(ls) => ls.map((l) => [l.dataset.player, Number(l.dataset.rank), l.querySelector('.who').textContent])")
         assert [(p, r) for p, r, _ in rows] == [(e["player"], e["rank"]) for e in board["items"]] == \
             [(seats[1 - mover]["player"], 1), (seats[mover]["player"], 2)]
-        # the archive keeps no name for a guest: the board shows the id shortened, and marks Anna's own
-        short = [f"guest {e['player'][6:12]}" for e in board["items"]]
+        # the archive keeps the names the guests took their seats with: the board shows them, and marks
+        # Anna's own
+        names = [e["name"] for e in board["items"]]
+        assert sorted(names) == ["Anna", "Boris"], board["items"]
         mine = [e["player"] == seats[0]["player"] for e in board["items"]]
-        assert [who for _, _, who in rows] == [s + (" (you)" if m else "") for s, m in zip(short, mine, strict=True)]
+        assert [who for _, _, who in rows] == [s + (" (you)" if m else "") for s, m in zip(names, mine, strict=True)]
         assert anna.page.locator("#board-more").is_hidden()   # one page holds them all
         check_no_horizontal_scroll(anna.page)
         anna.page.screenshot(path=str(shots / "leaderboard.png"))
