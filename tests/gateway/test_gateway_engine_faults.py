@@ -145,7 +145,8 @@ def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
 
 
 def _round_played(seed: int) -> Match:
-    """A 4-player Kozel match whose first round is over (its record: about 3 KB, its state 1 KB)."""
+    """A 4-player Kozel match whose first round is over (its record: about 3 KB with the round's lines,
+    which left the state: `Match.shed`)."""
     match, _ = calls.new_match("kozel", 4, seed=seed)
     while match.round is not None and not match.round.over:
         calls.apply(match, match.legal_actions()[0])
@@ -163,7 +164,9 @@ def test_a_long_match_s_record_is_answered(engines: Callable[..., Engine],  # no
         else:
             calls.apply(match, match.legal_actions()[0])
     gateway = start_gateway(engines().address)
-    r = gateway.post("/v1/matches/record", {"state": match.to_dict()})
+    # the state keeps its current round only: the earlier rounds' lines (the answers' record_lines, kept
+    # by the match in process as `shed`) go with it, as a caller that kept them sends them
+    r = gateway.post("/v1/matches/record", {"state": match.to_dict(), "prior": match.shed})
     assert r.status == 200, r.json
     assert len(r.body) > 256 * 1024 and r.json["record"]["players"] == 4
 
@@ -172,10 +175,11 @@ def test_a_match_over_the_message_limits_is_413_every_time_never_503(
         engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:  # noqa: F811
     engine = engines("--max-answer-bytes", "2500", "--max-message-bytes", "4096")
     gateway = start_gateway(engine.address)
-    state = _round_played(5).to_dict()
+    played = _round_played(5)
+    state = played.to_dict()
     assert gateway.post("/v1/matches/view", {"state": state, "seat": 0}).status == 200  # small answers pass
     for _ in range(2):  # the same answer again: it is not a "try again"
-        r = gateway.post("/v1/matches/record", {"state": state})
+        r = gateway.post("/v1/matches/record", {"state": state, "prior": played.shed})
         assert r.status == 413 and r.content_type == "application/problem+json", r.json
         problem = r.json
         assert problem["type"] == "/v1/problems/too-large" and problem["what"] == "answer"
