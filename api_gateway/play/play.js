@@ -371,7 +371,6 @@ function renderScores(view) {
     if (view.dynasty) addRow(table, "Dynasty total", view.dynasty.totals?.map((t) => t.scores ?? t) ?? []);
   } else {
     const ledger = view.ledger;
-    keepRounds(view);
     for (const record of roundRows()) {
       const row = addRow(table, `Round ${record.number}`, record.scores);
       if (record.ending === "fish") marker(row.cells[0], "fish", "fish", terms.fish);
@@ -1126,7 +1125,7 @@ async function resumeTable(saved) {
 async function startMatch(matchId) {
   stopWatching();
   const fresh = matchId !== game.matchId;
-  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [] });
+  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [], rounds: {} });
   let latest;
   try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { matchUnreachable(err); return; }
   if (!game?.table || game.matchId !== matchId) return;
