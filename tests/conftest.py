@@ -13,6 +13,12 @@
 - Every process a test starts gets a temporary directory of this test run (`TMPDIR`): a gateway's
   default sealed store is a file there, shared by the gateways of one host, and a file left by
   another checkout's run or a service on the machine must not answer (or fail) this run's calls.
+- gRPC's fork handlers are off in the test processes (`GRPC_ENABLE_FORK_SUPPORT=false`, read when
+  grpc starts): pexpect starts the terminal client by fork then exec, and with the handlers on, grpc
+  restarts its epoll poller in the forked child, which dies on "epoll_wait error: Bad file descriptor"
+  once pexpect closes the inherited descriptors before exec (grpc/grpc#43055; CI 32 lost a
+  `domino play --join` that way with no output). Nothing a test starts forks with grpc loaded (the
+  gateway imports it after gunicorn's fork, the engine's admission uses a forkserver).
 """
 from __future__ import annotations
 
@@ -25,6 +31,8 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
+
+os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
 
 for _signum, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
     if signal.getsignal(_signum) == signal.SIG_IGN:
