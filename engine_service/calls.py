@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from engine_service import admission, bots, metrics
+from engine_service import admission, bots, metrics, records
 from engine_service.rules import (
     Game,
     IllegalActionError,
@@ -285,3 +285,15 @@ def hints(game: Game, seat: object, budget_ms: object = None, seed: object = Non
     if game.turn is None:  # between rounds, or the match (the game) is over
         raise IllegalActionError(f"nothing to coach: {_NOTHING_TO_COACH[game.unit]}")
     return admission.for_client().hints(view, budget, chosen_seed)
+
+
+# ---------------------------------------------------------------- match records (docs/records.md)
+
+
+def import_record(record: records.Record) -> Game | None:
+    """Every move of `record` checked: the game at its end for a full record, None for a seat's or a
+    spectator's (which lacks the hidden tiles a state holds, so only its moves are checked)."""
+    if record.view == "full":
+        return records.replay(record)
+    records.check(record)
+    return None

@@ -18,10 +18,10 @@ import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 
-from engine_service import calls
+from engine_service import calls, records
 from engine_service.calls import EncodingError
-from engine_service.edge import codec, kingdomino_codec, tournament_codec, wire
-from engine_service.rules import PRESETS, Kingdomino, MalformedError, Match, Tournament, variants
+from engine_service.edge import codec, game_state, hints_codec, kingdomino_codec, tournament_codec, wire
+from engine_service.rules import PRESETS, Game, Kingdomino, MalformedError, Match, Tournament, variants
 from engine_service.rules.games import GAMES
 
 Event = dict[str, Any]
@@ -103,6 +103,34 @@ def _kingdomino_view(game: Kingdomino, player: int | None, where: str) -> pb.Kin
         return kingdomino_codec.view_to_proto(view)
     except (ValueError, KeyError, TypeError) as exc:
         raise EncodingError(f"cannot encode the view: {exc}") from exc
+
+
+def _load_game(request: Any) -> Game:
+    """The game of either kind a request carries in its `state` field (a GameState: its `kind` says
+    which), read as the JSON face reads sealed bytes (`engine_service.edge.game_state`)."""
+    if not request.HasField("state"):
+        raise MalformedError("state: required (pass back the state of the previous answer)")
+    return game_state.decode(request.state.SerializeToString())
+
+
+def _kind(game: Game) -> str:
+    """The field of `GameState.kind` (and of `GameResponse.kind`, `HintsResponse.kind`) that holds `game`."""
+    return "kingdomino" if isinstance(game, Kingdomino) else "match"
+
+
+def _game_answer(game: Game, events: list[Event]) -> pb.GameResponse:
+    """A changed game's answer in its own kind's message."""
+    if isinstance(game, Kingdomino):
+        return pb.GameResponse(kingdomino=_kingdomino_answer(game, events))
+    assert isinstance(game, Match)
+    return pb.GameResponse(match=_answer(game, events))
+
+
+def _game_state(game: Game) -> pb.GameState:
+    try:
+        return pb.GameState.FromString(game_state.encode(game))
+    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
+        raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
 class EngineServicer(pb_grpc.EngineServicer):
@@ -252,3 +280,44 @@ class EngineServicer(pb_grpc.EngineServicer):
                           context: grpc.ServicerContext) -> pb.KingdominoResponse:
         game = _load_kingdomino(request)
         return _kingdomino_answer(game, calls.timeout(game, request.player))
+
+    # ------------------------------------------------------------ either kind of game (a GameState)
+
+    def SeatBot(self, request: pb.SeatBotRequest, context: grpc.ServicerContext) -> pb.GameResponse:
+        game = _load_game(request)
+        level = request.level if request.HasField("level") else None
+        return _game_answer(game, calls.seat_bot(game, request.seat, level))
+
+    def Hints(self, request: pb.HintsRequest, context: grpc.ServicerContext) -> pb.HintsResponse:
+        game = _load_game(request)
+        hints = calls.hints(game, request.seat, request.budget_ms if request.HasField("budget_ms") else None,
+                            request.seed if request.HasField("seed") else None)
+        try:
+            return hints_codec.hints_to_proto(_kind(game), hints)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EncodingError(f"cannot encode the hints: {exc}") from exc
+
+    def ExportRecord(self, request: pb.ExportRecordRequest,
+                     context: grpc.ServicerContext) -> pb.ExportRecordResponse:
+        game = _load_game(request)
+        names: list[str | None] = [name or None for name in request.names]
+        record = records.export(game, request.view or "full", names or None, list(request.prior) or None)
+        return pb.ExportRecordResponse(text=records.to_text(record))
+
+    def ImportRecord(self, request: pb.ImportRecordRequest,
+                     context: grpc.ServicerContext) -> pb.ImportRecordResponse:
+        record = records.from_text(request.text)
+        game = calls.import_record(record)
+        answer = pb.ImportRecordResponse(text=records.to_text(record), moves=len(record.moves))
+        if game is not None:
+            answer.state.CopyFrom(_game_state(game))
+            answer.record_lines.extend(game.shed)
+        return answer
+
+    def ReplayRecord(self, request: pb.ReplayRecordRequest,
+                     context: grpc.ServicerContext) -> pb.ReplayRecordResponse:
+        record = records.from_text(request.text)
+        upto = request.upto if request.HasField("upto") else None
+        game = records.replay(record, upto)
+        return pb.ReplayRecordResponse(state=_game_state(game), move=upto or len(record.moves),
+                                       moves=len(record.moves), record_lines=game.shed)

@@ -106,3 +106,29 @@ class TypedEngine:
     def kingdomino_timeout(self, request: pb.KingdominoTimeoutRequest) -> pb.KingdominoResponse:
         answer: pb.KingdominoResponse = self._call("KingdominoTimeout", request)
         return answer
+
+    # The calls on a game of either kind: its state a GameState, the answer in that kind's messages.
+
+    def suggest(self, request: pb.SuggestRequest) -> pb.SuggestResponse:
+        answer: pb.SuggestResponse = self._call("Suggest", request)
+        return answer
+
+    def seat_bot(self, request: pb.SeatBotRequest) -> pb.GameResponse:
+        answer: pb.GameResponse = self._call("SeatBot", request)
+        return answer
+
+    def hints(self, request: pb.HintsRequest) -> pb.HintsResponse:
+        answer: pb.HintsResponse = self._call("Hints", request)
+        return answer
+
+    def export_record(self, request: pb.ExportRecordRequest) -> pb.ExportRecordResponse:
+        answer: pb.ExportRecordResponse = self._call("ExportRecord", request)
+        return answer
+
+    def import_record(self, request: pb.ImportRecordRequest) -> pb.ImportRecordResponse:
+        answer: pb.ImportRecordResponse = self._call("ImportRecord", request)
+        return answer
+
+    def replay_record(self, request: pb.ReplayRecordRequest) -> pb.ReplayRecordResponse:
+        answer: pb.ReplayRecordResponse = self._call("ReplayRecord", request)
+        return answer

@@ -395,13 +395,8 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def ImportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         record = _record(_args(call, frozenset({"record", "text"})))
-        state = None
-        shed: list[str] = []
-        if record.view == "full":
-            game = records.replay(record)
-            state, shed = game.to_dict(), game.shed
-        else:
-            records.check(record)
+        game = calls.import_record(record)
+        state, shed = (None, []) if game is None else (game.to_dict(), game.shed)
         body = {"record": records.to_json(record), "text": records.to_text(record), "moves": len(record.moves),
                 "state": state}
         if shed:  # the lines that left the state as its rounds ended: a record is exported with them

@@ -103,14 +103,14 @@ METHODS: tuple[str, ...] = tuple(m.name for m in pb.DESCRIPTOR.services_by_name[
 JSON_METHODS: tuple[str, ...] = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["JsonEngine"].methods)
 SERVICES: tuple[str, ...] = (ENGINE, JSON_ENGINE)
 #: Every (service, method) pair: the typed face has Kingdomino's own calls, the JSON face serves Kingdomino
-#: through its shared ones (dispatched on the variant).
+#: through its shared ones (dispatched on the variant); every other call is on both.
 PAIRS: tuple[tuple[str, str], ...] = tuple((ENGINE, m) for m in METHODS) + tuple((JSON_ENGINE, m) for m in JSON_METHODS)
 #: Kingdomino's typed calls, and the JSON-face calls that take a Kingdomino game.
 KD_METHODS = frozenset({"NewKingdomino", "KingdominoLegalActions", "KingdominoApply", "KingdominoReplay",
                         "KingdominoView", "KingdominoTimeout"})
-#: The JSON face's own calls (match records, docs/records.md): no typed twin.
+#: The match records' calls (docs/records.md): the typed face carries the record's text form only.
 RECORD_JSON = frozenset({"ExportRecord", "ImportRecord", "ReplayRecord"})
-#: The JSON face's calls for the gateway's online tables (issue 24): no typed twin.
+#: The call for the gateway's online tables (issue 24): typed, on a GameState.
 TABLE_JSON = frozenset({"SeatBot"})
 KD_JSON = {"NewMatch": "NewKingdomino", "LegalActions": "KingdominoLegalActions", "Apply": "KingdominoApply",
            "Replay": "KingdominoReplay", "View": "KingdominoView", "Timeout": "KingdominoTimeout"}
@@ -126,11 +126,11 @@ WINDOW = 8  # calls in flight at once
 
 
 def test_every_rpc_of_both_services_is_covered() -> None:
-    """The fuzzer knows all 19 typed RPCs and the 18 of the JSON face (Kingdomino's calls are typed only, the
-    records' and the online tables' JSON only)."""
+    """The fuzzer knows all 24 typed RPCs and the 18 of the JSON face (Kingdomino's calls are typed only;
+    every other call is on both faces)."""
     shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
               "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest"}
-    assert set(METHODS) == shared | KD_METHODS
+    assert set(METHODS) == shared | {"Hints"} | RECORD_JSON | TABLE_JSON | KD_METHODS
     assert set(JSON_METHODS) == shared | {"Hints"} | RECORD_JSON | TABLE_JSON and set(KD_JSON) <= shared
 
 
@@ -218,9 +218,15 @@ def check_ok_answer(case: Case, answer: bytes) -> str | None:
                     Kingdomino.from_dict(body["state"])
                 else:
                     Match.from_dict(body["state"])
+        if isinstance(message, pb.GameResponse):  # the answer in its kind's message, which holds the state
+            message = getattr(message, message.WhichOneof("kind") or "match")
+        if isinstance(message, pb.JsonAnswer):
+            pass
         elif "state" in message.DESCRIPTOR.fields_by_name and message.HasField("state"):
             state = message.state  # type: ignore[attr-defined]
-            if isinstance(state, pb.MatchState):
+            if isinstance(state, pb.GameState):
+                game_state.decode(state.SerializeToString())
+            elif isinstance(state, pb.MatchState):
                 wire.decode_state(state.SerializeToString())
             elif isinstance(state, pb.KingdominoState):
                 kingdomino_codec.state_from_proto(state)
@@ -598,20 +604,26 @@ def _seat_bot_request(corpus: Corpus, rng: random.Random) -> Request:
     odd = rng.random() < 0.15  # mostly a valid seat and level: the mutations start from accepted requests
     args: Json = {"seat": rng.choice([-1, game.players, "1"]) if odd else rng.randrange(game.players),
                   "level": rng.choice(["genius", "", 2]) if odd else rng.choice([None, "random", "greedy"])}
+    typed = pb.SeatBotRequest(state=pb.GameState.FromString(game_state.encode(game)),
+                              seat=args["seat"] if type(args["seat"]) is int and args["seat"] >= 0 else game.players)
+    if isinstance(args["level"], str):
+        typed.level = args["level"]
     if rng.random() < 0.7:
         args["view_as"] = rng.choice(["host", *range(game.players)])
         args["seat_lines"] = rng.random() < 0.5
         sealed = kingdomino_codec.encode_state(game) if isinstance(game, Kingdomino) else wire.encode_state(game)
-        return Request(pb.JsonCall(), args, sealed)
+        return Request(typed, args, sealed, base=game)
     match = corpus.match(rng)  # transparent: a matching game's state (the mutations below are a match's)
     args["seat"] = rng.randrange(match.players)
     args["state"] = match.to_dict()
-    return Request(pb.JsonCall(), args)
+    typed.state.CopyFrom(pb.GameState.FromString(game_state.encode(match)))
+    typed.seat = args["seat"]
+    return Request(typed, args, base=match)
 
 
 def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
-    """A records call (JSON face only: `typed` is an empty JsonCall): a match's or a game's record, written,
-    read back or replayed, sometimes in a view, sealed or damaged."""
+    """A records call: a match's or a game's record, written, read back or replayed, sometimes in a view,
+    sealed or damaged (`typed`: the same call with the record's text form)."""
     from engine_service import records
 
     game: Match | Kingdomino = corpus.game(rng) if rng.random() < 0.3 else corpus.match(rng)
@@ -623,16 +635,21 @@ def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
             args["prior"] = list(game.shed)
         if rng.random() < 0.4:
             args["names"] = [rng.choice(["Ann", None, "Ива"]) for _ in range(players)]
+        export = pb.ExportRecordRequest(state=pb.GameState.FromString(game_state.encode(game)), view=view,
+                                        names=[name or "" for name in args.get("names", ())],
+                                        prior=args.get("prior", ()))
         if rng.random() < 0.4:
             args["view_as"] = rng.choice(["host", *range(players)])
             sealed = game_state.encode(game)
-            return Request(pb.JsonCall(), args, sealed)
+            return Request(export, args, sealed)
         args.update(state=game.to_dict(), view=view)
-        return Request(pb.JsonCall(), args)
+        return Request(export, args)
     try:
         record = records.export(game, view if method == "ImportRecord" else "full")
     except RulesError:
-        return Request(pb.JsonCall(), {"text": "[Record \"domino-record 1\"]\n"})
+        text = "[Record \"domino-record 1\"]\n"
+        return Request(pb.ImportRecordRequest(text=text) if method == "ImportRecord"
+                       else pb.ReplayRecordRequest(text=text), {"text": text})
     text = records.to_text(record)
     if rng.random() < 0.5:
         if rng.random() < 0.15:
@@ -644,15 +661,22 @@ def _record_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
         if rng.random() < 0.15 and len(form["moves"]) > 1:
             del form["moves"][rng.randrange(1, len(form["moves"]))]
         args = {"record": form if rng.random() < 0.9 else rng.choice([[], "x", {"record": "pgn"}, 7])}
-    if method == "ReplayRecord" and rng.random() < 0.6:
-        args["upto"] = rng.randint(1, len(record.moves))
-    return Request(pb.JsonCall(), args)
+    typed: Message = pb.ImportRecordRequest(text=text)
+    if method == "ReplayRecord":
+        typed = pb.ReplayRecordRequest(text=text)
+        if rng.random() < 0.6:
+            typed.upto = args["upto"] = rng.randint(1, len(record.moves))
+    return Request(typed, args)
 
 
 def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     """A request of `method` built from the corpus: mostly accepted, sometimes refused as illegal."""
     if method in KD_METHODS:
         return _kd_request(corpus, method, rng)
+    if method in RECORD_JSON:
+        return _record_request(corpus, method, rng)
+    if method in TABLE_JSON:
+        return _seat_bot_request(corpus, rng)
     if method == "ListVariants":
         return Request(pb.ListVariantsRequest(), {})
     if method == "CreateTournament":
@@ -762,6 +786,7 @@ def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
             args["level"] = level
         else:
             args["seat"] = rng.randrange(match.players)
+            msg = pb.HintsRequest(state=pb.GameState(match=state), seat=args["seat"], budget_ms=msg.budget_ms)
         args["budget_ms"] = msg.budget_ms
         if rng.random() < 0.3:
             msg.seed = args["seed"] = rng.getrandbits(64)

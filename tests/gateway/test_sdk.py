@@ -183,6 +183,31 @@ def test_the_grpc_faces_json_and_typed(engine_proc: EngineProc) -> None:
             typed.apply(pb.ApplyRequest(state=made.state, action="6-6"))
 
 
+def test_the_typed_client_has_every_typed_call(engine_proc: EngineProc) -> None:
+    """One method per RPC of `domino.v1.Engine` (its snake_case name), the newer calls on a GameState too."""
+    import re
+
+    from engine_service.edge import game_state
+    from engine_service.rules import Match
+
+    names = {re.sub(r"(?<!^)(?=[A-Z])", "_", m.name).lower() for m in pb.DESCRIPTOR.services_by_name["Engine"].methods}
+    assert names <= set(vars(TypedEngine)), names - set(vars(TypedEngine))
+    match, _ = Match.new("block", 2, seed=4)
+    state = pb.GameState.FromString(game_state.encode(match))
+    with EngineClient(engine_proc.address) as client:
+        typed = TypedEngine(client)
+        hints = typed.hints(pb.HintsRequest(state=state, seat=match.to_move, seed=1))
+        assert set(hints.match.values) == set(match.legal_actions())
+        text = typed.export_record(pb.ExportRecordRequest(state=state)).text
+        assert typed.import_record(pb.ImportRecordRequest(text=text)).state == state
+        assert typed.replay_record(pb.ReplayRecordRequest(text=text, upto=1)).move == 1
+        moved = typed.seat_bot(pb.SeatBotRequest(state=state, seat=match.to_move, level="random"))
+        assert moved.match.events
+        from engine_service.rules.errors import MalformedError
+        with pytest.raises(MalformedError):
+            typed.hints(pb.HintsRequest(state=state, seat=5))
+
+
 def test_bots_are_sent_as_the_gateway_reads_them() -> None:
     assert Bot(2, "greedy").to_json() == {"seat": 2, "level": "greedy"}
     assert issubclass(StaleToken, ProblemError)
