@@ -8,15 +8,24 @@ the JSON face, `engine_service.edge.json_face`), a state's bytes are
 `engine_service.edge.wire`'s, and refusals are the rules' exceptions, which
 `engine_service.status` turns into status codes. The only exception is
 `Replay`, whose refusal is part of its answer.
+
+A matching game (MatchState) and Kingdomino (KingdominoState) have their own RPCs
+(`Apply`, `KingdominoApply` ...: docs/grpc.md "Kingdomino" says why both names stay);
+each operation is written once (`_apply`, `_replay` ...) and given the kind's messages
+and codecs from one table (`_Kind`: `MATCH`, `KINGDOMINO`). The calls on a GameState
+(`SeatBot`, `Hints`, the records') find the kind in the state.
 """
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
+from google.protobuf.message import Message
 
 from engine_service import calls, records
 from engine_service.calls import EncodingError
@@ -27,14 +36,30 @@ from engine_service.rules.games import GAMES
 Event = dict[str, Any]
 
 
-def _load(request: Any) -> Match:
-    """The match a request carries in its `state` field."""
+def _required(request: Any) -> Any:
+    """The request's `state` field, which every call on a game or a tournament needs."""
     if not request.HasField("state"):
         raise MalformedError("state: required (pass back the state of the previous answer)")
-    return wire.decode_state(request.state.SerializeToString())
+    return request.state
 
 
-def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
+def _length(n: int) -> bytes:
+    out = bytearray()
+    while n > 127:
+        out.append(n & 127 | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+# ------------------------------------------------------------ a matching game's messages
+
+
+def _load_match(state: pb.MatchState) -> Match:
+    return wire.decode_state(state.SerializeToString())
+
+
+def _match_answer(match: Match, events: list[Event]) -> pb.MatchResponse:
     """The new state (written by `wire` straight into the response's field 1) and the events."""
     try:
         state = wire.encode_state(match)
@@ -47,42 +72,28 @@ def _answer(match: Match, events: list[Event]) -> pb.MatchResponse:
     return response
 
 
-def _length(n: int) -> bytes:
-    out = bytearray()
-    while n > 127:
-        out.append(n & 127 | 128)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _view(match: Match, seat: int) -> pb.SeatView:
-    """What `seat` may see of `match` (View, and Apply's `view_as`); not a seat -> MalformedError."""
-    if not 0 <= seat < match.players:
+def _match_view(match: Match, seat: int | None) -> pb.SeatView:
+    """What `seat` may see of `match`; not a seat -> the rules' MalformedError ("seat must be ...")."""
+    if seat is None or not 0 <= seat < match.players:
         match.view(seat)  # the rules refuse it, naming the seat
+    assert seat is not None
     return codec.seat_view_to_proto(match, seat)
 
 
-def _load_tournament(request: Any) -> Tournament:
-    """The tournament a request carries in its `state` field."""
-    if not request.HasField("state"):
-        raise MalformedError("state: required (pass back the state of the previous answer)")
-    return tournament_codec.load(request.state)
+def _start_match(request: pb.NewMatchRequest) -> tuple[Match, list[Event]]:
+    return calls.new_match(
+        request.variant,
+        request.players,
+        options=codec.options_from_proto(request.variant, request.options),
+        seed=request.seed if request.HasField("seed") else None,
+        deal=codec.deal_from_proto(request.deal) if request.HasField("deal") else None,
+        setup=codec.setup_from_proto(request),
+        no_deal=request.no_deal,
+        bots=[{"seat": b.seat, "level": b.level} for b in request.bots] or None,
+    )
 
 
-def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.TournamentResponse:
-    try:
-        return pb.TournamentResponse(state=tournament_codec.dump(tournament),
-                                     events=tournament_codec.events_to_proto(events))
-    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
-        raise EncodingError(f"cannot encode the answer: {exc}") from exc
-
-
-def _load_kingdomino(request: Any) -> Kingdomino:
-    """The Kingdomino game a request carries in its `state` field."""
-    if not request.HasField("state"):
-        raise MalformedError("state: required (pass back the state of the previous answer)")
-    return kingdomino_codec.state_from_proto(request.state)
+# ------------------------------------------------------------ Kingdomino's messages
 
 
 def _kingdomino_answer(game: Kingdomino, events: list[Event]) -> pb.KingdominoResponse:
@@ -93,37 +104,158 @@ def _kingdomino_answer(game: Kingdomino, events: list[Event]) -> pb.KingdominoRe
         raise EncodingError(f"cannot encode the answer: {exc}") from exc
 
 
-def _kingdomino_view(game: Kingdomino, player: int | None, where: str) -> pb.KingdominoView:
-    """What `player` (None: the public) may see; not a player -> MalformedError naming `where`."""
-    try:
-        view = game.view_for(player)
-    except MalformedError as exc:
-        raise MalformedError(f"{where}: {exc}") from None
+def _kingdomino_view(game: Kingdomino, player: int | None) -> pb.KingdominoView:
+    """What `player` (None: the public) may see; not a player -> the rules' MalformedError."""
+    view = game.view_for(player)
     try:
         return kingdomino_codec.view_to_proto(view)
     except (ValueError, KeyError, TypeError) as exc:
         raise EncodingError(f"cannot encode the view: {exc}") from exc
 
 
-def _load_game(request: Any) -> Game:
+def _start_kingdomino(request: pb.NewKingdominoRequest) -> tuple[Kingdomino, list[Event]]:
+    return calls.new_kingdomino(
+        request.players, options=kingdomino_codec.options_from_request(request.options),
+        seed=request.seed if request.HasField("seed") else None,
+        deal=kingdomino_codec.deal_from_proto(request.deal))
+
+
+# ------------------------------------------------------------ one table of the kinds
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One game kind on the typed face: its messages and codecs, which the operations below take as data,
+    so that each operation (legal actions, apply, replay, view, timeout) is written once for every kind.
+
+    `field` names the kind in `GameState.kind`, `GameResponse.kind` and `HintsResponse.kind`; `seat` is
+    the requests' name for a seat (Kingdomino says player); `view_prefix` is prefixed to a View refusal
+    when the rules' message does not already name the field (Kingdomino's "player must be ..." does not
+    say which field of the request held it; a matching game's "seat must be ..." does).
+    """
+
+    field: str
+    seat: str
+    load: Callable[[Any], Game]
+    answer: Callable[[Any, list[Event]], Message]
+    view: Callable[[Any, int | None], Message]
+    start: Callable[[Any], tuple[Game, list[Event]]]
+    legal: Callable[..., Message]      # the legal actions' response message
+    replayed: Callable[..., Message]   # Replay's response message
+    view_prefix: str | None
+
+
+MATCH = _Kind("match", "seat", _load_match, _match_answer, _match_view, _start_match,
+              pb.LegalActionsResponse, pb.ReplayResponse, None)
+KINGDOMINO = _Kind("kingdomino", "player", kingdomino_codec.state_from_proto, _kingdomino_answer, _kingdomino_view,
+                   _start_kingdomino, pb.KingdominoLegalResponse, pb.KingdominoReplayResponse, "player")
+_BY_CLASS: dict[type, _Kind] = {Match: MATCH, Kingdomino: KINGDOMINO}
+
+
+def _prefixed(where: str | None, view: Callable[[], Message]) -> Message:
+    """`view()`, its MalformedError prefixed with the request's field `where` (None: as it is)."""
+    try:
+        return view()
+    except MalformedError as exc:
+        if where is None:
+            raise
+        raise MalformedError(f"{where}: {exc}") from None
+
+
+def _optional(request: Any, name: str) -> Any:
+    """An optional field's value, None when unset."""
+    return getattr(request, name) if request.HasField(name) else None
+
+
+# The operations, each written once and given the kind of game its RPC serves.
+
+def _new(kind: _Kind, request: Any) -> Message:
+    return kind.answer(*kind.start(request))
+
+
+def _legal_actions(kind: _Kind, request: Any) -> Message:
+    game = kind.load(_required(request))
+    answer = kind.legal(actions=game.legal_actions())
+    if game.to_move is not None:  # a matching game names the seat always; Kingdomino none once over
+        setattr(answer, kind.seat, game.to_move)
+    return answer
+
+
+def _apply(kind: _Kind, request: Any) -> Message:
+    game = kind.load(_required(request))
+    response = kind.answer(game, calls.apply(game, request.action, _optional(request, kind.seat)))
+    if request.HasField("view_as"):
+        response.view.CopyFrom(_prefixed("view_as", lambda: kind.view(game, request.view_as)))  # type: ignore[attr-defined]
+    return response
+
+
+def _replay(kind: _Kind, request: Any) -> Message:
+    game = kind.load(_required(request))
+    done = calls.replay(game, request.actions)
+    answer = kind.answer(game, done.events)
+    fields = kind.replayed.DESCRIPTOR.fields_by_name  # type: ignore[attr-defined]
+    carried = {name: getattr(answer, name) for name in answer.DESCRIPTOR.fields_by_name
+               if name != "view" and name in fields}  # state, events and (a matching game) record_lines
+    return kind.replayed(applied=done.applied, ok=done.ok, failed_index=-1 if done.ok else done.applied,
+                         reason=done.reason, error_kind=done.error_kind, **carried)
+
+
+def _view(kind: _Kind, request: Any) -> Message:
+    game = kind.load(_required(request))
+    # Kingdomino's player may be absent (the public view); a matching game's seat is always given.
+    given = request.DESCRIPTOR.fields_by_name[kind.seat].has_presence
+    viewer = _optional(request, kind.seat) if given else getattr(request, kind.seat)
+    return _prefixed(kind.view_prefix, lambda: kind.view(game, viewer))
+
+
+def _timeout(kind: _Kind, request: Any) -> Message:
+    game = kind.load(_required(request))
+    return kind.answer(game, calls.timeout(game, getattr(request, kind.seat)))
+
+
+Operation = Callable[[_Kind, Any], Message]
+
+
+def _rpc(operation: Operation, kind: _Kind) -> Callable[[Any, Any, grpc.ServicerContext], Any]:
+    """A servicer method: `operation` for games of `kind`."""
+
+    def method(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        return operation(kind, request)
+
+    method.__doc__ = f"{operation.__name__.strip('_')} on a {kind.field} state"
+    return method
+
+
+# ------------------------------------------------------------ the Bykovo tournament
+
+
+def _load_tournament(request: Any) -> Tournament:
+    """The tournament a request carries in its `state` field."""
+    return tournament_codec.load(_required(request))
+
+
+def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.TournamentResponse:
+    try:
+        return pb.TournamentResponse(state=tournament_codec.dump(tournament),
+                                     events=tournament_codec.events_to_proto(events))
+    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
+        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+
+
+# ------------------------------------------------------------ a game of either kind (a GameState)
+
+
+def _load_game(request: Any) -> tuple[_Kind, Game]:
     """The game of either kind a request carries in its `state` field (a GameState: its `kind` says
-    which), read as the JSON face reads sealed bytes (`engine_service.edge.game_state`)."""
-    if not request.HasField("state"):
-        raise MalformedError("state: required (pass back the state of the previous answer)")
-    return game_state.decode(request.state.SerializeToString())
+    which), read as the JSON face reads sealed bytes (`engine_service.edge.game_state`), and its kind."""
+    game = game_state.decode(_required(request).SerializeToString())
+    return _BY_CLASS[type(game)], game
 
 
-def _kind(game: Game) -> str:
-    """The field of `GameState.kind` (and of `GameResponse.kind`, `HintsResponse.kind`) that holds `game`."""
-    return "kingdomino" if isinstance(game, Kingdomino) else "match"
-
-
-def _game_answer(game: Game, events: list[Event]) -> pb.GameResponse:
+def _game_answer(kind: _Kind, game: Game, events: list[Event]) -> pb.GameResponse:
     """A changed game's answer in its own kind's message."""
-    if isinstance(game, Kingdomino):
-        return pb.GameResponse(kingdomino=_kingdomino_answer(game, events))
-    assert isinstance(game, Match)
-    return pb.GameResponse(match=_answer(game, events))
+    answer: dict[str, Any] = {kind.field: kind.answer(game, events)}
+    return pb.GameResponse(**answer)
 
 
 def _game_state(game: Game) -> pb.GameState:
@@ -144,65 +276,35 @@ class EngineServicer(pb_grpc.EngineServicer):
     def ListVariants(self, request: pb.ListVariantsRequest, context: grpc.ServicerContext) -> pb.ListVariantsResponse:
         return self._variants
 
-    def NewMatch(self, request: pb.NewMatchRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
-        match, events = calls.new_match(
-            request.variant,
-            request.players,
-            options=codec.options_from_proto(request.variant, request.options),
-            seed=request.seed if request.HasField("seed") else None,
-            deal=codec.deal_from_proto(request.deal) if request.HasField("deal") else None,
-            setup=codec.setup_from_proto(request),
-            no_deal=request.no_deal,
-            bots=[{"seat": b.seat, "level": b.level} for b in request.bots] or None,
-        )
-        return _answer(match, events)
+    # ------------------------------------------------------------ one kind of game: the operations by kind
+    # Each row is one operation served for a matching game (MatchState) and for Kingdomino (KingdominoState):
+    # the RPC names stay two for wire compatibility (docs/grpc.md "Kingdomino"), the code is one.
+
+    NewMatch, NewKingdomino = _rpc(_new, MATCH), _rpc(_new, KINGDOMINO)
+    LegalActions, KingdominoLegalActions = _rpc(_legal_actions, MATCH), _rpc(_legal_actions, KINGDOMINO)
+    Apply, KingdominoApply = _rpc(_apply, MATCH), _rpc(_apply, KINGDOMINO)
+    Replay, KingdominoReplay = _rpc(_replay, MATCH), _rpc(_replay, KINGDOMINO)
+    View, KingdominoView = _rpc(_view, MATCH), _rpc(_view, KINGDOMINO)
+    Timeout, KingdominoTimeout = _rpc(_timeout, MATCH), _rpc(_timeout, KINGDOMINO)
+
+    # ------------------------------------------------------------ a matching game's rounds
 
     def StartRound(self, request: pb.StartRoundRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
-        match = _load(request)
+        match = _load_match(_required(request))
         deal = codec.deal_from_proto(request.deal) if request.HasField("deal") else None
-        return _answer(match, calls.start_round(match, deal))
-
-    def LegalActions(self, request: pb.StateRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
-        match = _load(request)
-        return pb.LegalActionsResponse(seat=match.to_move, actions=match.legal_actions())
-
-    def Apply(self, request: pb.ApplyRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
-        match = _load(request)
-        events = calls.apply(match, request.action, request.seat if request.HasField("seat") else None)
-        response = _answer(match, events)
-        if request.HasField("view_as"):
-            try:
-                response.view.CopyFrom(_view(match, request.view_as))
-            except MalformedError as exc:
-                raise MalformedError(f"view_as: {exc}") from exc
-        return response
-
-    def Replay(self, request: pb.ReplayRequest, context: grpc.ServicerContext) -> pb.ReplayResponse:
-        match = _load(request)
-        done = calls.replay(match, request.actions)
-        answer = _answer(match, done.events)
-        return pb.ReplayResponse(state=answer.state, events=answer.events, applied=done.applied, ok=done.ok,
-                                 failed_index=-1 if done.ok else done.applied, reason=done.reason,
-                                 error_kind=done.error_kind, record_lines=answer.record_lines)
+        return _match_answer(match, calls.start_round(match, deal))
 
     def Settle(self, request: pb.SettleRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
-        match = _load(request)
+        match = _load_match(_required(request))
         ending = codec.ending_from_proto(request.ending, "ending")
         if ending not in ("out", "blocked"):
             raise MalformedError(f"ending: ENDING_OUT or ENDING_BLOCKED, not {pb.Ending.Name(request.ending)}")
         events = calls.settle(match, ending, codec.hands_from_proto(request.hands, "hands"),
                               request.last_placer if request.HasField("last_placer") else None)
-        return _answer(match, events)
-
-    def View(self, request: pb.ViewRequest, context: grpc.ServicerContext) -> pb.SeatView:
-        return _view(_load(request), request.seat)
-
-    def Timeout(self, request: pb.TimeoutRequest, context: grpc.ServicerContext) -> pb.MatchResponse:
-        match = _load(request)
-        return _answer(match, calls.timeout(match, request.seat))
+        return _match_answer(match, events)
 
     def Suggest(self, request: pb.SuggestRequest, context: grpc.ServicerContext) -> pb.SuggestResponse:
-        match = _load(request)
+        match = _load_match(_required(request))
         seat, action = calls.suggest(match, request.level,
                                      request.budget_ms if request.HasField("budget_ms") else None,
                                      request.seed if request.HasField("seed") else None)
@@ -235,71 +337,23 @@ class EngineServicer(pb_grpc.EngineServicer):
         except (ValueError, KeyError, TypeError) as exc:
             raise EncodingError(f"cannot encode the standings: {exc}") from exc
 
-    # ------------------------------------------------------------ Kingdomino (KD)
-
-    def NewKingdomino(self, request: pb.NewKingdominoRequest,
-                      context: grpc.ServicerContext) -> pb.KingdominoResponse:
-        game, events = calls.new_kingdomino(
-            request.players, options=kingdomino_codec.options_from_request(request.options),
-            seed=request.seed if request.HasField("seed") else None,
-            deal=kingdomino_codec.deal_from_proto(request.deal))
-        return _kingdomino_answer(game, events)
-
-    def KingdominoLegalActions(self, request: pb.KingdominoStateRequest,
-                               context: grpc.ServicerContext) -> pb.KingdominoLegalResponse:
-        game = _load_kingdomino(request)
-        answer = pb.KingdominoLegalResponse(actions=game.legal_actions())
-        if game.to_move is not None:
-            answer.player = game.to_move
-        return answer
-
-    def KingdominoApply(self, request: pb.KingdominoApplyRequest,
-                        context: grpc.ServicerContext) -> pb.KingdominoResponse:
-        game = _load_kingdomino(request)
-        events = calls.apply(game, request.action, request.player if request.HasField("player") else None)
-        response = _kingdomino_answer(game, events)
-        if request.HasField("view_as"):
-            response.view.CopyFrom(_kingdomino_view(game, request.view_as, "view_as"))
-        return response
-
-    def KingdominoReplay(self, request: pb.KingdominoReplayRequest,
-                         context: grpc.ServicerContext) -> pb.KingdominoReplayResponse:
-        game = _load_kingdomino(request)
-        done = calls.replay(game, request.actions)
-        answer = _kingdomino_answer(game, done.events)
-        return pb.KingdominoReplayResponse(state=answer.state, events=answer.events, applied=done.applied,
-                                           ok=done.ok, failed_index=-1 if done.ok else done.applied,
-                                           reason=done.reason, error_kind=done.error_kind)
-
-    def KingdominoView(self, request: pb.KingdominoViewRequest,
-                       context: grpc.ServicerContext) -> pb.KingdominoView:
-        game = _load_kingdomino(request)
-        return _kingdomino_view(game, request.player if request.HasField("player") else None, "player")
-
-    def KingdominoTimeout(self, request: pb.KingdominoTimeoutRequest,
-                          context: grpc.ServicerContext) -> pb.KingdominoResponse:
-        game = _load_kingdomino(request)
-        return _kingdomino_answer(game, calls.timeout(game, request.player))
-
     # ------------------------------------------------------------ either kind of game (a GameState)
 
     def SeatBot(self, request: pb.SeatBotRequest, context: grpc.ServicerContext) -> pb.GameResponse:
-        game = _load_game(request)
-        level = request.level if request.HasField("level") else None
-        return _game_answer(game, calls.seat_bot(game, request.seat, level))
+        kind, game = _load_game(request)
+        return _game_answer(kind, game, calls.seat_bot(game, request.seat, _optional(request, "level")))
 
     def Hints(self, request: pb.HintsRequest, context: grpc.ServicerContext) -> pb.HintsResponse:
-        game = _load_game(request)
-        hints = calls.hints(game, request.seat, request.budget_ms if request.HasField("budget_ms") else None,
-                            request.seed if request.HasField("seed") else None)
+        kind, game = _load_game(request)
+        hints = calls.hints(game, request.seat, _optional(request, "budget_ms"), _optional(request, "seed"))
         try:
-            return hints_codec.hints_to_proto(_kind(game), hints)
+            return hints_codec.hints_to_proto(kind.field, hints)
         except (ValueError, KeyError, TypeError) as exc:
             raise EncodingError(f"cannot encode the hints: {exc}") from exc
 
     def ExportRecord(self, request: pb.ExportRecordRequest,
                      context: grpc.ServicerContext) -> pb.ExportRecordResponse:
-        game = _load_game(request)
+        _, game = _load_game(request)
         names: list[str | None] = [name or None for name in request.names]
         record = records.export(game, request.view or "full", names or None, list(request.prior) or None)
         return pb.ExportRecordResponse(text=records.to_text(record))
