@@ -191,7 +191,7 @@ def _apply(kind: _Kind, request: Any) -> Message:
 
 def _replay(kind: _Kind, request: Any) -> Message:
     game = kind.load(_required(request))
-    done = calls.replay(game, request.actions)
+    done = calls.replay(game, request.actions, _optional(request, kind.seat))
     answer = kind.answer(game, done.events)
     fields = kind.replayed.DESCRIPTOR.fields_by_name  # type: ignore[attr-defined]
     carried = {name: getattr(answer, name) for name in answer.DESCRIPTOR.fields_by_name

@@ -11,8 +11,10 @@ carries, so that the engine is the only place where a state changes form:
   ``"host"``); the answer's JSON shows that viewer's ``view`` and the events as
   it may see them (`rules.views`), and the new state goes back as bytes.
 
-Arguments are checked for their keys here and for their values by the rules,
-as the typed servicer does; what a call does is `engine_service.calls`.
+Arguments are checked for their keys here (each call's keys are its typed
+request's fields, `domino.v1.jsonargs.ARGUMENTS`, read from the contract) and for
+their values by the rules, as the typed servicer does; what a call does is
+`engine_service.calls`.
 
 Kingdomino (RULES.md KD) goes through the same calls and the same code: every
 call reads its game through the rules' `Game` protocol. ``NewMatch`` finds the
@@ -34,7 +36,7 @@ import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
-from domino.v1.jsonargs import MAX_DEPTH, too_deep
+from domino.v1.jsonargs import ARGUMENTS, MAX_DEPTH, too_deep
 
 from engine_service import calls, records
 from engine_service.calls import EncodingError
@@ -55,9 +57,6 @@ from engine_service.rules.games import GAMES
 Json = dict[str, Any]
 Event = dict[str, Any]
 HOST = "host"
-
-_MATCH = frozenset({"state"})
-_SEALED = frozenset({"view_as", "seat_lines"})
 
 
 def _args(call: pb.JsonCall, allowed: frozenset[str]) -> Json:
@@ -264,12 +263,11 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         self._variants = pb.JsonAnswer(answer=_dumps({"variants": listing}))
 
     def ListVariants(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        _args(call, frozenset())
+        _args(call, ARGUMENTS["ListVariants"])
         return self._variants
 
     def NewMatch(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, frozenset({"variant", "players", "options", "seed", "deal", "setup", "no_deal", "bots"})
-                     | _SEALED)
+        args = _args(call, ARGUMENTS["NewMatch"])
         no_deal = args.get("no_deal", False)
         if type(no_deal) is not bool:
             raise MalformedError(f"no_deal: expected true or false, not {no_deal!r}")
@@ -282,12 +280,12 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
                           game.players, game.options)
 
     def StartRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"deal"})
+        args = _args(call, ARGUMENTS["StartRound"])
         carried, match = _match(call, args, "deal")
         return carried.answer(calls.start_round(match, args.get("deal")))
 
     def LegalActions(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED)
+        args = _args(call, ARGUMENTS["LegalActions"])
         carried = _Carried(call, args)
         game = carried.game
         to_move = game.to_move
@@ -296,14 +294,14 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         return pb.JsonAnswer(answer=_dumps({"seat": to_move, "actions": game.legal_actions() if shown else []}))
 
     def Apply(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"action", "seat"})
+        args = _args(call, ARGUMENTS["Apply"])
         if "action" not in args:
             raise MalformedError("action: required")
         carried = _Carried(call, args)
         return carried.answer(calls.apply(carried.game, args["action"], args.get("seat")))
 
     def Replay(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"actions", "seat"})
+        args = _args(call, ARGUMENTS["Replay"])
         actions = args.get("actions")
         if type(actions) is not list:
             raise MalformedError("actions: required, a list of actions")
@@ -314,13 +312,13 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
                               error_kind=done.error_kind)
 
     def Settle(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"ending", "hands", "last_placer"})
+        args = _args(call, ARGUMENTS["Settle"])
         carried, match = _match(call, args, "settle")
         events = calls.settle(match, args.get("ending"), args.get("hands"), args.get("last_placer"))
         return carried.answer(events)
 
     def View(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"seat"})
+        args = _args(call, ARGUMENTS["View"])
         carried = _Carried(call, args)
         game = carried.game
         # {"view": ...}: the same member as in every other answer that carries a view
@@ -333,7 +331,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def Suggest(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         """A bot's move for the seat to move (sealed: only when the caller is that seat)."""
-        args = _args(call, _MATCH | _SEALED | {"level", "budget_ms", "seed"})
+        args = _args(call, ARGUMENTS["Suggest"])
         if "level" not in args:
             raise MalformedError("level: required (random, greedy or expert)")
         carried = _Carried(call, args)
@@ -345,7 +343,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def Hints(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         """The coach for one seat's view (sealed: the caller's own seat)."""
-        args = _args(call, _MATCH | _SEALED | {"seat", "budget_ms", "seed"})
+        args = _args(call, ARGUMENTS["Hints"])
         carried = _Carried(call, args)
         if carried.sealed:
             if carried.viewer is None:
@@ -359,7 +357,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
                                                                  args.get("seed"))}))
 
     def Timeout(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"seat"})
+        args = _args(call, ARGUMENTS["Timeout"])
         if "seat" not in args:
             raise MalformedError("seat: required (the seat that timed out)")
         carried = _Carried(call, args)
@@ -367,7 +365,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
 
     def SeatBot(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         """An online table's seat played by the computer from now on, or by a person again (sealed)."""
-        args = _args(call, _MATCH | _SEALED | {"seat", "level"})
+        args = _args(call, ARGUMENTS["SeatBot"])
         if "seat" not in args or "level" not in args:
             raise MalformedError("seat and level: required (level null: a person plays the seat again)")
         carried = _Carried(call, args)
@@ -376,7 +374,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
     # ------------------------------------------------------------ match records (docs/records.md)
 
     def ExportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, _MATCH | _SEALED | {"view", "names", "prior"})
+        args = _args(call, ARGUMENTS["ExportRecord"])
         names = args.get("names")
         if names is not None and type(names) is not list:
             raise MalformedError("names: a list of names, seat 0 first")
@@ -394,7 +392,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         return pb.JsonAnswer(answer=_dumps({"record": records.to_json(record), "text": records.to_text(record)}))
 
     def ImportRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        record = _record(_args(call, frozenset({"record", "text"})))
+        record = _record(_args(call, ARGUMENTS["ImportRecord"]))
         game = calls.import_record(record)
         state, shed = (None, []) if game is None else (game.to_dict(), game.shed)
         body = {"record": records.to_json(record), "text": records.to_text(record), "moves": len(record.moves),
@@ -404,7 +402,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         return pb.JsonAnswer(answer=_dumps(body))
 
     def ReplayRecord(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, frozenset({"record", "text", "upto"}))
+        args = _args(call, ARGUMENTS["ReplayRecord"])
         record = _record(args)
         upto = args.get("upto")
         if upto is not None and type(upto) is not int:
@@ -418,14 +416,14 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
     # ------------------------------------------------------------ Bykovo micro-tournament (B)
 
     def CreateTournament(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, frozenset({"participants", "seed", "rating"}))
+        args = _args(call, ARGUMENTS["CreateTournament"])
         seed = args.get("seed")
         tournament = Tournament.create(args.get("participants"), secrets.randbits(63) if seed is None else seed,
                                        args.get("rating"))
         return _tournament_answer(tournament, [])
 
     def RecordTournamentRound(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        args = _args(call, frozenset({"state", "points", "winner"}))
+        args = _args(call, ARGUMENTS["RecordTournamentRound"])
         tournament = _tournament(args)
         if "winner" not in args:
             raise MalformedError("winner: required (the seat 0..3 that won the round)")
@@ -433,7 +431,7 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         return _tournament_answer(tournament, events)
 
     def TournamentStandings(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
-        tournament = _tournament(_args(call, frozenset({"state"})))
+        tournament = _tournament(_args(call, ARGUMENTS["TournamentStandings"]))
         return pb.JsonAnswer(answer=_dumps({
             "standings": tournament.standings(),
             "next_players": [] if tournament.over else tournament.next_players(),
