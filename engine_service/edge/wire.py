@@ -650,7 +650,7 @@ def _read(data: bytes) -> Match:
     if r is None:
         if 20 in f:
             raise _Odd("log steps", "state.log_steps", "moves without a round")
-        return Match.from_parts(decode_tiles(state, [], [], []))
+        return decode_tiles(state, [], [], [], Match)
     g = _scan(r, _ROUND)
     hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
     placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
@@ -680,7 +680,7 @@ def _read(data: bytes) -> Match:
         "round_points": _numbers(g, 14, True) or None,
         "places": _numbers(g, 15) or None,
     }
-    return Match.from_parts(decode_tiles(state, hands, boneyard, placements))
+    return decode_tiles(state, hands, boneyard, placements, Match)
 
 
 def _canonical(data: bytes) -> bytes:

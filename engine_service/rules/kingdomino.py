@@ -40,7 +40,6 @@ from .kingdomino_notation import Action, parse_action
 from .kingdomino_score import (
     HARMONY_BONUS,
     MIDDLE_KINGDOM_BONUS,
-    GameResult,
     game_result,
     kingdom_score,
     rank,
@@ -56,13 +55,13 @@ from .kingdomino_setup import (
     game_seed,
     seeded_deal,
 )
-from .kingdomino_state import decode, encode
+from .kingdomino_state import KingdominoState, decode, encode
 from .kingdomino_tiles import describe
 from .kingdomino_turns import lay_row, pick, placed
 from .views import kingdomino_public_view, redact_kingdomino_events
 
 
-class Kingdomino:
+class Kingdomino(KingdominoState):
     """A game of Kingdomino: the rows, the kings, the pile and every player's kingdom.
 
     `current` holds the tiles of the current row still to be placed (ascending,
@@ -78,44 +77,12 @@ class Kingdomino:
     ends the next one is dealt and started at once, in the same `apply`.
     """
 
-    __slots__ = (
-        "cfg",
-        "current_kings",
-        "current_tiles",
-        "deals",
-        "games",
-        "kingdoms",
-        "kings",
-        "log",
-        "next_kings",
-        "next_tiles",
-        "picker",
-        "pile",
-        "seed",
-        "timed_out",
-        "bots",
-        "shed",
-    )
+    __slots__ = ("shed",)
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int]) -> None:
-        self.cfg = cfg
-        self.seed = seed
-        self.kings = kings
-        self.pile = pile
-        self.current_tiles: list[int] = []
-        self.current_kings: list[int] = []
-        self.next_tiles: list[int] = []
-        self.next_kings: list[int] = []
-        self.picker = -1
-        self.timed_out = -1
-        #: Players the computer plays, and at what level (`botseats`; the engine plays them).
-        self.bots: dict[int, str] = {}
         geo = geometry(cfg.size)
-        self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
-        self.games: list[GameResult] = []
-        self.deals: list[tuple[list[int], list[int]]] = []
-        #: What happened since the game began (`history`): empty when that is not known.
-        self.log: list[str] = []
+        super().__init__(cfg, seed, kings, pile, [], [], [], [], -1, [Kingdom(geo) for _ in range(cfg.players)],
+                         [], [])
         #: Entries that left the log (`Match.shed`): none, a game's log is bounded and stays whole.
         self.shed: list[str] = []
 

@@ -10,14 +10,14 @@ on one tile or picking, and each player's number of tiles matching the rounds
 played. A dynasty's finished games (issue 14) are replayed too, each complete,
 and their results must be what their kingdoms score.
 
-`decode` returns the checked parts (`Decoded`) and `Kingdomino.from_dict` builds
-the game from them; `encode` reads a game through `KingdominoFields`. So this
-module does not import the game (kingdomino.py imports it: the rules' imports
+`decode` returns the checked parts (`KingdominoState`) and `Kingdomino.from_dict` builds
+the game from them; `encode` reads a game's fields, declared by its base class
+`KingdominoState` (read natively once compiled). So this module does not import the game (kingdomino.py imports it: the rules' imports
 form a tree), as `match_form` does for a matching game.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from .botseats import bots_to_list, check_bots
 from .errors import MalformedError
@@ -42,15 +42,16 @@ KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "ne
 DYNASTY_KEY = "dynasty"
 #: Only once a player's timeout ended the game: that player.
 TIMED_OUT_KEY = "timed_out"
-#: The action log (rules/history.py), checked by `Kingdomino.from_dict`; optional (older states lack it).
+#: The action log (rules/history.py), checked last by `decode`; optional (older states lack it).
 LOG_KEY = "log"
 #: Only when some player is a bot: ``[{seat, level}...]`` (`botseats`).
 BOTS_KEY = "bots"
 RESULT_KEYS = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
 
 
-class Decoded:
-    """A state's parts, each checked and all consistent: what `Kingdomino` is made of.
+class KingdominoState:
+    """A game's state, with no rules in it: what `Kingdomino` plays on (its base class) and what
+    `decode` returns, each part checked and all consistent.
 
     The rows as `Kingdomino` keeps them: `current_kings` a king per tile,
     `next_kings` a king or -1 per tile; `picker` the king picking now, -1 for none.
@@ -77,31 +78,13 @@ class Decoded:
         self.kingdoms = kingdoms
         self.games = games
         self.deals = deals
+        #: Players the computer plays, and at what level (`botseats`; the engine plays them).
         self.bots: dict[int, str] = {}
+        #: What happened since the game began (`history`): empty when that is not known.
         self.log: list[str] = []
 
 
-class KingdominoFields(Protocol):
-    """What `encode` reads of a game (`Kingdomino` has it; named here so that this module needs no game)."""
-
-    cfg: KDConfig
-    seed: int | None
-    kings: list[int]
-    pile: list[int]
-    current_tiles: list[int]
-    current_kings: list[int]
-    next_tiles: list[int]
-    next_kings: list[int]
-    picker: int
-    kingdoms: list[Kingdom]
-    log: list[str]
-    timed_out: int
-    bots: dict[int, str]
-    games: list[GameResult]
-    deals: list[tuple[list[int], list[int]]]
-
-
-def encode(game: KingdominoFields) -> dict[str, Any]:
+def encode(game: KingdominoState) -> dict[str, Any]:
     """The whole state as JSON (the pile's order included: `Kingdomino.view` hides it from players).
 
     A dynasty adds ``dynasty``: ``{"games": [finished game's result...], "deals": [{tiles,
@@ -133,7 +116,7 @@ def encode(game: KingdominoFields) -> dict[str, Any]:
     return state
 
 
-def decode(data: object) -> Decoded:
+def decode(data: object) -> KingdominoState:
     """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
@@ -200,7 +183,7 @@ def decode(data: object) -> Decoded:
         raise MalformedError(f"state: game {len(games) + 1} of the dynasty is over, "
                              "so the next one must have been started")
 
-    parts = Decoded(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
+    parts = KingdominoState(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
                     -1 if picker is None else picker, kingdoms, games, deals, timed_out)
     parts.bots = check_bots(data.get(BOTS_KEY), cfg.players, "state.bots")
     parts.log = check_log(data.get(LOG_KEY, []))
@@ -364,4 +347,4 @@ def _check_turn(cfg: KDConfig, kings: list[int], current: list[int], nxt: list[i
                 f"{rounds * cfg.kings_each + acted}")
 
 
-__all__ = ["Decoded", "decode"]
+__all__ = ["KingdominoState", "decode"]

@@ -20,14 +20,14 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from .botseats import bots_to_list, check_bots
-from .checks import INT_LIMIT, check_int_list, check_nonneg, check_seat, check_seed
+from .checks import check_int_list, check_nonneg, check_seat, check_seed
 from .deal import deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
-from .family import Family, MatchEnd, RoundContext, RoundResult
-from .history import MAX_LOG, chain, entry
-from .ledger import Ledger
-from .match_form import MatchParts, decode, encode
+from .family import Family, MatchEnd, RoundResult
+from .history import MAX_LOG, entry
+from .match_form import decode, encode
+from .match_state import AT_LIMIT, MatchState, near_limit
 from .notation import format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
@@ -36,45 +36,15 @@ from .tiles import NAMES, bits, names, parse_hand
 from .views import public_view, redact_events, shown_hands
 
 
-class Match:
-    """A match of one preset: ledger, current round, and the match outcome."""
+class Match(MatchState):
+    """A match of one preset: its state (`MatchState`: ledger, current round, outcome, log) and the
+    calls that change it."""
 
-    __slots__ = (
-        "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots", "log",
-        "log_count", "_digest", "_unchained", "shed",
-    )
+    __slots__ = ("shed",)
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
                  players: int, seed: int | None) -> None:
-        self.preset = preset
-        self.family = family
-        self.overrides = overrides
-        self.players = players
-        self.seed = seed
-        self.round_number = 0
-        self.ledger = Ledger.empty(family.sides)
-        self.round: Round | None = None
-        self.next_leader: int | None = None
-        self.match_over = False
-        self.losers: list[int] = []
-        self.winners: list[int] = []
-        self.rating: list[int] = []
-        self.timed_out: int | None = None
-        #: Seats the computer plays, and at what level (`botseats`; the engine plays them).
-        self.bots: dict[int, str] = {}
-        #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
-        #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
-        self.at_limit = False
-        #: What happened in the current round (`history`; since the match began while no round has
-        #: ended): empty with `log_count` 0 when that is not known.
-        self.log: list[str] = []
-        #: How many entries left the log as rounds ended, and the digest chaining them (`history.chain`).
-        self.log_count = 0
-        self._digest = b""
-        #: Lines that left the log and are not chained into `_digest` yet (`log_digest` chains them when
-        #: read: a match played in process, as the rules' benchmarks and the bots' playouts do, never pays).
-        self._unchained: list[str] = []
+        super().__init__(preset, family, overrides, players, seed)
         #: The entries that left the log since this object was made (not part of the state): a call's
         #: answer's ``record_lines``; a match played here from its start holds them all.
         self.shed: list[str] = []
@@ -149,7 +119,7 @@ class Match:
                 raise MalformedError(f"setup.scores: in {self.preset.name} the score is the written points: "
                                      "give setup.written")
             self.ledger.scores = self.ledger.written.copy()
-        self.at_limit = _near_limit(self)
+        self.at_limit = near_limit(self)
 
     def start_round(self, deal: object = None) -> list[Event]:
         """Deal the next round: explicitly, or from the match seed."""
@@ -180,7 +150,7 @@ class Match:
             hands, boneyard, redeals = deal_with_redeals(
                 self.players, family.hand_size, derive_seed(self.seed, self.round_number + 1),
                 family.is_misdeal)
-        ctx = self._context()
+        ctx = self.round_context()
         leader, lead_mask = family.lead(ctx, hands) if leader_hint is None else \
             family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
@@ -188,10 +158,6 @@ class Match:
         self._log("deal" if deal is None else entry("deal", _deal_payload(self.round, leader_hint)))
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
-
-    def _context(self) -> RoundContext:
-        """What the family may know of this match to name a round's lead."""
-        return RoundContext(self.seed, self.round_number, self.next_leader, bool(self.ledger.history))
 
     # ------------------------------------------------------------ play
 
@@ -300,14 +266,6 @@ class Match:
             self._unchained = []
             return
         self.log.append(item)
-
-    @property
-    def log_digest(self) -> bytes:
-        """The digest chaining every entry that left the log (`history.chain`), b"" when none has."""
-        if self._unchained:
-            self._digest = chain(self._digest, self._unchained)
-            self._unchained = []
-        return self._digest
 
     def _shed(self) -> None:
         """A round has ended: its entries (and any before it) leave the state for `shed`, chained into
@@ -537,27 +495,7 @@ class Match:
     @classmethod
     def from_dict(cls, data: object) -> Match:
         """Decode and validate a JSON state (`match_form.decode`); MalformedError names the first thing wrong."""
-        return cls.from_parts(decode(data))
-
-    @classmethod
-    def from_parts(cls, parts: MatchParts) -> Match:
-        """The match a decoded state describes (`match_form.decode`, or `decode_tiles` for the gRPC codec)."""
-        match = cls(parts.preset, parts.family, parts.overrides, parts.players, parts.seed)
-        match.round_number = parts.round_number
-        match.ledger = parts.ledger
-        match.round = parts.round
-        match.next_leader = parts.next_leader
-        match.match_over = parts.match_over
-        match.losers = parts.losers
-        match.winners = parts.winners
-        match.rating = parts.rating
-        match.timed_out = parts.timed_out
-        match.bots = parts.bots
-        match.log = parts.log
-        match.log_count = parts.log_count
-        match._digest = parts.log_digest
-        match.at_limit = _near_limit(match)
-        return match
+        return decode(data, cls)
 
 
 def _setup_payload(setup: object) -> dict[str, Any]:
@@ -582,16 +520,3 @@ def _logged(event: Event) -> str:
         action: str = event["action"]
         return action
     return "draw" if kind == "drew" else "pass"
-
-
-#: One call adds far less than this to any number (a round, a hand's points): a state within it of
-#: `INT_LIMIT` plays no further (`Match.at_limit`), so every answer decodes again.
-HEADROOM = 10**6
-AT_LIMIT = ("this match's numbers (rounds played, points) are at the limit a state can hold "
-            f"({INT_LIMIT - HEADROOM:,}): start a new match")
-
-
-def _near_limit(match: Match) -> bool:
-    ledger = match.ledger
-    numbers = [match.round_number, ledger.pot, *ledger.written, *ledger.remembered, *ledger.scores]
-    return max(abs(v) for v in numbers) > INT_LIMIT - HEADROOM

@@ -9,15 +9,15 @@ variant's placement rules, the seats out holding nothing, the ending agreeing
 with "over"). The first thing wrong is refused with a `MalformedError` naming
 the field.
 
-`decode` returns the checked parts (`MatchParts`) and `Match.from_parts` builds
-the match from them, so this module does not import the match (match.py imports
-it: the rules' imports form a tree, tests/rules/test_import_tree.py), as
-`kingdomino_state` does for Kingdomino. It is compiled with the rules (setup.py
+`decode` makes the checked state an instance of the class it is given (`Match`,
+whose fields are `match_state.MatchState`'s), so this module does not import the
+match (match.py imports it: the rules' imports form a tree,
+tests/rules/test_import_tree.py), as `kingdomino_state` hands Kingdomino its state. It is compiled with the rules (setup.py
 ``COMPILED_SOURCES``), which wire's decoding needs.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from .botseats import bots_to_list, check_bots
 from .checks import (
@@ -31,12 +31,11 @@ from .checks import (
     check_seed,
 )
 from .errors import MalformedError, one_of
-from .family import Family, RoundContext
 from .history import DIGEST_SIZE, MAX_LOG, check_log
 from .ledger import Ledger
+from .match_state import MatchState, near_limit
 from .notation import Placement, format_placement, parse_placement
-from .options import OptionValue
-from .registry import Preset, make_family
+from .registry import make_family
 from .round import Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
 
@@ -63,32 +62,7 @@ _ROUND_NULLABLE = frozenset({"last_placer", "ending", "winner", "round_points", 
 # ---------------------------------------------------------------- encoding
 
 
-class MatchFields(Protocol):
-    """What `encode` reads of a match (`Match` has it; named here so that this module needs no `Match`)."""
-
-    preset: Preset
-    players: int
-    overrides: dict[str, OptionValue]
-    seed: int | None
-    round_number: int
-    ledger: Ledger
-    round: Round | None
-    next_leader: int | None
-    match_over: bool
-    losers: list[int]
-    winners: list[int]
-    rating: list[int]
-    timed_out: int | None
-    bots: dict[int, str]
-    log: list[str]
-    log_count: int
-
-    @property
-    def log_digest(self) -> bytes:
-        """The digest chaining the entries that left the log (b"" when none has)."""
-
-
-def encode(match: MatchFields) -> dict[str, Any]:
+def encode(match: MatchState) -> dict[str, Any]:
     """The canonical JSON state (the REST transparent form; mirrors proto MatchState).
     ``log_count`` and ``log_digest`` are there once entries have left the log, ``bots`` only
     when some seat is a bot."""
@@ -142,44 +116,19 @@ def round_to_dict(rnd: Round) -> dict[str, Any]:
 # ---------------------------------------------------------------- decoding
 
 
-class MatchParts:
-    """A decoded state, every field checked: what `Match.from_parts` builds a match from."""
-
-    __slots__ = ("preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-                 "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "bots", "log",
-                 "log_count", "log_digest")
-
-    def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue], players: int,
-                 seed: int | None) -> None:
-        self.preset = preset
-        self.family = family
-        self.overrides = overrides
-        self.players = players
-        self.seed = seed
-        self.round_number = 0
-        self.ledger = Ledger.empty(family.sides)
-        self.round: Round | None = None
-        self.next_leader: int | None = None
-        self.match_over = False
-        self.losers: list[int] = []
-        self.winners: list[int] = []
-        self.rating: list[int] = []
-        self.timed_out: int | None = None
-        self.bots: dict[int, str] = {}
-        self.log: list[str] = []
-        self.log_count = 0
-        self.log_digest = b""
-
-
 _Tiles = tuple[list[int], list[int], list[Placement]]
+#: The class a state is decoded into: `Match`, whose fields `MatchState` declares.
+S = TypeVar("S", bound=MatchState)
 
 
-def decode(data: object) -> MatchParts:
-    """Check a JSON state; MalformedError names the first thing wrong."""
-    return _decode(data, None)
+def decode(data: object, cls: type[S]) -> S:
+    """Check a JSON state and make it an instance of `cls` (`Match`); MalformedError names the first
+    thing wrong."""
+    return _decode(data, None, cls)
 
 
-def decode_tiles(data: object, hands: list[int], boneyard: list[int], placements: list[Placement]) -> MatchParts:
+def decode_tiles(data: object, hands: list[int], boneyard: list[int], placements: list[Placement],
+                 cls: type[S]) -> S:
     """`decode` for a codec that carries tiles as ids (the gRPC one): no tile strings.
 
     `data` is a state as `decode` reads it, except that the round's "hands",
@@ -195,10 +144,10 @@ def decode_tiles(data: object, hands: list[int], boneyard: list[int], placements
     for i, (t, _arm, _flag) in enumerate(placements):
         if not 0 <= t < TILE_COUNT:
             raise MalformedError(f"state.round.layout[{i}]: tile id {t} is not a tile")
-    return _decode(data, (hands, boneyard, placements))
+    return _decode(data, (hands, boneyard, placements), cls)
 
 
-def _decode(data: object, tiles: _Tiles | None) -> MatchParts:
+def _decode(data: object, tiles: _Tiles | None, cls: type[S]) -> S:
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
     _known_keys(data, STATE_KEYS, "state")
@@ -208,27 +157,28 @@ def _decode(data: object, tiles: _Tiles | None) -> MatchParts:
     except MalformedError as exc:  # its messages start with the field (variant, players, options.x)
         raise MalformedError(f"state.{exc}") from None
     players = int(data["players"])
-    parts = MatchParts(p, family, effective, players, check_seed(data.get("seed"), "state.seed"))
-    parts.round_number = check_nonneg(data.get("round_number", 0), "state.round_number")
-    parts.ledger = _ledger_from_dict(data.get("ledger", {}), players, family.sides, family.score_is_written)
+    state = cls(p, family, effective, players, check_seed(data.get("seed"), "state.seed"))
+    state.round_number = check_nonneg(data.get("round_number", 0), "state.round_number")
+    state.ledger = _ledger_from_dict(data.get("ledger", {}), players, family.sides, family.score_is_written)
     nl = data.get("next_leader")
-    parts.next_leader = None if nl is None else check_seat(nl, players, "state.next_leader")
-    parts.match_over = check_bool(data.get("match_over", False), "state.match_over")
-    parts.losers = check_seat_list(data.get("losers", []), family.sides, "state.losers")
-    parts.winners = check_seat_list(data.get("winners", []), family.sides, "state.winners")
+    state.next_leader = None if nl is None else check_seat(nl, players, "state.next_leader")
+    state.match_over = check_bool(data.get("match_over", False), "state.match_over")
+    state.losers = check_seat_list(data.get("losers", []), family.sides, "state.losers")
+    state.winners = check_seat_list(data.get("winners", []), family.sides, "state.winners")
     rating = data.get("rating", [])
-    parts.rating = check_int_list(rating, players, "state.rating") if rating != [] else []
+    state.rating = check_int_list(rating, players, "state.rating") if rating != [] else []
     to = data.get("timed_out")
-    parts.timed_out = None if to is None else check_seat(to, players, "state.timed_out")
-    parts.bots = check_bots(data.get("bots"), players, "state.bots")
+    state.timed_out = None if to is None else check_seat(to, players, "state.timed_out")
+    state.bots = check_bots(data.get("bots"), players, "state.bots")
     rnd = data.get("round")
     if rnd is not None:
-        parts.round = _round_from_dict(parts, rnd) if tiles is None else _round_from_tiles(parts, rnd, tiles)
-    _log_from_dict(parts, data)
-    return parts
+        state.round = _round_from_dict(state, rnd) if tiles is None else _round_from_tiles(state, rnd, tiles)
+    _log_from_dict(state, data)
+    state.at_limit = near_limit(state)
+    return state
 
 
-def _log_from_dict(parts: MatchParts, data: dict[str, Any]) -> None:
+def _log_from_dict(state: MatchState, data: dict[str, Any]) -> None:
     """The state's log: the current round's entries, and the count and digest of those that left it
     (both or neither; a state from before states shed their rounds has a whole log and neither)."""
     count = data.get("log_count", 0)
@@ -247,11 +197,10 @@ def _log_from_dict(parts: MatchParts, data: dict[str, Any]) -> None:
     if (count == 0) != (raw == b"") or (count and len(raw) != DIGEST_SIZE):
         raise MalformedError(f"state.log_digest must be {DIGEST_SIZE} bytes ({2 * DIGEST_SIZE} hex digits) when "
                              "state.log_count is above 0, and absent when it is 0")
-    parts.log = check_log(data.get("log", []), whole=count == 0)
-    if count + len(parts.log) > MAX_LOG:
+    log = check_log(data.get("log", []), whole=count == 0)
+    if count + len(log) > MAX_LOG:
         raise MalformedError(f"state.log: more than {MAX_LOG} entries in all")
-    parts.log_count = count
-    parts.log_digest = raw
+    state.restore_log(log, count, raw)
 
 
 def _no_nulls(data: dict[Any, Any], nullable: frozenset[str], where: str) -> None:
@@ -266,12 +215,12 @@ def _known_keys(data: dict[Any, Any], allowed: frozenset[str], where: str) -> No
         raise MalformedError(f"{where}: unknown keys {unknown}")
 
 
-def _round_from_dict(parts: MatchParts, data: object) -> Round:
+def _round_from_dict(state: MatchState, data: object) -> Round:
     if not isinstance(data, dict):
         raise MalformedError("state.round must be an object or null")
     _known_keys(data, ROUND_KEYS, "state.round")
     _no_nulls(data, _ROUND_NULLABLE, "state.round")
-    players = parts.players
+    players = state.players
     hands_in = data.get("hands")
     if not isinstance(hands_in, list) or len(hands_in) != players:
         raise MalformedError(f"state.round.hands must list {players} hands")
@@ -302,15 +251,15 @@ def _round_from_dict(parts: MatchParts, data: object) -> Round:
             placements.append(parse_placement(item, i == 0))
         except MalformedError as exc:
             raise MalformedError(f"state.round.layout[{i}]: {exc}") from None
-    return _round_from_parts(parts, data, hands, seen, boneyard, placements)
+    return _round_from_parts(state, data, hands, seen, boneyard, placements)
 
 
-def _round_from_tiles(parts: MatchParts, data: object, tiles: _Tiles) -> Round:
+def _round_from_tiles(state: MatchState, data: object, tiles: _Tiles) -> Round:
     """`_round_from_dict` with the tiles given as bit sets and ids (see `decode_tiles`)."""
     if not isinstance(data, dict):
         raise MalformedError("state.round must be an object or null")
     hands_in, boneyard_in, placements = tiles
-    players = parts.players
+    players = state.players
     if len(hands_in) != players:
         raise MalformedError(f"state.round.hands must list {players} hands")
     hands: list[int] = []
@@ -328,14 +277,14 @@ def _round_from_tiles(parts: MatchParts, data: object, tiles: _Tiles) -> Round:
             raise MalformedError(f"state: {NAMES[t]} appears twice")
         seen |= 1 << t
         boneyard.append(t)
-    return _round_from_parts(parts, data, hands, seen, boneyard, list(placements))
+    return _round_from_parts(state, data, hands, seen, boneyard, list(placements))
 
 
-def _round_from_parts(parts: MatchParts, data: dict[str, Any], hands: list[int], seen: int,
+def _round_from_parts(state: MatchState, data: dict[str, Any], hands: list[int], seen: int,
                       boneyard: list[int], placements: list[Placement]) -> Round:
     """The rest of a round's decoding, once its tiles are read: layout, consistency, scalars."""
-    family = parts.family
-    players = parts.players
+    family = state.family
+    players = state.players
     layout = family.new_layout()
     try:
         layout.replay(placements)
@@ -351,7 +300,7 @@ def _round_from_parts(parts: MatchParts, data: dict[str, Any], hands: list[int],
     over = check_bool(data.get("over", False), "state.round.over")
     lead_mask = ALL_TILES
     if not placements and not over:
-        lead_mask = family.lead_mask(_context(parts), hands, leader)
+        lead_mask = family.lead_mask(state.round_context(), hands, leader)
     rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
     reserve = check_nonneg(data.get("reserve", 0), "state.round.reserve")
     if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:
@@ -369,7 +318,7 @@ def _round_from_parts(parts: MatchParts, data: dict[str, Any], hands: list[int],
     rnd.last_placer = None if lp is None else check_seat(lp, players, "state.round.last_placer")
     rnd.last_score = check_int(data.get("last_score", 0), "state.round.last_score")
     if rnd.last_score and not family.counts:
-        raise MalformedError(f"state.round.last_score: {parts.preset.name} scores nothing in play, so it is 0")
+        raise MalformedError(f"state.round.last_score: {state.preset.name} scores nothing in play, so it is 0")
     rnd.over = over
     ending = data.get("ending")
     if ending is not None and ending not in ENDINGS:
@@ -465,8 +414,3 @@ def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> di
         if record[key] and len(record[key]) != n:
             raise MalformedError(f"{where}.{key} must list {n} integers")
     return record
-
-
-def _context(parts: MatchParts) -> RoundContext:
-    """What the family may know of the match to name a round's lead (as `Match` tells it)."""
-    return RoundContext(parts.seed, parts.round_number, parts.next_leader, bool(parts.ledger.history))
