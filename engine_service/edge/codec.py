@@ -206,7 +206,7 @@ def record_to_proto(r: Json) -> pb.RoundRecord:
 
 
 def record_from_proto(r: pb.RoundRecord, where: str) -> Json:
-    """RoundRecord -> a row as the rules read it (`Match.from_tiles` checks it)."""
+    """RoundRecord -> a row as the rules read it (`match_form.decode_tiles` checks it)."""
     return {
         "number": r.number,
         "ending": ending_from_proto(r.ending, f"{where}.ending"),

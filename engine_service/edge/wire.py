@@ -21,7 +21,7 @@ placements (and `bytes(list)` for the packed lists).
   engine writes takes it. A value the message cannot hold
   (a tile id above 27, an unknown ending or arm) is refused with a
   `MalformedError` naming the field, and every rule about a state's consistency
-  is `Match.from_tiles`'s, the same checks as `Match.from_dict`.
+  is `match_form.decode_tiles`'s, the same checks as `Match.from_dict`'s.
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ from engine_service.edge.codec import (
 from engine_service.rules.errors import MalformedError
 from engine_service.rules.ledger import Ledger
 from engine_service.rules.match import Match
+from engine_service.rules.match_form import decode_tiles
 from engine_service.rules.notation import Placement, format_placement
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NAMES, TILE_COUNT
@@ -649,7 +650,7 @@ def _read(data: bytes) -> Match:
     if r is None:
         if 20 in f:
             raise _Odd("log steps", "state.log_steps", "moves without a round")
-        return Match.from_tiles(state, [], [], [])
+        return decode_tiles(state, [], [], [], Match)
     g = _scan(r, _ROUND)
     hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
     placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
@@ -679,7 +680,7 @@ def _read(data: bytes) -> Match:
         "round_points": _numbers(g, 14, True) or None,
         "places": _numbers(g, 15) or None,
     }
-    return Match.from_tiles(state, hands, boneyard, placements)
+    return decode_tiles(state, hands, boneyard, placements, Match)
 
 
 def _canonical(data: bytes) -> bytes:

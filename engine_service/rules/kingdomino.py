@@ -1,7 +1,7 @@
 """Kingdomino: the game, with the same shape as `Match` (RULES.md KD).
 
 State in, state out: `Kingdomino.new` deals, `apply` changes the game in place,
-`to_dict` / `from_dict` encode and decode (validating every field), `view`
+`to_dict` / `from_dict` encode and decode (`kingdomino_state`, validating every field), `view`
 hides what a player may not see (the undrawn pile's order). A refused action
 raises `MalformedError` (cannot be read) or `IllegalActionError` (not allowed
 now) and leaves the game exactly as it was: everything is checked before
@@ -31,16 +31,15 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from .botseats import bots_to_list, check_bots
+from .botseats import check_bots
 from .errors import IllegalActionError, MalformedError
 from .events import Event
-from .history import append, check_log, entry
+from .history import append, entry
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
 from .kingdomino_notation import Action, parse_action
 from .kingdomino_score import (
     HARMONY_BONUS,
     MIDDLE_KINGDOM_BONUS,
-    GameResult,
     game_result,
     kingdom_score,
     rank,
@@ -56,13 +55,13 @@ from .kingdomino_setup import (
     game_seed,
     seeded_deal,
 )
-from .kingdomino_state import decode
+from .kingdomino_state import KingdominoState, decode, encode
 from .kingdomino_tiles import describe
 from .kingdomino_turns import lay_row, pick, placed
 from .views import kingdomino_public_view, redact_kingdomino_events
 
 
-class Kingdomino:
+class Kingdomino(KingdominoState):
     """A game of Kingdomino: the rows, the kings, the pile and every player's kingdom.
 
     `current` holds the tiles of the current row still to be placed (ascending,
@@ -78,44 +77,12 @@ class Kingdomino:
     ends the next one is dealt and started at once, in the same `apply`.
     """
 
-    __slots__ = (
-        "cfg",
-        "current_kings",
-        "current_tiles",
-        "deals",
-        "games",
-        "kingdoms",
-        "kings",
-        "log",
-        "next_kings",
-        "next_tiles",
-        "picker",
-        "pile",
-        "seed",
-        "timed_out",
-        "bots",
-        "shed",
-    )
+    __slots__ = ("shed",)
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int]) -> None:
-        self.cfg = cfg
-        self.seed = seed
-        self.kings = kings
-        self.pile = pile
-        self.current_tiles: list[int] = []
-        self.current_kings: list[int] = []
-        self.next_tiles: list[int] = []
-        self.next_kings: list[int] = []
-        self.picker = -1
-        self.timed_out = -1
-        #: Players the computer plays, and at what level (`botseats`; the engine plays them).
-        self.bots: dict[int, str] = {}
         geo = geometry(cfg.size)
-        self.kingdoms: list[Kingdom] = [Kingdom(geo) for _ in range(cfg.players)]
-        self.games: list[GameResult] = []
-        self.deals: list[tuple[list[int], list[int]]] = []
-        #: What happened since the game began (`history`): empty when that is not known.
-        self.log: list[str] = []
+        super().__init__(cfg, seed, kings, pile, [], [], [], [], -1, [Kingdom(geo) for _ in range(cfg.players)],
+                         [], [])
         #: Entries that left the log (`Match.shed`): none, a game's log is bounded and stays whole.
         self.shed: list[str] = []
 
@@ -503,43 +470,14 @@ class Kingdomino:
         return new
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole state as JSON (the pile's order included: see `view` for players).
-
-        A dynasty adds ``dynasty``: ``{"games": [finished game's result...], "deals": [{tiles,
-        kings} of each game not yet started: explicit deals only]}``; a result is
-        ``{kingdoms, scores, largest_region, crowns, winners, decided_by}``."""
-        state: dict[str, Any] = {
-            "variant": NAME,
-            "players": self.cfg.players,
-            "options": self.cfg.options,
-            "seed": self.seed,
-            "kings": self.kings.copy(),
-            "pile": self.pile.copy(),
-            "current": [{"tile": t, "king": k} for t, k in zip(self.current_tiles, self.current_kings)],
-            "next": [{"tile": t, "king": None if k < 0 else k}
-                     for t, k in zip(self.next_tiles, self.next_kings)],
-            "picker": None if self.picker < 0 else self.picker,
-            "kingdoms": [k.log.copy() for k in self.kingdoms],
-            "log": self.log.copy(),
-        }
-        if self.timed_out >= 0:
-            state["timed_out"] = self.timed_out
-        if self.bots:
-            state["bots"] = bots_to_list(self.bots)
-        if self.cfg.dynasty:
-            state["dynasty"] = {
-                "games": [r.to_dict() for r in self.games],
-                "deals": [{"tiles": pile.copy(), "kings": kings.copy()} for pile, kings in self.deals],
-            }
-        return state
+        """The whole state as JSON (`kingdomino_state.encode`; the pile's order included: see `view`
+        for players); kept here because the `Game` protocol names a state's dict form so."""
+        return encode(self)
 
     @classmethod
     def from_dict(cls, data: object) -> Kingdomino:
-        """Decode and validate a state; MalformedError names the first field that is wrong."""
-        bots: object = None
-        if isinstance(data, dict) and "bots" in data:
-            bots = data["bots"]
-            data = {k: v for k, v in data.items() if k != "bots"}
+        """Decode and validate a state (`kingdomino_state.decode`); MalformedError names the first
+        field that is wrong."""
         parts = decode(data)
         game = cls(parts.cfg, parts.seed, parts.kings, parts.pile)
         game.current_tiles = parts.current_tiles
@@ -551,8 +489,8 @@ class Kingdomino:
         game.kingdoms = parts.kingdoms
         game.games = parts.games
         game.deals = parts.deals
-        game.bots = check_bots(bots, parts.cfg.players, "state.bots")
-        game.log = check_log(data.get("log", []) if isinstance(data, dict) else [])
+        game.bots = parts.bots
+        game.log = parts.log
         return game
 
     def view(self, player: object) -> dict[str, Any]:

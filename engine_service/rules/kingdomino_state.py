@@ -1,4 +1,5 @@
-"""Decoding a Kingdomino state (`Kingdomino.to_dict`'s JSON), trusting nothing (RULES.md KD).
+"""A Kingdomino state's dict form (the JSON state): `encode` writes one, `decode` checks one,
+trusting nothing (RULES.md KD).
 
 A state may come from anyone (the REST transparent mode carries it), so every
 field is checked and the first thing wrong is refused with a `MalformedError`
@@ -9,13 +10,18 @@ on one tile or picking, and each player's number of tiles matching the rounds
 played. A dynasty's finished games (issue 14) are replayed too, each complete,
 and their results must be what their kingdoms score.
 
-`decode` returns the checked parts (`Decoded`) and `Kingdomino.from_dict` builds
-the game from them, so this module does not import the game (kingdomino.py
-imports it: the rules' imports form a tree).
+`decode` returns the checked parts (`KingdominoState`) and `Kingdomino.from_dict` builds
+the game from them; `encode` reads a game's fields, declared by its base class
+`KingdominoState` (read natively once compiled). So this module does not import the game (kingdomino.py imports it: the rules' imports
+form a tree), as `match_form` does for a matching game.
 """
 from __future__ import annotations
 
+from typing import Any
+
+from .botseats import bots_to_list, check_bots
 from .errors import MalformedError
+from .history import check_log
 from .kingdomino_board import Kingdom, geometry
 from .kingdomino_notation import parse_action
 from .kingdomino_score import GameResult, game_result
@@ -36,21 +42,24 @@ KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "ne
 DYNASTY_KEY = "dynasty"
 #: Only once a player's timeout ended the game: that player.
 TIMED_OUT_KEY = "timed_out"
-#: The action log (rules/history.py), checked by `Kingdomino.from_dict`; optional (older states lack it).
+#: The action log (rules/history.py), checked last by `decode`; optional (older states lack it).
 LOG_KEY = "log"
+#: Only when some player is a bot: ``[{seat, level}...]`` (`botseats`).
+BOTS_KEY = "bots"
 RESULT_KEYS = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
 
 
-class Decoded:
-    """A state's parts, each checked and all consistent: what `Kingdomino` is made of.
+class KingdominoState:
+    """A game's state, with no rules in it: what `Kingdomino` plays on (its base class) and what
+    `decode` returns, each part checked and all consistent.
 
     The rows as `Kingdomino` keeps them: `current_kings` a king per tile,
     `next_kings` a king or -1 per tile; `picker` the king picking now, -1 for none.
     A plain class, not a dataclass, like the families' results (family.py says why).
     """
 
-    __slots__ = ("cfg", "current_kings", "current_tiles", "deals", "games", "kingdoms", "kings", "next_kings",
-                 "next_tiles", "picker", "pile", "seed", "timed_out")
+    __slots__ = ("bots", "cfg", "current_kings", "current_tiles", "deals", "games", "kingdoms", "kings", "log",
+                 "next_kings", "next_tiles", "picker", "pile", "seed", "timed_out")
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int],
                  current_tiles: list[int], current_kings: list[int], next_tiles: list[int],
@@ -69,13 +78,49 @@ class Decoded:
         self.kingdoms = kingdoms
         self.games = games
         self.deals = deals
+        #: Players the computer plays, and at what level (`botseats`; the engine plays them).
+        self.bots: dict[int, str] = {}
+        #: What happened since the game began (`history`): empty when that is not known.
+        self.log: list[str] = []
 
 
-def decode(data: object) -> Decoded:
+def encode(game: KingdominoState) -> dict[str, Any]:
+    """The whole state as JSON (the pile's order included: `Kingdomino.view` hides it from players).
+
+    A dynasty adds ``dynasty``: ``{"games": [finished game's result...], "deals": [{tiles,
+    kings} of each game not yet started: explicit deals only]}``; a result is
+    ``{kingdoms, scores, largest_region, crowns, winners, decided_by}``."""
+    state: dict[str, Any] = {
+        "variant": NAME,
+        "players": game.cfg.players,
+        "options": game.cfg.options,
+        "seed": game.seed,
+        "kings": game.kings.copy(),
+        "pile": game.pile.copy(),
+        "current": [{"tile": t, "king": k} for t, k in zip(game.current_tiles, game.current_kings)],
+        "next": [{"tile": t, "king": None if k < 0 else k}
+                 for t, k in zip(game.next_tiles, game.next_kings)],
+        "picker": None if game.picker < 0 else game.picker,
+        "kingdoms": [k.log.copy() for k in game.kingdoms],
+        "log": game.log.copy(),
+    }
+    if game.timed_out >= 0:
+        state[TIMED_OUT_KEY] = game.timed_out
+    if game.bots:
+        state[BOTS_KEY] = bots_to_list(game.bots)
+    if game.cfg.dynasty:
+        state[DYNASTY_KEY] = {
+            "games": [r.to_dict() for r in game.games],
+            "deals": [{"tiles": pile.copy(), "kings": kings.copy()} for pile, kings in game.deals],
+        }
+    return state
+
+
+def decode(data: object) -> KingdominoState:
     """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
-    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY, LOG_KEY))
+    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY, LOG_KEY, BOTS_KEY))
     if unknown:
         raise MalformedError(f"state: unknown keys {unknown}")
     missing = [k for k in KEYS if k not in data]
@@ -138,8 +183,11 @@ def decode(data: object) -> Decoded:
         raise MalformedError(f"state: game {len(games) + 1} of the dynasty is over, "
                              "so the next one must have been started")
 
-    return Decoded(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
-                   -1 if picker is None else picker, kingdoms, games, deals, timed_out)
+    parts = KingdominoState(cfg, seed, kings, pile, current_tiles, current_kings, next_tiles, next_kings,
+                    -1 if picker is None else picker, kingdoms, games, deals, timed_out)
+    parts.bots = check_bots(data.get(BOTS_KEY), cfg.players, "state.bots")
+    parts.log = check_log(data.get(LOG_KEY, []))
+    return parts
 
 
 def _dynasty(cfg: KDConfig, seed: int | None, value: object
@@ -299,4 +347,4 @@ def _check_turn(cfg: KDConfig, kings: list[int], current: list[int], nxt: list[i
                 f"{rounds * cfg.kings_each + acted}")
 
 
-__all__ = ["Decoded", "decode"]
+__all__ = ["KingdominoState", "decode"]

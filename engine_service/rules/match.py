@@ -1,7 +1,8 @@
 """A match: the public face of the rules library.
 
 State in, state out: `Match.from_dict` decodes and validates a state,
-`to_dict` encodes it, and between them `apply`, `settle`, `start_round` and
+`to_dict` encodes it (both in `match_form`, the dict form's codec: this module
+holds what the calls change), and between them `apply`, `settle`, `start_round` and
 `timeout` change it in place (python-chess style: `copy()` when you need the
 old one). A refused call raises `MalformedError` or `IllegalActionError` and
 leaves the match exactly as it was.
@@ -19,61 +20,31 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from .botseats import bots_to_list, check_bots
-from .deal import MAX_SEED, deal_with_redeals, derive_seed, explicit_deal
-from .errors import IllegalActionError, MalformedError, MisdealError, one_of
+from .checks import check_int_list, check_nonneg, check_seat, check_seed
+from .deal import deal_with_redeals, derive_seed, explicit_deal
+from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
-from .family import Family, MatchEnd, RoundContext, RoundResult
-from .history import DIGEST_SIZE, MAX_LOG, chain, check_log, entry
-from .ledger import Ledger
-from .notation import Placement, format_placement, parse_placement
+from .family import Family, MatchEnd, RoundResult
+from .history import MAX_LOG, entry
+from .match_form import decode, encode
+from .match_state import AT_LIMIT, MatchState, near_limit
+from .notation import format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
-from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
+from .tiles import NAMES, bits, names, parse_hand
 from .views import public_view, redact_events, shown_hands
 
-ENDINGS = ("out", "fish", "blocked", "sortir")
 
+class Match(MatchState):
+    """A match of one preset: its state (`MatchState`: ledger, current round, outcome, log) and the
+    calls that change it."""
 
-class Match:
-    """A match of one preset: ledger, current round, and the match outcome."""
-
-    __slots__ = (
-        "preset", "family", "overrides", "players", "seed", "round_number", "ledger", "round",
-        "next_leader", "match_over", "losers", "winners", "rating", "timed_out", "at_limit", "bots", "log",
-        "log_count", "_digest", "_unchained", "shed",
-    )
+    __slots__ = ("shed",)
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
                  players: int, seed: int | None) -> None:
-        self.preset = preset
-        self.family = family
-        self.overrides = overrides
-        self.players = players
-        self.seed = seed
-        self.round_number = 0
-        self.ledger = Ledger.empty(family.sides)
-        self.round: Round | None = None
-        self.next_leader: int | None = None
-        self.match_over = False
-        self.losers: list[int] = []
-        self.winners: list[int] = []
-        self.rating: list[int] = []
-        self.timed_out: int | None = None
-        #: Seats the computer plays, and at what level (`botseats`; the engine plays them).
-        self.bots: dict[int, str] = {}
-        #: A number of the state (round count, points) is within `HEADROOM` of what a state may hold:
-        #: calls that add to them are refused, so that no answer holds a state the decoder refuses.
-        self.at_limit = False
-        #: What happened in the current round (`history`; since the match began while no round has
-        #: ended): empty with `log_count` 0 when that is not known.
-        self.log: list[str] = []
-        #: How many entries left the log as rounds ended, and the digest chaining them (`history.chain`).
-        self.log_count = 0
-        self._digest = b""
-        #: Lines that left the log and are not chained into `_digest` yet (`log_digest` chains them when
-        #: read: a match played in process, as the rules' benchmarks and the bots' playouts do, never pays).
-        self._unchained: list[str] = []
+        super().__init__(preset, family, overrides, players, seed)
         #: The entries that left the log since this object was made (not part of the state): a call's
         #: answer's ``record_lines``; a match played here from its start holds them all.
         self.shed: list[str] = []
@@ -98,7 +69,7 @@ class Match:
         else than the documented shapes is refused with MalformedError.
         """
         p, family, effective = make_family(variant, players, options)
-        checked = _seed(seed, "seed")
+        checked = check_seed(seed, "seed")
         if checked is None and deal is None and not no_deal:
             checked = secrets.randbits(63)
         match = cls(p, family, effective, check_players(p, players), checked)
@@ -137,9 +108,9 @@ class Match:
         sides = self.family.sides
         for key in ("written", "remembered", "scores"):
             if key in setup:
-                setattr(self.ledger, key, _int_list(setup[key], sides, f"setup.{key}"))
+                setattr(self.ledger, key, check_int_list(setup[key], sides, f"setup.{key}"))
         if "pot" in setup:
-            self.ledger.pot = _nonneg(setup["pot"], "setup.pot")
+            self.ledger.pot = check_nonneg(setup["pot"], "setup.pot")
         for key in ("written", "remembered"):
             if any(v < 0 for v in getattr(self.ledger, key)):
                 raise MalformedError(f"setup.{key} must not be negative")  # as a decoded state's
@@ -148,7 +119,7 @@ class Match:
                 raise MalformedError(f"setup.scores: in {self.preset.name} the score is the written points: "
                                      "give setup.written")
             self.ledger.scores = self.ledger.written.copy()
-        self.at_limit = _near_limit(self)
+        self.at_limit = near_limit(self)
 
     def start_round(self, deal: object = None) -> list[Event]:
         """Deal the next round: explicitly, or from the match seed."""
@@ -172,14 +143,14 @@ class Match:
             if family.is_misdeal(hands):
                 raise MisdealError("misdeal: the deal must be dealt again")
             if deal.get("leader") is not None:
-                leader_hint = _seat(deal["leader"], self.players, "deal.leader")
+                leader_hint = check_seat(deal["leader"], self.players, "deal.leader")
         else:
             if self.seed is None:
                 raise IllegalActionError("this match has no seed: give the deal explicitly")
             hands, boneyard, redeals = deal_with_redeals(
                 self.players, family.hand_size, derive_seed(self.seed, self.round_number + 1),
                 family.is_misdeal)
-        ctx = self._context()
+        ctx = self.round_context()
         leader, lead_mask = family.lead(ctx, hands) if leader_hint is None else \
             family.lead_given(ctx, hands, leader_hint)
         self.round = Round(family, hands, boneyard, leader, lead_mask)
@@ -187,10 +158,6 @@ class Match:
         self._log("deal" if deal is None else entry("deal", _deal_payload(self.round, leader_hint)))
         return [{"type": "round_dealt", "number": self.round_number, "leader": leader,
                  "redealt": redeals > 0}]
-
-    def _context(self) -> RoundContext:
-        """What the family may know of this match to name a round's lead."""
-        return RoundContext(self.seed, self.round_number, self.next_leader, bool(self.ledger.history))
 
     # ------------------------------------------------------------ play
 
@@ -300,14 +267,6 @@ class Match:
             return
         self.log.append(item)
 
-    @property
-    def log_digest(self) -> bytes:
-        """The digest chaining every entry that left the log (`history.chain`), b"" when none has."""
-        if self._unchained:
-            self._digest = chain(self._digest, self._unchained)
-            self._unchained = []
-        return self._digest
-
     def _shed(self) -> None:
         """A round has ended: its entries (and any before it) leave the state for `shed`, chained into
         `log_digest`."""
@@ -387,7 +346,7 @@ class Match:
         if ending == "blocked" and out:
             raise MalformedError("settle: ending 'blocked' but a seat has an empty hand")
         if last_placer is not None:
-            last_placer = _seat(last_placer, self.players, "settle.last_placer")
+            last_placer = check_seat(last_placer, self.players, "settle.last_placer")
         # Scored on a copy of the ledger: a family that refuses (B blocked without its fisherman)
         # leaves the match exactly as it was.
         ledger = self.ledger.copy()
@@ -405,7 +364,7 @@ class Match:
         """Seat `seat` timed out: the match ends by the variant's timeout rule."""
         if self.match_over:
             raise IllegalActionError("the match is over")
-        seat = _seat(seat, self.players, "seat")
+        seat = check_seat(seat, self.players, "seat")
         end = self.family.timeout(self.ledger, seat)
         if end is None:
             raise MalformedError(f"variant {self.variant} has no timeout rule")
@@ -478,34 +437,13 @@ class Match:
         return new
 
     def to_dict(self) -> dict[str, Any]:
-        """The canonical JSON state (the REST transparent form; mirrors proto MatchState).
-        `bots` is there only when some seat is a bot."""
-        state = {
-            "variant": self.preset.name,
-            "players": self.players,
-            "options": {k: v for k, v in self.overrides.items()},
-            "seed": self.seed,
-            "round_number": self.round_number,
-            "ledger": self.ledger.to_dict(),
-            "round": None if self.round is None else _round_to_dict(self.round),
-            "next_leader": self.next_leader,
-            "match_over": self.match_over,
-            "losers": self.losers.copy(),
-            "winners": self.winners.copy(),
-            "rating": self.rating.copy(),
-            "timed_out": self.timed_out,
-            "log": self.log.copy(),
-        }
-        if self.log_count:
-            state["log_count"] = self.log_count
-            state["log_digest"] = self.log_digest.hex()
-        if self.bots:
-            state["bots"] = bots_to_list(self.bots)
-        return state
+        """The canonical JSON state (`match_form.encode`: the REST transparent form, mirrors proto
+        MatchState); kept here because the `Game` protocol names a state's dict form so."""
+        return encode(self)
 
     def view(self, seat: object) -> dict[str, Any]:
         """What `seat` may see: its own hand, the others' sizes, never the boneyard order."""
-        seat = _seat(seat, self.players, "seat")
+        seat = check_seat(seat, self.players, "seat")
         rnd = self.round
         view: dict[str, Any] = {
             "variant": self.preset.name,
@@ -556,85 +494,8 @@ class Match:
 
     @classmethod
     def from_dict(cls, data: object) -> Match:
-        """Decode and validate a state; MalformedError names the first thing wrong."""
-        return cls._decode(data, None)
-
-    @classmethod
-    def from_tiles(cls, data: object, hands: list[int], boneyard: list[int],
-                   placements: list[Placement]) -> Match:
-        """`from_dict` for a codec that carries tiles as ids (the gRPC one): no tile strings.
-
-        `data` is a state as `from_dict` reads it, except that the round's
-        "hands", "boneyard" and "layout" are ignored: they are given as bit sets
-        (seat 0 first), tile ids in draw order and ``(tile, arm, flag)``
-        placements (`notation.Placement`, the lead's arm `CENTER`). Everything is
-        validated as `from_dict` does; the first message may differ when a state
-        is wrong in several ways.
-        """
-        for t in boneyard:
-            if not 0 <= t < TILE_COUNT:
-                raise MalformedError(f"state.round.boneyard: tile id {t} is not a tile")
-        for i, (t, _arm, _flag) in enumerate(placements):
-            if not 0 <= t < TILE_COUNT:
-                raise MalformedError(f"state.round.layout[{i}]: tile id {t} is not a tile")
-        return cls._decode(data, (hands, boneyard, placements))
-
-    @classmethod
-    def _decode(cls, data: object, tiles: _Tiles | None) -> Match:
-        if not isinstance(data, dict):
-            raise MalformedError("state must be an object")
-        _known_keys(data, STATE_KEYS, "state")
-        _no_nulls(data, _STATE_NULLABLE, "state")
-        try:
-            p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options", {}))
-        except MalformedError as exc:  # its messages start with the field (variant, players, options.x)
-            raise MalformedError(f"state.{exc}") from None
-        players = int(data["players"])
-        match = cls(p, family, effective, players, _seed(data.get("seed"), "state.seed"))
-        match.round_number = _nonneg(data.get("round_number", 0), "state.round_number")
-        match.ledger = _ledger_from_dict(data.get("ledger", {}), players, family.sides, family.score_is_written)
-        nl = data.get("next_leader")
-        match.next_leader = None if nl is None else _seat(nl, players, "state.next_leader")
-        match.match_over = _bool(data.get("match_over", False), "state.match_over")
-        match.losers = _seat_list(data.get("losers", []), family.sides, "state.losers")
-        match.winners = _seat_list(data.get("winners", []), family.sides, "state.winners")
-        rating = data.get("rating", [])
-        match.rating = _int_list(rating, players, "state.rating") if rating != [] else []
-        to = data.get("timed_out")
-        match.timed_out = None if to is None else _seat(to, players, "state.timed_out")
-        match.bots = check_bots(data.get("bots"), players, "state.bots")
-        rnd = data.get("round")
-        if rnd is not None:
-            match.round = _round_from_dict(match, rnd) if tiles is None else _round_from_tiles(match, rnd, tiles)
-        _log_from_dict(match, data)
-        match.at_limit = _near_limit(match)
-        return match
-
-
-def _log_from_dict(match: Match, data: dict[str, Any]) -> None:
-    """The state's log: the current round's entries, and the count and digest of those that left it
-    (both or neither; a state from before states shed their rounds has a whole log and neither)."""
-    count = data.get("log_count", 0)
-    if type(count) is not int or not 0 <= count <= MAX_LOG:
-        raise MalformedError(f"state.log_count must be an integer 0..{MAX_LOG}")
-    digest = data.get("log_digest", "")
-    if type(digest) is bytes:
-        raw = digest
-    elif type(digest) is str and len(digest) == 2 * DIGEST_SIZE:
-        try:
-            raw = bytes.fromhex(digest)
-        except ValueError:
-            raw = b""
-    else:
-        raw = b"" if digest == "" else b"?"
-    if (count == 0) != (raw == b"") or (count and len(raw) != DIGEST_SIZE):
-        raise MalformedError(f"state.log_digest must be {DIGEST_SIZE} bytes ({2 * DIGEST_SIZE} hex digits) when "
-                             "state.log_count is above 0, and absent when it is 0")
-    match.log = check_log(data.get("log", []), whole=count == 0)
-    if count + len(match.log) > MAX_LOG:
-        raise MalformedError(f"state.log: more than {MAX_LOG} entries in all")
-    match.log_count = count
-    match._digest = raw
+        """Decode and validate a JSON state (`match_form.decode`); MalformedError names the first thing wrong."""
+        return decode(data, cls)
 
 
 def _setup_payload(setup: object) -> dict[str, Any]:
@@ -659,329 +520,3 @@ def _logged(event: Event) -> str:
         action: str = event["action"]
         return action
     return "draw" if kind == "drew" else "pass"
-
-
-# ---------------------------------------------------------------- encoding helpers
-
-def _round_to_dict(rnd: Round) -> dict[str, Any]:
-    return {
-        "leader": rnd.leader,
-        "hands": [names(h) for h in rnd.hands],
-        "boneyard": [NAMES[t] for t in reversed(rnd.boneyard)],
-        "reserve": rnd.reserve,
-        "layout": [format_placement(p) for p in rnd.layout.placements],
-        "to_move": rnd.to_move,
-        "passes": rnd.passes,
-        "out": rnd.out.copy(),
-        "last_placer": rnd.last_placer,
-        "last_score": rnd.last_score,
-        "over": rnd.over,
-        "ending": rnd.ending,
-        "winner": rnd.winner,
-        "round_points": None if rnd.round_points is None else rnd.round_points.copy(),
-        "places": None if rnd.places is None else rnd.places.copy(),
-        "ends": rnd.layout.ends(),
-        "count": rnd.layout.count(),
-    }
-
-
-#: The keys of a state and its parts, as `to_dict` writes them: any other key is refused (a
-#: misspelled key would otherwise be dropped silently; the OpenAPI schema says the same).
-STATE_KEYS = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
-                        "match_over", "losers", "winners", "rating", "timed_out", "bots", "log",
-                        "log_count", "log_digest"})
-ROUND_KEYS = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
-                        "last_placer", "last_score", "over", "ending", "winner", "round_points", "places", "ends",
-                        "count"})
-LEDGER_KEYS = frozenset({"written", "remembered", "pot", "scores", "history"})
-RECORD_KEYS = frozenset({"number", "ending", "winner", "last_placer", "round_points", "written", "remembered", "pot",
-                         "scores", "places", "out"})
-
-
-#: The keys that may be null (the documented schema's `nullable` ones); any other given as null is refused.
-_STATE_NULLABLE = frozenset({"seed", "round", "next_leader", "timed_out"})
-_ROUND_NULLABLE = frozenset({"last_placer", "ending", "winner", "round_points", "places"})
-
-
-def _no_nulls(data: dict[Any, Any], nullable: frozenset[str], where: str) -> None:
-    for key, value in data.items():
-        if value is None and key not in nullable:
-            raise MalformedError(f"{where}.{key} must not be null")
-
-
-def _known_keys(data: dict[Any, Any], allowed: frozenset[str], where: str) -> None:
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise MalformedError(f"{where}: unknown keys {unknown}")
-
-
-def _round_from_dict(match: Match, data: object) -> Round:
-    if not isinstance(data, dict):
-        raise MalformedError("state.round must be an object or null")
-    _known_keys(data, ROUND_KEYS, "state.round")
-    _no_nulls(data, _ROUND_NULLABLE, "state.round")
-    players = match.players
-    hands_in = data.get("hands")
-    if not isinstance(hands_in, list) or len(hands_in) != players:
-        raise MalformedError(f"state.round.hands must list {players} hands")
-    hands: list[int] = []
-    seen = 0
-    for seat, items in enumerate(hands_in):
-        m = parse_hand(items, f"state.round.hands[{seat}]")
-        if m & seen:
-            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
-        seen |= m
-        hands.append(m)
-    boneyard_in = data.get("boneyard", [])
-    if not isinstance(boneyard_in, list):
-        raise MalformedError("state.round.boneyard must be a list of tiles")
-    boneyard = []
-    for i, item in enumerate(boneyard_in):
-        t = parse_tile(item, f"state.round.boneyard[{i}]")
-        if seen >> t & 1:
-            raise MalformedError(f"state: {NAMES[t]} appears twice")
-        seen |= 1 << t
-        boneyard.append(t)
-    layout_in = data.get("layout", [])
-    if not isinstance(layout_in, list):
-        raise MalformedError("state.round.layout must be a list of placements")
-    placements = []
-    for i, item in enumerate(layout_in):
-        try:
-            placements.append(parse_placement(item, i == 0))
-        except MalformedError as exc:
-            raise MalformedError(f"state.round.layout[{i}]: {exc}") from None
-    return _round_from_parts(match, data, hands, seen, boneyard, placements)
-
-
-_Tiles = tuple[list[int], list[int], list[Placement]]
-
-
-def _round_from_tiles(match: Match, data: object, tiles: _Tiles) -> Round:
-    """`_round_from_dict` with the tiles given as bit sets and ids (see `Match.from_tiles`)."""
-    if not isinstance(data, dict):
-        raise MalformedError("state.round must be an object or null")
-    hands_in, boneyard_in, placements = tiles
-    players = match.players
-    if len(hands_in) != players:
-        raise MalformedError(f"state.round.hands must list {players} hands")
-    hands: list[int] = []
-    seen = 0
-    for m in hands_in:
-        if m & seen:
-            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
-        if not 0 <= m <= ALL_TILES:
-            raise MalformedError("state.round.hands: not a set of tiles")
-        seen |= m
-        hands.append(m)
-    boneyard: list[int] = []
-    for t in boneyard_in:
-        if seen >> t & 1:
-            raise MalformedError(f"state: {NAMES[t]} appears twice")
-        seen |= 1 << t
-        boneyard.append(t)
-    return _round_from_parts(match, data, hands, seen, boneyard, list(placements))
-
-
-def _round_from_parts(match: Match, data: dict[str, Any], hands: list[int], seen: int,
-                      boneyard: list[int], placements: list[Placement]) -> Round:
-    """The rest of a round's decoding, once its tiles are read: layout, consistency, scalars."""
-    family = match.family
-    players = match.players
-    layout = family.new_layout()
-    try:
-        layout.replay(placements)
-    except MalformedError as exc:  # "entry 3 is a second lead", "impossible layout at entry 2: ..."
-        raise MalformedError(f"state.round.layout: {exc}") from None
-    if layout.on_table & seen:
-        raise MalformedError(f"state: {NAMES[next(bits(layout.on_table & seen))]} is both on the table and elsewhere")
-    seen |= layout.on_table
-    if seen != ALL_TILES:
-        missing = ", ".join(NAMES[t] for t in bits(ALL_TILES & ~seen))
-        raise MalformedError(f"state: tiles missing (every one of the {TILE_COUNT} must be somewhere): {missing}")
-    leader = _seat(data.get("leader", 0), players, "state.round.leader")
-    over = _bool(data.get("over", False), "state.round.over")
-    lead_mask = ALL_TILES
-    if not placements and not over:
-        lead_mask = family.lead_mask(match._context(), hands, leader)
-    rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
-    reserve = _nonneg(data.get("reserve", 0), "state.round.reserve")
-    if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:
-        raise MalformedError(f"state.round.reserve: {reserve}, but the variant keeps {family.reserve}")
-    rnd.reserve = min(reserve, len(boneyard))
-    rnd.to_move = _seat(data.get("to_move", leader), players, "state.round.to_move")
-    if not placements and rnd.to_move != leader:
-        raise MalformedError("state.round: before the lead, the seat to move must be the leader")
-    rnd.passes = _nonneg(data.get("passes", 0), "state.round.passes")
-    rnd.out = _seat_list(data.get("out", []), players, "state.round.out")
-    for s in rnd.out:
-        if hands[s]:
-            raise MalformedError(f"state.round.out: seat {s}'s hand is not empty")
-    lp = data.get("last_placer")
-    rnd.last_placer = None if lp is None else _seat(lp, players, "state.round.last_placer")
-    rnd.last_score = _int(data.get("last_score", 0), "state.round.last_score")
-    if rnd.last_score and not family.counts:
-        raise MalformedError(f"state.round.last_score: {match.variant} scores nothing in play, so it is 0")
-    rnd.over = over
-    ending = data.get("ending")
-    if ending is not None and ending not in ENDINGS:
-        raise MalformedError(f"state.round.ending: {one_of(ending, [*ENDINGS, None])}")
-    if over != (ending is not None):
-        raise MalformedError("state.round: over and ending disagree")
-    rnd.ending = ending
-    w = data.get("winner")
-    rnd.winner = None if w is None else _seat(w, max(players, family.sides), "state.round.winner")
-    rp = data.get("round_points")
-    rnd.round_points = None if rp is None else _int_list(rp, players, "state.round.round_points")
-    pl = data.get("places")
-    rnd.places = None if pl is None else _int_list(pl, players, "state.round.places")
-    if not over:
-        empty = [s for s, h in enumerate(hands) if h == 0]
-        if empty and not family.many_out:
-            raise MalformedError(f"state.round: seat {empty[0]} has no tiles, so the round is over")
-        if sorted(empty) != sorted(rnd.out):
-            raise MalformedError("state.round.out must list exactly the seats with no tiles")
-        if placements and rnd.to_move in rnd.out:
-            raise MalformedError("state.round: the seat to move has gone out")
-    return rnd
-
-
-def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: bool) -> Ledger:
-    if not isinstance(data, dict):
-        raise MalformedError("state.ledger must be an object")
-    _known_keys(data, LEDGER_KEYS, "state.ledger")
-    _no_nulls(data, frozenset(), "state.ledger")
-    ledger = Ledger.empty(sides)
-    for key in ("written", "remembered", "scores"):
-        if data.get(key, []) != []:
-            setattr(ledger, key, _int_list(data[key], sides, f"state.ledger.{key}"))
-    for key in ("written", "remembered"):
-        if any(v < 0 for v in getattr(ledger, key)):
-            raise MalformedError(f"state.ledger.{key} must not be negative")
-    if score_is_written and ledger.scores != ledger.written:
-        # K, O: scores mirror the written points; a state written before they did has zeros there.
-        if any(ledger.scores):
-            raise MalformedError("state.ledger.scores must equal state.ledger.written in this variant "
-                                 "(the score is the written points)")
-        ledger.scores = ledger.written.copy()
-    ledger.pot = _nonneg(data.get("pot", 0), "state.ledger.pot")
-    history = data.get("history", [])
-    if not isinstance(history, list):
-        raise MalformedError("state.ledger.history must be a list")
-    for i, record in enumerate(history):
-        if not isinstance(record, dict):
-            raise MalformedError(f"state.ledger.history[{i}] must be an object")
-        ledger.history.append(_record_from_dict(record, i, players, sides))
-    return ledger
-
-
-def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> dict[str, Any]:
-    """One row of the score table, checked against the match's seats and sides."""
-    where = f"state.ledger.history[{i}]"
-    _known_keys(r, RECORD_KEYS, where)
-    ending = r.get("ending")
-    if ending not in ENDINGS:
-        raise MalformedError(f"{where}.ending: {one_of(ending, ENDINGS)}")
-    def ints(key: str) -> list[int]:
-        v = r.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            raise MalformedError(f"{where}.{key} must be a list of integers")
-        if any(not -_INT_LIMIT <= x <= _INT_LIMIT for x in v):
-            raise MalformedError(f"{where}.{key}: an integer is out of range")
-        return list(v)
-    def opt_int(key: str) -> int | None:
-        v = r.get(key)
-        if v is None:
-            return None
-        return _int(v, f"{where}.{key}")
-    record = {
-        "number": _nonneg(r.get("number", i + 1), f"{where}.number"),
-        "ending": ending,
-        "winner": opt_int("winner"),
-        "last_placer": opt_int("last_placer"),
-        "round_points": ints("round_points"),
-        "written": ints("written"),
-        "remembered": ints("remembered"),
-        "pot": _nonneg(r.get("pot", 0), f"{where}.pot"),
-        "scores": ints("scores"),
-        "places": ints("places"),
-        "out": ints("out"),
-    }
-    if record["winner"] is not None:
-        _seat(record["winner"], max(players, sides), f"{where}.winner")
-    if record["last_placer"] is not None:
-        _seat(record["last_placer"], players, f"{where}.last_placer")
-    _seat_list(record["out"], players, f"{where}.out")
-    for key, n in (("round_points", players), ("places", players), ("written", sides),
-                   ("remembered", sides), ("scores", sides)):
-        if record[key] and len(record[key]) != n:
-            raise MalformedError(f"{where}.{key} must list {n} integers")
-    return record
-
-
-def _seed(v: object, what: str) -> int | None:
-    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEED):
-        raise MalformedError(f"{what} must be an integer in 0..2^64-1 or null")
-    return v
-
-
-def _int(v: object, what: str) -> int:
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise MalformedError(f"{what} must be an integer, not {v!r}")
-    if abs(v) > 10**9:
-        raise MalformedError(f"{what} is out of range")
-    return v
-
-
-def _nonneg(v: object, what: str) -> int:
-    v = _int(v, what)
-    if v < 0:
-        raise MalformedError(f"{what} must not be negative")
-    return v
-
-
-def _bool(v: object, what: str) -> bool:
-    if not isinstance(v, bool):
-        raise MalformedError(f"{what} must be true or false")
-    return v
-
-
-def _seat(v: object, players: int, what: str) -> int:
-    v = _int(v, what)
-    if not 0 <= v < players:
-        raise MalformedError(f"{what} must be a seat 0..{players - 1}, not {v}")
-    return v
-
-
-def _seat_list(v: object, n: int, what: str) -> list[int]:
-    if not isinstance(v, list):
-        raise MalformedError(f"{what} must be a list")
-    if not v:
-        return []
-    result = [_seat(x, n, what) for x in v]
-    if len(set(result)) != len(result):
-        raise MalformedError(f"{what} names a seat twice")
-    return result
-
-
-def _int_list(v: object, n: int, what: str) -> list[int]:
-    if not isinstance(v, list) or len(v) != n:
-        raise MalformedError(f"{what} must list {n} integers")
-    for x in v:
-        if type(x) is not int or not -_INT_LIMIT <= x <= _INT_LIMIT:
-            return [_int(x, what) for x in v]  # names the bad item (or takes an int subclass)
-    return v.copy()
-
-
-_INT_LIMIT = 10**9
-#: One call adds far less than this to any number (a round, a hand's points): a state within it of
-#: `_INT_LIMIT` plays no further (`Match.at_limit`), so every answer decodes again.
-HEADROOM = 10**6
-AT_LIMIT = ("this match's numbers (rounds played, points) are at the limit a state can hold "
-            f"({_INT_LIMIT - HEADROOM:,}): start a new match")
-
-
-def _near_limit(match: Match) -> bool:
-    ledger = match.ledger
-    numbers = [match.round_number, ledger.pot, *ledger.written, *ledger.remembered, *ledger.scores]
-    return max(abs(v) for v in numbers) > _INT_LIMIT - HEADROOM

@@ -1871,8 +1871,8 @@ def _taken_back(stub: pb_grpc.EngineStub, reply: Any) -> None:
 def test_negative_setup_points_are_refused_as_a_decoded_state_refuses_them(stub: pb_grpc.EngineStub, key: str) -> None:
     """NewMatch(kozel, setup written or remembered [-5, 0, 0, 0]) answers OK, and the state it answers is
     refused on the next call ("state.ledger.written must not be negative"); the JSON face the same. Fix:
-    refuse negative written/remembered in Match._setup (match.py:95-97) as _ledger_from_dict does
-    (match.py:583-585), or accept them there."""
+    refuse negative written/remembered in Match._setup as match_form._ledger_from_dict does, or
+    accept them there."""
     request = pb.NewMatchRequest(variant="kozel", players=4, seed=1)
     getattr(request, key).extend([-5, 0, 0, 0])
     try:

@@ -1,0 +1,416 @@
+"""A match's dict form (the JSON state): `decode` checks one and `encode` writes one.
+
+The REST transparent mode and the JSON engine carry a match as this dict, and
+the gRPC codec (`edge/wire.py`) reads its message into the same shape, with the
+tiles as ids (`decode_tiles`). A state may come from anyone, so nothing in it is
+trusted: every key, type and range is checked, and the round must be one the
+rules can reach (every tile in exactly one place, the layout replayed under the
+variant's placement rules, the seats out holding nothing, the ending agreeing
+with "over"). The first thing wrong is refused with a `MalformedError` naming
+the field.
+
+`decode` makes the checked state an instance of the class it is given (`Match`,
+whose fields are `match_state.MatchState`'s), so this module does not import the
+match (match.py imports it: the rules' imports form a tree,
+tests/rules/test_import_tree.py), as `kingdomino_state` hands Kingdomino its state. It is compiled with the rules (setup.py
+``COMPILED_SOURCES``), which wire's decoding needs.
+"""
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from .botseats import bots_to_list, check_bots
+from .checks import (
+    INT_LIMIT,
+    check_bool,
+    check_int,
+    check_int_list,
+    check_nonneg,
+    check_seat,
+    check_seat_list,
+    check_seed,
+)
+from .errors import MalformedError, one_of
+from .history import DIGEST_SIZE, MAX_LOG, check_log
+from .ledger import Ledger
+from .match_state import MatchState, near_limit
+from .notation import Placement, format_placement, parse_placement
+from .registry import make_family
+from .round import Round
+from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
+
+#: How a round may end, as a state names it.
+ENDINGS = ("out", "fish", "blocked", "sortir")
+
+#: The keys of a state and its parts, as `encode` writes them: any other key is refused (a
+#: misspelled key would otherwise be dropped silently; the OpenAPI schema says the same).
+STATE_KEYS = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
+                        "match_over", "losers", "winners", "rating", "timed_out", "bots", "log",
+                        "log_count", "log_digest"})
+ROUND_KEYS = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
+                        "last_placer", "last_score", "over", "ending", "winner", "round_points", "places", "ends",
+                        "count"})
+LEDGER_KEYS = frozenset({"written", "remembered", "pot", "scores", "history"})
+RECORD_KEYS = frozenset({"number", "ending", "winner", "last_placer", "round_points", "written", "remembered", "pot",
+                         "scores", "places", "out"})
+
+#: The keys that may be null (the documented schema's `nullable` ones); any other given as null is refused.
+_STATE_NULLABLE = frozenset({"seed", "round", "next_leader", "timed_out"})
+_ROUND_NULLABLE = frozenset({"last_placer", "ending", "winner", "round_points", "places"})
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def encode(match: MatchState) -> dict[str, Any]:
+    """The canonical JSON state (the REST transparent form; mirrors proto MatchState).
+    ``log_count`` and ``log_digest`` are there once entries have left the log, ``bots`` only
+    when some seat is a bot."""
+    state = {
+        "variant": match.preset.name,
+        "players": match.players,
+        "options": {k: v for k, v in match.overrides.items()},
+        "seed": match.seed,
+        "round_number": match.round_number,
+        "ledger": match.ledger.to_dict(),
+        "round": None if match.round is None else round_to_dict(match.round),
+        "next_leader": match.next_leader,
+        "match_over": match.match_over,
+        "losers": match.losers.copy(),
+        "winners": match.winners.copy(),
+        "rating": match.rating.copy(),
+        "timed_out": match.timed_out,
+        "log": match.log.copy(),
+    }
+    if match.log_count:
+        state["log_count"] = match.log_count
+        state["log_digest"] = match.log_digest.hex()
+    if match.bots:
+        state["bots"] = bots_to_list(match.bots)
+    return state
+
+
+def round_to_dict(rnd: Round) -> dict[str, Any]:
+    """A round as the state's ``round`` (``ends`` and ``count`` derived, for readers)."""
+    return {
+        "leader": rnd.leader,
+        "hands": [names(h) for h in rnd.hands],
+        "boneyard": [NAMES[t] for t in reversed(rnd.boneyard)],
+        "reserve": rnd.reserve,
+        "layout": [format_placement(p) for p in rnd.layout.placements],
+        "to_move": rnd.to_move,
+        "passes": rnd.passes,
+        "out": rnd.out.copy(),
+        "last_placer": rnd.last_placer,
+        "last_score": rnd.last_score,
+        "over": rnd.over,
+        "ending": rnd.ending,
+        "winner": rnd.winner,
+        "round_points": None if rnd.round_points is None else rnd.round_points.copy(),
+        "places": None if rnd.places is None else rnd.places.copy(),
+        "ends": rnd.layout.ends(),
+        "count": rnd.layout.count(),
+    }
+
+
+# ---------------------------------------------------------------- decoding
+
+
+_Tiles = tuple[list[int], list[int], list[Placement]]
+#: The class a state is decoded into: `Match`, whose fields `MatchState` declares.
+S = TypeVar("S", bound=MatchState)
+
+
+def decode(data: object, cls: type[S]) -> S:
+    """Check a JSON state and make it an instance of `cls` (`Match`); MalformedError names the first
+    thing wrong."""
+    return _decode(data, None, cls)
+
+
+def decode_tiles(data: object, hands: list[int], boneyard: list[int], placements: list[Placement],
+                 cls: type[S]) -> S:
+    """`decode` for a codec that carries tiles as ids (the gRPC one): no tile strings.
+
+    `data` is a state as `decode` reads it, except that the round's "hands",
+    "boneyard" and "layout" are ignored: they are given as bit sets (seat 0
+    first), tile ids in draw order and ``(tile, arm, flag)`` placements
+    (`notation.Placement`, the lead's arm `CENTER`). Everything is checked as
+    `decode` does; the first message may differ when a state is wrong in several
+    ways.
+    """
+    for t in boneyard:
+        if not 0 <= t < TILE_COUNT:
+            raise MalformedError(f"state.round.boneyard: tile id {t} is not a tile")
+    for i, (t, _arm, _flag) in enumerate(placements):
+        if not 0 <= t < TILE_COUNT:
+            raise MalformedError(f"state.round.layout[{i}]: tile id {t} is not a tile")
+    return _decode(data, (hands, boneyard, placements), cls)
+
+
+def _decode(data: object, tiles: _Tiles | None, cls: type[S]) -> S:
+    if not isinstance(data, dict):
+        raise MalformedError("state must be an object")
+    _known_keys(data, STATE_KEYS, "state")
+    _no_nulls(data, _STATE_NULLABLE, "state")
+    try:
+        p, family, effective = make_family(data.get("variant"), data.get("players"), data.get("options", {}))
+    except MalformedError as exc:  # its messages start with the field (variant, players, options.x)
+        raise MalformedError(f"state.{exc}") from None
+    players = int(data["players"])
+    state = cls(p, family, effective, players, check_seed(data.get("seed"), "state.seed"))
+    state.round_number = check_nonneg(data.get("round_number", 0), "state.round_number")
+    state.ledger = _ledger_from_dict(data.get("ledger", {}), players, family.sides, family.score_is_written)
+    nl = data.get("next_leader")
+    state.next_leader = None if nl is None else check_seat(nl, players, "state.next_leader")
+    state.match_over = check_bool(data.get("match_over", False), "state.match_over")
+    state.losers = check_seat_list(data.get("losers", []), family.sides, "state.losers")
+    state.winners = check_seat_list(data.get("winners", []), family.sides, "state.winners")
+    rating = data.get("rating", [])
+    state.rating = check_int_list(rating, players, "state.rating") if rating != [] else []
+    to = data.get("timed_out")
+    state.timed_out = None if to is None else check_seat(to, players, "state.timed_out")
+    state.bots = check_bots(data.get("bots"), players, "state.bots")
+    rnd = data.get("round")
+    if rnd is not None:
+        state.round = _round_from_dict(state, rnd) if tiles is None else _round_from_tiles(state, rnd, tiles)
+    _log_from_dict(state, data)
+    state.at_limit = near_limit(state)
+    return state
+
+
+def _log_from_dict(state: MatchState, data: dict[str, Any]) -> None:
+    """The state's log: the current round's entries, and the count and digest of those that left it
+    (both or neither; a state from before states shed their rounds has a whole log and neither)."""
+    count = data.get("log_count", 0)
+    if type(count) is not int or not 0 <= count <= MAX_LOG:
+        raise MalformedError(f"state.log_count must be an integer 0..{MAX_LOG}")
+    digest = data.get("log_digest", "")
+    if type(digest) is bytes:
+        raw = digest
+    elif type(digest) is str and len(digest) == 2 * DIGEST_SIZE:
+        try:
+            raw = bytes.fromhex(digest)
+        except ValueError:
+            raw = b""
+    else:
+        raw = b"" if digest == "" else b"?"
+    if (count == 0) != (raw == b"") or (count and len(raw) != DIGEST_SIZE):
+        raise MalformedError(f"state.log_digest must be {DIGEST_SIZE} bytes ({2 * DIGEST_SIZE} hex digits) when "
+                             "state.log_count is above 0, and absent when it is 0")
+    log = check_log(data.get("log", []), whole=count == 0)
+    if count + len(log) > MAX_LOG:
+        raise MalformedError(f"state.log: more than {MAX_LOG} entries in all")
+    state.restore_log(log, count, raw)
+
+
+def _no_nulls(data: dict[Any, Any], nullable: frozenset[str], where: str) -> None:
+    for key, value in data.items():
+        if value is None and key not in nullable:
+            raise MalformedError(f"{where}.{key} must not be null")
+
+
+def _known_keys(data: dict[Any, Any], allowed: frozenset[str], where: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise MalformedError(f"{where}: unknown keys {unknown}")
+
+
+def _round_from_dict(state: MatchState, data: object) -> Round:
+    if not isinstance(data, dict):
+        raise MalformedError("state.round must be an object or null")
+    _known_keys(data, ROUND_KEYS, "state.round")
+    _no_nulls(data, _ROUND_NULLABLE, "state.round")
+    players = state.players
+    hands_in = data.get("hands")
+    if not isinstance(hands_in, list) or len(hands_in) != players:
+        raise MalformedError(f"state.round.hands must list {players} hands")
+    hands: list[int] = []
+    seen = 0
+    for seat, items in enumerate(hands_in):
+        m = parse_hand(items, f"state.round.hands[{seat}]")
+        if m & seen:
+            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
+        seen |= m
+        hands.append(m)
+    boneyard_in = data.get("boneyard", [])
+    if not isinstance(boneyard_in, list):
+        raise MalformedError("state.round.boneyard must be a list of tiles")
+    boneyard = []
+    for i, item in enumerate(boneyard_in):
+        t = parse_tile(item, f"state.round.boneyard[{i}]")
+        if seen >> t & 1:
+            raise MalformedError(f"state: {NAMES[t]} appears twice")
+        seen |= 1 << t
+        boneyard.append(t)
+    layout_in = data.get("layout", [])
+    if not isinstance(layout_in, list):
+        raise MalformedError("state.round.layout must be a list of placements")
+    placements = []
+    for i, item in enumerate(layout_in):
+        try:
+            placements.append(parse_placement(item, i == 0))
+        except MalformedError as exc:
+            raise MalformedError(f"state.round.layout[{i}]: {exc}") from None
+    return _round_from_parts(state, data, hands, seen, boneyard, placements)
+
+
+def _round_from_tiles(state: MatchState, data: object, tiles: _Tiles) -> Round:
+    """`_round_from_dict` with the tiles given as bit sets and ids (see `decode_tiles`)."""
+    if not isinstance(data, dict):
+        raise MalformedError("state.round must be an object or null")
+    hands_in, boneyard_in, placements = tiles
+    players = state.players
+    if len(hands_in) != players:
+        raise MalformedError(f"state.round.hands must list {players} hands")
+    hands: list[int] = []
+    seen = 0
+    for m in hands_in:
+        if m & seen:
+            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
+        if not 0 <= m <= ALL_TILES:
+            raise MalformedError("state.round.hands: not a set of tiles")
+        seen |= m
+        hands.append(m)
+    boneyard: list[int] = []
+    for t in boneyard_in:
+        if seen >> t & 1:
+            raise MalformedError(f"state: {NAMES[t]} appears twice")
+        seen |= 1 << t
+        boneyard.append(t)
+    return _round_from_parts(state, data, hands, seen, boneyard, list(placements))
+
+
+def _round_from_parts(state: MatchState, data: dict[str, Any], hands: list[int], seen: int,
+                      boneyard: list[int], placements: list[Placement]) -> Round:
+    """The rest of a round's decoding, once its tiles are read: layout, consistency, scalars."""
+    family = state.family
+    players = state.players
+    layout = family.new_layout()
+    try:
+        layout.replay(placements)
+    except MalformedError as exc:  # "entry 3 is a second lead", "impossible layout at entry 2: ..."
+        raise MalformedError(f"state.round.layout: {exc}") from None
+    if layout.on_table & seen:
+        raise MalformedError(f"state: {NAMES[next(bits(layout.on_table & seen))]} is both on the table and elsewhere")
+    seen |= layout.on_table
+    if seen != ALL_TILES:
+        missing = ", ".join(NAMES[t] for t in bits(ALL_TILES & ~seen))
+        raise MalformedError(f"state: tiles missing (every one of the {TILE_COUNT} must be somewhere): {missing}")
+    leader = check_seat(data.get("leader", 0), players, "state.round.leader")
+    over = check_bool(data.get("over", False), "state.round.over")
+    lead_mask = ALL_TILES
+    if not placements and not over:
+        lead_mask = family.lead_mask(state.round_context(), hands, leader)
+    rnd = Round(family, hands, boneyard, leader, lead_mask, layout)
+    reserve = check_nonneg(data.get("reserve", 0), "state.round.reserve")
+    if reserve != min(family.reserve, rnd.reserve + len(boneyard)) and reserve != rnd.reserve:
+        raise MalformedError(f"state.round.reserve: {reserve}, but the variant keeps {family.reserve}")
+    rnd.reserve = min(reserve, len(boneyard))
+    rnd.to_move = check_seat(data.get("to_move", leader), players, "state.round.to_move")
+    if not placements and rnd.to_move != leader:
+        raise MalformedError("state.round: before the lead, the seat to move must be the leader")
+    rnd.passes = check_nonneg(data.get("passes", 0), "state.round.passes")
+    rnd.out = check_seat_list(data.get("out", []), players, "state.round.out")
+    for s in rnd.out:
+        if hands[s]:
+            raise MalformedError(f"state.round.out: seat {s}'s hand is not empty")
+    lp = data.get("last_placer")
+    rnd.last_placer = None if lp is None else check_seat(lp, players, "state.round.last_placer")
+    rnd.last_score = check_int(data.get("last_score", 0), "state.round.last_score")
+    if rnd.last_score and not family.counts:
+        raise MalformedError(f"state.round.last_score: {state.preset.name} scores nothing in play, so it is 0")
+    rnd.over = over
+    ending = data.get("ending")
+    if ending is not None and ending not in ENDINGS:
+        raise MalformedError(f"state.round.ending: {one_of(ending, [*ENDINGS, None])}")
+    if over != (ending is not None):
+        raise MalformedError("state.round: over and ending disagree")
+    rnd.ending = ending
+    w = data.get("winner")
+    rnd.winner = None if w is None else check_seat(w, max(players, family.sides), "state.round.winner")
+    rp = data.get("round_points")
+    rnd.round_points = None if rp is None else check_int_list(rp, players, "state.round.round_points")
+    pl = data.get("places")
+    rnd.places = None if pl is None else check_int_list(pl, players, "state.round.places")
+    if not over:
+        empty = [s for s, h in enumerate(hands) if h == 0]
+        if empty and not family.many_out:
+            raise MalformedError(f"state.round: seat {empty[0]} has no tiles, so the round is over")
+        if sorted(empty) != sorted(rnd.out):
+            raise MalformedError("state.round.out must list exactly the seats with no tiles")
+        if placements and rnd.to_move in rnd.out:
+            raise MalformedError("state.round: the seat to move has gone out")
+    return rnd
+
+
+def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: bool) -> Ledger:
+    if not isinstance(data, dict):
+        raise MalformedError("state.ledger must be an object")
+    _known_keys(data, LEDGER_KEYS, "state.ledger")
+    _no_nulls(data, frozenset(), "state.ledger")
+    ledger = Ledger.empty(sides)
+    for key in ("written", "remembered", "scores"):
+        if data.get(key, []) != []:
+            setattr(ledger, key, check_int_list(data[key], sides, f"state.ledger.{key}"))
+    for key in ("written", "remembered"):
+        if any(v < 0 for v in getattr(ledger, key)):
+            raise MalformedError(f"state.ledger.{key} must not be negative")
+    if score_is_written and ledger.scores != ledger.written:
+        # K, O: scores mirror the written points; a state written before they did has zeros there.
+        if any(ledger.scores):
+            raise MalformedError("state.ledger.scores must equal state.ledger.written in this variant "
+                                 "(the score is the written points)")
+        ledger.scores = ledger.written.copy()
+    ledger.pot = check_nonneg(data.get("pot", 0), "state.ledger.pot")
+    history = data.get("history", [])
+    if not isinstance(history, list):
+        raise MalformedError("state.ledger.history must be a list")
+    for i, record in enumerate(history):
+        if not isinstance(record, dict):
+            raise MalformedError(f"state.ledger.history[{i}] must be an object")
+        ledger.history.append(_record_from_dict(record, i, players, sides))
+    return ledger
+
+
+def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> dict[str, Any]:
+    """One row of the score table, checked against the match's seats and sides."""
+    where = f"state.ledger.history[{i}]"
+    _known_keys(r, RECORD_KEYS, where)
+    ending = r.get("ending")
+    if ending not in ENDINGS:
+        raise MalformedError(f"{where}.ending: {one_of(ending, ENDINGS)}")
+    def ints(key: str) -> list[int]:
+        v = r.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise MalformedError(f"{where}.{key} must be a list of integers")
+        if any(not -INT_LIMIT <= x <= INT_LIMIT for x in v):
+            raise MalformedError(f"{where}.{key}: an integer is out of range")
+        return list(v)
+    def opt_int(key: str) -> int | None:
+        v = r.get(key)
+        if v is None:
+            return None
+        return check_int(v, f"{where}.{key}")
+    record = {
+        "number": check_nonneg(r.get("number", i + 1), f"{where}.number"),
+        "ending": ending,
+        "winner": opt_int("winner"),
+        "last_placer": opt_int("last_placer"),
+        "round_points": ints("round_points"),
+        "written": ints("written"),
+        "remembered": ints("remembered"),
+        "pot": check_nonneg(r.get("pot", 0), f"{where}.pot"),
+        "scores": ints("scores"),
+        "places": ints("places"),
+        "out": ints("out"),
+    }
+    if record["winner"] is not None:
+        check_seat(record["winner"], max(players, sides), f"{where}.winner")
+    if record["last_placer"] is not None:
+        check_seat(record["last_placer"], players, f"{where}.last_placer")
+    check_seat_list(record["out"], players, f"{where}.out")
+    for key, n in (("round_points", players), ("places", players), ("written", sides),
+                   ("remembered", sides), ("scores", sides)):
+        if record[key] and len(record[key]) != n:
+            raise MalformedError(f"{where}.{key} must list {n} integers")
+    return record
