@@ -36,7 +36,7 @@ from .errors import IllegalActionError, MalformedError
 from .events import Event
 from .history import append, check_log, entry
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
-from .kingdomino_notation import Action, parse_action
+from .kingdomino_notation import KingdominoMove
 from .kingdomino_score import (
     HARMONY_BONUS,
     MIDDLE_KINGDOM_BONUS,
@@ -369,11 +369,11 @@ class Kingdomino:
 
         `player`, when given, must be the player to move. Refusals change nothing.
         """
-        return self.apply_parsed(parse_action(action), player)
+        return self.apply_parsed(KingdominoMove.parse(action), player)
 
-    def apply_parsed(self, action: Action, player: object = None) -> list[Event]:
-        """`apply` for an action already parsed (`kingdomino_notation.Action`): bots' playouts
-        build these tuples and never format or parse a string. The same checks, the same result."""
+    def apply_parsed(self, action: KingdominoMove, player: object = None) -> list[Event]:
+        """`apply` for a move already parsed (`KingdominoMove`): bots' playouts
+        build these values and never format or parse a string. The same checks, the same result."""
         verb, tile, x, y, d = action
         if self.game_over:
             raise IllegalActionError("the game is over")
@@ -385,11 +385,9 @@ class Kingdomino:
         events: list[Event] = []
         if verb == "pick":
             self._pick(tile, events)
-            logged = f"pick {tile}"
         else:
             self._place(verb, tile, x, y, d, events)
-            logged = f"place {tile} {x},{y} {DIRECTIONS[d]}" if verb == "place" else f"discard {tile}"
-        append(self.log, logged)
+        append(self.log, action.text())
         if self.game_over:
             self._game_ended(events)
         return events

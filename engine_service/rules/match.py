@@ -25,7 +25,7 @@ from .events import Event
 from .family import Family, MatchEnd, RoundContext, RoundResult
 from .history import DIGEST_SIZE, MAX_LOG, chain, check_log, entry
 from .ledger import Ledger
-from .notation import Placement, format_placement, parse_placement
+from .notation import Move, Placement, format_placement, parse_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
@@ -275,7 +275,21 @@ class Match:
                 or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
             self._refuse(action, seat)
         events: list[Event] = []
-        ended = rnd.apply(action, events)
+        return self._played(rnd, rnd.apply(action, events), events)
+
+    def apply_move(self, move: Move, text: str | None = None, seat: object = None) -> list[Event]:
+        """`apply` for a move already parsed (`notation.Move`, as a record's entry carries it): the
+        same checks and result; `text`, the action as its writer spelled it, is for the messages."""
+        rnd = self.round
+        if (rnd is None or rnd.over or self.match_over or self.at_limit
+                or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
+            self._refuse(move.text() if text is None else text, seat)
+        events: list[Event] = []
+        return self._played(rnd, rnd.apply_move(move, events, text), events)
+
+    def _played(self, rnd: Round, ended: bool, events: list[Event]) -> list[Event]:
+        """What follows a seat's action in the round (`ended`: the round ended with it): the log, the
+        points scored in play, the round's end."""
         self._log(_logged(events[0]))
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
