@@ -59,7 +59,7 @@ from .kingdomino_setup import (
 from .kingdomino_state import decode
 from .kingdomino_tiles import describe
 from .kingdomino_turns import lay_row, pick, placed
-from .views import kingdomino_public_view, redact_kingdomino_events
+from .views import kingdomino_legal_view, kingdomino_public_view, redact_kingdomino_events
 
 
 class Kingdomino:
@@ -567,13 +567,15 @@ class Kingdomino:
         del state["pile"], state["seed"], state["log"]
         state["timed_out"] = None if self.timed_out < 0 else self.timed_out
         to_move = self.to_move
+        legal = self.legal_actions() if to_move == player else []
         state.update({
             "player": player,
             "pile_size": len(self.pile),
             "grids": [k.grid() for k in self.kingdoms],
             "discarded": [k.discards for k in self.kingdoms],
             "to_move": to_move,
-            "legal": self.legal_actions() if to_move == player else [],
+            "legal": legal,
+            "legal_moves": kingdomino_legal_view(legal),
             "scores": self.scores(),
             "largest_region": self.largest_region(),
             "crowns": self.crowns(),

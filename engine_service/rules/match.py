@@ -30,7 +30,7 @@ from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
-from .views import public_view, redact_events, shown_hands
+from .views import legal_view, public_view, redact_events, shown_hands, table_view
 
 ENDINGS = ("out", "fish", "blocked", "sortir")
 
@@ -546,8 +546,11 @@ class Match:
             "rating": self.rating.copy(),
             "legal": [],
             "last_score": 0,
+            "table": table_view(None),
+            "legal_moves": [],
         }
         if rnd is not None:
+            legal = self.legal_actions() if rnd.to_move == seat else []
             view.update({
                 "hand": names(rnd.hands[seat]),
                 "hand_sizes": [h.bit_count() for h in rnd.hands],
@@ -562,7 +565,9 @@ class Match:
                 "round_points": list(rnd.round_points or []),
                 "revealed_hands": [names(h) for h in rnd.hands] if rnd.over else [],
                 "last_score": rnd.last_score,
-                "legal": self.legal_actions() if rnd.to_move == seat else [],
+                "legal": legal,
+                "table": table_view(rnd.layout),
+                "legal_moves": legal_view(legal),
             })
         if self.bots:
             view["bots"] = bots_to_list(self.bots)
