@@ -141,18 +141,45 @@ def test_kingdomino_legal_moves_are_the_legal_actions_structured(options: dict[s
 
 
 def _clients_reading(layout: list[str]) -> Any:
-    """What clients/table.py's own reading of the notation (``arms``) gave."""
-    from clients.table import arms
-    table = arms(layout)
-    lead = (table.lead.near, table.lead.far) if table.lead else None
-    return lead, {a: [(t.near, t.far, t.closed) for t in tiles] for a, tiles in table.arms.items()}, {
-        a: (w[0] or None, w[1]) for a, w in table.anchors.items()}
+    """What clients/table.py's reading of the layout's notation gave before the view said it (its
+    ``arms``, kept here as the reference): the lead, the arms that hold a tile as (near, far, closed)
+    tiles, and the double each N/S side grows from."""
+    lead: tuple[int, int] | None = None
+    arms: dict[str, list[tuple[int, int, bool]]] = {}
+    doubles: list[tuple[str | None, int]] = []
+    anchors: dict[str, tuple[str | None, int]] = {}
+    ends: dict[str, int] = {}
+    for move in layout:
+        for part in move.split("+"):
+            found = _PLACED.match(part)
+            if found is None:
+                continue
+            a, b, arm, closed = int(found[1]), int(found[2]), found[3], found[4] == "!"
+            if arm is None:
+                lead, ends, arms = (a, b), {"W": a, "E": b}, {"W": [], "E": []}
+                if a == b:
+                    doubles.append((None, 0))
+                continue
+            if arm not in ends:
+                k = int(arm[1:] or 1)
+                where = doubles[k - 1] if k - 1 < len(doubles) else (None, 0)
+                anchors[arm] = where
+                assert lead is not None
+                ends[arm] = lead[0] if where[0] is None else arms[where[0]][where[1]][1]
+                arms.setdefault(arm, [])
+            near = ends[arm]
+            laid = (near, b if a == near else a, closed)
+            arms.setdefault(arm, []).append(laid)
+            ends[arm] = laid[1]
+            if laid[0] == laid[1]:
+                doubles.append((arm, len(arms[arm]) - 1))
+    return lead, arms, anchors
 
 
 def _as_clients_read_it(table: dict[str, Any]) -> Any:
-    """The view's table in that shape: arms that hold a tile, the closing flag on the last tile."""
-    arms = {a: [(n, f, line["closed"] and i == len(line["tiles"]) - 1) for i, (n, f) in enumerate(line["tiles"])]
-            for a, line in table["arms"].items() if line["tiles"] or a in ("W", "E")}
-    anchors = {a: (line["from"]["arm"], line["from"]["index"]) for a, line in table["arms"].items()
-               if line["from"] is not None and a in arms}
-    return (tuple(table["lead"]) if table["lead"] else None), arms, anchors
+    """What clients/table.py now reads from the view's table, in that shape."""
+    from clients.table import arms
+    read = arms(table)
+    lead = (read.lead.near, read.lead.far) if read.lead else None
+    return lead, {a: [(t.near, t.far, t.closed) for t in tiles] for a, tiles in read.arms.items()}, {
+        a: (w[0] or None, w[1]) for a, w in read.anchors.items()}

@@ -430,7 +430,7 @@ def test_nothing_is_accepted_once_the_game_is_over() -> None:
     assert sum(len(k.log) for k in game.kingdoms) == 24
 
 
-def test_parse_action_reads_the_three_forms() -> None:
+def test_kingdomino_move_parse_reads_the_three_forms() -> None:
     assert KingdominoMove.parse("pick 17") == ("pick", 17, 0, 0, -1)
     assert KingdominoMove.parse("discard 48") == ("discard", 48, 0, 0, -1)
     assert KingdominoMove.parse("place 9 -4,4 W") == ("place", 9, -4, 4, 3)
