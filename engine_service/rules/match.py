@@ -25,7 +25,7 @@ from .events import Event
 from .family import Family, MatchEnd, RoundContext, RoundResult
 from .history import DIGEST_SIZE, MAX_LOG, chain, check_log, entry
 from .ledger import Ledger
-from .notation import Move, Placement, format_placement, parse_placement
+from .notation import MOVES, Move, Placement, format_placement, parse_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
@@ -274,8 +274,7 @@ class Match:
         if (rnd is None or rnd.over or self.match_over or not isinstance(action, str) or self.at_limit
                 or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
             self._refuse(action, seat)
-        events: list[Event] = []
-        return self._played(rnd, rnd.apply(action, events), events)
+        return self._play(rnd, MOVES.get(action) or Move.parse(action), action)
 
     def apply_move(self, move: Move, text: str | None = None, seat: object = None) -> list[Event]:
         """`apply` for a move already parsed (`notation.Move`, as a record's entry carries it): the
@@ -284,12 +283,14 @@ class Match:
         if (rnd is None or rnd.over or self.match_over or self.at_limit
                 or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
             self._refuse(move.text() if text is None else text, seat)
-        events: list[Event] = []
-        return self._played(rnd, rnd.apply_move(move, events, text), events)
+        return self._play(rnd, move, text)
 
-    def _played(self, rnd: Round, ended: bool, events: list[Event]) -> list[Event]:
-        """What follows a seat's action in the round (`ended`: the round ended with it): the log, the
-        points scored in play, the round's end."""
+    def _play(self, rnd: Round, move: Move, text: str | None) -> list[Event]:
+        """A seat's move in the round once `apply` or `apply_move` found it may be tried: the round's
+        checks and transitions (`Round.apply_move`), then the log, the points scored in play and the
+        round's end."""
+        events: list[Event] = []
+        ended = rnd.apply_move(move, events, text)
         self._log(_logged(events[0]))
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
