@@ -313,6 +313,46 @@ class MatchStateSchema(StrictSchema):
         "description": "blake2b-16 chained over those entries, line by line (with log_count)"})
 
 
+class SpinnerPlaceSchema(Schema):
+    """Where a spinner lies: the arm and the index on it of the double a side grows from."""
+
+    arm = fields.String(allow_none=True, metadata={"description": "null: the lead"})
+    index = fields.Integer()
+
+
+class TableArmSchema(Schema):
+    """One arm of the table as its tiles lie, outward from the lead."""
+
+    tiles = fields.List(fields.List(fields.Integer()), metadata={
+        "description": "each tile [near, far]: near touches the tile before it, far is the end it leaves"})
+    order = fields.List(fields.Integer(), metadata={"description": "each tile's index in layout (play order)"})
+    closed = fields.Boolean(metadata={"description": "O: its last tile, a double, closed the arm"})
+    from_ = fields.Nested(SpinnerPlaceSchema, allow_none=True, data_key="from", attribute="from", metadata={
+        "description": "a spinner's side: the double it grows from (null for W and E)"})
+
+
+class TableSchema(Schema):
+    """The layout as the tiles lie (what `layout` says, structured for drawing: docs/rest.md)."""
+
+    lead = fields.List(fields.Integer(), allow_none=True, metadata={
+        "description": "the first tile [W, E] (the number facing W first); null before the lead"})
+    arms = fields.Dict(keys=fields.String(), values=fields.Nested(TableArmSchema), metadata={
+        "description": "by name: every arm that holds a tile or is open"})
+
+
+class LegalPlacementSchema(Schema):
+    tile = fields.String(metadata={"description": "as a hand names it (a lead: as it would lie)"})
+    arm = fields.String(allow_none=True, metadata={"description": "null for a lead"})
+    closes = fields.Boolean(metadata={"description": "O: the double closes its arm"})
+
+
+class LegalMoveSchema(Schema):
+    """One of `legal`, structured."""
+
+    kind = fields.String(metadata={"enum": ["lead", "play", "draw", "pass"]})
+    placements = fields.List(fields.Nested(LegalPlacementSchema))
+
+
 class SeatViewSchema(Schema):
     """What one seat may see: its own hand, the others' sizes, never the boneyard order."""
 
@@ -342,6 +382,9 @@ class SeatViewSchema(Schema):
     rating = fields.List(fields.Integer())
     legal = fields.List(fields.String(), metadata={"description": "the viewer's legal actions when it is to move"})
     last_score = fields.Integer()
+    table = fields.Nested(TableSchema, metadata={"description": "the layout as the tiles lie, for drawing"})
+    legal_moves = fields.List(fields.Nested(LegalMoveSchema),
+                              metadata={"description": "each of legal (same order), structured"})
     bots = fields.List(fields.Nested(BotSeatSchema), metadata={"description": "seats the engine plays, if any"})
 
 
@@ -539,6 +582,15 @@ class KingdominoDynastyViewSchema(StrictSchema):
     totals = fields.Nested(KingdominoTotalsSchema)
 
 
+class KingdominoLegalMoveSchema(Schema):
+    """One of a Kingdomino view's `legal`, structured."""
+
+    verb = fields.String(metadata={"enum": ["pick", "place", "discard"]})
+    tile = fields.Integer()
+    square = fields.List(fields.Integer(), metadata={"description": "place: the first square [x, y]"})
+    direction = fields.String(metadata={"description": "place: where the second square lies", "enum": ["N", "E", "S", "W"]})
+
+
 class KingdominoViewSchema(Schema):
     """What one player may see of a Kingdomino game: no pile order, no seed (only `pile_size`)."""
 
@@ -560,6 +612,8 @@ class KingdominoViewSchema(Schema):
     discarded = fields.List(fields.Integer(), metadata={"description": "per player, tiles discarded"})
     to_move = fields.Integer(allow_none=True, metadata={"description": "null once the game is over"})
     legal = fields.List(fields.String(), metadata={"description": "the viewer's legal actions when it is to move"})
+    legal_moves = fields.List(fields.Nested(KingdominoLegalMoveSchema),
+                              metadata={"description": "each of legal (same order), structured"})
     scores = fields.List(fields.Integer())
     largest_region = fields.List(fields.Integer())
     crowns = fields.List(fields.Integer())

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine_service.rules import Match
+from engine_service.rules.notation import CENTER, DRAW, PASS, Move
 from engine_service.rules.tiles import NAMES, parse_tile
 
 MAX_SEED = (1 << 64) - 1
@@ -104,17 +105,18 @@ def our_pairs(match: Match) -> set[Pair]:
     """Our legal actions as (tile, covered value); `pass` is handled by the caller."""
     rnd = match.round
     assert rnd is not None
-    ends = rnd.layout.ends()
     result: set[Pair] = set()
-    for action in match.legal_actions():
-        if action in ("pass", "draw"):
+    for move in rnd.legal_moves():
+        if move.kind in (DRAW, PASS):
             continue
-        if "@" not in action:
-            result.add((NAMES[parse_tile(action)], None))
-        else:
-            tile, arm = action.split("@")
-            result.add((NAMES[parse_tile(tile)], ends[arm.rstrip("!")]))
+        result.add(_pair(rnd.layout.end, move))
     return result
+
+
+def _pair(end: list[int], move: Move) -> Pair:
+    """A play as (tile, the value it covers: None for a lead), from the typed move and the open ends."""
+    tile, arm, _ = move.placements[0]
+    return NAMES[tile], None if arm == CENTER else end[arm]
 
 
 def our_scores(match: Match) -> list[int]:
@@ -124,10 +126,7 @@ def our_scores(match: Match) -> list[int]:
 
 def pair_of(match: Match, action: str) -> Pair:
     assert match.round is not None
-    if "@" not in action:
-        return NAMES[parse_tile(action)], None
-    tile, arm = action.split("@")
-    return NAMES[parse_tile(tile)], match.round.layout.ends()[arm]
+    return _pair(match.round.layout.end, Move.parse(action))
 
 
 def _fmt(pairs: set[Pair]) -> str:

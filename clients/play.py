@@ -197,7 +197,7 @@ class TerminalGame:
             self.show_kingdoms(view)
             return
         self.write(f"{self.variant}, round {view['round_number']}   to move: {self.names[view['to_move']]}")
-        for line in layout_lines(view["layout"]):
+        for line in layout_lines(view["table"]):
             self.say(line, "  ")
         ends = ", ".join(f"{arm} {value}" for arm, value in view.get("ends", {}).items())
         self.say(f"open ends: {ends or '-'}   count {view.get('count', 0)}   boneyard {view['boneyard_size']}", "  ")

@@ -2,21 +2,18 @@
 a Kingdomino kingdom as a grid. Used by `domino play` (clients/play.py); the browser table
 (api_gateway/play/play.js) draws the same reading of a view.
 
-The layout of a view is its actions in order (`1-1`, `1-4@E`, `4-4@E`, `5-5@N`, ...):
-`arms()` replays them into the arms as they lie, each tile turned so that its near half
-touches the tile before it, doubles crosswise, and the spinners (the doubles whose
-`N`/`S` sides are open: the k-th double for `Nk`/`Sk`) named.
+The layout is drawn from the view's `table` (docs/rest.md): the arms as the tiles lie, each tile
+`[near, far]` with its near half touching the tile before it, doubles crosswise, and the spinners
+(the doubles a side `N`/`S`, `Nk`/`Sk` grows from) named. The engine works it out, so nothing here
+reads the notation of `layout` again.
 """
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 Json = dict[str, Any]
-
-_PLACED = re.compile(r"^(\d)-(\d)(?:@([NSEW]\d*)(!?))?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,42 +37,27 @@ class Laid:
 class Arms:
     lead: Laid | None = None
     arms: dict[str, list[Laid]] = field(default_factory=dict)
-    #: Where the k-th double lies: ("", 0) is the lead, (arm, index) a tile on an arm.
-    doubles: list[tuple[str, int]] = field(default_factory=list)
-    #: The spinner each N/S arm grows from (same form as `doubles`).
+    #: The spinner each N/S arm grows from: ("", 0) is the lead, (arm, index) a tile on an arm.
     anchors: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
-def arms(layout: list[str]) -> Arms:
-    """The layout's tiles by arm, outward from the lead."""
-    table = Arms()
-    ends: dict[str, int] = {}
-    for move in layout:
-        for part in move.split("+"):
-            found = _PLACED.match(part)
-            if found is None:
-                continue
-            a, b, arm, closed = int(found[1]), int(found[2]), found[3], found[4] == "!"
-            if arm is None:
-                table.lead = Laid(a, b)
-                ends = {"W": a, "E": b}
-                table.arms = {"W": [], "E": []}
-                if a == b:
-                    table.doubles.append(("", 0))
-                continue
-            if arm not in ends:   # a spinner's side opens: N/S of the first double, Nk/Sk of the k-th
-                k = int(arm[1:] or 1)
-                where = table.doubles[k - 1] if k - 1 < len(table.doubles) else ("", 0)
-                table.anchors[arm] = where
-                ends[arm] = table.lead.near if where == ("", 0) and table.lead else _tile(table, where).far
-                table.arms.setdefault(arm, [])
-            near = ends[arm]
-            laid = Laid(near, b if a == near else a, closed)
-            table.arms.setdefault(arm, []).append(laid)
-            ends[arm] = laid.far
-            if laid.double:
-                table.doubles.append((arm, len(table.arms[arm]) - 1))
-    return table
+def arms(table: Json) -> Arms:
+    """A view's `table` as `Laid` tiles by arm, outward from the lead: W and E, and the arms that
+    hold a tile (an open side with none yet is not drawn)."""
+    out = Arms()
+    if table.get("lead") is None:
+        return out
+    near, far = table["lead"]
+    out.lead = Laid(near, far)
+    for name, line in table["arms"].items():
+        if not line["tiles"] and name not in ("W", "E"):
+            continue
+        last = len(line["tiles"]) - 1
+        out.arms[name] = [Laid(n, f, line["closed"] and i == last) for i, (n, f) in enumerate(line["tiles"])]
+        base = line["from"]
+        if base is not None:
+            out.anchors[name] = (base["arm"] or "", base["index"])
+    return out
 
 
 def _tile(table: Arms, where: tuple[str, int]) -> Laid:
@@ -90,12 +72,11 @@ def _arm_order(name: str) -> tuple[int, str]:
     return (int(name[1:] or 1), name[0])
 
 
-def layout_lines(layout: list[str]) -> list[str]:
+def layout_lines(view_table: Json) -> list[str]:
     """The line W .. lead .. E in reading order, then each spinner's N and S arms; spinners are `*starred*`."""
-    if not layout:
+    table = arms(view_table)
+    if table.lead is None:
         return ["(the table is empty)"]
-    table = arms(layout)
-    assert table.lead is not None
     spinners = set(table.anchors.values())
 
     def text(arm: str, index: int, reverse: bool = False) -> str:

@@ -422,14 +422,15 @@ function marker(cell, kind, text, explanation) {
 function renderMatching(view) {
   const mine = viewer(view);
   const legal = view.to_move === mine ? view.legal || [] : [];
+  const moves = legalMoves(view);
   if (choosing && !choosing.actions.every((a) => legal.includes(a))) choosing = null;
   $("board").className = "layout";
   setPrompt(choosing ? `${choosing.tile} fits more than one end: tap one on the board, or a button below.` : "");
   // A heading over nothing read as a hand that failed to show: the seat that went out is told so.
   const whose = mine === me() ? "Your hand" : `${name(mine)}'s hand`;
   $("hand-title").textContent = (view.hand || []).length ? whose : `${whose} is empty`;
-  renderHand(view, legal);
-  renderChoices();
+  renderHand(view, legal, moves);
+  renderChoices(moves);
   $("extra-actions").replaceChildren(...legal.filter((a) => a === "draw" || a === "pass").map((a) => {
     const b = document.createElement("button");
     b.type = "button"; b.dataset.action = a; b.className = "primary";
@@ -440,10 +441,15 @@ function renderMatching(view) {
   renderRoundEnd(view);
   drawBoard();   // last: the drawing is scaled to the room the rest leaves
 }
-function renderHand(view, legal) {
+// Each legal action with its structured form (the view's legal_moves, in the same order), by action.
+function legalMoves(view) {
+  const legal = view.legal || [];
+  return new Map(legal.map((a, i) => [a, (view.legal_moves || [])[i]]));
+}
+function renderHand(view, legal, moves) {
   const hand = [...view.hand].sort(byPips);
   $("hand").replaceChildren(...hand.map((tile) => {
-    const actions = legal.filter((a) => a.split("+").some((p) => sameTile(p.split("@")[0], tile)));
+    const actions = legal.filter((a) => moves.get(a)?.placements.some((p) => sameTile(p.tile, tile)));
     const b = document.createElement("button");
     b.type = "button";
     b.className = "tile" + (actions.length ? " legal" : "") + (choosing?.tile === tile ? " chosen" : "");
@@ -474,10 +480,9 @@ function renderRoundEnd(view) {
 const pips = (t) => t.split("-").map(Number).sort((a, b) => a - b);
 const byPips = (a, b) => { const [a1, a2] = pips(a), [b1, b2] = pips(b); return a1 - b1 || a2 - b2; };
 const sameTile = (a, b) => { const [a1, a2] = pips(a), [b1, b2] = pips(b); return a1 === b1 && a2 === b2; };
-// The open end a move of one tile goes to ("3-6@W" -> "W"), or null for a lead or a move of several tiles.
-function endOf(action) {
-  const parts = action.split("+");
-  return parts.length === 1 && parts[0].includes("@") ? parts[0].split("@")[1].replace("!", "") : null;
+// The open end a move of one tile goes to (3-6 on W -> "W"), or null for a lead or a move of several tiles.
+function endOf(move) {
+  return move && move.placements.length === 1 ? move.placements[0].arm : null;
 }
 // A tile that fits several ends: the board marks each end it fits (a tap plays there) and the buttons
 // below name every move, closing ones included.
@@ -485,11 +490,11 @@ function choose(tile, actions) {
   choosing = { tile, actions };
   render();
 }
-function renderChoices() {
+function renderChoices(moves) {
   $("choices").replaceChildren(...(choosing?.actions || []).map((a) => {
     const b = document.createElement("button");
     b.type = "button"; b.dataset.action = a;
-    b.textContent = a.split("+").map((p) => { const [t, arm] = p.split("@"); return arm ? `${t} on ${arm.replace("!", " (closing)")}` : `${t} (lead)`; }).join(" + ");
+    b.textContent = (moves.get(a)?.placements || []).map((p) => p.arm ? `${p.tile} on ${p.arm}${p.closes ? " (closing)" : ""}` : `${p.tile} (lead)`).join(" + ");
     b.addEventListener("click", () => play(a));
     return b;
   }));
@@ -504,12 +509,13 @@ function tapEnd(actions) {
 function drawBoard() {
   const view = game.view;
   const playedBy = new Map(movesSince(viewer(view)).map((m) => [m.action, m.seat]));
+  const moves = legalMoves(view);
   const targets = new Map();
   for (const a of choosing?.actions || []) {
-    const end = endOf(a);
+    const end = endOf(moves.get(a));
     if (end) targets.set(end, [...(targets.get(end) || []), a]);
   }
-  $("board").replaceChildren(drawLayout(view.layout, Object.keys(view.ends || {}), playedBy,
+  $("board").replaceChildren(drawLayout(view.layout, view.table, Object.keys(view.ends || {}), playedBy,
     choosing && { tile: choosing.tile, targets }));
 }
 
@@ -536,32 +542,16 @@ function turnAfter() {
   if (!(width > 0)) return 6;
   return Math.max(3, Math.min(6, Math.floor((width / UNIT_PX - 2.8) / 4)));
 }
-// openArms: the arms open now (an open arm that holds no tile yet, such as a spinner's N, is drawn too).
-function readLayout(layout, openArms = []) {
-  const out = { lead: null, arms: {}, doubles: [], anchors: {} };
-  const ends = {};
-  layout.forEach((move, index) => { for (const part of move.split("+")) {
-    const m = /^(\d)-(\d)(?:@([NSEW]\d*)(!?))?$/.exec(part);
-    if (!m) continue;
-    const a = +m[1], b = +m[2], arm = m[3], closed = m[4] === "!";
-    if (!arm) { out.lead = { near: a, far: b, move: index }; ends.W = a; ends.E = b; out.arms.W = []; out.arms.E = [];
-      if (a === b) out.doubles.push(["", 0]); continue; }
-    if (!(arm in ends)) {
-      const k = Number(arm.slice(1) || 1);
-      const where = out.doubles[k - 1] || ["", 0];
-      out.anchors[arm] = where;
-      const base = where[0] ? out.arms[where[0]][where[1]] : out.lead;
-      ends[arm] = base.far; out.arms[arm] = [];
-    }
-    const near = ends[arm];
-    const tile = { near, far: a === near ? b : a, closed, move: index };
-    out.arms[arm].push(tile);
-    ends[arm] = tile.far;
-    if (tile.near === tile.far) out.doubles.push([arm, out.arms[arm].length - 1]);
-  } });
-  for (const arm of openArms.filter((a) => !(a in out.arms))) {
-    out.anchors[arm] = out.doubles[Number(arm.slice(1) || 1) - 1] || ["", 0];
-    out.arms[arm] = [];
+// The view's table (docs/rest.md: the arms as the tiles lie, the open ones that hold no tile yet
+// included), as the drawing walks it: each tile {near, far, closed, move} (move: its index in layout),
+// and where each spinner's side grows from (["", 0]: the lead).
+function readTable(table) {
+  const [west, east] = table.lead;
+  const out = { lead: { near: west, far: east, move: 0 }, arms: {}, anchors: {} };
+  for (const [arm, line] of Object.entries(table.arms)) {
+    out.arms[arm] = line.tiles.map(([near, far], i) =>
+      ({ near, far, closed: line.closed && i === line.tiles.length - 1, move: line.order[i] }));
+    if (line.from) out.anchors[arm] = [line.from.arm || "", line.from.index];
   }
   return out;
 }
@@ -605,7 +595,7 @@ function nextTile(before, double) {
   p.count += 1; p.tiles += 1; p.moved += len; p.lastHalf = double ? 1 : 0.5;
   return { rect, pen: p };
 }
-function drawLayout(layout, openArms, playedBy, choice) {
+function drawLayout(layout, viewTable, openArms, playedBy, choice) {
   const svg = svgNode("svg", { id: "layout", role: "img" });
   if (!layout.length) {
     svg.setAttribute("viewBox", "-4 -1 8 2");
@@ -613,7 +603,7 @@ function drawLayout(layout, openArms, playedBy, choice) {
     svg.append(svgNode("text", { x: 0, y: 0.2, "text-anchor": "middle", "font-size": 0.6, fill: "#fff" }, "The table is empty"));
     return svg;
   }
-  const table = readLayout(layout, openArms);
+  const table = readTable(viewTable);
   const spinners = new Set(Object.values(table.anchors).map((w) => w.join(":")));
   const turn = turnAfter();
   const rects = [], pens = {};
@@ -756,16 +746,16 @@ const DIRS = { N: [0, 1], E: [1, 0], S: [0, -1], W: [-1, 0] };
 function renderKingdomino(view) {
   const me = viewer(view);
   const legal = view.to_move === me ? view.legal || [] : [];
-  const places = legal.filter((a) => a.startsWith("place ")).map((a) => {
-    const [, tile, square, dir] = a.split(" "); const [x, y] = square.split(",").map(Number);
-    return { action: a, tile: +tile, x, y, dir, x2: x + DIRS[dir][0], y2: y + DIRS[dir][1] };
-  });
-  const discards = legal.filter((a) => a.startsWith("discard")).map((a) => {
-    const b = document.createElement("button"); b.type = "button"; b.dataset.action = a; b.className = "primary";
-    b.textContent = `Discard tile ${a.split(" ")[1]}`; b.addEventListener("click", () => play(a)); return b;
+  // The legal actions with their structured form (the view's legal_moves, in the same order).
+  const moves = legal.map((action, i) => ({ action, ...(view.legal_moves || [])[i] }));
+  const places = moves.filter((m) => m.verb === "place").map(({ action, tile, square: [x, y], direction: dir }) =>
+    ({ action, tile, x, y, dir, x2: x + DIRS[dir][0], y2: y + DIRS[dir][1] }));
+  const discards = moves.filter((m) => m.verb === "discard").map((m) => {
+    const b = document.createElement("button"); b.type = "button"; b.dataset.action = m.action; b.className = "primary";
+    b.textContent = `Discard tile ${m.tile}`; b.addEventListener("click", () => play(m.action)); return b;
   });
   setPrompt(places.length ? `Place tile ${places[0].tile}: tap its first square in your kingdom, then the second` :
-    legal.some((a) => a.startsWith("pick")) ? "Pick a tile of the next row" :
+    moves.some((m) => m.verb === "pick") ? "Pick a tile of the next row" :
     discards.length ? "The tile fits nowhere in your kingdom: " : "", ...discards);
   const rows = document.createElement("div");
   rows.className = "rows";

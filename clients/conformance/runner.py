@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine_service.rules.errors import IllegalActionError, MalformedError, MisdealError, RulesError
-from engine_service.rules.notation import format_action, parse_action
+from engine_service.rules.notation import LEAD, LEAD_MOVE, Move
 
 from .surface import State, Surface, SurfaceError
 
@@ -70,10 +70,15 @@ def find_scenarios(paths: Iterable[str]) -> list[Path]:
 
 
 def _canonical(action: str) -> str:
+    """An action as the rules spell it, a lead by its tile's name (low first) whichever way it lies,
+    so that an expectation written "6-3" matches the legal "3-6"; an unreadable one as given."""
     try:
-        return format_action(parse_action(action))
+        move = Move.parse(action)
     except MalformedError:
         return action
+    if move.kind == LEAD:
+        move = LEAD_MOVE[move.placements[0][0]]
+    return move.text()
 
 
 def _round_result(state: State) -> dict[str, Any] | None:

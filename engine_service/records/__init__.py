@@ -11,8 +11,8 @@ True
 """
 from __future__ import annotations
 
-from .model import FORMAT, VERSION, Move, Record, RecordError, from_json, from_text, parse, to_json, to_text
+from .model import FORMAT, VERSION, Entry, Record, RecordError, from_json, from_text, parse, to_json, to_text
 from .play import check, export, replay
 
-__all__ = ["FORMAT", "VERSION", "Move", "Record", "RecordError", "check", "export", "from_json", "from_text",
+__all__ = ["FORMAT", "VERSION", "Entry", "Record", "RecordError", "check", "export", "from_json", "from_text",
            "parse", "replay", "to_json", "to_text"]

@@ -1,10 +1,11 @@
 """A match record and its two forms, JSON and text (docs/records.md); no rules here.
 
 A `Record` is plain data: the header (format version, variant, players,
-options, view, seed, names, result, number of moves) and the moves, each a
-number, the seat that made it (None for what the table does: the start, a deal,
+options, view, seed, names, result, number of moves) and the moves, each an
+`Entry`: a number, the seat that made it (None for what the table does: the start, a deal,
 a settled round, a timeout), the step as the state's log writes it
-(rules/history.py) and the events it gave, as the record's viewer may see them.
+(rules/history.py) and the events it gave, as the record's viewer may see them;
+a seat's step is also read, once, as the typed move it names (`Entry.move`).
 
 `to_json` / `from_json` and `to_text` / `from_text` convert exactly: a record
 read from either form and written in the other reads back equal, and text this
@@ -25,6 +26,9 @@ import re
 from typing import Any
 
 from engine_service.rules.errors import IllegalActionError, MalformedError
+from engine_service.rules.kingdomino_notation import KingdominoMove
+from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
+from engine_service.rules.notation import Move
 
 FORMAT = "domino-record"
 VERSION = 1
@@ -37,6 +41,8 @@ _MOVE = re.compile(r"(\d+)\.\s+(-|S\d+)\s+(.*)$")
 _TABLE_VERBS = ("new", "deal", "settle")
 
 Json = dict[str, Any]
+#: A move of either game kind, as a record's entry carries it.
+AnyMove = Move | KingdominoMove
 
 
 class RecordError(MalformedError):
@@ -65,29 +71,61 @@ def refusal(message: str, move: int | None, line: int | None, kind: str) -> Reco
     return cls(message, move, line, kind)
 
 
-class Move:
-    __slots__ = ("n", "seat", "step", "events", "line")
+class Entry:
+    """One entry of a record (a "move" of its text form): its number, the seat that made it (None for
+    the table), the step as the state's log writes it, and the events it gave.
 
-    def __init__(self, n: int, seat: int | None, step: str, events: list[Json], line: int | None = None) -> None:
+    `move` is the step read as a move of the record's game (`notation.Move`, `KingdominoMove`), once,
+    when the record is read or written: None for the table's steps (new, deal, settle, timeout) and
+    for a step that names no move (the replay or the check refuses it, naming its line). It is
+    derived from `step`, so it is not compared.
+    """
+
+    __slots__ = ("n", "seat", "step", "events", "line", "move")
+
+    def __init__(self, n: int, seat: int | None, step: str, events: list[Json], line: int | None = None,
+                 move: AnyMove | None = None) -> None:
         self.n = n
         self.seat = seat
         self.step = step
         self.events = events
-        self.line = line  # where the move starts in the text it was read from (not compared)
+        self.line = line  # where the entry starts in the text it was read from (not compared)
+        self.move = move
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Move) and (self.n, self.seat, self.step, self.events) == (
+        return isinstance(other, Entry) and (self.n, self.seat, self.step, self.events) == (
             other.n, other.seat, other.step, other.events)
 
     def __repr__(self) -> str:
-        return f"Move({self.n}, {self.seat}, {self.step!r}, {len(self.events)} events)"
+        return f"Entry({self.n}, {self.seat}, {self.step!r}, {len(self.events)} events)"
+
+
+#: The table's steps: what no seat does (the start, a deal, a settled round, a timeout).
+TABLE_VERBS = ("new", "deal", "settle", "timeout")
+
+
+def step_move(variant: str, step: str) -> AnyMove | None:
+    """`step` read as a move of `variant`'s game, or None (a table's step, or no move at all)."""
+    verb = step.split(" ", 1)[0]
+    if verb in TABLE_VERBS:
+        return None
+    try:
+        return KingdominoMove.parse(step) if variant == KINGDOMINO else Move.parse(step)
+    except MalformedError:
+        return None
+
+
+def _read_moves(record: Record) -> None:
+    """Each entry's move, read once from its step at the edge (`Entry.move`)."""
+    for entry in record.moves:
+        entry.move = step_move(record.variant, entry.step)
 
 
 class Record:
     __slots__ = ("variant", "players", "options", "view", "seed", "names", "result", "moves", "declared")
 
     def __init__(self, variant: str, players: int, options: Json, view: str, seed: int | None,
-                 names: list[str | None], result: Json | None, moves: list[Move],
+                 names: list[str | None], result: Json | None, moves: list[Entry],
                  declared: int | None = None) -> None:
         self.variant = variant
         self.players = players
@@ -162,11 +200,12 @@ def from_json(data: object) -> Record:
         if not isinstance(events, list) or not all(isinstance(e, dict) and isinstance(e.get("type"), str)
                                                    for e in events):
             raise RecordError(f"moves[{i}].events must be a list of events (objects with a type)", n)
-        moves.append(Move(n, seat, step, events))
+        moves.append(Entry(n, seat, step, events))
     record = Record(_variant(data["variant"]), _players(data["players"]), _options(data["options"]),
                     _view(data["view"]), _seed(data["seed"]), _names(data["names"]), _result(data["result"]),
                     moves)
     _numbering(record)
+    _read_moves(record)
     return record
 
 
@@ -340,7 +379,7 @@ def from_text(text: str) -> Record:
     if len(text) > MAX_TEXT:
         raise RecordError(f"a record is at most {MAX_TEXT} characters")
     tags: dict[str, str] = {}
-    moves: list[Move] = []
+    moves: list[Entry] = []
     ended = False
     lines = text.splitlines()
     i = 0
@@ -387,7 +426,7 @@ def from_text(text: str) -> Record:
         number = int(m.group(1))
         step, rest = _step(m.group(3), number, i + 1)
         seat = None if m.group(2) == "-" else int(m.group(2)[1:])
-        moves.append(Move(number, seat, step, _events(rest, number, i + 1), i + 1))
+        moves.append(Entry(number, seat, step, _events(rest, number, i + 1), i + 1))
         if len(moves) > MAX_MOVES:
             raise RecordError(f"more than {MAX_MOVES} moves", number, i + 1)
     def tag_json(key: str) -> Any:
@@ -409,6 +448,7 @@ def from_text(text: str) -> Record:
         raise RecordError("the record has no end marker '*' after its last move: truncated",
                           len(moves) or None, last.line if last else None)
     _numbering(record)
+    _read_moves(record)
     return record
 
 
@@ -427,5 +467,5 @@ def parse(text: str) -> Record:
     return from_text(text)
 
 
-__all__ = ["FORMAT", "VERSION", "IllegalRecordError", "Move", "Record", "RecordError", "event_text", "from_json", "from_text",
-           "parse", "refusal", "to_json", "to_text"]
+__all__ = ["FORMAT", "TABLE_VERBS", "VERSION", "Entry", "IllegalRecordError", "Record", "RecordError", "event_text", "from_json", "from_text",
+           "parse", "refusal", "step_move", "to_json", "to_text"]

@@ -25,15 +25,16 @@ from engine_service.rules import Game, Kingdomino, Match, game_class, game_from_
 from engine_service.rules.errors import IllegalActionError, RulesError
 from engine_service.rules.games import GAME_CLASSES
 from engine_service.rules.history import check_prior, split
+from engine_service.rules.kingdomino_notation import KingdominoMove
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 from engine_service.rules.kingdomino_setup import config
 from engine_service.rules.layout import Layout
-from engine_service.rules.notation import parse_action
+from engine_service.rules.notation import DRAW, Move
 from engine_service.rules.registry import make_family
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NAMES, names
 
-from .model import Move, Record, RecordError, refusal
+from .model import TABLE_VERBS, AnyMove, Entry, Record, RecordError, refusal, step_move
 
 Json = dict[str, Any]
 
@@ -68,9 +69,12 @@ def _start(variant: str, players: int, options: Json, seed: int | None, step: st
     return game_class(variant).from_log_start(variant, players, options, seed, payload)
 
 
-def _apply(game: Game, step: str) -> tuple[int | None, list[Json]]:
-    """Apply one logged step; (the seat that moved, or None for the table; the events, the record's
-    own included)."""
+def _apply(game: Game, step: str, move: AnyMove | None = None) -> tuple[int | None, list[Json]]:
+    """Apply one logged step, through its typed `move` when it is a seat's move read already (a
+    record's `Entry.move`); (the seat that moved, or None for the table; the events, the record's own
+    included)."""
+    if move is not None:
+        return _apply_move(game, step, move)
     verb, payload = split(step)
     if verb.startswith("timeout "):
         seat = verb[8:]
@@ -94,13 +98,30 @@ def _apply(game: Game, step: str) -> tuple[int | None, list[Json]]:
         return None, game.settle(payload.get("ending"), payload.get("hands"), payload.get("last_placer"))
     if verb == "new":
         raise IllegalActionError("the match has already started")
+    mover = game.to_move  # a step that names no move: the rules refuse it as they refuse any action
+    return mover, _revealed(game, game.apply(step))
+
+
+def _apply_move(game: Game, step: str, move: AnyMove) -> tuple[int | None, list[Json]]:
+    """A seat's move (`step` as written, for the messages); a matching round's end shows the hands."""
+    if isinstance(game, Kingdomino):
+        if not isinstance(move, KingdominoMove):
+            raise IllegalActionError(f"{step}: not a Kingdomino move")
+        player = game.to_move
+        return player, game.apply_parsed(move)
+    if not isinstance(game, Match) or not isinstance(move, Move):
+        raise IllegalActionError(f"{step}: not a move of this game")
     mover = game.to_move
-    events = game.apply(step)
+    return mover, _revealed(game, game.apply_move(move, step))
+
+
+def _revealed(game: Match, events: list[Json]) -> list[Json]:
+    """`events`, the hands shown after them when the round ended with them."""
     rnd = game.round
     if rnd is not None and rnd.over:
         at = next((i for i, e in enumerate(events) if e["type"] == "round_ended"), len(events))
         events.insert(at + 1, {"type": REVEALED, "hands": [_names(h) for h in rnd.hands]})
-    return mover, events
+    return events
 
 
 def _names(mask: int) -> list[str]:
@@ -171,10 +192,12 @@ def export(state: object, view: str = "full", names: list[str | None] | None = N
     options = dict(game.options)
     try:
         replayed, events = _start(variant, game.players, options, game.seed, log[0])
-        moves = [Move(1, None, _shown_step(log[0], full), _seen_by(game, events, viewer, full))]
+        moves = [Entry(1, None, _shown_step(log[0], full), _seen_by(game, events, viewer, full))]
         for i, step in enumerate(log[1:], 2):
-            seat, events = _apply(replayed, step)
-            moves.append(Move(i, seat, _shown_step(step, full), _seen_by(game, events, viewer, full)))
+            move = step_move(variant, step)
+            seat, events = _apply(replayed, step, move)
+            moves.append(Entry(i, seat, _shown_step(step, full), _seen_by(game, events, viewer, full),
+                               move=move))
     except RulesError as exc:
         raise RecordError(f"state.log does not replay: {exc}") from None
     replayed.bots = dict(game.bots)  # which seats the computer plays is the table's, not a move
@@ -225,7 +248,7 @@ def replay(record: Record, upto: int | None = None) -> Game:
             raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
                               move.n, move.line, "illegal")
         try:
-            _, events = _apply(game, move.step)
+            _, events = _apply(game, move.step, move.move)
         except RecordError as exc:
             raise RecordError(str(exc), move.n, move.line) from None
         except RulesError as exc:
@@ -238,8 +261,7 @@ def replay(record: Record, upto: int | None = None) -> Game:
 
 
 def _table_step(step: str) -> bool:
-    verb = step.split(" ", 1)[0]
-    return verb in ("new", "deal", "settle", "timeout")
+    return step.split(" ", 1)[0] in TABLE_VERBS
 
 
 def _who(seat: int | None) -> str:
@@ -250,7 +272,7 @@ def _kind(exc: RulesError) -> str:
     return "illegal" if isinstance(exc, IllegalActionError) else "malformed"
 
 
-def _same_events(move: Move, events: list[Json]) -> None:
+def _same_events(move: Entry, events: list[Json]) -> None:
     """The events recorded (when the record gives any) must be those the move gave."""
     events = [e for e in events if e["type"] not in IMPLIED]
     if move.events and move.events != events:
@@ -310,7 +332,7 @@ def _check_partial_kingdomino(record: Record) -> None:
             raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
                               move.n, move.line, "illegal")
         try:
-            _, events = _apply(game, move.step)
+            _, events = _apply(game, move.step, move.move)
         except RulesError as exc:
             raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
         _same_events(move, game.redact(events, None))
@@ -354,15 +376,18 @@ def _check_partial_match(record: Record) -> None:
         if to_move is not None and move.seat != to_move:
             raise refusal(f"{move.step}: recorded as S{move.seat}'s, but it is S{to_move}'s move",
                               move.n, move.line, "illegal")
-        try:
-            kind, placements = parse_action(move.step)
-        except RulesError as exc:
-            raise RecordError(str(exc), move.n, move.line) from None
+        if not isinstance(move.move, Move):  # a step that names no move: say why, as the notation does
+            try:
+                Move.parse(move.step)
+            except RulesError as exc:
+                raise RecordError(str(exc), move.n, move.line) from None
+        assert isinstance(move.move, Move)
+        kind, placements = move.move
         seat = move.seat
-        held[seat] += len(placements) and -len(placements) or (1 if move.step == "draw" else 0)
+        held[seat] += len(placements) and -len(placements) or (1 if kind == DRAW else 0)
         if any(e["type"] == "round_ended" for e in move.events):
             to_move = None
-        elif move.step != "draw" and to_move is not None:
+        elif kind != DRAW and to_move is not None:
             nxt = (seat + 1) % n
             while held[nxt] <= 0 and nxt != seat:
                 nxt = (nxt + 1) % n

@@ -36,7 +36,7 @@ from .errors import IllegalActionError, MalformedError
 from .events import Event
 from .history import append, entry
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
-from .kingdomino_notation import Action, parse_action
+from .kingdomino_notation import KingdominoMove
 from .kingdomino_score import (
     HARMONY_BONUS,
     MIDDLE_KINGDOM_BONUS,
@@ -58,7 +58,7 @@ from .kingdomino_setup import (
 from .kingdomino_state import KingdominoState, decode, encode
 from .kingdomino_tiles import describe
 from .kingdomino_turns import lay_row, pick, placed
-from .views import kingdomino_public_view, redact_kingdomino_events
+from .views import kingdomino_legal_view, kingdomino_public_view, redact_kingdomino_events
 
 
 class Kingdomino(KingdominoState):
@@ -336,11 +336,11 @@ class Kingdomino(KingdominoState):
 
         `player`, when given, must be the player to move. Refusals change nothing.
         """
-        return self.apply_parsed(parse_action(action), player)
+        return self.apply_parsed(KingdominoMove.parse(action), player)
 
-    def apply_parsed(self, action: Action, player: object = None) -> list[Event]:
-        """`apply` for an action already parsed (`kingdomino_notation.Action`): bots' playouts
-        build these tuples and never format or parse a string. The same checks, the same result."""
+    def apply_parsed(self, action: KingdominoMove, player: object = None) -> list[Event]:
+        """`apply` for a move already parsed (`KingdominoMove`): bots' playouts
+        build these values and never format or parse a string. The same checks, the same result."""
         verb, tile, x, y, d = action
         if self.game_over:
             raise IllegalActionError("the game is over")
@@ -352,11 +352,9 @@ class Kingdomino(KingdominoState):
         events: list[Event] = []
         if verb == "pick":
             self._pick(tile, events)
-            logged = f"pick {tile}"
         else:
             self._place(verb, tile, x, y, d, events)
-            logged = f"place {tile} {x},{y} {DIRECTIONS[d]}" if verb == "place" else f"discard {tile}"
-        append(self.log, logged)
+        append(self.log, action.text())
         if self.game_over:
             self._game_ended(events)
         return events
@@ -507,13 +505,15 @@ class Kingdomino(KingdominoState):
         del state["pile"], state["seed"], state["log"]
         state["timed_out"] = None if self.timed_out < 0 else self.timed_out
         to_move = self.to_move
+        legal = self.legal_actions() if to_move == player else []
         state.update({
             "player": player,
             "pile_size": len(self.pile),
             "grids": [k.grid() for k in self.kingdoms],
             "discarded": [k.discards for k in self.kingdoms],
             "to_move": to_move,
-            "legal": self.legal_actions() if to_move == player else [],
+            "legal": legal,
+            "legal_moves": kingdomino_legal_view(legal),
             "scores": self.scores(),
             "largest_region": self.largest_region(),
             "crowns": self.crowns(),

@@ -23,7 +23,7 @@ from .botseats import bots_to_list, check_bots
 from .errors import MalformedError
 from .history import check_log
 from .kingdomino_board import Kingdom, geometry
-from .kingdomino_notation import parse_action
+from .kingdomino_notation import KingdominoMove
 from .kingdomino_score import GameResult, game_result
 from .kingdomino_setup import (
     DYNASTY_GAMES,
@@ -242,7 +242,7 @@ def _same(a: object, b: object) -> bool:
 
 
 def _tile_of(action: str) -> int:
-    return parse_action(action)[1]
+    return KingdominoMove.parse(action).tile
 
 
 def _king_or_none(cfg: KDConfig, value: object, what: str) -> int | None:
@@ -290,7 +290,7 @@ def _kingdoms(cfg: KDConfig, value: object, where: str) -> list[Kingdom]:
         kingdom = Kingdom(geo)
         for i, action in enumerate(log):
             try:
-                verb, tile, x, y, d = parse_action(action)
+                verb, tile, x, y, d = KingdominoMove.parse(action)
             except MalformedError as exc:
                 raise MalformedError(f"{what}[{i}]: {exc}") from None
             if verb == "place":

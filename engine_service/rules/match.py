@@ -28,12 +28,12 @@ from .family import Family, MatchEnd, RoundResult
 from .history import MAX_LOG, entry
 from .match_form import decode, encode
 from .match_state import AT_LIMIT, MatchState, near_limit
-from .notation import format_placement
+from .notation import MOVES, Move, format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
 from .tiles import NAMES, bits, names, parse_hand
-from .views import public_view, redact_events, shown_hands
+from .views import legal_view, public_view, redact_events, shown_hands, table_view
 
 
 class Match(MatchState):
@@ -241,8 +241,23 @@ class Match(MatchState):
         if (rnd is None or rnd.over or self.match_over or not isinstance(action, str) or self.at_limit
                 or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
             self._refuse(action, seat)
+        return self._play(rnd, MOVES.get(action) or Move.parse(action), action)
+
+    def apply_move(self, move: Move, text: str | None = None, seat: object = None) -> list[Event]:
+        """`apply` for a move already parsed (`notation.Move`, as a record's entry carries it): the
+        same checks and result; `text`, the action as its writer spelled it, is for the messages."""
+        rnd = self.round
+        if (rnd is None or rnd.over or self.match_over or self.at_limit
+                or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):
+            self._refuse(move.text() if text is None else text, seat)
+        return self._play(rnd, move, text)
+
+    def _play(self, rnd: Round, move: Move, text: str | None) -> list[Event]:
+        """A seat's move in the round once `apply` or `apply_move` found it may be tried: the round's
+        checks and transitions (`Round.apply_move`), then the log, the points scored in play and the
+        round's end."""
         events: list[Event] = []
-        ended = rnd.apply(action, events)
+        ended = rnd.apply_move(move, events, text)
         self._log(_logged(events[0]))
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
@@ -470,8 +485,11 @@ class Match(MatchState):
             "rating": self.rating.copy(),
             "legal": [],
             "last_score": 0,
+            "table": table_view(None),
+            "legal_moves": [],
         }
         if rnd is not None:
+            legal = self.legal_actions() if rnd.to_move == seat else []
             view.update({
                 "hand": names(rnd.hands[seat]),
                 "hand_sizes": [h.bit_count() for h in rnd.hands],
@@ -486,7 +504,9 @@ class Match(MatchState):
                 "round_points": list(rnd.round_points or []),
                 "revealed_hands": [names(h) for h in rnd.hands] if rnd.over else [],
                 "last_score": rnd.last_score,
-                "legal": self.legal_actions() if rnd.to_move == seat else [],
+                "legal": legal,
+                "table": table_view(rnd.layout),
+                "legal_moves": legal_view(legal),
             })
         if self.bots:
             view["bots"] = bots_to_list(self.bots)

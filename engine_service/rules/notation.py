@@ -1,23 +1,29 @@
-"""Arms and action strings of docs/FORMAT.md, parsed once and cached.
+"""Arms and moves of docs/FORMAT.md: a move is a value, `Move`, with its notation.
 
 An action string names what the seat to move does:
 ``3-6`` (lead), ``3-6@E`` (attach to arm E), ``4-4@E!`` (a double closing its
 arm, O), ``2-2@E+5-5@W`` (several doubles in one move), ``draw``, ``pass``.
 
-Parsed, an action is a `Move`: ``(kind, placements)`` where a placement is
+Parsed, an action is a `Move` (as python-chess's ``Move`` with ``uci()`` and
+``Move.from_uci()``): ``Move(kind, placements)`` where a placement is
 ``(tile, arm, flag)``; for a lead the arm is `CENTER` and the flag says the high
 number faces W ("6-3"); otherwise the flag says the double closes its arm.
-Parsing is a dict lookup for every single-tile action, so the hot path never
-splits strings.
+`Move.parse` reads the notation, `Move.text` writes it; a move is a named tuple,
+so the rules and the bots' playouts unpack and hash it at tuple speed. Parsing is
+a dict lookup for every single-tile action, and every single-tile move, draw and
+pass is built once here (`MOVES`, `PLAY_MOVE`, ...), so the hot path never splits
+strings nor builds moves.
 
->>> parse_action("6-3@E")
-(1, ((21, 1, False),))
->>> format_action(parse_action("5-5@W+2-2@E"))
+>>> Move.parse("6-3@E")
+Move(kind=1, placements=((21, 1, False),))
+>>> Move.parse("5-5@W+2-2@E").text()
 '2-2@E+5-5@W'
+>>> Move.parse("6-3").text()
+'6-3'
 """
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 from .errors import MalformedError, shown
 from .tiles import HIGH, IS_DOUBLE, LOW, NAMES, TILE_COUNT
@@ -43,10 +49,40 @@ def spinner_sides(k: int) -> tuple[int, int]:
 LEAD, PLAY, DRAW, PASS = 0, 1, 2, 3
 
 Placement = tuple[int, int, bool]
-Move = tuple[int, tuple[Placement, ...]]
 
-DRAW_MOVE: Final[Move] = (DRAW, ())
-PASS_MOVE: Final[Move] = (PASS, ())
+
+class Move(NamedTuple):
+    """One move of a matching game: its kind (`LEAD`, `PLAY`, `DRAW`, `PASS`) and its placements.
+
+    A tuple (equal to and hashed as ``(kind, placements)``), so it costs what a bare tuple
+    costs; `parse` and `text` are its notation, the only reader and writer of action strings.
+    """
+
+    kind: int
+    placements: tuple[Placement, ...]
+
+    def text(self) -> str:
+        """The canonical action string: placements in ascending arm order, a lead's orientation kept
+        (``Move.parse(m.text()) == m`` for every move)."""
+        known = MOVE_TEXT.get(self)
+        return known if known is not None else _format(self)
+
+    @classmethod
+    def parse(cls, text: object) -> Move:
+        """The move an action string names; MalformedError naming the field (``action: ...``) when it
+        is not one. A dict lookup for every single-tile action, draw and pass."""
+        if isinstance(text, str):
+            move = _CACHE.get(text)
+            if move is not None:
+                return move
+        try:
+            return _parse(text)
+        except MalformedError as exc:
+            raise MalformedError(f"action: {exc}") from None
+
+
+DRAW_MOVE: Final[Move] = Move(DRAW, ())
+PASS_MOVE: Final[Move] = Move(PASS, ())
 
 #: PLAY_TEXT[tile][arm] and CLOSE_TEXT[tile][arm]: canonical single-tile action strings.
 PLAY_TEXT: Final[tuple[tuple[str, ...], ...]] = tuple(
@@ -68,11 +104,11 @@ def _fill_cache() -> None:
         a, b = LOW[t], HIGH[t]
         spellings = {f"{a}-{b}": False, f"{b}-{a}": a != b}
         for text, flipped in spellings.items():
-            _CACHE[text] = (LEAD, ((t, CENTER, flipped),))
+            _CACHE[text] = Move(LEAD, ((t, CENTER, flipped),))
             for arm, arm_name in enumerate(ARM_NAMES):
-                _CACHE[f"{text}@{arm_name}"] = (PLAY, ((t, arm, False),))
+                _CACHE[f"{text}@{arm_name}"] = Move(PLAY, ((t, arm, False),))
                 if IS_DOUBLE[t]:
-                    _CACHE[f"{text}@{arm_name}!"] = (PLAY, ((t, arm, True),))
+                    _CACHE[f"{text}@{arm_name}!"] = Move(PLAY, ((t, arm, True),))
 
 
 _fill_cache()
@@ -82,20 +118,8 @@ _fill_cache()
 CANONICAL: Final[dict[str, str]] = {}
 
 
-def parse_action(text: object) -> Move:
-    """Parse an action string; MalformedError naming the field (``action: ...``) when it is not one."""
-    if isinstance(text, str):
-        move = _CACHE.get(text)
-        if move is not None:
-            return move
-    try:
-        return _parse(text)
-    except MalformedError as exc:
-        raise MalformedError(f"action: {exc}") from None
-
-
 def _parse(text: object) -> Move:
-    """`parse_action` after a cache miss; the reason it refuses names no field (a layout's entry
+    """`Move.parse` after a cache miss; the reason it refuses names no field (a layout's entry
     is read with it too)."""
     if not isinstance(text, str):
         raise MalformedError(f"expected a string, not {type(text).__name__}")
@@ -118,48 +142,43 @@ def _parse(text: object) -> Move:
             raise MalformedError(f"{shown(text)} is not an action (a tile or an arm is named twice)")
         if not all(IS_DOUBLE[p[0]] for p in parts):
             raise MalformedError(f"{shown(text)} is not an action (only doubles are played together)")
-        return (PLAY, tuple(sorted(parts, key=lambda p: p[1])))
+        return Move(PLAY, tuple(sorted(parts, key=lambda p: p[1])))
     raise MalformedError(
         f"{shown(text)} is not an action (expected e.g. \"3-6\", \"3-6@E\", \"4-4@E!\", \"2-2@E+5-5@W\", "
         "\"draw\", \"pass\")"
     )
 
 
-def _fill_canonical() -> None:
-    for text, (kind, placements) in _CACHE.items():
-        if kind == LEAD:
-            CANONICAL[text] = format_placement(placements[0])
-        else:
-            CANONICAL[text] = format_action((kind, placements))
-
-
 def format_placement(p: Placement) -> str:
+    """One placement as a layout's entry writes it: ``3-6@E``, ``4-4@E!``, a lead as it lies (``6-3``)."""
     tile, arm, flag = p
     if arm == CENTER:
         return f"{HIGH[tile]}-{LOW[tile]}" if flag else NAMES[tile]
     return CLOSE_TEXT[tile][arm] if flag else PLAY_TEXT[tile][arm]
 
 
-def format_action(move: Move) -> str:
-    """The canonical string of a move (placements in ascending arm order)."""
+def _format(move: Move) -> str:
+    """`Move.text` for a move not in `MOVE_TEXT` (several doubles at once), and how that table is made."""
     kind, placements = move
     if kind == DRAW:
         return "draw"
     if kind == PASS:
         return "pass"
-    if kind == LEAD:
-        tile = placements[0][0]
-        return NAMES[tile]
     return "+".join(format_placement(p) for p in sorted(placements, key=lambda p: p[1]))
+
+
+def _fill_canonical() -> None:
+    for text, move in _CACHE.items():
+        CANONICAL[text] = _format(move)
 
 
 _fill_canonical()
 
-#: The canonical text of every parsed single-tile move, draw and pass (a typed move's string
-#: without formatting): ``MOVE_TEXT[parse_action("6-3@E")] == "3-6@E"``; a lead keeps its orientation.
+#: The canonical text of every parsed single-tile move, draw and pass (what `Move.text` looks up):
+#: ``MOVE_TEXT[Move.parse("6-3@E")] == "3-6@E"``; a lead keeps its orientation.
 MOVE_TEXT: Final[dict[Move, str]] = {move: CANONICAL[text] for text, move in _CACHE.items()}
 #: PLAY_MOVE[tile][arm], CLOSE_MOVE[tile][arm], LEAD_MOVE[tile]: the parsed single-tile moves, the
-#: very values `parse_action` returns, so a bot builds moves by table lookup and never parses.
+#: very values `Move.parse` returns, so a bot builds moves by table lookup and never parses.
 PLAY_MOVE: Final[tuple[tuple[Move, ...], ...]] = tuple(
     tuple(_CACHE[PLAY_TEXT[t][a]] for a in range(ARM_COUNT)) for t in range(TILE_COUNT))
 CLOSE_MOVE: Final[tuple[tuple[Move | None, ...], ...]] = tuple(
@@ -167,16 +186,9 @@ CLOSE_MOVE: Final[tuple[tuple[Move | None, ...], ...]] = tuple(
 LEAD_MOVE: Final[tuple[Move, ...]] = tuple(_CACHE[LEAD_TEXT[t]] for t in range(TILE_COUNT))
 
 
-def move_text(move: Move) -> str:
-    """The canonical action string of a typed move (`format_action`, but a lead keeps its orientation)."""
-    text = MOVE_TEXT.get(move)
-    return text if text is not None else format_action(move)
-
-
 def parse_placement(text: object, first: bool) -> Placement:
     """A placement of a serialized layout: the lead (`first`) or a tile on an arm."""
-    move = _parse(text)
-    kind, placements = move
+    kind, placements = _parse(text)
     if first and kind == LEAD:
         return placements[0]
     if not first and kind == PLAY and len(placements) == 1:

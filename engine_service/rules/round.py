@@ -26,9 +26,6 @@ from .notation import (
     PLAY,
     PLAY_TEXT,
     Move,
-    format_action,
-    move_text,
-    parse_action,
 )
 from .tiles import DOUBLE_MASK, DOUBLE_OF, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER, bits
 
@@ -187,7 +184,7 @@ class Round:
         try:
             return [moves[text] for text in actions]
         except KeyError:  # a move of several doubles (O, K classic)
-            return [moves.get(text) or parse_action(text) for text in actions]
+            return [moves.get(text) or Move.parse(text) for text in actions]
 
     def is_blocked(self) -> bool:
         """Nobody can play and nothing can be drawn (C "Blocked")."""
@@ -262,13 +259,13 @@ class Round:
 
     def apply(self, text: str, events: list[Event]) -> bool:
         """Validate and apply one action; returns True when the round ended with it."""
-        return self.apply_move(MOVES.get(text) or parse_action(text), events, text)
+        return self.apply_move(MOVES.get(text) or Move.parse(text), events, text)
 
     def apply_move(self, move: Move, events: list[Event], text: str | None = None) -> bool:
         """`apply` for a typed move (`notation.Move`): the same checks and transitions, no parsing.
 
         `text` is the action as the caller spelled it, for messages; without it the
-        canonical spelling (`notation.move_text`) is used, looked up only when needed.
+        canonical spelling (`Move.text`) is used, looked up only when needed.
         """
         kind, placements = move
         seat = self.to_move
@@ -285,7 +282,7 @@ class Round:
                 return self._played(seat, hand & ~(1 << tile), PLAY_TEXT[tile][arm] if text is None else text,
                                     move, events)
         if text is None:
-            text = move_text(move)
+            text = move.text()
         self.validate(move, text)
         fam = self.family
         if kind == DRAW:
@@ -329,7 +326,7 @@ class Round:
         self.held &= ~layout.on_table
         self.passes = 0
         self.last_placer = seat
-        events.append({"type": "played", "seat": seat, "action": CANONICAL.get(text) or format_action(move)})
+        events.append({"type": "played", "seat": seat, "action": CANONICAL.get(text) or move.text()})
         fam = self.family
         if fam.counts:
             count = layout.count()

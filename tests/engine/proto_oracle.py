@@ -24,7 +24,10 @@ from typing import Any
 from domino.v1 import engine_pb2 as pb
 
 from engine_service.rules import variants
+from engine_service.rules.notation import parse_placement
+from engine_service.rules.registry import make_family
 from engine_service.rules.tiles import NAME_TO_ID, NAMES
+from engine_service.rules.views import legal_view, table_view
 
 Json = dict[str, Any]
 
@@ -330,7 +333,20 @@ def view_dict(msg: pb.SeatView) -> Json:
         "rating": list(msg.rating),
         "legal": list(msg.legal),
         "last_score": msg.last_score,
+        "table": table_of(msg),
+        "legal_moves": legal_view(list(msg.legal)),
     }
+
+
+def table_of(msg: pb.SeatView) -> Json:
+    """The JSON view's ``table``, from what the typed view carries: its placements, typed, laid on the
+    variant's layout (the typed view gives the tiles as values; the table is derived from them)."""
+    if not msg.dealt:
+        return table_view(None)
+    _, family, _ = make_family(msg.variant, msg.players, typed_options(msg.variant, msg.options))
+    layout = family.new_layout()
+    layout.replay([parse_placement(placement_text(p), i == 0) for i, p in enumerate(msg.layout)])
+    return table_view(layout)
 
 
 def event_dict(msg: pb.Event) -> Json:

@@ -13,9 +13,8 @@ from engine_service.rules.notation import (
     LEAD,
     PASS,
     PLAY,
-    format_action,
+    Move,
     format_placement,
-    parse_action,
     parse_placement,
 )
 from engine_service.rules.tiles import NAMES, parse_tile
@@ -38,7 +37,7 @@ def test_the_two_error_kinds_are_distinct_value_errors() -> None:
     assert not issubclass(MalformedError, IllegalActionError)
     assert not issubclass(IllegalActionError, MalformedError)
     with pytest.raises(MalformedError) as caught:
-        parse_action("nonsense")
+        Move.parse("nonsense")
     assert not isinstance(caught.value, IllegalActionError)
 
 
@@ -49,11 +48,11 @@ def test_arm_names() -> None:
 
 @pytest.mark.parametrize("tile", TILES)
 def test_lead_round_trips(tile: str) -> None:
-    move = parse_action(tile)
+    move = Move.parse(tile)
     assert move[0] == LEAD
     assert move[1] == ((parse_tile(tile), CENTER, False),)
-    assert format_action(move) == tile
-    assert parse_action(format_action(move)) == move
+    assert move.text() == tile
+    assert Move.parse(move.text()) == move
     assert format_placement(move[1][0]) == tile
 
 
@@ -61,29 +60,29 @@ def test_lead_round_trips(tile: str) -> None:
 def test_a_high_first_lead_keeps_its_orientation_in_the_layout(tile: str) -> None:
     # FORMAT: "The first tile a-b of a round lies with a facing W": "6-3" puts 6 on W.
     spelled = _flip(tile)
-    move = parse_action(spelled)
+    move = Move.parse(spelled)
     assert move == (LEAD, ((parse_tile(tile), CENTER, True),))
     assert format_placement(move[1][0]) == spelled      # the layout keeps the orientation
-    assert format_action(move) == tile                   # an action answer writes low first
+    assert move.text() == spelled                        # and so does the move's notation
     assert parse_placement(spelled, True) == move[1][0]
 
 
 @pytest.mark.parametrize("tile,arm", list(itertools.product(TILES, ARMS)))
 def test_single_tile_play_round_trips_from_both_spellings(tile: str, arm: str) -> None:
     text = f"{tile}@{arm}"
-    move = parse_action(text)
+    move = Move.parse(text)
     assert move == (PLAY, ((parse_tile(tile), ARM_NAMES.index(arm), False),))
-    assert format_action(move) == text
-    assert format_action(parse_action(f"{_flip(tile)}@{arm}")) == text
+    assert move.text() == text
+    assert Move.parse(f"{_flip(tile)}@{arm}").text() == text
     assert parse_placement(text, False) == move[1][0]
 
 
 @pytest.mark.parametrize("tile,arm", list(itertools.product(DOUBLES, ARMS)))
 def test_closing_double_round_trips(tile: str, arm: str) -> None:
     text = f"{tile}@{arm}!"
-    move = parse_action(text)
+    move = Move.parse(text)
     assert move == (PLAY, ((parse_tile(tile), ARM_NAMES.index(arm), True),))
-    assert format_action(move) == text
+    assert move.text() == text
 
 
 def test_every_pair_and_triple_of_doubles_round_trips_in_ascending_arm_order() -> None:
@@ -96,20 +95,20 @@ def test_every_pair_and_triple_of_doubles_round_trips_in_ascending_arm_order() -
                 for closes in itertools.product(("", "!"), repeat=size):
                     parts = [f"{d}@{a}{c}" for d, a, c in zip(doubles, arms, closes)]
                     canonical = "+".join(sorted(parts, key=lambda p: arms4.index(p.split("@")[1][0])))
-                    move = parse_action("+".join(parts))
+                    move = Move.parse("+".join(parts))
                     assert move[0] == PLAY and len(move[1]) == size
-                    assert format_action(move) == canonical
-                    assert parse_action(canonical) == move
+                    assert move.text() == canonical
+                    assert Move.parse(canonical) == move
                     checked += 1
     assert checked > 1000
-    assert format_action(parse_action("5-5@W+2-2@E")) == "2-2@E+5-5@W"
+    assert Move.parse("5-5@W+2-2@E").text() == "2-2@E+5-5@W"
 
 
 def test_draw_and_pass() -> None:
-    assert parse_action("draw") == (DRAW, ())
-    assert parse_action("pass") == (PASS, ())
-    assert format_action(parse_action("draw")) == "draw"
-    assert format_action(parse_action("pass")) == "pass"
+    assert Move.parse("draw") == (DRAW, ())
+    assert Move.parse("pass") == (PASS, ())
+    assert Move.parse("draw").text() == "draw"
+    assert Move.parse("pass").text() == "pass"
 
 
 @pytest.mark.parametrize("bad", [
@@ -124,13 +123,13 @@ def test_draw_and_pass() -> None:
 ])
 def test_bad_action_strings_are_malformed(bad: str) -> None:
     with pytest.raises(MalformedError):
-        parse_action(bad)
+        Move.parse(bad)
 
 
 @pytest.mark.parametrize("bad", [None, 7, 3.5, b"draw", ["draw"], {"act": "draw"}, True])
 def test_non_string_actions_are_malformed(bad: object) -> None:
     with pytest.raises(MalformedError):
-        parse_action(bad)
+        Move.parse(bad)
 
 
 def test_parse_placement_checks_the_position_in_the_layout() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError, Match, variants
 from engine_service.rules.kingdomino_board import DIRECTION_INDEX, Kingdom, geometry
-from engine_service.rules.kingdomino_notation import parse_action
+from engine_service.rules.kingdomino_notation import KingdominoMove
 from engine_service.rules.kingdomino_setup import seeded_deal
 from engine_service.rules.kingdomino_tiles import TERRAINS, TILES, parse_tiles, read_data
 
@@ -430,13 +430,13 @@ def test_nothing_is_accepted_once_the_game_is_over() -> None:
     assert sum(len(k.log) for k in game.kingdoms) == 24
 
 
-def test_parse_action_reads_the_three_forms() -> None:
-    assert parse_action("pick 17") == ("pick", 17, 0, 0, -1)
-    assert parse_action("discard 48") == ("discard", 48, 0, 0, -1)
-    assert parse_action("place 9 -4,4 W") == ("place", 9, -4, 4, 3)
+def test_kingdomino_move_parse_reads_the_three_forms() -> None:
+    assert KingdominoMove.parse("pick 17") == ("pick", 17, 0, 0, -1)
+    assert KingdominoMove.parse("discard 48") == ("discard", 48, 0, 0, -1)
+    assert KingdominoMove.parse("place 9 -4,4 W") == ("place", 9, -4, 4, 3)
     for bad in ("place 9 --4,4 W", "place 9 4,4 w", "pick 017", "pick ١", "place 9 4,4, W", "Pick 3"):
         with pytest.raises(MalformedError):
-            parse_action(bad)
+            KingdominoMove.parse(bad)
 
 
 # ---------------------------------------------------------------- states

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine_service.rules import IllegalActionError, Match
-from engine_service.rules.notation import format_action, parse_action
+from engine_service.rules.notation import Move
 from engine_service.rules.tiles import NAMES
 
 # (variant, players, options): every preset at each player count it allows, plus options that
@@ -75,7 +75,7 @@ EXAMPLES = 50
 
 
 def canonical(action: str) -> str:
-    return format_action(parse_action(action))
+    return Move.parse(action).text()
 
 
 def tiles_everywhere(state: dict[str, Any]) -> list[str]:

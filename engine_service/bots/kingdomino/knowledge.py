@@ -14,7 +14,7 @@ from typing import Any
 
 from ...rules.kingdomino import Kingdomino
 from ...rules.kingdomino_board import Kingdom, geometry
-from ...rules.kingdomino_notation import Action, parse_action
+from ...rules.kingdomino_notation import KingdominoMove
 from ...rules.kingdomino_setup import KDConfig, config
 from ...rules.kingdomino_tiles import TILE_COUNT
 from .sim import Board, SimGame
@@ -39,7 +39,7 @@ class KDKnowledge:
     kingdoms: list[Kingdom]
     pile_size: int
     unseen: list[int]
-    legal: list[Action]
+    legal: list[KingdominoMove]
     legal_text: list[str]
 
     def world(self, rng: random.Random) -> Kingdomino:
@@ -80,7 +80,7 @@ def read_view(view: dict[str, Any], to_move: bool = True) -> KDKnowledge:
         for log in view["kingdoms"]:
             k = Kingdom(geo)
             for text in log:
-                verb, tile, x, y, d = parse_action(text)
+                verb, tile, x, y, d = KingdominoMove.parse(text)
                 seen.add(tile)
                 if verb == "place":
                     k.place(tile, x, y, d)
@@ -99,7 +99,7 @@ def read_view(view: dict[str, Any], to_move: bool = True) -> KDKnowledge:
             next_tiles=[i["tile"] for i in nxt], next_kings=[-1 if i["king"] is None else i["king"] for i in nxt],
             picker=-1 if picker is None else picker, kingdoms=kingdoms, pile_size=int(view["pile_size"]),
             unseen=[t for t in range(1, TILE_COUNT + 1) if t not in seen],
-            legal=[parse_action(a) for a in legal_text], legal_text=legal_text,
+            legal=[KingdominoMove.parse(a) for a in legal_text], legal_text=legal_text,
         )
     except (KeyError, TypeError) as exc:
         raise ViewError(f"not a player's view of a Kingdomino game: {exc}") from None

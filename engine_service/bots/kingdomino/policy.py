@@ -12,24 +12,24 @@ from __future__ import annotations
 
 from ...rules.kingdomino import Kingdomino
 from ...rules.kingdomino_board import Kingdom
-from ...rules.kingdomino_notation import Action
+from ...rules.kingdomino_notation import KingdominoMove
 
 
-def placements(kingdom: Kingdom, tile: int) -> list[Action]:
+def placements(kingdom: Kingdom, tile: int) -> list[KingdominoMove]:
     """Every legal placement of `tile` as parsed actions, in the rules' legal order."""
     geo = kingdom.geo
     xs, ys = geo.xs, geo.ys
-    out: list[Action] = []
+    out: list[KingdominoMove] = []
     for d, mask in enumerate(kingdom.candidates(tile)):
         while mask:
             low = mask & -mask
             i = low.bit_length() - 1
-            out.append(("place", tile, xs[i], ys[i], d))
+            out.append(KingdominoMove("place", tile, xs[i], ys[i], d))
             mask ^= low
     return out
 
 
-def score_after(kingdom: Kingdom, action: Action) -> int:
+def score_after(kingdom: Kingdom, action: KingdominoMove) -> int:
     """The kingdom's region score once `action` (a placement) is made."""
     _verb, tile, x, y, d = action
     k = kingdom.copy()
@@ -51,7 +51,7 @@ def mover_kingdom(game: Kingdomino) -> Kingdom:
     return game.kingdoms[mover]
 
 
-def greedy_action(game: Kingdomino, legal: list[Action]) -> int:
+def greedy_action(game: Kingdomino, legal: list[KingdominoMove]) -> int:
     """The index in `legal` of the greedy level's choice."""
     if len(legal) == 1:
         return 0
@@ -64,12 +64,12 @@ def greedy_action(game: Kingdomino, legal: list[Action]) -> int:
     return max(range(len(legal)), key=lambda i: (gains[i], -i))
 
 
-def legal_actions(game: Kingdomino) -> list[Action]:
+def legal_actions(game: Kingdomino) -> list[KingdominoMove]:
     """The legal actions of the player to move, parsed (`Kingdomino.legal_actions`, typed)."""
     if game.picker >= 0:
-        return [("pick", t, 0, 0, -1) for t, k in zip(game.next_tiles, game.next_kings) if k < 0]
+        return [KingdominoMove("pick", t, 0, 0, -1) for t, k in zip(game.next_tiles, game.next_kings) if k < 0]
     if not game.current_tiles:
         return []
     tile = game.current_tiles[0]
     found = placements(game.kingdoms[game.kings[game.current_kings[0]]], tile)
-    return found if found else [("discard", tile, 0, 0, -1)]
+    return found if found else [KingdominoMove("discard", tile, 0, 0, -1)]

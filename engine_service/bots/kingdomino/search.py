@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 
-from ...rules.kingdomino_notation import Action
+from ...rules.kingdomino_notation import KingdominoMove
 from ..budget import Budget, Clock
 from .knowledge import KDKnowledge
 from .policy import score_after
@@ -43,7 +43,7 @@ def value(game: SimGame, player: int) -> float:
     return base + MARGIN_WEIGHT * (scores[player] - best_other)
 
 
-def make(game: SimGame, action: Action) -> None:
+def make(game: SimGame, action: KingdominoMove) -> None:
     """Make a parsed action (a legal one) on the rollout game."""
     verb, tile, x, y, d = action
     if verb == "pick":

@@ -20,7 +20,7 @@ from typing import Any
 from ...rules.errors import RulesError
 from ...rules.family import Family
 from ...rules.layout import Layout
-from ...rules.notation import CENTER, LEAD, PLAY, Move, parse_action, parse_placement
+from ...rules.notation import CENTER, LEAD, PLAY, Move, parse_placement
 from ...rules.registry import make_family
 from ...rules.tiles import ALL_TILES, NUMBER_MASK, parse_hand
 
@@ -131,7 +131,7 @@ def read_view(view: dict[str, Any], to_move: bool = True) -> Knowledge:
     know = Knowledge(
         variant=str(view["variant"]), family=family, players=players, seat=seat, hand=hand,
         layout=layout, hand_sizes=hand_sizes, boneyard_size=boneyard_size, to_move=int(view["to_move"]),
-        legal=[parse_action(a) for a in legal_text], legal_text=legal_text, scores=scores,
+        legal=[Move.parse(a) for a in legal_text], legal_text=legal_text, scores=scores,
         unseen=unseen, limits=[[] for _ in range(players)],
     )
     history = view.get("history")
@@ -176,7 +176,7 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
             if not isinstance(seat, int) or not 0 <= seat < know.players:
                 return
             if kind == "played":
-                move_kind, placements = parse_action(e.get("action"))
+                move_kind, placements = Move.parse(e.get("action"))
                 if move_kind not in (LEAD, PLAY):
                     return
                 for tile, arm, flag in placements:
