@@ -25,7 +25,6 @@ from engine_service.rules import Game, Kingdomino, Match, game_class, game_from_
 from engine_service.rules.errors import IllegalActionError, RulesError
 from engine_service.rules.games import GAME_CLASSES
 from engine_service.rules.history import check_prior, split
-from engine_service.rules.kingdomino_notation import KingdominoMove
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 from engine_service.rules.kingdomino_setup import config
 from engine_service.rules.layout import Layout
@@ -103,16 +102,11 @@ def _apply(game: Game, step: str, move: AnyMove | None = None) -> tuple[int | No
 
 
 def _apply_move(game: Game, step: str, move: AnyMove) -> tuple[int | None, list[Json]]:
-    """A seat's move (`step` as written, for the messages); a matching round's end shows the hands."""
-    if isinstance(game, Kingdomino):
-        if not isinstance(move, KingdominoMove):
-            raise IllegalActionError(f"{step}: not a Kingdomino move")
-        player = game.to_move
-        return player, game.apply_parsed(move)
-    if not isinstance(game, Match) or not isinstance(move, Move):
-        raise IllegalActionError(f"{step}: not a move of this game")
+    """A seat's move (`step` as written, for the messages; the game refuses another kind's move); a
+    matching round's end shows the hands."""
     mover = game.to_move
-    return mover, _revealed(game, game.apply_move(move, step))
+    events = game.apply_move(move, step)
+    return mover, _revealed(game, events) if isinstance(game, Match) else events
 
 
 def _revealed(game: Match, events: list[Json]) -> list[Json]:
@@ -175,8 +169,8 @@ def export(state: object, view: str = "full", names: list[str | None] | None = N
     A `Match` played in this process from its start needs none: it still holds them (`Match.shed`).
     """
     game = _game_of(state)
-    count, digest = (game.log_count, game.log_digest) if isinstance(game, Match) else (0, b"")
-    if prior is None and isinstance(game, Match) and count and len(game.shed) == count:
+    count, digest = game.log_count, game.log_digest
+    if prior is None and count and len(game.shed) == count:
         prior = game.shed  # a match played here from its start still holds what left its state
     try:
         earlier = check_prior(prior, count, digest)

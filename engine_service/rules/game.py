@@ -60,6 +60,14 @@ class Game(Protocol):
     shed: list[str]
 
     @property
+    def log_count(self) -> int:
+        """How many entries left the log as rounds ended (0 for a game whose log stays whole)."""
+
+    @property
+    def log_digest(self) -> bytes:
+        """The digest chaining the entries that left the log (`history.chain`), b"" when none has."""
+
+    @property
     def variant(self) -> str:
         """The preset's name (``kozel``, ``kingdomino`` ...)."""
 
@@ -96,6 +104,11 @@ class Game(Protocol):
 
     def apply(self, action: object, seat: object = None, /) -> list[Event]:
         """Play one action of the seat to move (`seat`, when given, must be that seat); its events."""
+
+    def apply_move(self, move: object, text: str | None = None, seat: object = None, /) -> list[Event]:
+        """`apply` for a move already parsed (the kind's typed move: `notation.Move`,
+        `KingdominoMove`); `text` is the action as written, for messages. Another kind's move is
+        refused (`IllegalActionError`)."""
 
     def timeout(self, seat: object, /) -> list[Event]:
         """`seat` timed out: the match ends by the variant's rule; its events."""

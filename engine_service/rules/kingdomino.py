@@ -86,6 +86,16 @@ class Kingdomino(KingdominoState):
         #: Entries that left the log (`Match.shed`): none, a game's log is bounded and stays whole.
         self.shed: list[str] = []
 
+    @property
+    def log_count(self) -> int:
+        """Entries that left the log as rounds ended (`Match.log_count`): none, the log stays whole."""
+        return 0
+
+    @property
+    def log_digest(self) -> bytes:
+        """The digest chaining the entries that left the log (`Match.log_digest`): none left it."""
+        return b""
+
     # ------------------------------------------------------------ creation
 
     @classmethod
@@ -336,11 +346,15 @@ class Kingdomino(KingdominoState):
 
         `player`, when given, must be the player to move. Refusals change nothing.
         """
-        return self.apply_parsed(KingdominoMove.parse(action), player)
+        return self.apply_move(KingdominoMove.parse(action), None, player)
 
-    def apply_parsed(self, action: KingdominoMove, player: object = None) -> list[Event]:
-        """`apply` for a move already parsed (`KingdominoMove`): bots' playouts
-        build these values and never format or parse a string. The same checks, the same result."""
+    def apply_move(self, action: object, text: str | None = None, player: object = None) -> list[Event]:
+        """`apply` for a move already parsed (a `KingdominoMove`, as a record's entry carries it; bots'
+        playouts build these values and never format or parse a string): the same checks, the same
+        result; `text`, the action as its writer spelled it, is for the messages. Another game's move
+        is refused (`IllegalActionError`)."""
+        if type(action) is not KingdominoMove:
+            raise IllegalActionError(f"{text if text is not None else action!r}: not a Kingdomino move")
         verb, tile, x, y, d = action
         if self.game_over:
             raise IllegalActionError("the game is over")

@@ -243,9 +243,12 @@ class Match(MatchState):
             self._refuse(action, seat)
         return self._play(rnd, MOVES.get(action) or Move.parse(action), action)
 
-    def apply_move(self, move: Move, text: str | None = None, seat: object = None) -> list[Event]:
+    def apply_move(self, move: object, text: str | None = None, seat: object = None) -> list[Event]:
         """`apply` for a move already parsed (`notation.Move`, as a record's entry carries it): the
-        same checks and result; `text`, the action as its writer spelled it, is for the messages."""
+        same checks and result; `text`, the action as its writer spelled it, is for the messages.
+        Another game's move is refused (`IllegalActionError`)."""
+        if type(move) is not Move:
+            raise IllegalActionError(f"{text if text is not None else move!r}: not a move of this game")
         rnd = self.round
         if (rnd is None or rnd.over or self.match_over or self.at_limit
                 or (seat is not None and (type(seat) is not int or seat != rnd.to_move))):

@@ -36,12 +36,12 @@ def test_sim_greedy_chooses_what_greedy_chooses(players: int) -> None:
                 ref = game.copy()
                 while not ref.game_over:
                     moves = legal_actions(ref)
-                    ref.apply_parsed(moves[greedy_action(ref, moves)])
+                    ref.apply_move(moves[greedy_action(ref, moves)])
                 sim.play_greedy()
                 assert sim.over
                 assert sim.scores() == ref.scores()
                 assert [b.largest() for b in sim.boards] == ref.largest_region()
                 assert [b.crowns() for b in sim.boards] == ref.crowns()
             # Half the moves at random, so the positions are not all greedy's.
-            game.apply_parsed(legal[rng.randrange(len(legal))] if rng.random() < 0.5 else action)
+            game.apply_move(legal[rng.randrange(len(legal))] if rng.random() < 0.5 else action)
     assert checked > 100

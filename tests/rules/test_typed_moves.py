@@ -91,5 +91,5 @@ def test_every_legal_kingdomino_move_is_a_value_whose_text_reads_back(options: d
                 move = KingdominoMove.parse(text)
                 assert move.text() == text and KingdominoMove.parse(move.text()) == move
             text = texts[rng.randrange(len(texts))]
-            game.apply_parsed(KingdominoMove.parse(text))
+            game.apply_move(KingdominoMove.parse(text))
             assert game.log[-1] == text

@@ -3,7 +3,7 @@
 The rules' `Kingdomino` logs every action as text, builds event dicts and scores a
 kingdom by flooding every region; a rollout needs none of that. `SimGame` plays
 the rules' own turn order (RULES.md KD, `rules.kingdomino_turns`, as
-`Kingdomino.apply_parsed` does) on bit masks, and each `Board` keeps its regions,
+`Kingdomino.apply_move` does) on bit masks, and each `Board` keeps its regions,
 per terrain, as ``(mask, squares, crowns)``, updated when a tile is placed. Then:
 
 - the score a placement adds is found from the few regions its squares touch:
@@ -265,7 +265,7 @@ class Board:
 
 class SimGame:
     """The game on `Board`s, in the rules' turn order (`kingdomino_turns.Rows`: what
-    `Kingdomino.apply_parsed` does, minus checks, logs and events)."""
+    `Kingdomino.apply_move` does, minus checks, logs and events)."""
 
     __slots__ = ("boards", "cfg", "current_kings", "current_tiles", "kings", "next_kings", "next_tiles", "picker",
                  "pile", "row")
