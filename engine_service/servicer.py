@@ -43,15 +43,6 @@ def _required(request: Any) -> Any:
     return request.state
 
 
-def _length(n: int) -> bytes:
-    out = bytearray()
-    while n > 127:
-        out.append(n & 127 | 128)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 # ------------------------------------------------------------ a matching game's messages
 
 
@@ -63,7 +54,7 @@ def _match_answer(match: Match, events: list[Event]) -> pb.MatchResponse:
     """The new state (written by `wire` straight into the response's field 1) and the events."""
     try:
         state = wire.encode_state(match)
-        response = pb.MatchResponse.FromString(b"\x0a" + _length(len(state)) + state)
+        response = pb.MatchResponse.FromString(wire.state_field(state))
         response.events.extend(codec.events_to_proto(events))
     except (ValueError, KeyError) as exc:  # our output, not the caller's input
         raise EncodingError(f"cannot encode the answer: {exc}") from exc

@@ -106,6 +106,12 @@ def _delimited(tag: bytes, payload: bytes) -> bytes:
     return tag + (_BYTE[n] if n < 128 else _varint(n)) + payload
 
 
+def state_field(state: bytes) -> bytes:
+    """`state` (an encoded `MatchState`) as field 1 of a message: a `MatchResponse` holding just it,
+    which the servicer completes (it writes the state once, here, not again through protobuf)."""
+    return _delimited(b"\x0a", state)
+
+
 def _packed(tag: bytes, values: list[int], signed: bool) -> bytes:
     """A packed repeated uint32 (or int32 when `signed`) field; nothing for an empty list."""
     if not values:
