@@ -572,18 +572,30 @@ class SqliteStore:
         self._run(lambda c: c.execute("SELECT 1").fetchone())
 
     def _sweep(self) -> None:
+        """Every `SWEEP_EVERY` writes of this worker, forget the matches whose version expired, with
+        every row kept for them, in one transaction.
+
+        The rows of a match are found by its id, the leading column of each table's key, so a sweep
+        costs what it forgets, not what the store holds: it used to delete the rows whose match had no
+        version row (`NOT IN`), a scan of every spectator line of every live match, ~70 ms with 3,000
+        live matches, the whole worker (a C call under gevent) and the file's write lock held the
+        while: the sealed apply's p99 at half load. Only `versions_s1` is scanned (a row per match),
+        and at most `SWEEP_EVERY` matches go at once. A match's rows are written only while its
+        version row exists (`create`, `advance`), and go with it here, so none is left behind."""
         self._writes += 1
         if self._writes % self.SWEEP_EVERY == 0:
             def sweep(c: sqlite3.Connection) -> None:
-                c.execute("DELETE FROM versions_s1 WHERE expires < ?", (self._clock(),))
-                c.execute("DELETE FROM public_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
-                c.execute("DELETE FROM receipts_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
-                c.execute("DELETE FROM hosted_s2 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
-                c.execute("DELETE FROM lines_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
-                c.execute("DELETE FROM records_s1 WHERE match_id NOT IN (SELECT match_id FROM versions_s1)")
-                c.execute("DELETE FROM tables_s1 WHERE expires < ?", (self._clock(),))
-                c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (self._clock(),))
-                c.execute("DELETE FROM changes_s1 WHERE at < ?", (self._clock() - self.CHANGES_KEPT,))
+                now = self._clock()
+                with c:
+                    c.execute("BEGIN IMMEDIATE")
+                    gone = c.execute("SELECT match_id FROM versions_s1 WHERE expires < ? LIMIT ?",
+                                     (now, self.SWEEP_EVERY)).fetchall()
+                    for table in _PER_MATCH:
+                        c.executemany(f"DELETE FROM {table} WHERE match_id = ?", gone)
+                    c.executemany("DELETE FROM versions_s1 WHERE match_id = ?", gone)
+                    c.execute("DELETE FROM tables_s1 WHERE expires < ?", (now,))
+                    c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (now,))
+                    c.execute("DELETE FROM changes_s1 WHERE at < ?", (now - self.CHANGES_KEPT,))
             self._run(sweep)
 
     def close(self) -> None:
@@ -592,6 +604,9 @@ class SqliteStore:
                 self._connection.close()
             self._connection = None
 
+
+#: The tables whose rows belong to one match (keyed by its id first): swept with its version row.
+_PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "lines_s1", "records_s1")
 
 #: The line that marks the end of a match's public lines (its last).
 END = b'{"type":"end"}'
