@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .errors import MalformedError
-from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, mask_of, parse_hand, parse_tile
+from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, mask_of, parse_hands, parse_tile
 
 _MASK64 = (1 << 64) - 1
 MAX_SEED = _MASK64
@@ -135,17 +135,7 @@ def explicit_deal(
     """
     if not isinstance(hands_in, (list, tuple)) or len(hands_in) != players:
         raise MalformedError(f"deal.hands must list {players} hands, seat 0 first")
-    hands: list[int] = []
-    seen = 0
-    for seat, items in enumerate(hands_in):
-        hand = parse_hand(items, f"deal.hands[{seat}]")
-        if exact and len(items) != hand_size:
-            raise MalformedError(f"deal.hands[{seat}]: holds {len(items)} tiles, the variant deals {hand_size}")
-        if hand & seen:
-            dup = next(bits(hand & seen))
-            raise MalformedError(f"deal: {NAMES[dup]} is dealt twice")
-        seen |= hand
-        hands.append(hand)
+    hands, seen = parse_hands(hands_in, "deal.hands", "deal: {} is dealt twice", hand_size if exact else None)
     if boneyard_in is None:
         boneyard = list(bits(ALL_TILES & ~seen))
     else:

@@ -32,7 +32,7 @@ from .notation import MOVES, Move, format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
-from .tiles import NAMES, bits, names, parse_hand
+from .tiles import NAMES, names, parse_hands
 from .views import legal_view, public_view, redact_events, shown_hands, table_view
 
 
@@ -348,14 +348,7 @@ class Match(MatchState):
             raise MalformedError(f"settle: ending must be 'out' or 'blocked', not {ending!r}")
         if not isinstance(hands, (list, tuple)) or len(hands) != self.players:
             raise MalformedError(f"settle: hands must list {self.players} hands, seat 0 first")
-        seen = 0
-        masks: list[int] = []
-        for seat, items in enumerate(hands):
-            m = parse_hand(items, f"settle.hands[{seat}]")
-            if m & seen:
-                raise MalformedError(f"settle: {NAMES[next(bits(m & seen))]} is in two hands")
-            seen |= m
-            masks.append(m)
+        masks, _ = parse_hands(hands, "settle.hands", "settle: {} is in two hands")
         out = [s for s, m in enumerate(masks) if m == 0]
         if ending == "out" and not out:
             raise MalformedError("settle: ending 'out' needs a seat with an empty hand")

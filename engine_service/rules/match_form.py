@@ -37,7 +37,7 @@ from .match_state import MatchState, near_limit
 from .notation import Placement, format_placement, parse_placement
 from .registry import make_family
 from .round import Round
-from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hand, parse_tile
+from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hands, parse_tile
 
 #: How a round may end, as a state names it.
 ENDINGS = ("out", "fish", "blocked", "sortir")
@@ -224,14 +224,7 @@ def _round_from_dict(state: MatchState, data: object) -> Round:
     hands_in = data.get("hands")
     if not isinstance(hands_in, list) or len(hands_in) != players:
         raise MalformedError(f"state.round.hands must list {players} hands")
-    hands: list[int] = []
-    seen = 0
-    for seat, items in enumerate(hands_in):
-        m = parse_hand(items, f"state.round.hands[{seat}]")
-        if m & seen:
-            raise MalformedError(f"state: {NAMES[next(bits(m & seen))]} appears twice")
-        seen |= m
-        hands.append(m)
+    hands, seen = parse_hands(hands_in, "state.round.hands", "state: {} appears twice")
     boneyard_in = data.get("boneyard", [])
     if not isinstance(boneyard_in, list):
         raise MalformedError("state.round.boneyard must be a list of tiles")

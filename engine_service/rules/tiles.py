@@ -119,3 +119,23 @@ def parse_hand(items: object, what: str = "hand") -> int:
         m |= 1 << t
     return m
 
+
+def parse_hands(hands: list[object] | tuple[object, ...], what: str, twice: str,
+                size: int | None = None) -> tuple[list[int], int]:
+    """Each of `hands` as a bit set (`parse_hand`, hand i named ``what[i]``), no tile in two of them:
+    (the hands, every tile they hold). A tile held twice is refused with `twice` formatted with its
+    name; `size`, when given, is how many tiles each hand must hold. A deal, a state's round and a
+    settled round read their hands alike."""
+    masks: list[int] = []
+    seen = 0
+    for seat, items in enumerate(hands):
+        m = parse_hand(items, f"{what}[{seat}]")
+        held = m.bit_count()  # the hand's length: parse_hand refuses a tile named twice
+        if size is not None and held != size:
+            raise MalformedError(f"{what}[{seat}]: holds {held} tiles, the variant deals {size}")
+        if m & seen:
+            raise MalformedError(twice.format(NAMES[next(bits(m & seen))]))
+        seen |= m
+        masks.append(m)
+    return masks, seen
+
