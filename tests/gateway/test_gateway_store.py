@@ -168,6 +168,34 @@ def test_sqlite_records_expire_after_the_idle_time_and_use_keeps_them(tmp_path: 
         store.advance(match, 1)
 
 
+def test_a_check_writes_only_when_the_expiry_is_due_a_push(tmp_path: Path) -> None:
+    """A sealed call's check is a read: the record's expiry moves once `touch` seconds (a tenth of a short
+    TTL, at most a minute) have passed since it last moved, so most calls take no write lock at all, and
+    a match used now and then still never expires while used."""
+    now = [1000.0]
+    path = str(tmp_path / "v.sqlite3")
+    store = SqliteStore(path, ttl=600, clock=lambda: now[0])
+    assert store.touch == 60.0 and SqliteStore(str(tmp_path / "short.sqlite3"), ttl=60).touch == 6.0
+    match = secrets.token_bytes(16)
+    store.create(match)
+
+    def expires() -> float:
+        with sqlite3.connect(path) as c:
+            return float(c.execute("SELECT expires FROM versions_s1 WHERE match_id = ?", (match,)).fetchone()[0])
+
+    now[0] += 59
+    store.check(match, 0)
+    assert expires() == 1600.0          # pushed 59 s ago: not due, nothing written
+    now[0] += 2
+    store.check(match, 0)
+    assert expires() == 1661.0          # due: pushed a whole TTL ahead
+    for _ in range(20):                 # used every 50 s for 1,000 s: alive throughout
+        now[0] += 50
+        store.check(match, 0)
+    assert expires() >= now[0] + 600 - 60
+    with pytest.raises(StaleToken):
+        store.check(match, 1)
+
 def _rows(path: str, match: bytes) -> dict[str, int]:
     """How many rows each per-match table holds for `match`."""
     with sqlite3.connect(path) as c:
