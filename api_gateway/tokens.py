@@ -4,7 +4,13 @@ In sealed mode the client never sees the state, only an opaque token:
 
     token = "v1." kid "." base64url(nonce[12] || AES-GCM(key[kid], nonce, envelope, aad))
     aad   = "domino-state-token:v1:" kid
-    envelope = 0x01 || match_id[16] || secret[32] || seq[8, big endian] || GameState bytes (the engine's sealed game)
+    envelope = 0x02 || match_id[16] || secret[16] || seq[4, big endian] || GameState bytes (the engine's sealed game)
+
+(Envelope version 1, ``0x01 || match_id[16] || secret[32] || seq[8] || state``, is what gateways
+before issue 27 sealed: such tokens still open, and their matches go on in version 1, since their
+seat keys are made from the 32-byte secret. Version 2 is 20 bytes (26-27 characters) shorter: a
+128-bit secret is as strong as the 128-bit seat key tags made from it, and 2^32 versions are more
+than any match makes.)
 
 - AES-GCM (the `cryptography` package) with a random 96-bit nonce per token:
   confidentiality (no hand, no boneyard order, no seed readable) and integrity
@@ -59,12 +65,15 @@ __all__ = [
 log = logging.getLogger("api_gateway.tokens")
 
 VERSION = "v1"
-_ENVELOPE_VERSION = 1
 _NONCE = 12
 _TAG = 16
 _MATCH_ID = 16
-_SECRET = 32
-_HEADER = struct.Struct(f">B{_MATCH_ID}s{_SECRET}sQ")
+_SECRET = 16
+#: The envelope's header by its version (its first byte), and the version by the secret's length: a
+#: match keeps the envelope it was created with (version 1: gateways before issue 27).
+_HEADERS = {1: struct.Struct(f">B{_MATCH_ID}s32sQ"), 2: struct.Struct(f">B{_MATCH_ID}s{_SECRET}sI")}
+_VERSION_BY_SECRET = {32: 1, _SECRET: 2}
+_SHORTEST = min(h.size for h in _HEADERS.values())
 _KID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _SEAT = re.compile(r"[0-9]{1,3}")
 _KEY_TAG = 16           # bytes of HMAC kept in a seat key (128 bits)
@@ -193,7 +202,8 @@ class KeyRing:
     def seal(self, sealed: Sealed) -> str:
         """The token for `sealed`, under the newest key."""
         kid = self.current
-        envelope = _HEADER.pack(_ENVELOPE_VERSION, sealed.match_id, sealed.secret, sealed.seq) + sealed.state
+        version = _VERSION_BY_SECRET[len(sealed.secret)]
+        envelope = _HEADERS[version].pack(version, sealed.match_id, sealed.secret, sealed.seq) + sealed.state
         nonce = os.urandom(_NONCE)
         box = self._keys[kid].encrypt(nonce, envelope, _aad(kid))
         return f"{VERSION}.{kid}.{_b64encode(nonce + box)}"
@@ -215,16 +225,17 @@ class KeyRing:
             raw = _b64decode(body)
         except (binascii.Error, ValueError):
             raise TokenError("token: data is not base64url") from None
-        if len(raw) < _NONCE + _TAG + _HEADER.size:
+        if len(raw) < _NONCE + _TAG + _SHORTEST:
             raise TokenError("token: truncated")
         try:
             envelope = aead.decrypt(raw[:_NONCE], raw[_NONCE:], _aad(kid))
         except InvalidTag:
             raise TokenError("token: altered or not issued by this service") from None
-        version_byte, match_id, secret, seq = _HEADER.unpack_from(envelope)
-        if version_byte != _ENVELOPE_VERSION:  # authentic, so ours: an envelope from a newer gateway
-            raise TokenError(f"token: envelope version {version_byte} is not supported here")
-        return Sealed(match_id, secret, seq, envelope[_HEADER.size:])
+        header = _HEADERS.get(envelope[0])
+        if header is None or len(envelope) < header.size:  # authentic, so ours: from a newer gateway
+            raise TokenError(f"token: envelope version {envelope[0]} is not supported here")
+        _, match_id, secret, seq = header.unpack_from(envelope)
+        return Sealed(match_id, secret, seq, envelope[header.size:])
 
 
 def _tag(secret: bytes, label: str) -> str:

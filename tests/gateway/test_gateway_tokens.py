@@ -32,7 +32,7 @@ def test_a_token_opens_to_what_was_sealed() -> None:
     sealed = new_sealed(STATE)
     opened = keys.open(keys.seal(sealed))
     assert opened == sealed
-    assert opened.seq == 0 and len(opened.match_id) == 16 and len(opened.secret) == 32
+    assert opened.seq == 0 and len(opened.match_id) == 16 and len(opened.secret) == 16
 
 
 def test_the_same_content_seals_to_different_tokens_and_hides_the_state() -> None:
@@ -186,19 +186,36 @@ def test_generated_entries_are_256_bit_keys() -> None:
     assert KeyRing.parse(entry).ids == ["k9"]
 
 
-def test_an_envelope_of_another_version_is_refused() -> None:
-    keys = ring("k1")
-    sealed = Sealed(b"m" * 16, b"s" * 32, 0, STATE)
-    token = keys.seal(sealed)
-    # Seal a version-2 envelope by hand (white box): authentic, but not a format this gateway reads.
+def _hand_sealed(keys: KeyRing, envelope: bytes) -> str:
+    """A token of `envelope` sealed by hand under "k1" (white box): authentic, whatever the envelope says."""
     aead: AESGCM = keys._keys["k1"]
     nonce = os.urandom(12)
-    envelope = b"\x02" + b"m" * 16 + b"s" * 32 + (0).to_bytes(8, "big") + STATE
     body = base64.urlsafe_b64encode(nonce + aead.encrypt(nonce, envelope, b"domino-state-token:v1:k1"))
-    future = "v1.k1." + body.decode().rstrip("=")
-    assert keys.open(token) == sealed
-    with pytest.raises(TokenError, match="envelope version 2"):
+    return "v1.k1." + body.decode().rstrip("=")
+
+
+def test_an_envelope_of_another_version_is_refused() -> None:
+    keys = ring("k1")
+    sealed = Sealed(b"m" * 16, b"s" * 16, 0, STATE)
+    future = _hand_sealed(keys, b"\x03" + b"m" * 16 + b"s" * 16 + (0).to_bytes(4, "big") + STATE)
+    assert keys.open(keys.seal(sealed)) == sealed
+    with pytest.raises(TokenError, match="envelope version 3"):
         keys.open(future)
+
+
+def test_a_token_of_the_version_1_envelope_opens_and_its_match_goes_on_in_it() -> None:
+    """Gateways before issue 27 sealed envelope version 1 (a 32-byte secret, an 8-byte version count): such a
+    token opens, its seat keys still pass, and its next versions are sealed in version 1, which keeps them;
+    a new match's envelope (version 2) is 20 bytes (26 or 27 characters) shorter."""
+    keys = ring("k1")
+    old = _hand_sealed(keys, b"\x01" + b"m" * 16 + b"s" * 32 + (7).to_bytes(8, "big") + STATE)
+    opened = keys.open(old)
+    assert opened == Sealed(b"m" * 16, b"s" * 32, 7, STATE)
+    key = seat_key(opened, 2)
+    assert principal_for(opened, key) == Principal(2)
+    later = keys.open(keys.seal(opened.advanced(b"next")))
+    assert later == Sealed(b"m" * 16, b"s" * 32, 8, b"next") and principal_for(later, key) == Principal(2)
+    assert len(keys.seal(opened)) - len(keys.seal(Sealed(b"m" * 16, b"s" * 16, 7, STATE))) in (26, 27)
 
 
 def test_the_base64url_reader_accepts_exactly_what_the_writer_writes() -> None:
