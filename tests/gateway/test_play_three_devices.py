@@ -3,7 +3,7 @@ through invites. Anna opens a Kozel table on the page (two more people and a gre
 target, the points that end the match (the form refuses one below the preset's minimum first), Boris
 takes his seat from the link in another browser context, Tess takes hers with `domino play --join LINK`
 in a pseudo-terminal; they play every round to the match's end, each on its own device, every move
-reaching the others live, the next round dealt by Tess's terminal or by a page in turn. Boris reloads
+reaching the others live, the next round dealt by a page or by Tess's terminal in turn. Boris reloads
 his page mid-round and goes on from the same seat without losing a move. At the end the three devices
 agree on the final scores. Real services: the tables' gateway of the friends test (two gunicorn workers
 on one SQLite store), a real engine, Debian's chromium.
@@ -39,10 +39,11 @@ class Terminal:
     turns and answers the prompt to deal the next round, until the match's end is shown and the game
     exits.
 
-    The rounds are dealt in turn (`deals`): after round 1, 3, ... Tess deals and the pages follow on
-    their streams; after round 2, 4, ... a page deals, and Tess presses Enter only once the test has seen
-    that round on both pages (`page_dealt`): her deal is refused (409) and the game goes on. Nobody races
-    for a deal, so a click never finds the page's Next round button hidden under it by the other deal."""
+    The rounds are dealt in turn (`deals`): after round 1, 3, ... a page deals, and Tess presses Enter
+    only once the test has seen the new round on both pages (`page_dealt`): her deal is refused (409) and
+    the game goes on; after round 2, 4, ... Tess deals and the pages follow on their streams. Nobody races
+    for a deal, so a click never finds the page's Next round button hidden under it by the other deal.
+    (Three rounds in ten reach round 3: the page's deal comes first, to be the one most runs make.)"""
 
     def __init__(self, link: str) -> None:
         self.child = spawn_join(link, "--name", "Tess")
@@ -57,7 +58,7 @@ class Terminal:
     @staticmethod
     def deals(number: int) -> bool:
         """Whether Tess deals the round after round `number` (else a page does)."""
-        return number % 2 == 1
+        return number % 2 == 0
 
     def page_dealt(self, number: int) -> None:
         """The test saw the round after `number`, dealt by a page, on both pages."""
@@ -95,11 +96,12 @@ class Terminal:
 
 
 def deal_next_round(people: dict[int, Person], terminal: Terminal, number: int) -> None:
-    """Round `number` is over: Tess's terminal deals the next one, or a page does with its Next round
-    button (Boris's after round 2, Anna's after round 4, ...); both pages go on with it, from their streams
-    or from the click's answer. (Nobody else deals meanwhile, so the button stays there for the click.)"""
+    """Round `number` is over: a page deals the next one with its Next round button (Boris's, reloaded
+    in round 1, after round 1; Anna's after round 3, ...), or Tess's terminal does; both pages go on with
+    it, from the click's answer or their streams. (Nobody else deals meanwhile, so the button stays there
+    for the click.)"""
     if not terminal.deals(number):
-        dealer = people[1] if number % 4 == 2 else people[0]
+        dealer = people[1] if number % 4 == 1 else people[0]
         dealer.wait_for(dealer.round_over, f"round {number}'s end on {dealer.name}'s page")
         dealer.page.click("#next-round")
     for person in people.values():
