@@ -907,7 +907,13 @@ async function api(path, body, credential) {
 }
 const problemName = (err) => String(err.body?.type || "").split("/").pop();
 const tableName = (t) => t.name || `Table ${t.table_id.slice(0, 6)}`;
-const aboutTable = (t) => `${t.variant}, ${plural(t.players, "player")}, ${t.public ? "public" : "private (invite only)"}`;
+// "kozel, 3 players, the match ends at 30 points, private (invite only)": the target, the table's or its
+// variant's default, for a variant that has one.
+function aboutTable(t) {
+  const target = t.options?.target ?? targetOption(t.variant)?.default;
+  return `${t.variant}, ${plural(t.players, "player")}, ` + (target != null ? `the match ends at ${target} points, ` : "")
+    + (t.public ? "public" : "private (invite only)");
+}
 const freeSeats = (t) => t.seats.filter((s) => s.kind !== "bot" && !s.taken);
 function showScreen(which) {
   for (const id of SCREENS) $(id).hidden = id !== which;
@@ -965,8 +971,11 @@ function setUpFriends() {
   select.replaceChildren(...variants.map((v) => new Option(v.name, v.name)));
   select.value = $("variant").value;
   select.addEventListener("change", fillTablePlayers);
+  select.addEventListener("change", fillTableTarget);
   $("t-players").addEventListener("change", fillTableSeats);
   fillTablePlayers();
+  fillTableTarget();
+  $("t-target").addEventListener("invalid", refuseTarget);
   $("lobby-variant").append(...variants.map((v) => new Option(v.name, v.name)));
   const myName = localStorage.getItem("domino-name") || "";
   for (const id of ["t-your-name", "lobby-name", "join-name"]) $(id).value = myName;
@@ -1032,6 +1041,29 @@ function fillTableSeats() {
   const legend = document.createElement("legend"); legend.textContent = "Seats";
   box.replaceChildren(legend, ...seats);
 }
+// The option `target` of a variant's preset (the score that ends the match: the losing limit in Kozel and
+// Osel, the winning score in the scoring games) as /v1/variants lists it, or null for a variant with none.
+const targetOption = (variant) => variants.find((v) => v.name === variant)?.options.find((o) => o.name === "target") ?? null;
+// The form asks for the target only where the variant has one, within its bounds; blank is its default.
+function fillTableTarget() {
+  const spec = targetOption($("t-variant").value);
+  const input = $("t-target");
+  input.value = "";
+  input.disabled = !spec;
+  input.parentElement.hidden = !spec;
+  if (!spec) return;
+  input.min = spec.minimum ?? "";
+  input.max = spec.maximum ?? "";
+  input.placeholder = `default ${spec.default}`;
+}
+// The browser refuses to send the form with a target out of bounds (or not a whole number): say why, as
+// the page says its other refusals, instead of the browser's bubble.
+function refuseTarget(event) {
+  event.preventDefault();
+  const spec = targetOption($("t-variant").value);
+  warn(`Points to end the match: a whole number from ${spec.minimum} to ${spec.maximum}, or blank for the variant's ${spec.default}.`);
+  $("t-target").focus();
+}
 function myName(input) {
   const given = $(input).value.trim();
   if (!given) { warn("Give your name first: the other players see it."); $(input).focus(); return null; }
@@ -1055,6 +1087,7 @@ async function openTable(event) {
   const clock = clockSetting();
   if (clock) body.clock = clock;
   if ($("t-name").value.trim()) body.name = $("t-name").value.trim();
+  if ($("t-target").value) body.options = { target: Number($("t-target").value) };
   let opened;
   try { opened = await api("/v1/tables", body); } catch (err) { warn(`Could not open the table: ${err.message}`); return; }
   const mine = opened.invites.find((i) => i.seat === 0) || opened.invites[0];

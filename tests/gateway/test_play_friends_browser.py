@@ -131,8 +131,9 @@ def _tile(part: str) -> str:
 
 
 def open_table(anna: Person, seats: list[str], public: bool = False, name: str = "Anna's table",
-               shot: Path | None = None) -> None:
-    """Anna opens a Kozel table from the page: seat 0 hers, each other seat a person or a bot level."""
+               shot: Path | None = None, target: int | None = None) -> None:
+    """Anna opens a Kozel table from the page: seat 0 hers, each other seat a person or a bot level;
+    `target`: the points that end the match, written in the form (else left blank: the preset's 101)."""
     anna.page.click("#to-friends")
     anna.page.select_option("#t-variant", "kozel")
     anna.page.select_option("#t-players", str(len(seats) + 1))
@@ -140,6 +141,8 @@ def open_table(anna: Person, seats: list[str], public: bool = False, name: str =
         anna.page.select_option(f"#seat-kind-{seat}", kind)
     anna.page.fill("#t-your-name", anna.name)
     anna.page.fill("#t-name", name)
+    if target is not None:
+        anna.page.fill("#t-target", str(target))
     if public:
         anna.page.check("#t-public")
     if shot:
