@@ -30,12 +30,17 @@ def _env() -> dict[str, str]:
 
 @pytest.mark.parametrize(("args", "env", "message"), [
     (["--port", "99999"], {}, "GATEWAY_PORT"),
-    (["--engine-timeout", "0"], {}, "GATEWAY_ENGINE_TIMEOUT"),
-    ([], {"STATE_TOKEN_KEYS": "k1:dG9vIHNob3J0"}, "16, 24 or 32"),
+    (["--port", "0", "--engine-timeout", "0"], {}, "GATEWAY_ENGINE_TIMEOUT"),
+    (["--port", "0"], {"STATE_TOKEN_KEYS": "k1:dG9vIHNob3J0"}, "16, 24 or 32"),
 ])
-def test_unusable_settings_stop_with_status_2(args: list[str], env: dict[str, str], message: str) -> None:
+def test_unusable_settings_stop_with_status_2(args: list[str], env: dict[str, str], message: str,
+                                              tmp_path: Path) -> None:
+    # Its own store, archive and a free port: the defaults are shared with whatever else runs (a gateway on
+    # the default port made the settings' check say so first: a CI run met it).
+    own = {"GATEWAY_TOKEN_STORE": f"sqlite:///{tmp_path}/versions.sqlite3",
+           "GATEWAY_DATABASE": f"sqlite:///{tmp_path}/archive.sqlite3", "GATEWAY_METRICS_PORT": "0"}
     result = subprocess.run([sys.executable, "-m", "clients.cli", "serve", "gateway", *args], cwd=REPO,
-                            env={**_env(), **env}, capture_output=True, text=True, timeout=60, check=False)
+                            env={**_env(), **own, **env}, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2 and message in result.stderr
     assert "dG9vIHNob3J0" not in result.stderr  # a key is never echoed
 
