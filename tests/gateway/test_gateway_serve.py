@@ -161,12 +161,14 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
                         os.kill(child, signal.SIGKILL)
 
 
-def test_the_gateway_logs_its_real_address_and_where_a_person_goes(engine_proc: object) -> None:
+def test_the_gateway_logs_its_real_address_and_where_a_person_goes(engine_proc: object, tmp_path: Path) -> None:
     """gunicorn's "Listening at:" names the address (it was empty: each worker binds its own socket),
     and the ready line names the browser table beside the API docs (issue 28)."""
+    own = {"GATEWAY_TOKEN_STORE": f"sqlite:///{tmp_path}/versions.sqlite3",  # nothing shared with other tests
+           "GATEWAY_DATABASE": f"sqlite:///{tmp_path}/archive.sqlite3", "GATEWAY_METRICS_PORT": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "api_gateway", "--port", "0", "--workers", "1",
                              "--engine", engine_proc.address],  # type: ignore[attr-defined]
-                            cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, env={**_env(), **own}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         import json
 
