@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 from hashlib import blake2b
-from typing import Any
+from typing import Any, Final
 
 from .errors import MalformedError
 from .notation import Placement, format_placement
@@ -89,11 +89,12 @@ def chain(digest: bytes, lines: list[str]) -> bytes:
 
 
 #: Step codes (`MatchState.log_steps`): a pass, a draw; a play of k tiles is k + 1 (one tile: 2).
-PASS_STEP, DRAW_STEP = 0, 1
+PASS_STEP: Final = 0
+DRAW_STEP: Final = 1
 #: What `play_step` answers for a play whose text is not its tiles' (the move stays text).
-NO_STEP = -1
+NO_STEP: Final = -1
 #: Tiles one step code holds at most (it is one byte; a round's layout holds far fewer).
-MAX_STEP_TILES = 250
+MAX_STEP_TILES: Final = 250
 
 
 def is_deal(item: str) -> bool:
@@ -112,7 +113,7 @@ def play_step(item: str, placements: list[Placement], start: int) -> int:
     return NO_STEP
 
 
-def unstep(codes: bytes | bytearray, placements: list[Placement]) -> list[str]:
+def unstep(codes: list[int], placements: list[Placement]) -> list[str]:
     """The log entries of step `codes`, their plays read in order from the round's `placements` (which
     the codes' plays lay first)."""
     lines: list[str] = []
@@ -122,6 +123,9 @@ def unstep(codes: bytes | bytearray, placements: list[Placement]) -> list[str]:
             lines.append("pass")
         elif code == DRAW_STEP:
             lines.append("draw")
+        elif code == 2:  # one tile, as most plays are: no "+" to join
+            lines.append(format_placement(placements[k]))
+            k += 1
         else:
             n = code - 1
             lines.append("+".join([format_placement(p) for p in placements[k:k + n]]))
@@ -129,7 +133,7 @@ def unstep(codes: bytes | bytearray, placements: list[Placement]) -> list[str]:
     return lines
 
 
-def steps_of(log: list[str], count: int, placements: list[Placement] | None) -> tuple[list[str], bytearray] | None:
+def steps_of(log: list[str], count: int, placements: list[Placement] | None) -> tuple[list[str], list[int]] | None:
     """A log that arrives as text, as a match holds it: its entries up to the current round's deal and a
     step code a move after it, when every entry after the deal is a pass, a draw or a play of the layout's
     next tiles and they lay the whole layout (`placements`, None when no round is dealt); None when it is
@@ -142,13 +146,18 @@ def steps_of(log: list[str], count: int, placements: list[Placement] | None) -> 
         at -= 1
     if at < 0 and count == 0:
         return None
-    codes = bytearray()
+    codes: list[int] = []
     k = 0
     for line in log[at + 1:]:
         if line == "pass":
             codes.append(PASS_STEP)
         elif line == "draw":
             codes.append(DRAW_STEP)
+        elif "+" not in line:  # one tile, as most plays are
+            if k >= len(placements) or format_placement(placements[k]) != line:
+                return None
+            codes.append(2)
+            k += 1
         else:
             n = line.count("+") + 1
             if n > MAX_STEP_TILES or "+".join([format_placement(p) for p in placements[k:k + n]]) != line:

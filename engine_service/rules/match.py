@@ -28,7 +28,7 @@ from .family import Family, MatchEnd, RoundResult
 from .history import DRAW_STEP, MAX_LOG, NO_STEP, PASS_STEP, entry, is_deal, play_step, unstep
 from .match_form import decode, encode
 from .match_state import AT_LIMIT, MatchState, near_limit
-from .notation import MOVES, Move, Placement, format_placement
+from .notation import MOVES, Move, format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
 from .round import Round
@@ -260,9 +260,18 @@ class Match(MatchState):
         checks and transitions (`Round.apply_move`), then the log, the points scored in play and the
         round's end."""
         events: list[Event] = []
-        laid = len(rnd.layout.placements)
+        placements = rnd.layout.placements
+        laid = len(placements)
         ended = rnd.apply_move(move, events, text)
-        self._log_move(events[0], rnd.layout.placements, laid)
+        # The log: a play by its canonical action (its first event's), which laid ``placements[laid:]``;
+        # else a draw or a pass.
+        if len(placements) > laid:
+            action: str = events[0]["action"]
+            self._log(action, play_step(action, placements, laid))
+        elif events[0]["type"] == "drew":
+            self._log("draw", DRAW_STEP)
+        else:
+            self._log("pass", PASS_STEP)
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
         if ended and not self.match_over:
@@ -297,19 +306,7 @@ class Match(MatchState):
             self.log_steps = None
         self.log_text.append(item)
         if is_deal(item):
-            self.log_steps = bytearray()
-
-    def _log_move(self, event: Event, placements: list[Placement], laid: int) -> None:
-        """Log a seat's move from its first event (played, drew or passed): a play by its canonical
-        action, which laid ``placements[laid:]``."""
-        kind = event["type"]
-        if kind == "played":
-            action: str = event["action"]
-            self._log(action, play_step(action, placements, laid))
-        elif kind == "drew":
-            self._log("draw", DRAW_STEP)
-        else:
-            self._log("pass", PASS_STEP)
+            self.log_steps = []
 
     def _shed(self) -> None:
         """A round has ended: its entries (and any before it) leave the state for `shed`, chained into

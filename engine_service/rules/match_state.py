@@ -65,7 +65,7 @@ class MatchState:
         #: layout's next tiles); every entry as text when `log_steps` is None. Both empty with
         #: `log_count` 0 when the log is not known. `log` reads it as text.
         self.log_text: list[str] = []
-        self.log_steps: bytearray | None = None
+        self.log_steps: list[int] | None = None
         #: How many entries left the log as rounds ended, and the digest chaining them (`history.chain`).
         self.log_count = 0
         self._digest = b""
@@ -106,13 +106,13 @@ class MatchState:
         every tile), how many entries left before, and their digest. It is held as a match holds it: the
         moves after the round's deal as step codes when they are steps (`history.steps_of`)."""
         if steps is not None and not ((text and is_deal(text[-1])) or (not text and count)):
-            text, steps = text + unstep(steps, self._placements()), None  # not after a deal: the form of text
+            text, steps = text + unstep(list(steps), self._placements()), None  # not after a deal: as text
         if steps is None:
             rnd = self.round
             form = steps_of(text, count, None if rnd is None else rnd.layout.placements)
             self.log_text, self.log_steps = (text, None) if form is None else form
         else:
-            self.log_text, self.log_steps = text, bytearray(steps)
+            self.log_text, self.log_steps = text, list(steps)
         self.log_count = count
         self._digest = digest
         self._unchained = []
