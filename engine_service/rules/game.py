@@ -59,8 +59,9 @@ class Game(Protocol):
         """The match's log (`history`), from which records are written; empty when not known. A matching
         game keeps its current round's entries only (issue 27)."""
 
-    #: The log entries that left the state since this object was made (a call's ``record_lines``).
-    shed: list[str]
+    @property
+    def shed(self) -> list[str]:
+        """The log entries that left the state since this object was made (a call's ``record_lines``)."""
 
     @property
     def log_count(self) -> int:

@@ -27,7 +27,7 @@ from .events import Event
 from .family import Family, MatchEnd, RoundResult
 from .history import DRAW_STEP, MAX_LOG, NO_STEP, PASS_STEP, entry, is_deal, play_step, unstep
 from .match_form import decode, encode
-from .match_state import AT_LIMIT, MatchState, near_limit
+from .match_state import AT_LIMIT, Left, MatchState, left_lines, near_limit
 from .notation import MOVES, Move, format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
@@ -40,14 +40,25 @@ class Match(MatchState):
     """A match of one preset: its state (`MatchState`: ledger, current round, outcome, log) and the
     calls that change it."""
 
-    __slots__ = ("shed",)
+    __slots__ = ("_shed_lines", "_left")
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
                  players: int, seed: int | None) -> None:
         super().__init__(preset, family, overrides, players, seed)
-        #: The entries that left the log since this object was made (not part of the state): a call's
-        #: answer's ``record_lines``; a match played here from its start holds them all.
-        self.shed: list[str] = []
+        #: The entries that left the log since this object was made (not part of the state), as text
+        #: (`shed`), and those not written as text yet (`match_state.Left`).
+        self._shed_lines: list[str] = []
+        self._left: list[Left] = []
+
+    @property
+    def shed(self) -> list[str]:
+        """The entries that left the log since this object was made (not part of the state): a call's
+        answer's ``record_lines``; a match played here from its start holds them all. Written as text when
+        first read (a match played in process, as the rules' benchmarks do, never pays)."""
+        if self._left:
+            self._shed_lines += left_lines(self._left)
+            self._left = []
+        return self._shed_lines
 
     # ------------------------------------------------------------ creation
 
@@ -311,12 +322,13 @@ class Match(MatchState):
     def _shed(self) -> None:
         """A round has ended: its entries (and any before it) leave the state for `shed`, chained into
         `log_digest`."""
-        if not self.log_text and not self.log_steps:
+        text, steps = self.log_text, self.log_steps
+        if not text and not steps:
             return
-        lines = self.log
-        self._unchained.extend(lines)
-        self.log_count += len(lines)
-        self.shed.extend(lines)
+        left = (text, steps, self._placements() if steps else [])
+        self._unchained.append(left)
+        self._left.append(left)
+        self.log_count += len(text) + (len(steps) if steps else 0)
         self.log_text = []
         self.log_steps = None
 
@@ -470,7 +482,7 @@ class Match(MatchState):
         new.log_steps = None if self.log_steps is None else self.log_steps.copy()
         new.log_count = self.log_count
         new._digest = self.log_digest
-        new.shed = self.shed.copy()
+        new._shed_lines = self.shed.copy()
         return new
 
     def to_dict(self) -> dict[str, Any]:

@@ -29,6 +29,21 @@ AT_LIMIT = ("this match's numbers (rounds played, points) are at the limit a sta
             f"({INT_LIMIT - HEADROOM:,}): start a new match")
 
 
+#: Entries that left the log as a round ended, as they were held: `log_text`, `log_steps` and the layout
+#: the steps' plays lie in (no longer played on). Their text is written only when it is read (`left_lines`).
+Left = tuple[list[str], list[int] | None, list[Placement]]
+
+
+def left_lines(left: list[Left]) -> list[str]:
+    """The text of the entries that left the log, in order."""
+    lines: list[str] = []
+    for text, steps, placements in left:
+        lines += text
+        if steps:
+            lines += unstep(steps, placements)
+    return lines
+
+
 class MatchState:
     """A match's state: its preset, ledger, current round, outcome and log (see `Match` for play)."""
 
@@ -69,15 +84,15 @@ class MatchState:
         #: How many entries left the log as rounds ended, and the digest chaining them (`history.chain`).
         self.log_count = 0
         self._digest = b""
-        #: Lines that left the log and are not chained into `_digest` yet (`log_digest` chains them when
+        #: Entries that left the log and are not chained into `_digest` yet (`log_digest` chains them when
         #: read: a match played in process, as the rules' benchmarks and the bots' playouts do, never pays).
-        self._unchained: list[str] = []
+        self._unchained: list[Left] = []
 
     @property
     def log_digest(self) -> bytes:
         """The digest chaining every entry that left the log (`history.chain`), b"" when none has."""
         if self._unchained:
-            self._digest = chain(self._digest, self._unchained)
+            self._digest = chain(self._digest, left_lines(self._unchained))
             self._unchained = []
         return self._digest
 
