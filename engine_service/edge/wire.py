@@ -43,10 +43,11 @@ from engine_service.edge.codec import (
     options_to_proto,
 )
 from engine_service.rules.errors import MalformedError
+from engine_service.rules.history import DRAW_STEP
 from engine_service.rules.ledger import Ledger
 from engine_service.rules.match import Match
 from engine_service.rules.match_form import decode_tiles
-from engine_service.rules.notation import Placement, format_placement
+from engine_service.rules.notation import Placement
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NAMES, TILE_COUNT
 
@@ -251,78 +252,25 @@ def encode_state(match: Match) -> bytes:
     for seat in sorted(match.bots):
         level = match.bots[seat].encode()
         parts.append(_delimited(b"\x72", (b"\x08" + _u32(seat) if seat else b"") + _delimited(b"\x12", level)))
-    codes = b""
-    if match.log:
-        steps = _steps(match)
-        if steps is None:
-            parts.append(_delimited(b"\x7a", "\n".join(match.log).encode()))
-        else:
-            head, codes = steps
-            if head:
-                parts.append(_delimited(b"\x7a", "\n".join(head).encode()))
+    if match.log_text:
+        parts.append(_delimited(b"\x7a", "\n".join(match.log_text).encode()))
     if match.log_count:
         parts.append(b"\x90\x01" + _u32(match.log_count))
         parts.append(_delimited(b"\x9a\x01", match.log_digest))
-    if codes:
-        parts.append(_delimited(b"\xa2\x01", codes))
+    steps = match.log_steps
+    if steps:
+        parts.append(_delimited(b"\xa2\x01", bytes(steps)))
     return b"".join(parts)
 
 
-#: `MatchState.log_steps`: a pass, a draw; a play of k tiles is k + 1 (one tile: 2).
-_PASS, _DRAW = 0, 1
-
-
-def _steps(match: Match) -> tuple[list[str], bytes] | None:
-    """The log as its text entries up to the current round's deal and a byte per move after it
-    (`log_steps`), when every move after it is a pass, a draw or a play whose text is the round's
-    layout's next tiles as `format_placement` writes them (joined by "+"): the plays are then in the
-    layout already, and the log costs a byte a move. None when it is not so (the log goes as text)."""
-    rnd = match.round
-    log = match.log
-    if rnd is None:
-        return None
-    at = len(log) - 1
-    while at >= 0 and not (log[at] == "deal" or log[at].startswith("deal ")):
-        at -= 1
-    if at < 0 and match.log_count == 0:
-        return None
-    placements = rnd.layout.placements
-    codes = bytearray()
-    k = 0
-    for line in log[at + 1:]:
-        if line == "pass":
-            codes.append(_PASS)
-        elif line == "draw":
-            codes.append(_DRAW)
-        else:
-            n = line.count("+") + 1
-            if n > 250 or "+".join(format_placement(p) for p in placements[k:k + n]) != line:
-                return None
-            codes.append(n + 1)
-            k += n
-    if k != len(placements):
-        return None
-    return log[:at + 1], bytes(codes)
-
-
-def _unstep(text: list[str], codes: bytes, placements: list[Placement]) -> list[str]:
-    """The log `_steps` wrote as `text` and `codes`, the plays read from the round's `placements`."""
-    log = list(text)
-    k = 0
-    for code in codes:
-        if code == _PASS:
-            log.append("pass")
-        elif code == _DRAW:
-            log.append("draw")
-        else:
-            n = code - 1
-            if k + n > len(placements):
-                raise _Odd("log steps", "state.log_steps", "more plays than the round's layout holds")
-            log.append("+".join(format_placement(p) for p in placements[k:k + n]))
-            k += n
-    if k != len(placements):
+def _plays(codes: bytes, placements: list[Placement]) -> None:
+    """`MatchState.log_steps` lay the round's layout, every tile and no more (`history.unstep` reads the
+    plays from it): a pass and a draw lay none, any other code one tile fewer than itself."""
+    laid = sum([code - 1 for code in codes if code > DRAW_STEP])
+    if laid > len(placements):
+        raise _Odd("log steps", "state.log_steps", "more plays than the round's layout holds")
+    if laid < len(placements):
         raise _Odd("log steps", "state.log_steps", "fewer plays than the round's layout holds")
-    return log
 
 
 # ---------------------------------------------------------------- reading
@@ -660,11 +608,11 @@ def _read(data: bytes) -> Match:
     g = _scan(r, _ROUND)
     hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
     placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
-    if 20 in f:
-        steps = f[20]
+    steps = f.get(20)
+    if steps is not None:
         if type(steps) is not bytes:
             raise _Odd("not bytes")
-        state["log"] = _unstep(state["log"], steps, placements)
+        _plays(steps, placements)
     _ends(g.get(16, []))
     if 17 in g:
         _sint(g, 17)  # count: derived on output, ignored on input
@@ -686,7 +634,7 @@ def _read(data: bytes) -> Match:
         "round_points": _numbers(g, 14, True) or None,
         "places": _numbers(g, 15) or None,
     }
-    return decode_tiles(state, hands, boneyard, placements, Match)
+    return decode_tiles(state, hands, boneyard, placements, Match, steps)
 
 
 def _canonical(data: bytes) -> bytes:

@@ -53,11 +53,15 @@ class Game(Protocol):
     seed: int | None
     #: Seats the computer plays, and at what level (the engine plays them).
     bots: dict[int, str]
-    #: The match's log (`history`), from which records are written; empty when not known. A matching
-    #: game keeps its current round's entries only (issue 27).
-    log: list[str]
-    #: The log entries that left the state since this object was made (a call's ``record_lines``).
-    shed: list[str]
+
+    @property
+    def log(self) -> list[str]:
+        """The match's log (`history`), from which records are written; empty when not known. A matching
+        game keeps its current round's entries only (issue 27)."""
+
+    @property
+    def shed(self) -> list[str]:
+        """The log entries that left the state since this object was made (a call's ``record_lines``)."""
 
     @property
     def log_count(self) -> int:

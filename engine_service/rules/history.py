@@ -35,14 +35,23 @@ notation. So the log travels as one string, its entries joined by "\n"
 (`MatchState.log`, `KingdominoState.log`: one field to read; with a field per
 entry the log was nearly half the cost of decoding a whole match's state), and
 a record's text form keeps one entry per line.
+
+The current round's moves after its deal are most often each a pass, a draw or
+a play of the layout's next tiles: a match holds them so, a step code a move
+(`MatchState.log_steps`, as the state travels: proto ``log_steps``), and writes
+their text only when the log is read (`unstep`). A move that is not one (or an
+entry after the deal that is no move, ``timeout N``) turns the round's moves
+back into text for the rest of the round (`steps_of` finds the same form in a
+log that arrives as text).
 """
 from __future__ import annotations
 
 import json
 from hashlib import blake2b
-from typing import Any
+from typing import Any, Final
 
 from .errors import MalformedError
+from .notation import Placement, format_placement
 
 #: Entries a log holds at most; a match that would go past it keeps no history from then on.
 MAX_LOG = 4000
@@ -79,6 +88,87 @@ def chain(digest: bytes, lines: list[str]) -> bytes:
     return digest
 
 
+#: Step codes (`MatchState.log_steps`): a pass, a draw; a play of k tiles is k + 1 (one tile: 2).
+PASS_STEP: Final = 0
+DRAW_STEP: Final = 1
+#: What `play_step` answers for a play whose text is not its tiles' (the move stays text).
+NO_STEP: Final = -1
+#: Tiles one step code holds at most (it is one byte; a round's layout holds far fewer).
+MAX_STEP_TILES: Final = 250
+
+
+def is_deal(item: str) -> bool:
+    """Whether `item` is a round's deal (``deal`` or ``deal {json}``): the round's moves follow it."""
+    return item == "deal" or item.startswith("deal ")
+
+
+def play_step(item: str, placements: list[Placement], start: int) -> int:
+    """The step code of the play logged as `item` that laid ``placements[start:]``, when `item` is their
+    text as a layout's entries write it (`format_placement`, joined by "+"); `NO_STEP` when it is not."""
+    n = len(placements) - start
+    if n == 1:
+        return 2 if format_placement(placements[start]) == item else NO_STEP
+    if 0 < n <= MAX_STEP_TILES and "+".join([format_placement(p) for p in placements[start:]]) == item:
+        return n + 1
+    return NO_STEP
+
+
+def unstep(codes: list[int], placements: list[Placement]) -> list[str]:
+    """The log entries of step `codes`, their plays read in order from the round's `placements` (which
+    the codes' plays lay first)."""
+    lines: list[str] = []
+    k = 0
+    for code in codes:
+        if code == PASS_STEP:
+            lines.append("pass")
+        elif code == DRAW_STEP:
+            lines.append("draw")
+        elif code == 2:  # one tile, as most plays are: no "+" to join
+            lines.append(format_placement(placements[k]))
+            k += 1
+        else:
+            n = code - 1
+            lines.append("+".join([format_placement(p) for p in placements[k:k + n]]))
+            k += n
+    return lines
+
+
+def steps_of(log: list[str], count: int, placements: list[Placement] | None) -> tuple[list[str], list[int]] | None:
+    """A log that arrives as text, as a match holds it: its entries up to the current round's deal and a
+    step code a move after it, when every entry after the deal is a pass, a draw or a play of the layout's
+    next tiles and they lay the whole layout (`placements`, None when no round is dealt); None when it is
+    not so (the log stays text). With no deal in it, a log of a round whose deal left it (`count` above 0)
+    is all moves."""
+    if placements is None:
+        return None
+    at = len(log) - 1
+    while at >= 0 and not is_deal(log[at]):
+        at -= 1
+    if at < 0 and count == 0:
+        return None
+    codes: list[int] = []
+    k = 0
+    for line in log[at + 1:]:
+        if line == "pass":
+            codes.append(PASS_STEP)
+        elif line == "draw":
+            codes.append(DRAW_STEP)
+        elif "+" not in line:  # one tile, as most plays are
+            if k >= len(placements) or format_placement(placements[k]) != line:
+                return None
+            codes.append(2)
+            k += 1
+        else:
+            n = line.count("+") + 1
+            if n > MAX_STEP_TILES or "+".join([format_placement(p) for p in placements[k:k + n]]) != line:
+                return None
+            codes.append(n + 1)
+            k += n
+    if k != len(placements):
+        return None
+    return log[:at + 1], codes
+
+
 def split(item: str) -> tuple[str, Any]:
     """An entry's verb and payload (None when it has none); MalformedError if the payload is not JSON."""
     verb, _, rest = item.partition(" ")
@@ -102,8 +192,9 @@ def _plain(value: list[Any]) -> bool:
             and "\n\n" not in text and (len(text) <= MAX_ENTRY or max(map(len, value)) <= MAX_ENTRY))
 
 
-def check_log(value: object, what: str = "state.log", whole: bool = True) -> list[str]:
+def check_log(value: object, what: str = "state.log", whole: bool = True, moves: int = 0) -> list[str]:
     """A state's log: a list of at most `MAX_LOG` lines (non-empty, no newline) of at most `MAX_ENTRY` characters.
+    `moves`: entries after these that come as step codes (`MatchState.log_steps`: lines by their making).
 
     The common case, a list of plain strings, is checked in a few passes over the
     whole list; only a log that fails them is walked entry by entry to name the first
@@ -111,14 +202,14 @@ def check_log(value: object, what: str = "state.log", whole: bool = True) -> lis
     """
     if not isinstance(value, list):
         raise MalformedError(f"{what} must be a list of strings")
-    if len(value) > MAX_LOG:
+    if len(value) + moves > MAX_LOG:
         raise MalformedError(f"{what} holds more than {MAX_LOG} entries")
     if value and not _plain(value):
         for i, item in enumerate(value):
             if not isinstance(item, str) or not 0 < len(item) <= MAX_ENTRY or "\n" in item:
                 raise MalformedError(f"{what}[{i}] must be one line of 1..{MAX_ENTRY} characters")
     starts = bool(value) and (value[0] == "new" or value[0].startswith("new "))
-    if value and whole and not starts:
+    if (value or moves) and whole and not starts:
         raise MalformedError(f"{what}[0] must be the match's start ('new' or 'new {{...}}')")
     if starts and not whole:
         raise MalformedError(f"{what}[0]: the match's start, but entries have left the log before it")
@@ -145,4 +236,5 @@ def check_prior(prior: object, count: int, digest: bytes, what: str = "prior") -
     return list(prior)
 
 
-__all__ = ["DIGEST_SIZE", "MAX_ENTRY", "MAX_LOG", "append", "chain", "check_log", "check_prior", "entry", "split"]
+__all__ = ["DIGEST_SIZE", "DRAW_STEP", "MAX_ENTRY", "MAX_LOG", "MAX_STEP_TILES", "NO_STEP", "PASS_STEP", "append", "chain",
+           "check_log", "check_prior", "entry", "is_deal", "play_step", "split", "steps_of", "unstep"]

@@ -25,9 +25,9 @@ from .deal import deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
 from .family import Family, MatchEnd, RoundResult
-from .history import MAX_LOG, entry
+from .history import DRAW_STEP, MAX_LOG, NO_STEP, PASS_STEP, entry, is_deal, play_step, unstep
 from .match_form import decode, encode
-from .match_state import AT_LIMIT, MatchState, near_limit
+from .match_state import AT_LIMIT, Left, MatchState, left_lines, near_limit
 from .notation import MOVES, Move, format_placement
 from .options import OptionValue
 from .registry import Preset, check_players, make_family
@@ -40,14 +40,25 @@ class Match(MatchState):
     """A match of one preset: its state (`MatchState`: ledger, current round, outcome, log) and the
     calls that change it."""
 
-    __slots__ = ("shed",)
+    __slots__ = ("_shed_lines", "_left")
 
     def __init__(self, preset: Preset, family: Family, overrides: dict[str, OptionValue],
                  players: int, seed: int | None) -> None:
         super().__init__(preset, family, overrides, players, seed)
-        #: The entries that left the log since this object was made (not part of the state): a call's
-        #: answer's ``record_lines``; a match played here from its start holds them all.
-        self.shed: list[str] = []
+        #: The entries that left the log since this object was made (not part of the state), as text
+        #: (`shed`), and those not written as text yet (`match_state.Left`).
+        self._shed_lines: list[str] = []
+        self._left: list[Left] = []
+
+    @property
+    def shed(self) -> list[str]:
+        """The entries that left the log since this object was made (not part of the state): a call's
+        answer's ``record_lines``; a match played here from its start holds them all. Written as text when
+        first read (a match played in process, as the rules' benchmarks do, never pays)."""
+        if self._left:
+            self._shed_lines += left_lines(self._left)
+            self._left = []
+        return self._shed_lines
 
     # ------------------------------------------------------------ creation
 
@@ -76,7 +87,7 @@ class Match(MatchState):
         match.bots = check_bots(bots, match.players, "bots")
         if setup is not None:
             match._setup(setup)
-        match.log = [entry("new", None if setup is None else _setup_payload(setup))]
+        match.log_text = [entry("new", None if setup is None else _setup_payload(setup))]
         if no_deal:
             return match, []
         return match, match.start_round(deal)
@@ -260,8 +271,18 @@ class Match(MatchState):
         checks and transitions (`Round.apply_move`), then the log, the points scored in play and the
         round's end."""
         events: list[Event] = []
+        placements = rnd.layout.placements
+        laid = len(placements)
         ended = rnd.apply_move(move, events, text)
-        self._log(_logged(events[0]))
+        # The log: a play by its canonical action (its first event's), which laid ``placements[laid:]``;
+        # else a draw or a pass.
+        if len(placements) > laid:
+            action: str = events[0]["action"]
+            self._log(action, play_step(action, placements, laid))
+        elif events[0]["type"] == "drew":
+            self._log("draw", DRAW_STEP)
+        else:
+            self._log("pass", PASS_STEP)
         if rnd.last_score:
             self._credit_in_play(rnd, next(e for e in events if e["type"] == "points_scored"), events)
         if ended and not self.match_over:
@@ -272,28 +293,44 @@ class Match(MatchState):
 
     # ------------------------------------------------------------ the log (history.py)
 
-    def _log(self, item: str) -> None:
-        """Add `item` to a known log (an unknown one stays unknown); past `MAX_LOG` entries in all the
-        match keeps no history from then on."""
-        if not self.log and not self.log_count:
+    def _log(self, item: str, step: int = NO_STEP) -> None:
+        """Add `item` to a known log (an unknown one stays unknown): as its `step` code while the round's
+        moves are held so and it is one (`MatchState.log_steps`), else as text, the round's moves before it
+        made text too; a deal starts its round's step codes. Past `MAX_LOG` entries in all the match keeps
+        no history from then on."""
+        steps = self.log_steps
+        held = len(self.log_text) + (0 if steps is None else len(steps))
+        if not held and not self.log_count:
             return
-        if self.log_count + len(self.log) >= MAX_LOG:
-            self.log = []
+        if self.log_count + held >= MAX_LOG:
+            self.log_text = []
+            self.log_steps = None
             self.log_count = 0
             self._digest = b""
             self._unchained = []
             return
-        self.log.append(item)
+        if steps is not None:
+            if step != NO_STEP:
+                steps.append(step)
+                return
+            self.log_text.extend(unstep(steps, self._placements()))
+            self.log_steps = None
+        self.log_text.append(item)
+        if is_deal(item):
+            self.log_steps = []
 
     def _shed(self) -> None:
         """A round has ended: its entries (and any before it) leave the state for `shed`, chained into
         `log_digest`."""
-        if not self.log:
+        text, steps = self.log_text, self.log_steps
+        if not text and not steps:
             return
-        self._unchained.extend(self.log)
-        self.log_count += len(self.log)
-        self.shed.extend(self.log)
-        self.log = []
+        left = (text, steps, self._placements() if steps else [])
+        self._unchained.append(left)
+        self._left.append(left)
+        self.log_count += len(text) + (len(steps) if steps else 0)
+        self.log_text = []
+        self.log_steps = None
 
     def _refuse(self, action: object, seat: object) -> NoReturn:
         """Raise the precise reason why `action` cannot even be tried now."""
@@ -441,10 +478,11 @@ class Match(MatchState):
         new.timed_out = self.timed_out
         new.at_limit = self.at_limit
         new.bots = dict(self.bots)
-        new.log = self.log.copy()
+        new.log_text = self.log_text.copy()
+        new.log_steps = None if self.log_steps is None else self.log_steps.copy()
         new.log_count = self.log_count
         new._digest = self.log_digest
-        new.shed = self.shed.copy()
+        new._shed_lines = self.shed.copy()
         return new
 
     def to_dict(self) -> dict[str, Any]:
@@ -528,11 +566,3 @@ def _deal_payload(rnd: Round, leader: int | None) -> dict[str, Any]:
         payload["leader"] = leader
     return payload
 
-
-def _logged(event: Event) -> str:
-    """The canonical action of an `apply`, from its first event (played, drew or passed)."""
-    kind = event["type"]
-    if kind == "played":
-        action: str = event["action"]
-        return action
-    return "draw" if kind == "drew" else "pass"

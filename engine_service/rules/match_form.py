@@ -80,7 +80,7 @@ def encode(match: MatchState) -> dict[str, Any]:
         "winners": match.winners.copy(),
         "rating": match.rating.copy(),
         "timed_out": match.timed_out,
-        "log": match.log.copy(),
+        "log": match.log,
     }
     if match.log_count:
         state["log_count"] = match.log_count
@@ -128,15 +128,17 @@ def decode(data: object, cls: type[S]) -> S:
 
 
 def decode_tiles(data: object, hands: list[int], boneyard: list[int], placements: list[Placement],
-                 cls: type[S]) -> S:
+                 cls: type[S], steps: bytes | None = None) -> S:
     """`decode` for a codec that carries tiles as ids (the gRPC one): no tile strings.
 
     `data` is a state as `decode` reads it, except that the round's "hands",
     "boneyard" and "layout" are ignored: they are given as bit sets (seat 0
     first), tile ids in draw order and ``(tile, arm, flag)`` placements
-    (`notation.Placement`, the lead's arm `CENTER`). Everything is checked as
-    `decode` does; the first message may differ when a state is wrong in several
-    ways.
+    (`notation.Placement`, the lead's arm `CENTER`); `steps`, when given, are the
+    moves after the "log" entries as step codes (`MatchState.log_steps`: the codec
+    checked that their plays lay the layout, no more, no less). Everything is
+    checked as `decode` does; the first message may differ when a state is wrong
+    in several ways.
     """
     for t in boneyard:
         if not 0 <= t < TILE_COUNT:
@@ -144,10 +146,10 @@ def decode_tiles(data: object, hands: list[int], boneyard: list[int], placements
     for i, (t, _arm, _flag) in enumerate(placements):
         if not 0 <= t < TILE_COUNT:
             raise MalformedError(f"state.round.layout[{i}]: tile id {t} is not a tile")
-    return _decode(data, (hands, boneyard, placements), cls)
+    return _decode(data, (hands, boneyard, placements), cls, steps)
 
 
-def _decode(data: object, tiles: _Tiles | None, cls: type[S]) -> S:
+def _decode(data: object, tiles: _Tiles | None, cls: type[S], steps: bytes | None = None) -> S:
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
     _known_keys(data, STATE_KEYS, "state")
@@ -173,14 +175,15 @@ def _decode(data: object, tiles: _Tiles | None, cls: type[S]) -> S:
     rnd = data.get("round")
     if rnd is not None:
         state.round = _round_from_dict(state, rnd) if tiles is None else _round_from_tiles(state, rnd, tiles)
-    _log_from_dict(state, data)
+    _log_from_dict(state, data, steps)
     state.at_limit = near_limit(state)
     return state
 
 
-def _log_from_dict(state: MatchState, data: dict[str, Any]) -> None:
-    """The state's log: the current round's entries, and the count and digest of those that left it
-    (both or neither; a state from before states shed their rounds has a whole log and neither)."""
+def _log_from_dict(state: MatchState, data: dict[str, Any], steps: bytes | None) -> None:
+    """The state's log: the current round's entries (the moves after "log" as `steps` when given), and the
+    count and digest of those that left it (both or neither; a state from before states shed their rounds
+    has a whole log and neither)."""
     count = data.get("log_count", 0)
     if type(count) is not int or not 0 <= count <= MAX_LOG:
         raise MalformedError(f"state.log_count must be an integer 0..{MAX_LOG}")
@@ -197,10 +200,11 @@ def _log_from_dict(state: MatchState, data: dict[str, Any]) -> None:
     if (count == 0) != (raw == b"") or (count and len(raw) != DIGEST_SIZE):
         raise MalformedError(f"state.log_digest must be {DIGEST_SIZE} bytes ({2 * DIGEST_SIZE} hex digits) when "
                              "state.log_count is above 0, and absent when it is 0")
-    log = check_log(data.get("log", []), whole=count == 0)
-    if count + len(log) > MAX_LOG:
+    moves = 0 if steps is None else len(steps)
+    log = check_log(data.get("log", []), whole=count == 0, moves=moves)
+    if count + len(log) + moves > MAX_LOG:
         raise MalformedError(f"state.log: more than {MAX_LOG} entries in all")
-    state.restore_log(log, count, raw)
+    state.restore_log(log, count, raw, steps)
 
 
 def _no_nulls(data: dict[Any, Any], nullable: frozenset[str], where: str) -> None:
