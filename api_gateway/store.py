@@ -44,6 +44,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -53,6 +54,16 @@ from urllib.parse import urlsplit
 
 __all__ = ["DEFAULT_TTL", "END", "Deal", "Hosted", "HostedMatch", "MatchExpired", "Receipt", "TableRow", "RedisStore", "SqliteStore", "StaleToken", "StoreUnavailable",
            "VersionStore", "check_store", "default_url", "open_store"]
+
+try:  # an OS thread and its sleep even under gevent's monkey patching (the gateway's workers)
+    from gevent.monkey import get_original
+
+    _start_os_thread: Callable[..., Any] = get_original("_thread", "start_new_thread")
+    _os_sleep: Callable[[float], None] = get_original("time", "sleep")
+except ImportError:  # pragma: no cover - gevent is a dependency of the gateway
+    import _thread
+
+    _start_os_thread, _os_sleep = _thread.start_new_thread, time.sleep
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
 DEFAULT_TTL = 24 * 3600
@@ -237,6 +248,36 @@ def open_store(url: str, ttl: int = DEFAULT_TTL) -> VersionStore:
 # ---------------------------------------------------------------- SQLite (one host)
 
 
+def _checkpoints(store: weakref.ref[SqliteStore], path: str, busy_ms: int, pid: int) -> None:
+    """A SQLite store's checkpointer, on an OS thread of its own in each process that writes: every
+    `SqliteStore.CHECKPOINT_EVERY` seconds it copies the WAL's new pages into the file (a PASSIVE
+    checkpoint: it waits for no reader or writer), on a connection of its own.
+
+    SQLite's automatic checkpoint runs in the commit that fills the WAL to 1,000 pages, inside a
+    request, with the fsyncs of synchronous=NORMAL: under gevent that stops the whole worker, and in a
+    store of ~34,000 live matches (whose commits touch pages all over the file) it made the sealed
+    apply's p99 at half load 10.5-13.8 ms, against 5.3-5.7 ms without it. Here the fsync waits on this
+    thread, which holds no GIL meanwhile. The thread ends once the store is closed or gone, or in a
+    forked child (which starts its own with its connection)."""
+    try:
+        conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error:
+        return
+    try:
+        while True:
+            _os_sleep(SqliteStore.CHECKPOINT_EVERY)
+            alive = store()
+            if alive is None or alive._connection is None or alive._pid != pid:
+                return
+            del alive
+            try:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error:
+                pass  # tried again next time; the WAL only grows meanwhile
+    finally:
+        conn.close()
+
+
 class SqliteStore:
     """A SQLite file in WAL mode: each worker process opens one connection; the file is the shared record.
 
@@ -250,6 +291,8 @@ class SqliteStore:
     """
 
     SWEEP_EVERY = 1000
+    #: Seconds between two checkpoints of the WAL into the file (`_checkpoints`).
+    CHECKPOINT_EVERY = 0.5
     #: Seconds between two reads of the changes every worker of the host made (`watch_changes`).
     CHANGES_POLL = 0.05
     #: Seconds a change stays noted (a worker reads them within CHANGES_POLL; the sweep drops older ones).
@@ -280,6 +323,7 @@ class SqliteStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_ms)}")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on `_checkpoints`' thread
             # The tables' names carry their schema (s1): gateways of two releases that share one file
             # during an upgrade, or a file left by an older release, keep their records apart instead
             # of failing each other's statements (an old file's other tables expire unread).
@@ -312,6 +356,7 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
         self._connection, self._pid = conn, os.getpid()
+        _start_os_thread(_checkpoints, (weakref.ref(self), self.path, self._busy_ms, self._pid))
         return conn
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:

@@ -16,6 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,46 @@ def test_a_table_match_changed_in_one_worker_is_news_to_the_others(store: Versio
     if isinstance(store, SqliteStore):
         assert plain.hex() not in heard
     other.close()
+
+
+def test_the_wal_is_checkpointed_off_the_calls_by_a_thread_of_its_own(tmp_path: Path) -> None:
+    """A call's commit never checkpoints the WAL (SQLite's automatic checkpoint, with its fsyncs, ran
+    inside the call that filled the WAL: the sealed apply's p99 tail in a store of many live matches);
+    the store's checkpointer thread copies the WAL into the file within moments, and ends with the store."""
+    path = tmp_path / "v.sqlite3"
+
+    def open_files() -> int:
+        """This process's open descriptors of the store's file (its connections': the store's, the checkpointer's)."""
+        found = 0
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                found += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+            except OSError:
+                pass
+        return found
+
+    store = SqliteStore(str(path))
+    assert store._run(lambda c: c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 0
+    matches = [secrets.token_bytes(16) for _ in range(200)]
+    for match in matches:
+        store.create(match, b'{"type":"description"}\n')
+        store.advance(match, 0, b'{"event":"move"}\n')
+
+    def in_the_file() -> int:
+        """Versions the database file itself holds (immutable: the WAL is not read; before the first
+        checkpoint even the tables are only in the WAL, and a read racing a checkpoint may see a torn page)."""
+        try:
+            with closing(sqlite3.connect(f"file:{path}?immutable=1", uri=True)) as c:
+                return int(c.execute("SELECT COUNT(*) FROM versions_s1 WHERE seq = 1").fetchone()[0])
+        except sqlite3.DatabaseError:
+            return 0
+
+    deadline = time.monotonic() + 10
+    while in_the_file() < len(matches):
+        assert time.monotonic() < deadline, f"checkpointed {in_the_file()} of {len(matches)} versions"
+        time.sleep(0.05)
+    store.close()
+    deadline = time.monotonic() + 5
+    while open_files():  # the checkpointer ends with its store, and closes its connection
+        assert time.monotonic() < deadline, "the checkpointer thread outlived its store"
+        time.sleep(0.05)
