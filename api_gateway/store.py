@@ -256,7 +256,7 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, busy_ms: int, pid: 
     SQLite's automatic checkpoint runs in the commit that fills the WAL to 1,000 pages, inside a
     request, with the fsyncs of synchronous=NORMAL: under gevent that stops the whole worker, and in a
     store of ~34,000 live matches (whose commits touch pages all over the file) it made the sealed
-    apply's p99 at half load 10.5-13.8 ms, against 5.3-5.7 ms without it. Here the fsync waits on this
+    apply's p99 at half load 7.2-13.8 ms, against 5.2-5.7 ms without it. Here the fsync waits on this
     thread, which holds no GIL meanwhile. The thread ends once the store is closed or gone, or in a
     forked child (which starts its own with its connection)."""
     try:
