@@ -153,17 +153,12 @@ def steps_of(log: list[str], count: int, placements: list[Placement] | None) -> 
             codes.append(PASS_STEP)
         elif line == "draw":
             codes.append(DRAW_STEP)
-        elif "+" not in line:  # one tile, as most plays are
-            if k >= len(placements) or format_placement(placements[k]) != line:
+        else:  # a play of the layout's next tiles, as many as the text names, or no step
+            code = play_step(line, placements[k:k + line.count("+") + 1], 0)
+            if code == NO_STEP:
                 return None
-            codes.append(2)
-            k += 1
-        else:
-            n = line.count("+") + 1
-            if n > MAX_STEP_TILES or "+".join([format_placement(p) for p in placements[k:k + n]]) != line:
-                return None
-            codes.append(n + 1)
-            k += n
+            codes.append(code)
+            k += code - 1
     if k != len(placements):
         return None
     return log[:at + 1], codes
