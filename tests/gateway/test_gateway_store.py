@@ -197,6 +197,7 @@ def test_a_check_writes_only_when_the_expiry_is_due_a_push(tmp_path: Path) -> No
     with pytest.raises(StaleToken):
         store.check(match, 1)
 
+
 def _rows(path: str, match: bytes) -> dict[str, int]:
     """How many rows each per-match table holds for `match`."""
     with sqlite3.connect(path) as c:
