@@ -123,16 +123,20 @@ def _packed(tag: bytes, values: list[int], signed: bool) -> bytes:
     return _delimited(tag, b"".join([encode(v) for v in values]))
 
 
-def _placement_fields() -> dict[Placement, bytes]:
-    """Each placement -> its whole `Round.layout` entry (tag, length, Placement)."""
-    out: dict[Placement, bytes] = {}
+def _layout_codes() -> tuple[dict[Placement, bytes], dict[int, Placement], dict[int, Placement]]:
+    """Each placement -> its `Round.layout_codes` value as varint bytes, and back from the value:
+    the lead's and a later tile's (``tile | flag << 5 | arm << 6``, engine.proto)."""
+    encode: dict[Placement, bytes] = {}
+    lead: dict[int, Placement] = {}
+    play: dict[int, Placement] = {}
     for placed, (tile, arm, closes, flipped) in ENCODE_PLACEMENT.items():
-        msg = pb.Placement(tile=tile, arm=arm, closes=closes, flipped=flipped)  # type: ignore[arg-type]
-        out[placed] = _delimited(b"\x2a", msg.SerializeToString())
-    return out
+        code = tile | (closes or flipped) << 5 | arm << 6
+        encode[placed] = _varint(code)
+        (play if arm else lead)[code] = placed
+    return encode, lead, play
 
 
-_PLACEMENT_FIELD = _placement_fields()
+_CODE_BYTES, _LEAD_BY_CODE, _PLAY_BY_CODE = _layout_codes()
 _ENDING_PB: dict[str | None, int] = {None: 0}
 _ENDING_PB.update(ENDINGS)
 
@@ -188,9 +192,6 @@ def _round(rnd: Round) -> bytes:
         parts.append(_packed(b"\x1a", rnd.boneyard[::-1], False))
     if rnd.reserve:
         parts.append(b"\x20" + _u32(rnd.reserve))
-    layout = rnd.layout
-    table = _PLACEMENT_FIELD
-    parts.extend([table[p] for p in layout.placements])
     if rnd.to_move:
         parts.append(b"\x30" + _u32(rnd.to_move))
     if rnd.passes:
@@ -212,6 +213,7 @@ def _round(rnd: Round) -> bytes:
         parts.append(_packed(b"\x72", rnd.round_points, True))
     if rnd.places is not None:
         parts.append(_packed(b"\x7a", rnd.places, False))
+    layout = rnd.layout
     end = layout.end
     for a in layout.arms:
         value = end[a]
@@ -220,6 +222,9 @@ def _round(rnd: Round) -> bytes:
     count = layout.count()
     if count:
         parts.append(b"\x88\x01" + _i32(count))
+    if layout.placements:
+        table = _CODE_BYTES
+        parts.append(_delimited(b"\x92\x01", b"".join([table[p] for p in layout.placements])))
     return b"".join(parts)
 
 
@@ -308,7 +313,7 @@ class _Shape:
 _STATE = _Shape({*range(1, 16), 18, 19, 20}, {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 19, 20})
 _BOT = _Shape({1, 2}, set(), {2})
 _LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
-_ROUND = _Shape(range(1, 18), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16})
+_ROUND = _Shape(range(1, 19), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16, 18})
 _HAND = _Shape({1}, set(), {1})
 _RECORD = _Shape(range(1, 12), set(), {5, 6, 7, 9, 10, 11})
 _ENTRY = _Shape({1, 2}, set(), {1, 2})
@@ -500,6 +505,41 @@ def _placement(payload: bytes, i: int) -> Placement:
     raise _Odd("closes", f"{where}.closes", f"only a double closes its arm, not {NAMES[tile]}")
 
 
+def _layout(payload: bytes) -> list[Placement]:
+    """`Round.layout_codes` -> the rules' placements (the first the lead)."""
+    if type(payload) is not bytes:
+        raise _Odd("not packed")
+    placements: list[Placement] = []
+    lead, play = _LEAD_BY_CODE, _PLAY_BY_CODE
+    n = len(payload)
+    i = 0
+    while i < n:
+        code = payload[i]
+        i += 1
+        if code > 127:
+            code, i = _varint_at(payload, i - 1)
+        placed = (play if placements else lead).get(code)
+        if placed is None:
+            raise _code_refused(code, len(placements))
+        placements.append(placed)
+    return placements
+
+
+def _code_refused(code: int, i: int) -> _Odd:
+    """What is wrong with layout code `code` at index `i` (it stands for no placement there)."""
+    where = f"state.round.layout_codes[{i}]"
+    tile, flag, arm = code & 31, code >> 5 & 1, code >> 6
+    if tile >= TILE_COUNT:
+        return _Odd("tile id", where, f"code {code}: tile id {tile} is not a tile (0..{TILE_COUNT - 1})")
+    if i == 0:
+        if arm:
+            return _Odd("lead", where, f"code {code}: the first code is the lead (arm 0)")
+        return _Odd("flipped", where, f"code {code}: a double is never flipped")
+    if arm == 0 or arm not in ARM_PB:
+        return _Odd("arm", where, f"code {code}: unknown or central arm {arm} after the lead")
+    return _Odd("closes", where, f"code {code}: only a double closes its arm, not {NAMES[tile]}")
+
+
 def _options(entries: list[bytes]) -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in entries:
@@ -607,7 +647,13 @@ def _read(data: bytes) -> Match:
         return decode_tiles(state, [], [], [], Match)
     g = _scan(r, _ROUND)
     hands = [_hand(h, f"state.round.hands[{i}]") for i, h in enumerate(g.get(2, ()))]
-    placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
+    codes = g.get(18)
+    if codes is None:  # a state written before the codes (engine.proto: Round.layout)
+        placements = [_placement(p, i) for i, p in enumerate(g.get(5, ()))]
+    elif 5 in g:
+        raise _Odd("layout twice", "state.round", "the layout is given twice: as layout and as layout_codes")
+    else:
+        placements = _layout(codes)
     steps = f.get(20)
     if steps is not None:
         if type(steps) is not bytes:

@@ -86,6 +86,26 @@ def placement_msg(text: str) -> pb.Placement:
     return pb.Placement(tile=tile_id(tile_text), arm=arm_pb(arm), closes=closes)  # type: ignore[arg-type]
 
 
+def layout_code(text: str) -> int:
+    """A layout entry in notation -> its `Round.layout_codes` value (engine.proto):
+    tile | flag << 5 | arm << 6, the flag the lead's `flipped` or a later tile's `closes`."""
+    p = placement_msg(text)
+    return p.tile | int(p.flipped or p.closes) << 5 | p.arm << 6
+
+
+def code_placement(code: int) -> pb.Placement:
+    """A `Round.layout_codes` value -> Placement (the inverse of `layout_code`)."""
+    tile, flag, arm = code & 31, bool(code >> 5 & 1), code >> 6
+    if arm == pb.ARM_CENTER:
+        return pb.Placement(tile=tile, flipped=flag)
+    return pb.Placement(tile=tile, arm=arm, closes=flag)  # type: ignore[arg-type]
+
+
+def round_layout(r: pb.Round) -> list[pb.Placement]:
+    """A state's round's layout: from its codes, or as a state written before them gives it."""
+    return [code_placement(c) for c in r.layout_codes] if r.layout_codes else list(r.layout)
+
+
 def placement_text(msg: pb.Placement) -> str:
     """Placement -> notation, low number first except a flipped lead."""
     name = tile_name(msg.tile)
@@ -173,7 +193,7 @@ def round_msg(r: Mapping[str, Any]) -> pb.Round:
     msg = pb.Round(
         leader=r.get("leader", 0), hands=hand_msgs(r.get("hands") or []),
         boneyard=tile_ids(r.get("boneyard") or []), reserve=r.get("reserve", 0),
-        layout=[placement_msg(p) for p in r.get("layout") or []], to_move=r.get("to_move", 0),
+        layout_codes=[layout_code(p) for p in r.get("layout") or []], to_move=r.get("to_move", 0),
         passes=r.get("passes", 0), out=r.get("out") or [], last_score=r.get("last_score", 0),
         over=r.get("over", False), ending=ENDING_PB[r.get("ending")],  # type: ignore[arg-type]
         round_points=r.get("round_points") or [], places=r.get("places") or [],
@@ -258,7 +278,7 @@ def state_dict(msg: pb.MatchState) -> Json:
         "log": msg.log.split("\n") if msg.log else [],
     }
     if msg.log_steps:
-        placed = [placement_text(p) for p in msg.round.layout]
+        placed = [placement_text(p) for p in round_layout(msg.round)]
         for code in msg.log_steps:
             if code < 2:
                 d["log"].append("pass" if code == 0 else "draw")
@@ -275,7 +295,7 @@ def state_dict(msg: pb.MatchState) -> Json:
             "hands": [tile_names(h.tiles) for h in r.hands],
             "boneyard": tile_names(r.boneyard),
             "reserve": r.reserve,
-            "layout": [placement_text(p) for p in r.layout],
+            "layout": [placement_text(p) for p in round_layout(r)],
             "to_move": r.to_move,
             "passes": r.passes,
             "out": list(r.out),
