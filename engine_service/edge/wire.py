@@ -213,18 +213,10 @@ def _round(rnd: Round) -> bytes:
         parts.append(_packed(b"\x72", rnd.round_points, True))
     if rnd.places is not None:
         parts.append(_packed(b"\x7a", rnd.places, False))
-    layout = rnd.layout
-    end = layout.end
-    for a in layout.arms:
-        value = end[a]
-        parts.append(b"\x82\x01\x04\x08" + _BYTE[ARM_PB[a]] + b"\x10" + _BYTE[value] if value
-                     else b"\x82\x01\x02\x08" + _BYTE[ARM_PB[a]])
-    count = layout.count()
-    if count:
-        parts.append(b"\x88\x01" + _i32(count))
-    if layout.placements:
+    placements = rnd.layout.placements
+    if placements:  # the open ends and their count (16, 17) are derived from it: not written
         table = _CODE_BYTES
-        parts.append(_delimited(b"\x92\x01", b"".join([table[p] for p in layout.placements])))
+        parts.append(_delimited(b"\x92\x01", b"".join([table[p] for p in placements])))
     return b"".join(parts)
 
 

@@ -196,9 +196,7 @@ def round_msg(r: Mapping[str, Any]) -> pb.Round:
         layout_codes=[layout_code(p) for p in r.get("layout") or []], to_move=r.get("to_move", 0),
         passes=r.get("passes", 0), out=r.get("out") or [], last_score=r.get("last_score", 0),
         over=r.get("over", False), ending=ENDING_PB[r.get("ending")],  # type: ignore[arg-type]
-        round_points=r.get("round_points") or [], places=r.get("places") or [],
-        ends=[pb.OpenEnd(arm=arm_pb(a), value=v) for a, v in (r.get("ends") or {}).items()],  # type: ignore[arg-type]
-        count=r.get("count", 0))
+        round_points=r.get("round_points") or [], places=r.get("places") or [])
     for key in ("last_placer", "winner"):
         if r.get(key) is not None:
             setattr(msg, key, r[key])
@@ -306,10 +304,18 @@ def state_dict(msg: pb.MatchState) -> Json:
             "winner": _optional(r, "winner"),
             "round_points": list(r.round_points) or None,
             "places": list(r.places) or None,
-            "ends": {arm_name(e.arm): e.value for e in r.ends},
-            "count": r.count,
         }
+        d["round"].update(_open_ends(msg))
     return d
+
+
+def _open_ends(msg: pb.MatchState) -> Json:
+    """A state's open ends and their count, which the state does not carry (engine.proto: derived),
+    as the JSON form writes them: from its layout laid on the variant's."""
+    _, family, _ = make_family(msg.variant, msg.players, typed_options(msg.variant, msg.options))
+    layout = family.new_layout()
+    layout.replay([parse_placement(placement_text(p), i == 0) for i, p in enumerate(round_layout(msg.round))])
+    return {"ends": layout.ends(), "count": layout.count()}
 
 
 # ---------------------------------------------------------------- requests, views, events
