@@ -369,45 +369,57 @@ def _ledger_from_dict(data: object, players: int, sides: int, score_is_written: 
     return ledger
 
 
+#: A score table row's lists and how many entries each holds when not empty: (key, per seat?).
+_RECORD_LISTS: tuple[tuple[str, bool], ...] = (("round_points", True), ("written", False), ("remembered", False),
+                                               ("scores", False), ("places", True), ("out", True))
+
+
 def _record_from_dict(r: dict[str, Any], i: int, players: int, sides: int) -> dict[str, Any]:
-    """One row of the score table, checked against the match's seats and sides."""
+    """One row of the score table, checked against the match's seats and sides.
+
+    Every state after a match's first round carries one row: its checks are written out, with no
+    closure or generator per call (the pure build's decode of the last state of a match spent
+    more on its row than on its layout)."""
     where = f"state.ledger.history[{i}]"
     _known_keys(r, RECORD_KEYS, where)
     ending = r.get("ending")
     if ending not in ENDINGS:
         raise MalformedError(f"{where}.ending: {one_of(ending, ENDINGS)}")
-    def ints(key: str) -> list[int]:
-        v = r.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            raise MalformedError(f"{where}.{key} must be a list of integers")
-        if any(not -INT_LIMIT <= x <= INT_LIMIT for x in v):
-            raise MalformedError(f"{where}.{key}: an integer is out of range")
-        return list(v)
-    def opt_int(key: str) -> int | None:
-        v = r.get(key)
-        if v is None:
-            return None
-        return check_int(v, f"{where}.{key}")
-    record = {
+    record: dict[str, Any] = {
         "number": check_nonneg(r.get("number", i + 1), f"{where}.number"),
         "ending": ending,
-        "winner": opt_int("winner"),
-        "last_placer": opt_int("last_placer"),
-        "round_points": ints("round_points"),
-        "written": ints("written"),
-        "remembered": ints("remembered"),
+        "winner": None,
+        "last_placer": None,
+        "round_points": [],
+        "written": [],
+        "remembered": [],
         "pot": check_nonneg(r.get("pot", 0), f"{where}.pot"),
-        "scores": ints("scores"),
-        "places": ints("places"),
-        "out": ints("out"),
+        "scores": [],
+        "places": [],
+        "out": [],
     }
-    if record["winner"] is not None:
-        check_seat(record["winner"], max(players, sides), f"{where}.winner")
-    if record["last_placer"] is not None:
-        check_seat(record["last_placer"], players, f"{where}.last_placer")
-    check_seat_list(record["out"], players, f"{where}.out")
-    for key, n in (("round_points", players), ("places", players), ("written", sides),
-                   ("remembered", sides), ("scores", sides)):
-        if record[key] and len(record[key]) != n:
+    winner = r.get("winner")
+    if winner is not None:
+        record["winner"] = check_seat(winner, max(players, sides), f"{where}.winner")
+    last_placer = r.get("last_placer")
+    if last_placer is not None:
+        record["last_placer"] = check_seat(last_placer, players, f"{where}.last_placer")
+    for key, per_seat in _RECORD_LISTS:
+        v = r.get(key, [])
+        if type(v) is not list:
+            raise MalformedError(f"{where}.{key} must be a list of integers")
+        for x in v:
+            if type(x) is not int or not -INT_LIMIT <= x <= INT_LIMIT:
+                if not isinstance(x, int) or isinstance(x, bool):
+                    raise MalformedError(f"{where}.{key} must be a list of integers")
+                raise MalformedError(f"{where}.{key}: an integer is out of range")
+        if not v:
+            continue
+        if key == "out":
+            record[key] = check_seat_list(v, players, f"{where}.out")
+            continue
+        n = players if per_seat else sides
+        if len(v) != n:
             raise MalformedError(f"{where}.{key} must list {n} integers")
+        record[key] = v.copy()
     return record

@@ -113,6 +113,16 @@ def _children(pid: int) -> set[int]:
     return {int(p) for p in path.read_text().split()} if path.exists() else set()
 
 
+def _handled(engine_line: str, method: str) -> float:
+    """How many `method` calls the engine of a `serve all` line ("engine ... metrics URL") has answered."""
+    metrics_url = re.search(r"metrics (http://\S+)", engine_line)
+    assert metrics_url is not None
+    with urllib.request.urlopen(metrics_url.group(1), timeout=5) as reply:
+        text = reply.read().decode()
+    return sum(float(m.group(1)) for m in re.finditer(
+        rf'grpc_server_handled_total\{{[^}}]*grpc_method="{method}"[^}}]*\}} (\S+)', text))
+
+
 def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> None:
     port = free_port()
     children: set[int] = set()
@@ -134,16 +144,15 @@ def test_serve_all_runs_two_engines_behind_one_gateway_and_stops_on_ctrl_c() -> 
         created = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "mode": "sealed"})
         assert created.status == 201  # sealed mode works out of the box (a key made for the run)
         state = gw.post("/v1/matches", {"variant": "kozel", "players": 4, "seed": 3}).json["state"]
-        for _ in range(40):
-            assert gw.post("/v1/matches/legal", {"state": state}).status == 200
-        handled = []
-        for line in engines:
-            metrics_url = re.search(r"metrics (http://\S+)", line)
-            assert metrics_url is not None
-            with urllib.request.urlopen(metrics_url.group(1), timeout=5) as reply:
-                text = reply.read().decode()
-            handled.append(sum(float(m.group(1)) for m in re.finditer(
-                r'grpc_server_handled_total\{[^}]*grpc_method="LegalActions"[^}]*\} (\S+)', text)))
+        # Round-robin uses the replicas whose connection is ready: on a loaded machine the second
+        # engine can come up after the first calls, so call until both answered (or 30 s went by).
+        deadline = time.monotonic() + 30
+        while True:
+            for _ in range(20):
+                assert gw.post("/v1/matches/legal", {"state": state}).status == 200
+            handled = [_handled(line, "LegalActions") for line in engines]
+            if all(n > 0 for n in handled) or time.monotonic() > deadline:
+                break
         assert all(n > 0 for n in handled), handled  # round-robin reached both replicas
         proc.send_signal(signal.SIGINT)
         assert proc.wait(40) == 0
