@@ -508,8 +508,12 @@ def _layout(payload: bytes) -> list[Placement]:
     while i < n:
         code = payload[i]
         i += 1
-        if code > 127:
-            code, i = _varint_at(payload, i - 1)
+        if code > 127:  # most codes are two bytes: read inline, a longer varint by `_varint_at`
+            if i < n and payload[i] < 128:
+                code = (code & 127) | payload[i] << 7
+                i += 1
+            else:
+                code, i = _varint_at(payload, i - 1)
         placed = (play if placements else lead).get(code)
         if placed is None:
             raise _code_refused(code, len(placements))
