@@ -528,7 +528,7 @@ def _layout(payload: bytes) -> list[Placement]:
 def _code_refused(code: int, i: int) -> _Odd:
     """What is wrong with layout code `code` at index `i` (it stands for no placement there)."""
     where = f"state.round.layout_codes[{i}]"
-    tile, flag, arm = code & 31, code >> 5 & 1, code >> 6
+    tile, arm = code & 31, code >> 6  # the flag (bit 5) is wrong only where the rest is right
     if tile >= TILE_COUNT:
         return _Odd("tile id", where, f"code {code}: tile id {tile} is not a tile (0..{TILE_COUNT - 1})")
     if i == 0:
