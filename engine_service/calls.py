@@ -103,6 +103,8 @@ def play_bots(game: Game) -> list[Event]:
     (`engine_service.bots`), reproducibly: the match seed and the position seed its choice.
     Expert seats think in one of the engine's bot workers, ahead of clients' suggestions, and
     within the call's deadline (`engine_service.admission`)."""
+    if _bot_to_move(game) is None:  # a person's turn (most calls): no turns to play, nothing to promise
+        return []
     events: list[Event] = []
     played: list[str] = []
     with admission.seat_turns() as turns:

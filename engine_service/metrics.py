@@ -84,11 +84,23 @@ def action_kind(action: str) -> str:
     return action if action in ("draw", "pass") else "play"
 
 
+#: (variant label, kind) -> ACTIONS' child: `labels()` checks and locks on every call, and the label
+#: set is bounded (the presets and "other", times play/draw/pass).
+_ACTION_CHILDREN: dict[tuple[str, str], Any] = {}
+
+
+def _action_child(label: str, kind: str) -> Any:
+    child = _ACTION_CHILDREN.get((label, kind))
+    if child is None:
+        child = _ACTION_CHILDREN[(label, kind)] = ACTIONS.labels(label, kind)
+    return child
+
+
 def record_actions(variant: str, actions: Iterable[str]) -> None:
     """Count actions that were applied."""
     label = variant_label(variant)
     for action in actions:
-        ACTIONS.labels(label, action_kind(action)).inc()
+        _action_child(label, action_kind(action)).inc()
 
 
 def record_illegal(variant: str) -> None:
