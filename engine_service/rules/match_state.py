@@ -136,5 +136,11 @@ class MatchState:
 def near_limit(state: MatchState) -> bool:
     """Whether a number of `state` is within `HEADROOM` of `INT_LIMIT` (`MatchState.at_limit`)."""
     ledger = state.ledger
-    numbers = [state.round_number, ledger.pot, *ledger.written, *ledger.remembered, *ledger.scores]
-    return max(abs(v) for v in numbers) > INT_LIMIT - HEADROOM
+    limit = INT_LIMIT - HEADROOM
+    if state.round_number > limit or abs(ledger.pot) > limit:
+        return True
+    for values in (ledger.written, ledger.remembered, ledger.scores):  # a loop, not a generator: every decode
+        for v in values:
+            if v > limit or v < -limit:
+                return True
+    return False
