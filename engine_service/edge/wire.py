@@ -145,12 +145,21 @@ _ENDING_PB: dict[str | None, int] = {None: 0}
 _ENDING_PB.update(ENDINGS)
 
 
+#: The tile ids of each 7-bit slice of a hand's bit set, as bytes (slice k: tiles 7k..7k+6), and a
+#: `Round.hands` entry's head for n tiles (tag, length, the Hand's tag and length).
+_SLICE_IDS: tuple[tuple[bytes, ...], ...] = tuple(
+    tuple(bytes(ids(chunk << 7 * k)) for chunk in range(128)) for k in range(4))
+_HAND_HEAD: tuple[bytes, ...] = tuple(b"\x12" + bytes([n + 2]) + b"\x0a" + bytes([n]) for n in range(TILE_COUNT + 1))
+
+
 def _hand_field(mask: int) -> bytes:
-    """A `Round.hands` entry: the tile ids of a bit set, ascending."""
+    """A `Round.hands` entry: the tile ids of a bit set, ascending (four table slices: a state writes
+    a hand a seat)."""
     if not mask:
         return b"\x12\x00"
-    tiles = bytes(ids(mask))
-    return b"\x12" + _BYTE[len(tiles) + 2] + b"\x0a" + _BYTE[len(tiles)] + tiles
+    s0, s1, s2, s3 = _SLICE_IDS
+    tiles = s0[mask & 127] + s1[mask >> 7 & 127] + s2[mask >> 14 & 127] + s3[mask >> 21 & 127]
+    return _HAND_HEAD[len(tiles)] + tiles
 
 
 def _ledger(ledger: Ledger) -> bytes:
@@ -444,7 +453,6 @@ def _lines(text: str) -> list[str]:
     return text.split("\n") if text else []
 
 
-_BIT: tuple[int, ...] = tuple(1 << t for t in range(TILE_COUNT))
 # Canonical `Placement` payloads -> the rules' placement tuples: the lead, and a tile after it.
 _LEAD_BY_PAYLOAD: dict[bytes, Placement] = {
     pb.Placement(tile=t, flipped=flag).SerializeToString(): placed for (t, flag), placed in DECODE_LEAD.items()
@@ -467,17 +475,18 @@ def _hand(payload: bytes, where: str) -> int:
         return 0
     if len(payload) < 2 or payload[0] != 0x0A or payload[1] != len(payload) - 2:
         raise _Odd("hand encoding")
-    bit = _BIT
     m = 0
-    for i, t in enumerate(payload[2:]):
+    for i in range(2, len(payload)):  # by index, not enumerate(payload[2:]): a state has a hand a seat
+        t = payload[i]
         if t >= TILE_COUNT:  # an id above 27 (or the first byte of a multi-byte one)
             tiles = _numbers(_scan(payload, _HAND), 1)
             bad = next(j for j, u in enumerate(tiles) if u >= TILE_COUNT)
             raise _Odd("tile id", f"{where}.tiles[{bad}]",
                        f"tile id {tiles[bad]} is not a tile (0..{TILE_COUNT - 1})")
-        if m & bit[t]:
-            raise _Odd("tile twice", f"{where}.tiles[{i}]", f"{NAMES[t]} is twice in the hand")
-        m |= bit[t]
+        b = 1 << t
+        if m & b:
+            raise _Odd("tile twice", f"{where}.tiles[{i - 2}]", f"{NAMES[t]} is twice in the hand")
+        m |= b
     return m
 
 
