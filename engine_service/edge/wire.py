@@ -307,12 +307,17 @@ def _varint_at(data: bytes, i: int) -> tuple[int, int]:
 class _Shape:
     """What a message's fields are: which it defines, which repeat, which are length-delimited."""
 
-    __slots__ = ("known", "repeated", "lengthy")
+    __slots__ = ("kinds",)
 
     def __init__(self, known: range | set[int], repeated: set[int], lengthy: set[int]) -> None:
-        self.known = frozenset(known)
-        self.repeated = frozenset(repeated)
-        self.lengthy = frozenset(lengthy)
+        #: By field number: 0 unknown, else _KNOWN, with _REPEATED and _LENGTHY when they apply (a tuple
+        #: indexed by number: a state's every field asks it, cheaper than three set lookups).
+        self.kinds: tuple[int, ...] = tuple(
+            (_KNOWN | (_REPEATED if n in repeated else 0) | (_LENGTHY if n in lengthy else 0)) if n in known else 0
+            for n in range(max(known) + 1))
+
+
+_KNOWN, _REPEATED, _LENGTHY = 1, 2, 4
 
 
 _STATE = _Shape({*range(1, 16), 18, 19, 20}, {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 19, 20})
@@ -336,7 +341,8 @@ def _scan(data: bytes, shape: _Shape) -> dict[int, Any]:
     fields: dict[int, Any] = {}
     n = len(data)
     i = 0
-    lengthy = shape.lengthy
+    kinds = shape.kinds
+    top = len(kinds)
     while i < n:
         key = data[i]
         i += 1
@@ -344,8 +350,9 @@ def _scan(data: bytes, shape: _Shape) -> dict[int, Any]:
             key, i = _varint_at(data, i - 1)
         wire = key & 7
         number = key >> 3
+        kind = kinds[number] if number < top else 0
         if wire == 0:
-            if number in lengthy:
+            if kind & _LENGTHY:
                 raise _Odd("wire type")
             if i >= n:
                 raise _Odd("truncated")
@@ -354,7 +361,7 @@ def _scan(data: bytes, shape: _Shape) -> dict[int, Any]:
             if value > 127:
                 value, i = _varint_at(data, i - 1)
         elif wire == 2:
-            if number not in lengthy:
+            if not kind & _LENGTHY:
                 raise _Odd("wire type")
             if i >= n:
                 raise _Odd("truncated")
@@ -368,9 +375,9 @@ def _scan(data: bytes, shape: _Shape) -> dict[int, Any]:
                 raise _Odd("truncated")
         else:
             raise _Odd("wire type")
-        if number not in shape.known:
+        if not kind:
             raise _Odd("unknown field")
-        if number in shape.repeated:
+        if kind & _REPEATED:
             fields.setdefault(number, []).append(value)
         elif number in fields:
             raise _Odd("field twice")
