@@ -312,10 +312,16 @@ def state_dict(msg: pb.MatchState) -> Json:
 def _open_ends(msg: pb.MatchState) -> Json:
     """A state's open ends and their count, which the state does not carry (engine.proto: derived),
     as the JSON form writes them: from its layout laid on the variant's."""
-    _, family, _ = make_family(msg.variant, msg.players, typed_options(msg.variant, msg.options))
-    layout = family.new_layout()
-    layout.replay([parse_placement(placement_text(p), i == 0) for i, p in enumerate(round_layout(msg.round))])
+    layout = _laid(msg.variant, msg.players, msg.options, round_layout(msg.round))
     return {"ends": layout.ends(), "count": layout.count()}
+
+
+def _laid(variant: str, players: int, options: Mapping[str, str], placements: Iterable[pb.Placement]) -> Any:
+    """`placements`, typed, laid in order on the variant's layout (the rules' `Layout`)."""
+    _, family, _ = make_family(variant, players, typed_options(variant, options))
+    layout = family.new_layout()
+    layout.replay([parse_placement(placement_text(p), i == 0) for i, p in enumerate(placements)])
+    return layout
 
 
 # ---------------------------------------------------------------- requests, views, events
@@ -369,10 +375,7 @@ def table_of(msg: pb.SeatView) -> Json:
     variant's layout (the typed view gives the tiles as values; the table is derived from them)."""
     if not msg.dealt:
         return table_view(None)
-    _, family, _ = make_family(msg.variant, msg.players, typed_options(msg.variant, msg.options))
-    layout = family.new_layout()
-    layout.replay([parse_placement(placement_text(p), i == 0) for i, p in enumerate(msg.layout)])
-    return table_view(layout)
+    return table_view(_laid(msg.variant, msg.players, msg.options, msg.layout))
 
 
 def event_dict(msg: pb.Event) -> Json:
