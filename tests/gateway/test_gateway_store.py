@@ -106,28 +106,34 @@ def test_of_racing_calls_with_one_token_exactly_one_wins(store: VersionStore) ->
 
 def _advance_in_a_process(path: str, match: bytes, start: multiprocessing.synchronize.Event,
                           results: multiprocessing.Queue[str]) -> None:
-    store = SqliteStore(path, ttl=3600)
-    start.wait()
     try:
+        store = SqliteStore(path, ttl=3600)
+        start.wait()
         store.advance(match, 0)
         results.put("won")
     except StaleToken:
         results.put("stale")
+    except Exception as exc:  # reported, so a failure names its cause instead of an empty queue
+        results.put(f"failed: {exc!r}")
 
 
 def test_gunicorn_workers_share_the_sqlite_file(tmp_path: Path) -> None:
-    """Separate processes (as gunicorn's workers are) race on one file: one wins."""
+    """Separate processes (as gunicorn's workers are) race on one file: one wins.
+
+    The processes are spawned, not forked: this test's process already runs threads (the stores'
+    checkpointers, other tests' servers), and a child forked while one of them held a lock hung
+    in a CI run before it reached the race."""
     path = str(tmp_path / "versions.sqlite3")
     match = secrets.token_bytes(16)
     SqliteStore(path).create(match)
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("spawn")
     start, results = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_advance_in_a_process, args=(path, match, start, results)) for _ in range(4)]
     for p in procs:
         p.start()
     start.set()
     for p in procs:
-        p.join(20)
+        p.join(60)
     assert sorted(results.get(timeout=5) for _ in procs) == ["stale"] * 3 + ["won"]
     SqliteStore(path).check(match, 1)
 
