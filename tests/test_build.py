@@ -8,6 +8,7 @@ pass unnoticed on pure Python.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 from pathlib import Path
@@ -42,3 +43,32 @@ def test_the_compiled_copy_was_built_from_these_sources() -> None:
         import engine_service.rules as rules
 
         assert Path(rules.__file__ or "").parent == ROOT / "engine_service" / "rules"
+
+
+def _unfinal_constants(path: Path) -> list[str]:
+    """Module-level names in CONSTANT_CASE bound without a `Final` annotation, as "file:line NAME"
+    (an annotated name without a value is left to mypy: `Final` needs one)."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            final = "Final" in ast.unparse(node.annotation)
+            names = [node.target.id] if node.value is not None and not final else []
+        elif isinstance(node, ast.Assign):
+            if isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "TypeVar":
+                continue  # a type variable, not a value read at run time
+            names = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        else:
+            continue
+        found += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                  if name.lstrip("_")[:1].isupper() and name.lstrip("_").upper() == name.lstrip("_")]
+    return found
+
+
+def test_the_compiled_modules_constants_are_final() -> None:
+    """mypyc reads a module-level name that is not `Final` from the module's dict on every use (a
+    string-keyed lookup), a `Final` one from a static slot or inlined: marking the rules' and the
+    codec's tables Final cut decoding and encoding a state by a fifth (docs/performance.md)."""
+    files = [p for p in (ROOT / "engine_service" / "rules").glob("*.py") if p.stem != "__init__"]
+    files += [ROOT / "engine_service" / name for name in COMPILED_MODULES]
+    assert [c for p in sorted(files) for c in _unfinal_constants(p)] == []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 from domino.v1 import engine_pb2 as pb
 
@@ -53,19 +53,19 @@ Json = dict[str, Any]
 
 #: Arms: the rules' arm index -> the proto's Arm value (ARM_N for "N" ...; a KeyError at import
 #: if the two ever diverge).
-ARM_PB: tuple[int, ...] = tuple(pb.Arm.Value(f"ARM_{name}") for name in ARM_NAMES)
+ARM_PB: Final[tuple[int, ...]] = tuple(pb.Arm.Value(f"ARM_{name}") for name in ARM_NAMES)
 
 #: Round endings: the rules' word <-> the proto's enum (None <-> ENDING_NONE).
-ENDINGS: dict[str, int] = {
+ENDINGS: Final[dict[str, int]] = {
     "out": pb.ENDING_OUT, "fish": pb.ENDING_FISH, "blocked": pb.ENDING_BLOCKED, "sortir": pb.ENDING_SORTIR,
 }
-ENDING_NAME: dict[int, str | None] = {pb.ENDING_NONE: None, **{v: k for k, v in ENDINGS.items()}}
+ENDING_NAME: Final[dict[int, str | None]] = {pb.ENDING_NONE: None, **{v: k for k, v in ENDINGS.items()}}
 
 
 # ---------------------------------------------------------------- tiles and placements
 
 #: Tile ids (ascending) of a 7-bit slice of a hand's bit set: _IDS[k][m] for bits 7k..7k+6.
-_IDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+_IDS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
     tuple(tuple(7 * k + i for i in range(7) if m >> i & 1) for m in range(128)) for k in range(4)
 )
 
@@ -102,7 +102,10 @@ def _placements() -> tuple[dict[Placement, tuple[int, int, bool, bool]], dict[tu
 
 #: (tile, arm, flag) -> (tile, Arm, closes, flipped), and back: DECODE_LEAD[(tile, flipped)],
 #: DECODE_PLAY[(tile, Arm, closes)].
-ENCODE_PLACEMENT, DECODE_LEAD, DECODE_PLAY = _placements()
+_PLACEMENTS: Final = _placements()
+ENCODE_PLACEMENT: Final = _PLACEMENTS[0]
+DECODE_LEAD: Final = _PLACEMENTS[1]
+DECODE_PLAY: Final = _PLACEMENTS[2]
 
 
 def _names(tile_ids: Iterable[int], where: str) -> list[str]:
@@ -152,7 +155,7 @@ def ending_from_proto(value: int, where: str) -> str | None:
     return ENDING_NAME[value]
 
 
-_DECIMAL = re.compile(r"-?[0-9]{1,11}")
+_DECIMAL: Final = re.compile(r"-?[0-9]{1,11}")
 
 
 @cache

@@ -25,7 +25,7 @@ placements (and `bytes(list)` for the packed lists).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from domino.v1 import engine_pb2 as pb
 from google.protobuf.message import DecodeError
@@ -67,13 +67,13 @@ class _Odd(Exception):
         self.message = f"{path}: {problem or reason}"
 
 
-_U32 = 1 << 32
-_I32 = 1 << 31
-_U64 = 1 << 64
+_U32: Final = 1 << 32
+_I32: Final = 1 << 31
+_U64: Final = 1 << 64
 
 # ---------------------------------------------------------------- writing
 
-_BYTE: tuple[bytes, ...] = tuple(bytes((v,)) for v in range(128))
+_BYTE: Final[tuple[bytes, ...]] = tuple(bytes((v,)) for v in range(128))
 
 
 def _varint(v: int) -> bytes:
@@ -140,16 +140,19 @@ def _layout_codes() -> tuple[dict[Placement, bytes], dict[int, Placement], dict[
     return encode, lead, play
 
 
-_CODE_BYTES, _LEAD_BY_CODE, _PLAY_BY_CODE = _layout_codes()
-_ENDING_PB: dict[str | None, int] = {None: 0}
+_CODES: Final = _layout_codes()
+_CODE_BYTES: Final = _CODES[0]
+_LEAD_BY_CODE: Final = _CODES[1]
+_PLAY_BY_CODE: Final = _CODES[2]
+_ENDING_PB: Final[dict[str | None, int]] = {None: 0}
 _ENDING_PB.update(ENDINGS)
 
 
 #: The tile ids of each 7-bit slice of a hand's bit set, as bytes (slice k: tiles 7k..7k+6), and a
 #: `Round.hands` entry's head for n tiles (tag, length, the Hand's tag and length).
-_SLICE_IDS: tuple[tuple[bytes, ...], ...] = tuple(
+_SLICE_IDS: Final[tuple[tuple[bytes, ...], ...]] = tuple(
     tuple(bytes(ids(chunk << 7 * k)) for chunk in range(128)) for k in range(4))
-_HAND_HEAD: tuple[bytes, ...] = tuple(b"\x12" + bytes([n + 2]) + b"\x0a" + bytes([n]) for n in range(TILE_COUNT + 1))
+_HAND_HEAD: Final[tuple[bytes, ...]] = tuple(b"\x12" + bytes([n + 2]) + b"\x0a" + bytes([n]) for n in range(TILE_COUNT + 1))
 
 
 def _hand_field(mask: int) -> bytes:
@@ -317,18 +320,20 @@ class _Shape:
             for n in range(max(known) + 1))
 
 
-_KNOWN, _REPEATED, _LENGTHY = 1, 2, 4
+_KNOWN: Final = 1
+_REPEATED: Final = 2
+_LENGTHY: Final = 4
 
 
-_STATE = _Shape({*range(1, 16), 18, 19, 20}, {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 19, 20})
-_BOT = _Shape({1, 2}, set(), {2})
-_LEDGER = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
-_ROUND = _Shape(range(1, 19), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16, 18})
-_HAND = _Shape({1}, set(), {1})
-_RECORD = _Shape(range(1, 12), set(), {5, 6, 7, 9, 10, 11})
-_ENTRY = _Shape({1, 2}, set(), {1, 2})
-_PLACEMENT = _Shape({1, 2, 3, 4}, set(), set())
-_END = _Shape({1, 2}, set(), set())
+_STATE: Final = _Shape({*range(1, 16), 18, 19, 20}, {3, 14}, {1, 3, 6, 7, 10, 11, 12, 14, 15, 19, 20})
+_BOT: Final = _Shape({1, 2}, set(), {2})
+_LEDGER: Final = _Shape(range(1, 6), {5}, {1, 2, 4, 5})
+_ROUND: Final = _Shape(range(1, 19), {2, 5, 16}, {2, 3, 5, 8, 14, 15, 16, 18})
+_HAND: Final = _Shape({1}, set(), {1})
+_RECORD: Final = _Shape(range(1, 12), set(), {5, 6, 7, 9, 10, 11})
+_ENTRY: Final = _Shape({1, 2}, set(), {1, 2})
+_PLACEMENT: Final = _Shape({1, 2, 3, 4}, set(), set())
+_END: Final = _Shape({1, 2}, set(), set())
 
 
 def _scan(data: bytes, shape: _Shape) -> dict[int, Any]:
@@ -461,15 +466,15 @@ def _lines(text: str) -> list[str]:
 
 
 # Canonical `Placement` payloads -> the rules' placement tuples: the lead, and a tile after it.
-_LEAD_BY_PAYLOAD: dict[bytes, Placement] = {
+_LEAD_BY_PAYLOAD: Final[dict[bytes, Placement]] = {
     pb.Placement(tile=t, flipped=flag).SerializeToString(): placed for (t, flag), placed in DECODE_LEAD.items()
 }
-_PLAY_BY_PAYLOAD: dict[bytes, Placement] = {
+_PLAY_BY_PAYLOAD: Final[dict[bytes, Placement]] = {
     pb.Placement(tile=t, arm=arm, closes=closes).SerializeToString(): placed  # type: ignore[arg-type]
     for (t, arm, closes), placed in DECODE_PLAY.items()
 }
 # Canonical `OpenEnd` payloads (a known arm, a value 0..6): derived on output, checked on input.
-_END_PAYLOADS: frozenset[bytes] = frozenset(
+_END_PAYLOADS: Final[frozenset[bytes]] = frozenset(
     pb.OpenEnd(arm=arm, value=v).SerializeToString()  # type: ignore[arg-type]
     for arm in ARM_PB for v in range(7)
 )

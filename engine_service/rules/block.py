@@ -8,7 +8,7 @@ A block match is that one hand.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from . import options as opt
 from .family import Family, MatchEnd, RoundContext, RoundResult
@@ -42,7 +42,7 @@ class Block(Family):
         return RoundResult(ending, winner, last_placer, points, out, match_end=MatchEnd(losers, winners, []))
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: Final[dict[str, dict[str, Any]]] = {
     "block": dict(
         family=Block,
         description="Block: 7 tiles each, no drawing, pass when unable; one hand (RULES.md BL, OpenSpiel's block dominoes)",

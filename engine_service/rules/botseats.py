@@ -7,12 +7,12 @@ would play itself out in one call.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .errors import MalformedError, one_of
 
 #: The levels a bot seat may have (`engine_service.bots.LEVELS` is the same list).
-BOT_LEVELS: tuple[str, ...] = ("random", "greedy", "expert")
+BOT_LEVELS: Final[tuple[str, ...]] = ("random", "greedy", "expert")
 
 
 def check_bots(value: object, players: int, where: str) -> dict[int, str]:

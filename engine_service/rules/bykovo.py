@@ -13,7 +13,7 @@ else a sortir.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from . import options as opt
 from .errors import MalformedError
@@ -24,9 +24,9 @@ from .options import OptionValue
 from .tiles import DOUBLE_OF, NUMBER_MASK
 
 #: Three full circles of consecutive passes end the round (B).
-PASS_LIMIT_CIRCLES = 3
+PASS_LIMIT_CIRCLES: Final = 3
 #: The total that puts a participant out, by the number of participants at the start (B).
-LIMITS = {4: 100, 5: 75, 6: 60, 7: 50}
+LIMITS: Final = {4: 100, 5: 75, 6: 60, 7: 50}
 
 
 def sports_places(points: list[int], first: int) -> list[int]:
@@ -119,7 +119,7 @@ class Bykovo(Family):
         return RoundResult(ending, winner, last_placer, points, out, places, match_end=end)
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: Final[dict[str, dict[str, Any]]] = {
     "bykovo": dict(
         family=Bykovo,
         description="Bykovo house rules: 4 seats, 0-0 leads, voluntary pass, fish or sortir; first to 100 is out (RULES.md B)",

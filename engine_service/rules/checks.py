@@ -8,11 +8,13 @@ with the same words: each refusal is a `MalformedError` that starts with
 """
 from __future__ import annotations
 
+from typing import Final
+
 from .deal import MAX_SEED
 from .errors import MalformedError
 
 #: The largest magnitude any integer of a state may have (points, round numbers, counts).
-INT_LIMIT = 10**9
+INT_LIMIT: Final = 10**9
 
 
 def check_seed(v: object, what: str) -> int | None:

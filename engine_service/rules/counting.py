@@ -12,7 +12,7 @@ target are not taken, in play or at the end of a hand.
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from . import options as opt
 from .deal import SplitMix64, derive_seed
@@ -22,7 +22,7 @@ from .ledger import Ledger
 from .options import OptionValue
 from .tiles import ALL_TILES, DOUBLE_OF
 
-HIGHEST_DOUBLE_FIRST = tuple(DOUBLE_OF[v] for v in range(6, -1, -1)) + NON_DOUBLES_DESCENDING
+HIGHEST_DOUBLE_FIRST: Final = tuple(DOUBLE_OF[v] for v in range(6, -1, -1)) + NON_DOUBLES_DESCENDING
 
 
 def round_to_nearest(n: int, k: int) -> int:
@@ -205,9 +205,9 @@ class AllFives(Counting):
         return round_to_nearest(others - own, 5) // 5
 
 
-_COMMON = {"spinner_ends": "open-sides", "spinner_counts": True, "scoring": "total", "exact_target": False}
+_COMMON: Final = {"spinner_ends": "open-sides", "spinner_counts": True, "scoring": "total", "exact_target": False}
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: Final[dict[str, dict[str, Any]]] = {
     "threes-fives": dict(
         family=Counting,
         description="Threes and Fives (Sterling): multiples of 3 and 5 score in play, game to 251 (RULES.md TF)",

@@ -10,12 +10,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from .errors import MalformedError
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, mask_of, parse_hands, parse_tile
 
-_MASK64 = (1 << 64) - 1
-MAX_SEED = _MASK64
+_MASK64: Final = (1 << 64) - 1
+MAX_SEED: Final = _MASK64
 
 
 class SplitMix64:
@@ -42,7 +43,7 @@ class SplitMix64:
                 return x % n
 
 
-_GOLDEN = 0x9E3779B97F4A7C15
+_GOLDEN: Final = 0x9E3779B97F4A7C15
 
 
 def _mix(z: int) -> int:
@@ -79,7 +80,7 @@ def _radix_chunks(count: int) -> list[tuple[int, tuple[int, ...]]]:
     return chunks
 
 
-_CHUNKS: dict[int, list[tuple[int, tuple[int, ...]]]] = {TILE_COUNT: _radix_chunks(TILE_COUNT)}
+_CHUNKS: Final[dict[int, list[tuple[int, tuple[int, ...]]]]] = {TILE_COUNT: _radix_chunks(TILE_COUNT)}
 
 
 def shuffled(count: int, seed: int) -> list[int]:

@@ -13,7 +13,7 @@ imports form a tree (tests/rules/test_import_tree.py).
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from .errors import MalformedError
 from .layout import LINE, Layout
@@ -22,7 +22,7 @@ from .options import OptionSpec, OptionValue
 from .tiles import ALL_TILES, DOUBLE_MASK, NUMBER_MASK, PIPS, bits, tile_id
 
 #: Descending order of non-doubles used by first-lead rules: 5-6, 4-6, ..., 0-6, 4-5, ...
-NON_DOUBLES_DESCENDING: tuple[int, ...] = tuple(
+NON_DOUBLES_DESCENDING: Final[tuple[int, ...]] = tuple(
     tile_id(a, b) for b in range(6, -1, -1) for a in range(b - 1, -1, -1)
 )
 

@@ -15,6 +15,8 @@ and from a log's first step with ``cls.from_log_start(...)`` (`records`).
 """
 from __future__ import annotations
 
+from typing import Final
+
 from .events import Event
 from .game import Game
 from .kingdomino import Kingdomino
@@ -22,10 +24,10 @@ from .kingdomino_setup import NAME as KINGDOMINO
 from .match import Match
 
 #: Games played by their own class, not `Match`: variant name -> class.
-GAMES: dict[str, type[Kingdomino]] = {KINGDOMINO: Kingdomino}
+GAMES: Final[dict[str, type[Kingdomino]]] = {KINGDOMINO: Kingdomino}
 
 #: Every game class (for telling a game from its JSON state).
-GAME_CLASSES: tuple[type[Match], type[Kingdomino]] = (Match, Kingdomino)
+GAME_CLASSES: Final[tuple[type[Match], type[Kingdomino]]] = (Match, Kingdomino)
 
 
 def game_class(variant: object) -> type[Match] | type[Kingdomino]:

@@ -54,9 +54,9 @@ from .errors import MalformedError
 from .notation import Placement, format_placement
 
 #: Entries a log holds at most; a match that would go past it keeps no history from then on.
-MAX_LOG = 4000
+MAX_LOG: Final = 4000
 #: Characters of one entry at most (an explicit deal or settle is about 300).
-MAX_ENTRY = 2000
+MAX_ENTRY: Final = 2000
 
 
 def entry(verb: str, payload: Any = None) -> str:
@@ -77,7 +77,7 @@ def append(log: list[str], item: str) -> None:
 
 
 #: Bytes of the digest of the entries that left a state (`chain`).
-DIGEST_SIZE = 16
+DIGEST_SIZE: Final = 16
 
 
 def chain(digest: bytes, lines: list[str]) -> bytes:

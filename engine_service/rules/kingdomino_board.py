@@ -26,13 +26,15 @@ overlap, and the bounding box stays within size x size.
 """
 from __future__ import annotations
 
+from typing import Final
+
 from .kingdomino_tiles import FIRST_CROWNS, FIRST_TERRAIN, SECOND_CROWNS, SECOND_TERRAIN, TERRAINS
 
 #: Directions of the second square from the first, in the order legal lists use.
-DIRECTIONS: tuple[str, ...] = ("N", "E", "S", "W")
-DX: tuple[int, ...] = (0, 1, 0, -1)
-DY: tuple[int, ...] = (1, 0, -1, 0)
-DIRECTION_INDEX: dict[str, int] = {"N": 0, "E": 1, "S": 2, "W": 3}
+DIRECTIONS: Final[tuple[str, ...]] = ("N", "E", "S", "W")
+DX: Final[tuple[int, ...]] = (0, 1, 0, -1)
+DY: Final[tuple[int, ...]] = (1, 0, -1, 0)
+DIRECTION_INDEX: Final[dict[str, int]] = {"N": 0, "E": 1, "S": 2, "W": 3}
 
 
 class Geometry:
@@ -104,7 +106,7 @@ class Geometry:
         return -1
 
 
-_GEOMETRIES: tuple[Geometry, Geometry] = (Geometry(5), Geometry(7))
+_GEOMETRIES: Final[tuple[Geometry, Geometry]] = (Geometry(5), Geometry(7))
 
 
 def geometry(size: int) -> Geometry:

@@ -22,16 +22,16 @@ KingdominoMove(verb='pick', tile=3, x=0, y=0, direction=-1)
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .errors import MalformedError, shown
 from .kingdomino_board import DIRECTION_INDEX, DIRECTIONS
 from .kingdomino_tiles import TILE_COUNT
 
-_MAX_TEXT = 40
+_MAX_TEXT: Final = 40
 #: How many canonical strings `_PARSED` and `_TEXT` remember at most (every placement of every tile:
 #: about 15,500 in a 5x5 kingdom, 32,500 in a 7x7; beyond it a move is simply worked out each time).
-_REMEMBERED = 1 << 16
+_REMEMBERED: Final = 1 << 16
 
 
 class KingdominoMove(NamedTuple):
@@ -71,8 +71,8 @@ class KingdominoMove(NamedTuple):
 
 
 #: Canonical action strings read so far, and the moves they name (see the module's docstring).
-_PARSED: dict[str, KingdominoMove] = {}
-_TEXT: dict[KingdominoMove, str] = {}
+_PARSED: Final[dict[str, KingdominoMove]] = {}
+_TEXT: Final[dict[KingdominoMove, str]] = {}
 
 
 def _parse(action: object) -> KingdominoMove:

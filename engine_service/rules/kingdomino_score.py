@@ -17,15 +17,15 @@ separated the winner from the rest: ``score``, ``largest_region`` or
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .kingdomino_board import Kingdom
 from .kingdomino_setup import KDConfig
 
-MIDDLE_KINGDOM_BONUS = 10
-HARMONY_BONUS = 5
+MIDDLE_KINGDOM_BONUS: Final = 10
+HARMONY_BONUS: Final = 5
 #: The ranking keys in tie-break order (RULES.md KD "Tie").
-RANK_KEYS: tuple[str, ...] = ("score", "largest_region", "crowns")
+RANK_KEYS: Final[tuple[str, ...]] = ("score", "largest_region", "crowns")
 
 
 def kingdom_score(cfg: KDConfig, kingdom: Kingdom, over: bool) -> int:

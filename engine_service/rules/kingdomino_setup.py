@@ -20,23 +20,23 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .deal import derive_seed, shuffled
 from .errors import MalformedError
 from .kingdomino_tiles import TILE_COUNT
 from .options import OptionSpec, OptionValue, resolve
 
-NAME = "kingdomino"
-FAMILY = "KD"
-MIN_PLAYERS = 2
-MAX_PLAYERS = 4
+NAME: Final = "kingdomino"
+FAMILY: Final = "KD"
+MIN_PLAYERS: Final = 2
+MAX_PLAYERS: Final = 4
 #: Games in a dynasty (option `dynasty`, the publisher's variant; issue 14).
-DYNASTY_GAMES = 3
-DESCRIPTION = ("Kingdomino (\"Лоскутное королевство\"): draft terrain dominoes and build a 5x5 "
+DYNASTY_GAMES: Final = 3
+DESCRIPTION: Final = ("Kingdomino (\"Лоскутное королевство\"): draft terrain dominoes and build a 5x5 "
                "kingdom around your castle; regions score squares x crowns (RULES.md KD, seed 001)")
 
-SPECS: dict[str, OptionSpec] = {
+SPECS: Final[dict[str, OptionSpec]] = {
     "mighty_duel": OptionSpec(
         "mighty_duel", "bool", "2 players with all 48 tiles build 7x7 kingdoms"),
     "middle_kingdom": OptionSpec(
@@ -47,7 +47,7 @@ SPECS: dict[str, OptionSpec] = {
         "dynasty", "bool", "a series of 3 games by the same players in one match; the winner by the summed "
         "scores (ties: summed largest regions, then summed crowns, else shared); issue 14"),
 }
-DEFAULTS: dict[str, OptionValue] = {
+DEFAULTS: Final[dict[str, OptionValue]] = {
     "mighty_duel": False, "middle_kingdom": False, "harmony": False, "dynasty": False,
 }
 

@@ -17,7 +17,7 @@ form a tree), as `match_form` does for a matching game.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .botseats import bots_to_list, check_bots
 from .errors import MalformedError
@@ -37,16 +37,16 @@ from .kingdomino_setup import (
     tile_number,
 )
 
-KEYS = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
+KEYS: Final = ("variant", "players", "options", "seed", "kings", "pile", "current", "next", "picker", "kingdoms")
 #: Only with option dynasty: ``{"games": [result...], "deals": [deal...]}``.
-DYNASTY_KEY = "dynasty"
+DYNASTY_KEY: Final = "dynasty"
 #: Only once a player's timeout ended the game: that player.
-TIMED_OUT_KEY = "timed_out"
+TIMED_OUT_KEY: Final = "timed_out"
 #: The action log (rules/history.py), checked last by `decode`; optional (older states lack it).
-LOG_KEY = "log"
+LOG_KEY: Final = "log"
 #: Only when some player is a bot: ``[{seat, level}...]`` (`botseats`).
-BOTS_KEY = "bots"
-RESULT_KEYS = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
+BOTS_KEY: Final = "bots"
+RESULT_KEYS: Final = ("kingdoms", "scores", "largest_region", "crowns", "winners", "decided_by")
 
 
 class KingdominoState:

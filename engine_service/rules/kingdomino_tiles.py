@@ -15,14 +15,15 @@ import csv
 import io
 from dataclasses import dataclass
 from importlib import resources
+from typing import Final
 
 from .errors import MalformedError
 
 #: The six terrains of RULES.md KD, in the order the CSV's comment lists them.
-TERRAINS: tuple[str, ...] = ("wheat", "forest", "lake", "grassland", "swamp", "mine")
-TILE_COUNT = 48
-HEADER: tuple[str, ...] = ("number", "terrain_1", "crowns_1", "terrain_2", "crowns_2")
-DATA_FILE = "kingdomino-tiles.csv"
+TERRAINS: Final[tuple[str, ...]] = ("wheat", "forest", "lake", "grassland", "swamp", "mine")
+TILE_COUNT: Final = 48
+HEADER: Final[tuple[str, ...]] = ("number", "terrain_1", "crowns_1", "terrain_2", "crowns_2")
+DATA_FILE: Final = "kingdomino-tiles.csv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +72,11 @@ def read_data() -> str:
     return resources.files(package).joinpath(DATA_FILE).read_text(encoding="utf-8")
 
 
-TILES: tuple[KTile, ...] = parse_tiles(read_data())
-FIRST_TERRAIN: tuple[int, ...] = (-1,) + tuple(t.terrain1 for t in TILES)
-FIRST_CROWNS: tuple[int, ...] = (0,) + tuple(t.crowns1 for t in TILES)
-SECOND_TERRAIN: tuple[int, ...] = (-1,) + tuple(t.terrain2 for t in TILES)
-SECOND_CROWNS: tuple[int, ...] = (0,) + tuple(t.crowns2 for t in TILES)
+TILES: Final[tuple[KTile, ...]] = parse_tiles(read_data())
+FIRST_TERRAIN: Final[tuple[int, ...]] = (-1,) + tuple(t.terrain1 for t in TILES)
+FIRST_CROWNS: Final[tuple[int, ...]] = (0,) + tuple(t.crowns1 for t in TILES)
+SECOND_TERRAIN: Final[tuple[int, ...]] = (-1,) + tuple(t.terrain2 for t in TILES)
+SECOND_CROWNS: Final[tuple[int, ...]] = (0,) + tuple(t.crowns2 for t in TILES)
 
 
 def describe(number: int) -> str:

@@ -8,7 +8,7 @@ reaching the target is the goat. The fish can be scored on everyone or on one
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from . import options as opt
 from .family import (
@@ -25,14 +25,14 @@ from .ledger import Ledger, single_highest
 from .options import OptionValue
 from .tiles import ALL_TILES, DOUBLE_OF, PIPS, bits
 
-ZERO_ZERO = DOUBLE_OF[0]
+ZERO_ZERO: Final = DOUBLE_OF[0]
 #: K rating: max(1, round((100 - score) / 10)) for every seat that did not lose (seed 001).
-RATING_BASE = 100
+RATING_BASE: Final = 100
 
 #: K first lead: 1-1, 2-2 ... 6-6, then 0-0; else the descending non-doubles.
-ONE_ONE_UP = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + NON_DOUBLES_DESCENDING
+ONE_ONE_UP: Final = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + NON_DOUBLES_DESCENDING
 #: K classic: the highest double first.
-HIGHEST_DOUBLE = tuple(DOUBLE_OF[v] for v in (6, 5, 4, 3, 2, 1, 0)) + NON_DOUBLES_DESCENDING
+HIGHEST_DOUBLE: Final = tuple(DOUBLE_OF[v] for v in (6, 5, 4, 3, 2, 1, 0)) + NON_DOUBLES_DESCENDING
 
 
 class Kozel(Family):
@@ -146,7 +146,7 @@ class Kozel(Family):
         return MatchEnd([seat], [], rating)
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: Final[dict[str, dict[str, Any]]] = {
     "kozel": dict(
         family=Kozel,
         description="Kozel (goat), the Russian yard classic as played online (RULES.md K, seed 001)",

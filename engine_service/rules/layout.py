@@ -18,14 +18,16 @@ from .errors import IllegalActionError, MalformedError
 from .notation import ARM_COUNT, ARM_NAMES, CENTER, E, N, Placement, S, W, spinner_sides
 from .tiles import HIGH, IS_DOUBLE, LOW, NAMES, NUMBER_MASK, OTHER
 
-LINE, CROSS, SPINNER = 0, 1, 2
+LINE: Final = 0
+CROSS: Final = 1
+SPINNER: Final = 2
 SHAPES: Final = {"line": LINE, "cross": CROSS, "spinner": SPINNER}
 
 # How an arm's tip counts toward the open-end count T.
-TIP_PLAIN = 0   # the end's value
-TIP_DOUBLE = 1  # a crosswise double: both halves
-TIP_ZERO = 2    # nothing (a spinner's W/E side, or a side that has no tile yet under until-both-sides)
-TIP_SIDE = 3    # an empty spinner side: the spinner's number (or 0 when spinner_counts is off)
+TIP_PLAIN: Final = 0   # the end's value
+TIP_DOUBLE: Final = 1  # a crosswise double: both halves
+TIP_ZERO: Final = 2    # nothing (a spinner's W/E side, or a side that has no tile yet under until-both-sides)
+TIP_SIDE: Final = 3    # an empty spinner side: the spinner's number (or 0 when spinner_counts is off)
 
 
 class Layout:

@@ -17,7 +17,7 @@ tests/rules/test_import_tree.py), as `kingdomino_state` hands Kingdomino its sta
 """
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from .botseats import bots_to_list, check_bots
 from .checks import (
@@ -40,23 +40,23 @@ from .round import Round
 from .tiles import ALL_TILES, NAMES, TILE_COUNT, bits, names, parse_hands, parse_tile
 
 #: How a round may end, as a state names it.
-ENDINGS = ("out", "fish", "blocked", "sortir")
+ENDINGS: Final = ("out", "fish", "blocked", "sortir")
 
 #: The keys of a state and its parts, as `encode` writes them: any other key is refused (a
 #: misspelled key would otherwise be dropped silently; the OpenAPI schema says the same).
-STATE_KEYS = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
+STATE_KEYS: Final = frozenset({"variant", "players", "options", "seed", "round_number", "ledger", "round", "next_leader",
                         "match_over", "losers", "winners", "rating", "timed_out", "bots", "log",
                         "log_count", "log_digest"})
-ROUND_KEYS = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
+ROUND_KEYS: Final = frozenset({"leader", "hands", "boneyard", "reserve", "layout", "to_move", "passes", "out",
                         "last_placer", "last_score", "over", "ending", "winner", "round_points", "places", "ends",
                         "count"})
-LEDGER_KEYS = frozenset({"written", "remembered", "pot", "scores", "history"})
-RECORD_KEYS = frozenset({"number", "ending", "winner", "last_placer", "round_points", "written", "remembered", "pot",
+LEDGER_KEYS: Final = frozenset({"written", "remembered", "pot", "scores", "history"})
+RECORD_KEYS: Final = frozenset({"number", "ending", "winner", "last_placer", "round_points", "written", "remembered", "pot",
                          "scores", "places", "out"})
 
 #: The keys that may be null (the documented schema's `nullable` ones); any other given as null is refused.
-_STATE_NULLABLE = frozenset({"seed", "round", "next_leader", "timed_out"})
-_ROUND_NULLABLE = frozenset({"last_placer", "ending", "winner", "round_points", "places"})
+_STATE_NULLABLE: Final = frozenset({"seed", "round", "next_leader", "timed_out"})
+_ROUND_NULLABLE: Final = frozenset({"last_placer", "ending", "winner", "round_points", "places"})
 
 
 # ---------------------------------------------------------------- encoding
@@ -381,7 +381,7 @@ def _side_ints(data: dict[str, Any], key: str, sides: int) -> list[int]:
 
 
 #: A score table row's lists and how many entries each holds when not empty: (key, per seat?).
-_RECORD_LISTS: tuple[tuple[str, bool], ...] = (("round_points", True), ("written", False), ("remembered", False),
+_RECORD_LISTS: Final[tuple[tuple[str, bool], ...]] = (("round_points", True), ("written", False), ("remembered", False),
                                                ("scores", False), ("places", True), ("out", True))
 
 

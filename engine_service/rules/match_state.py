@@ -13,6 +13,8 @@ on (`at_limit`, `near_limit`): both a decoded state and a set-up match need it.
 """
 from __future__ import annotations
 
+from typing import Final
+
 from .checks import INT_LIMIT
 from .family import Family, RoundContext
 from .history import chain, is_deal, steps_of, unstep
@@ -24,8 +26,8 @@ from .round import Round
 
 #: One call adds far less than this to any number (a round, a hand's points): a state within it of
 #: `INT_LIMIT` plays no further (`MatchState.at_limit`), so every answer decodes again.
-HEADROOM = 10**6
-AT_LIMIT = ("this match's numbers (rounds played, points) are at the limit a state can hold "
+HEADROOM: Final = 10**6
+AT_LIMIT: Final = ("this match's numbers (rounds played, points) are at the limit a state can hold "
             f"({INT_LIMIT - HEADROOM:,}): start a new match")
 
 

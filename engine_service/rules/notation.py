@@ -33,7 +33,10 @@ ARM_NAMES: Final[tuple[str, ...]] = ("N", "E", "S", "W") + tuple(
     f"{side}{k}" for k in range(2, 8) for side in ("N", "S")
 )
 ARM_COUNT: Final = len(ARM_NAMES)
-N, E, S, W = 0, 1, 2, 3
+N: Final = 0
+E: Final = 1
+S: Final = 2
+W: Final = 3
 CENTER: Final = -1
 ARM_INDEX: Final[dict[str, int]] = {name: i for i, name in enumerate(ARM_NAMES)}
 
@@ -46,7 +49,10 @@ def spinner_sides(k: int) -> tuple[int, int]:
 
 
 # Move kinds.
-LEAD, PLAY, DRAW, PASS = 0, 1, 2, 3
+LEAD: Final = 0
+PLAY: Final = 1
+DRAW: Final = 2
+PASS: Final = 3
 
 Placement = tuple[int, int, bool]
 
@@ -94,7 +100,7 @@ CLOSE_TEXT: Final[tuple[tuple[str, ...], ...]] = tuple(
 #: LEAD_TEXT[tile]: the canonical lead (low number facing W).
 LEAD_TEXT: Final[tuple[str, ...]] = NAMES
 
-_CACHE: dict[str, Move] = {"draw": DRAW_MOVE, "pass": PASS_MOVE}
+_CACHE: Final[dict[str, Move]] = {"draw": DRAW_MOVE, "pass": PASS_MOVE}
 #: Every single-tile action string (both spellings), draw and pass, parsed: a dict lookup.
 MOVES: Final[dict[str, Move]] = _CACHE
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .errors import MalformedError, did_you_mean, shown
 
 OptionValue = bool | int | str
 
 #: An int option whose whole range is at most this many values lists them in its messages.
-_LISTED = 10
-_NAME = re.compile(r"[A-Za-z_]\w{0,59}")
+_LISTED: Final = 10
+_NAME: Final = re.compile(r"[A-Za-z_]\w{0,59}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,35 +123,35 @@ def boneyard_reserve_option(description: str, *words: str) -> OptionSpec:
 
 
 # Every option of RULES.md; a family lists the ones it uses, possibly with a narrower enum.
-HAND_SIZE = _enum(
+HAND_SIZE: Final = _enum(
     "hand_size", "tiles dealt to each seat: seven, five, by-players (7 for 2, 5 for 3-4), "
     "five-six-seven (7, 6, 5 for 2, 3, 4)", "seven", "five", "by-players", "five-six-seven")
-MISDEAL = _enum(
+MISDEAL: Final = _enum(
     "misdeal", "which random deals are dealt again (and which explicit deals are refused)",
     "none", "five-doubles", "five-doubles-or-six-of-a-number")
-DOUBLE_PAIR = _bool("double_pair", "K classic: two doubles at once when one fits each of the two ends")
-ZERO_DOUBLE = _enum(
+DOUBLE_PAIR: Final = _bool("double_pair", "K classic: two doubles at once when one fits each of the two ends")
+ZERO_DOUBLE: Final = _enum(
     "zero_double", "how 0-0 left in hand counts: plain 0, lone-ten (10 when it is the only tile), twenty-five",
     "plain", "lone-ten", "twenty-five")
-FISH_WITHOUT_DOUBLE = _bool(
+FISH_WITHOUT_DOUBLE: Final = _bool(
     "fish_without_double",
     "a fish also when every open end shows v and all six non-double v tiles are on the table")
-OPEN_THRESHOLD = _int("open_threshold", "a round below this many points is remembered, not written", 0, 1000)
-TARGET = _int("target", "the score that ends the match", 1, 100000)
-EXACT_TARGET = _bool("exact_target", "the target must be hit exactly (a score that would pass it is not taken)")
-BONEYARD_RESERVE = boneyard_reserve_option(
+OPEN_THRESHOLD: Final = _int("open_threshold", "a round below this many points is remembered, not written", 0, 1000)
+TARGET: Final = _int("target", "the score that ends the match", 1, 100000)
+EXACT_TARGET: Final = _bool("exact_target", "the target must be hit exactly (a score that would pass it is not taken)")
+BONEYARD_RESERVE: Final = boneyard_reserve_option(
     "boneyard tiles that may never be drawn (auto: 2 with 2 players, 1 with 3-4)", "auto")
-DRAW_WHEN_ABLE = _bool("draw_when_able", "a seat may draw even when it can play")
-TEAMS = _bool("teams", "4 players in two teams, seats 0+2 against 1+3")
-SPINNER = _enum("spinner", "which doubles spin (open four sides)", "first-double", "none", "all-doubles")
-SPINNER_ENDS = _enum(
+DRAW_WHEN_ABLE: Final = _bool("draw_when_able", "a seat may draw even when it can play")
+TEAMS: Final = _bool("teams", "4 players in two teams, seats 0+2 against 1+3")
+SPINNER: Final = _enum("spinner", "which doubles spin (open four sides)", "first-double", "none", "all-doubles")
+SPINNER_ENDS: Final = _enum(
     "spinner_ends", "open-sides: a spinner's N/S are open at once and count its number; "
     "until-both-sides: it counts both halves until W and E carry tiles, then N/S open",
     "open-sides", "until-both-sides")
-SPINNER_COUNTS = _bool("spinner_counts", "the spinner's own halves count in the open-end count")
-SCORING = _enum("scoring", "in-play scoring: total (T itself) or multiples (one point per multiple)",
+SPINNER_COUNTS: Final = _bool("spinner_counts", "the spinner's own halves count in the open-end count")
+SCORING: Final = _enum("scoring", "in-play scoring: total (T itself) or multiples (one point per multiple)",
                 "total", "multiples")
-VOLUNTARY_PASS = _bool("voluntary_pass", "a seat may pass even when it can play")
+VOLUNTARY_PASS: Final = _bool("voluntary_pass", "a seat may pass even when it can play")
 
 
 def lead_option(*allowed: str) -> OptionSpec:

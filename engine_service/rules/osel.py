@@ -7,7 +7,7 @@ has three conventions; a tie for the highest feeds the eggs pot.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from . import options as opt
 from .family import Family, MatchEnd, RoundContext, RoundResult, holder_of_first
@@ -17,7 +17,7 @@ from .options import OptionValue
 from .tiles import DOUBLE_OF, tile_id
 
 #: O lead: 1-1, 2-2 ... 6-6, 0-0; with no double anywhere 0-1, then ascending 0-2, 1-2, 0-3, 1-3, 2-3, ...
-OSEL_ORDER = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + tuple(
+OSEL_ORDER: Final = tuple(DOUBLE_OF[v] for v in (1, 2, 3, 4, 5, 6, 0)) + tuple(
     tile_id(a, b) for b in range(1, 7) for a in range(b)
 )
 
@@ -106,7 +106,7 @@ class Osel(Family):
         return RoundResult(ending, winner, last_placer, points, out, match_end=end)
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: Final[dict[str, dict[str, Any]]] = {
     "osel": dict(
         family=Osel,
         description="Osel (donkey): a cross from a double lead, doubles close arms, first to 101 loses (RULES.md O)",

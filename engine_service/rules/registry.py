@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from . import block, bykovo, counting, kingdomino_setup, kozel, osel
 from .errors import MalformedError, did_you_mean, shown
@@ -19,7 +19,7 @@ from .family import Family
 from .options import OptionSpec, OptionValue, resolve
 
 #: Every family module's presets, in the order variants are listed.
-_MODULES: tuple[dict[str, dict[str, Any]], ...] = (
+_MODULES: Final[tuple[dict[str, dict[str, Any]], ...]] = (
     kozel.PRESETS,
     osel.PRESETS,
     bykovo.PRESETS,
@@ -64,11 +64,11 @@ def _build() -> dict[str, Preset]:
     return presets
 
 
-PRESETS: dict[str, Preset] = _build()
+PRESETS: Final[dict[str, Preset]] = _build()
 
 
 #: Presets played by their own class, not `Match`: name -> (describe(), the class to use).
-OTHER_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+OTHER_PRESETS: Final[dict[str, tuple[dict[str, Any], str]]] = {
     kingdomino_setup.NAME: (kingdomino_setup.describe(), "engine_service.rules.Kingdomino"),
 }
 
@@ -130,4 +130,4 @@ def make_family(
 
 
 #: (preset name, players) -> (preset, family) for the presets' default options, once validated.
-_DEFAULTS: dict[tuple[str, int], tuple[Preset, Family]] = {}
+_DEFAULTS: Final[dict[tuple[str, int], tuple[Preset, Family]]] = {}

@@ -13,14 +13,12 @@ path needs is a table lookup.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Final
 
 from .errors import MalformedError
 
-TILE_COUNT = 28
-ALL_TILES = (1 << TILE_COUNT) - 1
-
-LOW: tuple[int, ...]
-HIGH: tuple[int, ...]
+TILE_COUNT: Final = 28
+ALL_TILES: Final = (1 << TILE_COUNT) - 1
 
 
 def _tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -33,29 +31,32 @@ def _tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(low), tuple(high)
 
 
-LOW, HIGH = _tables()
-PIPS: tuple[int, ...] = tuple(a + b for a, b in zip(LOW, HIGH))
-IS_DOUBLE: tuple[bool, ...] = tuple(a == b for a, b in zip(LOW, HIGH))
-NAMES: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in zip(LOW, HIGH))
-_ID: dict[tuple[int, int], int] = {}
+# Final: the compiled build reads these tables from static slots, not the module's dict, on every use.
+_LOW_HIGH: Final = _tables()
+LOW: Final[tuple[int, ...]] = _LOW_HIGH[0]
+HIGH: Final[tuple[int, ...]] = _LOW_HIGH[1]
+PIPS: Final[tuple[int, ...]] = tuple(a + b for a, b in zip(LOW, HIGH))
+IS_DOUBLE: Final[tuple[bool, ...]] = tuple(a == b for a, b in zip(LOW, HIGH))
+NAMES: Final[tuple[str, ...]] = tuple(f"{a}-{b}" for a, b in zip(LOW, HIGH))
+_ID: Final[dict[tuple[int, int], int]] = {}
 for _t, (_a, _b) in enumerate(zip(LOW, HIGH)):
     _ID[(_a, _b)] = _t
     _ID[(_b, _a)] = _t
 
 #: NUMBER_MASK[v]: the 7 tiles showing number v.
-NUMBER_MASK: tuple[int, ...] = tuple(
+NUMBER_MASK: Final[tuple[int, ...]] = tuple(
     sum(1 << t for t in range(TILE_COUNT) if LOW[t] == v or HIGH[t] == v) for v in range(7)
 )
 #: DOUBLE_MASK: the 7 doubles; DOUBLE_OF[v]: the tile v-v.
-DOUBLE_MASK: int = sum(1 << t for t in range(TILE_COUNT) if IS_DOUBLE[t])
-DOUBLE_OF: tuple[int, ...] = tuple(_ID[(v, v)] for v in range(7))
+DOUBLE_MASK: Final[int] = sum(1 << t for t in range(TILE_COUNT) if IS_DOUBLE[t])
+DOUBLE_OF: Final[tuple[int, ...]] = tuple(_ID[(v, v)] for v in range(7))
 #: OTHER[t][v]: the number a tile shows on its far side when its `v` side is attached (-1: no fit).
-OTHER: tuple[tuple[int, ...], ...] = tuple(
+OTHER: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(HIGH[t] if LOW[t] == v else LOW[t] if HIGH[t] == v else -1 for v in range(7))
     for t in range(TILE_COUNT)
 )
 #: Tile names, both orientations, to ids ("3-6" and "6-3").
-NAME_TO_ID: dict[str, int] = {f"{a}-{b}": t for (a, b), t in _ID.items()}
+NAME_TO_ID: Final[dict[str, int]] = {f"{a}-{b}": t for (a, b), t in _ID.items()}
 
 
 def tile_id(a: int, b: int) -> int:

@@ -20,13 +20,13 @@ Like `Match`, a `Tournament` is state in, state out (`to_dict`/`from_dict`).
 from __future__ import annotations
 
 from functools import cmp_to_key
-from typing import Any
+from typing import Any, Final
 
 from .bykovo import LIMITS, sports_places
 from .deal import MAX_SEED, derive_seed, shuffled
 from .errors import IllegalActionError, MalformedError
 
-SEATS = 4
+SEATS: Final = 4
 
 
 class Tournament:

@@ -20,7 +20,7 @@ through which the engine reads it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from .events import Event
 from .game import Game, Viewer
@@ -136,7 +136,7 @@ def _spinner_of(arm: int, doubles: list[tuple[int, int, int]], lead: int) -> tup
     return {"arm": None if host == CENTER else ARM_NAMES[host], "index": index}, value
 
 
-_KIND_NAMES = {LEAD: "lead", DRAW: "draw", PASS: "pass"}
+_KIND_NAMES: Final = {LEAD: "lead", DRAW: "draw", PASS: "pass"}
 
 
 def legal_view(actions: list[str]) -> list[dict[str, Any]]:
