@@ -69,6 +69,5 @@ def test_the_compiled_modules_constants_are_final() -> None:
     """mypyc reads a module-level name that is not `Final` from the module's dict on every use (a
     string-keyed lookup), a `Final` one from a static slot or inlined: marking the rules' and the
     codec's tables Final cut decoding and encoding a state by a fifth (docs/performance.md)."""
-    files = [p for p in (ROOT / "engine_service" / "rules").glob("*.py") if p.stem != "__init__"]
-    files += [ROOT / "engine_service" / name for name in COMPILED_MODULES]
-    assert [c for p in sorted(files) for c in _unfinal_constants(p)] == []
+    files = [ROOT / Path(*name.split(".")).with_suffix(".py") for name in HOT_MODULES]
+    assert [c for p in files for c in _unfinal_constants(p)] == []
