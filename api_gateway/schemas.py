@@ -320,7 +320,7 @@ class SpinnerPlaceSchema(Schema):
     index = fields.Integer()
 
 
-class TableArmSchema(Schema):
+class TableLayoutArmSchema(Schema):
     """One arm of the table as its tiles lie, outward from the lead."""
 
     tiles = fields.List(fields.List(fields.Integer()), metadata={
@@ -331,12 +331,13 @@ class TableArmSchema(Schema):
         "description": "a spinner's side: the double it grows from (null for W and E)"})
 
 
-class TableSchema(Schema):
-    """The layout as the tiles lie (what `layout` says, structured for drawing: docs/rest.md)."""
+class TableLayoutSchema(Schema):
+    """The layout as the tiles lie (what `layout` says, structured for drawing: docs/rest.md). Not `TableSchema`:
+    that name is an online table's (`tables_routes`), and OpenAPI names a component by its schema's name."""
 
     lead = fields.List(fields.Integer(), allow_none=True, metadata={
         "description": "the first tile [W, E] (the number facing W first); null before the lead"})
-    arms = fields.Dict(keys=fields.String(), values=fields.Nested(TableArmSchema), metadata={
+    arms = fields.Dict(keys=fields.String(), values=fields.Nested(TableLayoutArmSchema), metadata={
         "description": "by name: every arm that holds a tile or is open"})
 
 
@@ -382,7 +383,7 @@ class SeatViewSchema(Schema):
     rating = fields.List(fields.Integer())
     legal = fields.List(fields.String(), metadata={"description": "the viewer's legal actions when it is to move"})
     last_score = fields.Integer()
-    table = fields.Nested(TableSchema, metadata={"description": "the layout as the tiles lie, for drawing"})
+    table = fields.Nested(TableLayoutSchema, metadata={"description": "the layout as the tiles lie, for drawing"})
     legal_moves = fields.List(fields.Nested(LegalMoveSchema),
                               metadata={"description": "each of legal (same order), structured"})
     bots = fields.List(fields.Nested(BotSeatSchema), metadata={"description": "seats the engine plays, if any"})

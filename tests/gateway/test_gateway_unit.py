@@ -5,6 +5,7 @@ nothing listens on: only requests refused before any engine call are sent.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import grpc
@@ -285,6 +286,19 @@ def test_openapi_document_covers_every_route_and_answers_problems(client: FlaskC
     assert {"$ref": "#/components/schemas/Round"} in nullable_round
     assert "Retry-After" in apply["responses"]["503"]["headers"]
     assert schemas["MatchState"]["additionalProperties"] is False  # unknown keys are refused
+
+
+def test_the_openapi_document_is_built_without_warnings() -> None:
+    """Each schema is one component under its own name: two schemas of one name made apispec warn and
+    publish the second as `Table1` (the drawn layout's and an online table's were both `TableSchema`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        made = create_app(GatewayConfig(engine_target="127.0.0.1:9", engine_timeout=0.5,
+                                        token_keys=KeyRing.generate("k1")))
+        doc = made.test_client().get("/openapi.json").get_json()
+    schemas = doc["components"]["schemas"]
+    assert not [name for name in schemas if name[-1].isdigit()]
+    assert "table_id" in schemas["Table"]["properties"] and "arms" in schemas["TableLayout"]["properties"]
 
 
 def test_swagger_ui_is_served_from_the_package_not_a_cdn(client: FlaskClient) -> None:
