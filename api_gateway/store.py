@@ -40,6 +40,7 @@ never accepted unchecked.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -578,14 +579,21 @@ class SqliteStore:
         ``changes_s1``, read every `CHANGES_POLL` seconds, one small query per worker however many streams
         it holds. A move made in another worker thus reaches this one's seat streams within that, not at
         their next poll (a plain sealed match's spectators keep the poll: its advances, the REST hot
-        path, write nothing more)."""
+        path, write nothing more). The changes made before the call are not news: the last one is read
+        here, so every change made once this returns is heard (if the file cannot be read now, the thread
+        reads it at its first poll)."""
 
-        def last() -> int:  # the changes made before this worker watched are not its news
+        def last() -> int:
             found: int = self._run(lambda c: c.execute("SELECT COALESCE(MAX(n), 0) FROM changes_s1").fetchone()[0])
             return found
 
+        try:
+            first: int | None = last()
+        except StoreUnavailable:
+            first = None
+
         def listen() -> None:
-            seen = None
+            seen = first
             while True:
                 time.sleep(self.CHANGES_POLL)
                 try:
@@ -746,6 +754,7 @@ class RedisStore:
 
         self.url = url
         self.ttl = ttl
+        self._timeout = timeout
         self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
                                            health_check_interval=30)
@@ -962,19 +971,38 @@ class RedisStore:
 
     def watch_changes(self, changed: Callable[[str], None]) -> None:
         """Call `changed(match id hex)` for every advance any gateway makes (a daemon thread, a greenlet
-        under gevent, subscribed to CHANGED; it subscribes again after a lost connection)."""
+        under gevent, subscribed to CHANGED; it subscribes again after a lost connection). The first
+        subscription is confirmed here, so every change published once this returns is heard (with Redis
+        away now, the thread keeps trying)."""
+
+        def subscribed() -> Any:
+            pubsub = self._redis.pubsub()
+            pubsub.subscribe(self.CHANGED)
+            confirmed = pubsub.get_message(timeout=self._timeout)
+            if confirmed is None or confirmed.get("type") != "subscribe":
+                raise ConnectionError(f"no confirmation of the subscription to {self.CHANGED}: {confirmed!r}")
+            return pubsub
+
+        try:
+            first: Any = subscribed()
+        except Exception:
+            first = None
 
         def listen() -> None:
-            pause = 0.5
+            pubsub, pause = first, 0.5
             while True:
                 try:
-                    pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-                    pubsub.subscribe(self.CHANGED)
+                    if pubsub is None:
+                        pubsub = subscribed()
                     pause = 0.5
-                    for message in pubsub.listen():  # type: ignore[no-untyped-call]
+                    for message in pubsub.listen():
                         if message.get("type") == "message":
                             changed(bytes(message["data"]).decode())
                 except Exception:  # Redis away (or a bug in `changed`): the streams' polls go on meanwhile
+                    if pubsub is not None:
+                        with contextlib.suppress(Exception):
+                            pubsub.close()
+                        pubsub = None
                     time.sleep(pause)
                     pause = min(pause * 2, 10.0)
 
