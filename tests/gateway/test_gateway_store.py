@@ -370,6 +370,34 @@ def test_a_table_match_changed_in_one_worker_is_news_to_the_others(store: Versio
     other.close()
 
 
+def test_a_redis_watcher_started_while_redis_is_away_subscribes_once_it_is_back(tmp_path: Path) -> None:
+    """`watch_changes` with Redis down returns (it does not fail the gateway's start) and its thread keeps
+    trying; after Redis is back, and again after a second outage mid-watch, published changes are heard."""
+    import redis
+
+    server = RedisServer(tmp_path)
+    try:
+        server.stop()
+        store = RedisStore(server.url, ttl=3600, timeout=0.3)
+        heard: list[str] = []
+        started = time.monotonic()
+        store.watch_changes(heard.append)
+        assert time.monotonic() - started < 3
+        for outage in range(2):
+            server.start()
+            news = secrets.token_bytes(16).hex()
+            with closing(redis.Redis.from_url(server.url)) as publisher:
+                deadline = time.monotonic() + 30  # the thread's pause between tries doubles up to 10 s
+                while news not in heard and time.monotonic() < deadline:
+                    publisher.publish(RedisStore.CHANGED, news)
+                    time.sleep(0.2)
+            assert news in heard, f"nothing heard after outage {outage + 1}"
+            server.stop()
+        store.close()
+    finally:
+        server.stop()
+
+
 def test_the_wal_is_checkpointed_off_the_calls_by_a_thread_of_its_own(tmp_path: Path) -> None:
     """A call's commit never checkpoints the WAL (SQLite's automatic checkpoint, with its fsyncs, ran
     inside the call that filled the WAL: the sealed apply's p99 tail in a store of many live matches);
