@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -107,6 +108,33 @@ def test_the_replay_bomb_stops_at_its_deadline(start_gateway: Callable[..., Gate
         engine.stop()
 
 
+def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
+    """What a thawed engine that gets no call says: its own health asked directly, its gRPC and admission
+    counters, the ends of its log and of the gateways' logs (so a failure in CI names its cause)."""
+    import urllib.request
+
+    import grpc
+
+    from domino.v1.channel import JSON_ENGINE, EngineChannel
+
+    lines = []
+    channel = EngineChannel(engine.address, max_attempts=2)
+    try:
+        lines.append(f"its health, asked directly: {channel.health(3.0, JSON_ENGINE)}")
+    except grpc.RpcError as err:
+        lines.append(f"its health, asked directly: {err.code()} {err.details()}")
+    finally:
+        channel.close()
+    with urllib.request.urlopen(f"http://127.0.0.1:{engine.metrics_port}/metrics", timeout=5) as reply:
+        lines += [line for line in reply.read().decode().splitlines()
+                  if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
+    engine.log.flush()
+    engine.log.seek(0)
+    lines.append("its log: " + engine.log.read()[-3000:])
+    lines += [f"gateway {i} log: {g.logs()[-3000:]}" for i, g in enumerate(gateways)]
+    return "\n".join(lines)
+
+
 def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
         engines: Callable[..., Engine], start_gateway: Callable[..., Gateway]) -> None:  # noqa: F811
     """Two gateways over two engines, frozen for 6 s (the issue's 10 s in `domino bench faults`), against the
@@ -138,7 +166,7 @@ def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
         back = time.monotonic() + 10.0
         while a.calls() <= served and time.monotonic() < back:
             time.sleep(0.25)
-        assert a.calls() > served, "the thawed engine got no call within 13 s"
+        assert a.calls() > served, "the thawed engine got no call within 13 s\n" + _why_not_back(a, gateways)
     assert [f for load in loads for f in load.failures] == []
     calm = (before + after) / 2
     assert frozen > calm / 2, f"{frozen:.0f} req/s with one engine frozen, {before:.0f} before, {after:.0f} after"

@@ -76,6 +76,7 @@ def engines() -> Iterator[Callable[..., Engine]]:
     yield make
     for engine in made:
         engine.stop(signal.SIGKILL)
+        engine.log.close()  # before the run's temporary directory goes (else its __del__ warns at exit)
 
 
 class Load:
