@@ -109,13 +109,15 @@ def test_the_replay_bomb_stops_at_its_deadline(start_gateway: Callable[..., Gate
 
 
 def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
-    """What a thawed engine that gets no call says: its own health asked directly, its gRPC and admission
-    counters, the ends of its log and of the gateways' logs (so a failure in CI names its cause)."""
+    """What a thawed engine that gets no call says: its own health asked directly (Check, and Watch as the
+    gateways' channels ask it), its call counters, the end of its log, and each gateway's last changes of
+    its connections to it (gRPC's subchannel trace) and the end of its log (so a failure in CI names its
+    cause)."""
     import urllib.request
 
     import grpc
-
     from domino.v1.channel import JSON_ENGINE, EngineChannel
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     lines = []
     channel = EngineChannel(engine.address, max_attempts=2)
@@ -125,13 +127,26 @@ def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
         lines.append(f"its health, asked directly: {err.code()} {err.details()}")
     finally:
         channel.close()
+    with grpc.insecure_channel(engine.address) as watching:  # what the gateways' channels ask before a call
+        try:
+            first = next(health_pb2_grpc.HealthStub(watching).Watch(
+                health_pb2.HealthCheckRequest(service=JSON_ENGINE), timeout=3.0))
+            lines.append(f"its health watch's first answer: {health_pb2.HealthCheckResponse.ServingStatus.Name(first.status)}")
+        except grpc.RpcError as err:
+            lines.append(f"its health watch: {err.code()} {err.details()}")
     with urllib.request.urlopen(f"http://127.0.0.1:{engine.metrics_port}/metrics", timeout=5) as reply:
         lines += [line for line in reply.read().decode().splitlines()
                   if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
     engine.log.flush()
     engine.log.seek(0)
     lines.append("its log: " + engine.log.read()[-3000:])
-    lines += [f"gateway {i} log: {g.logs()[-3000:]}" for i, g in enumerate(gateways)]
+    for i, gateway in enumerate(gateways):  # its connections to this engine, the last 30 changes
+        log = gateway.logs().splitlines()
+        traced = [re.sub(r"args=\{[^}]*\}", "args=...", line) for line in log
+                  if "subchannel.cc" in line and f"address=ipv4:{engine.address}" in line]
+        others = [line for line in log if "subchannel.cc" not in line]
+        lines.append(f"gateway {i}'s connections to it, last 30 of {len(traced)}:\n" + "\n".join(traced[-30:]))
+        lines.append(f"gateway {i}'s log, the rest: " + "\n".join(others[-20:]))
     return "\n".join(lines)
 
 
@@ -140,7 +155,9 @@ def test_a_frozen_engine_beside_a_healthy_one_keeps_over_half_the_throughput(
     """Two gateways over two engines, frozen for 6 s (the issue's 10 s in `domino bench faults`), against the
     throughput before and after."""
     a, b = engines(), engines()
-    gateways = [start_gateway(f"ipv4:{a.address},{b.address}") for _ in range(2)]
+    # Their gRPC client traces its connections (read only when the thawed engine gets no call: `_why_not_back`).
+    traced = {"GRPC_VERBOSITY": "DEBUG", "GRPC_TRACE": "subchannel"}
+    gateways = [start_gateway(f"ipv4:{a.address},{b.address}", env=traced) for _ in range(2)]
     assert a.proc is not None
 
     def rate(loads: list[Load], seconds: float) -> float:
