@@ -104,6 +104,26 @@ def test_sigterm_turns_health_not_serving_drains_then_exits_cleanly(
     assert info.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
+def test_sigusr1_writes_every_threads_stack_and_changes_nothing(
+        engine_factory: Callable[..., Any], wait_until: Callable[..., bool]) -> None:
+    """For an engine that stops answering: `kill -USR1` shows where each of its threads waits (the server's
+    polling thread, the call workers), and the engine serves on as before."""
+    server = engine_factory()
+    assert check(server.address) == SERVING
+    server.signal(signal.SIGUSR1)
+
+    def dumped() -> str:
+        server.log_file.flush()
+        return Path(server.log_file.name).read_text()
+    assert wait_until(lambda: "Current thread" in dumped(), timeout=5.0)
+    text = dumped()
+    assert "grpc/_server.py" in text and "in _serve" in text  # the server's polling thread
+    assert text.count("Thread 0x") >= 2
+    assert server.proc.poll() is None and check(server.address) == SERVING
+    with grpc.insecure_channel(server.address) as ch:
+        assert engine_pb2_grpc.EngineStub(ch).ListVariants(pb.ListVariantsRequest(), timeout=5).variants
+
+
 def _until_end(stream: Any) -> Any:
     try:
         yield from stream

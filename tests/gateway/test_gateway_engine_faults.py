@@ -110,9 +110,9 @@ def test_the_replay_bomb_stops_at_its_deadline(start_gateway: Callable[..., Gate
 
 def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
     """What a thawed engine that gets no call says: its own health asked directly (Check, and Watch as the
-    gateways' channels ask it), its call counters, the end of its log, and each gateway's last changes of
-    its connections to it (gRPC's subchannel trace) and the end of its log (so a failure in CI names its
-    cause)."""
+    gateways' channels ask it), its call counters, its threads' stacks and the end of its log; and each
+    gateway's last changes of its connections to it (gRPC's subchannel trace) and the end of its log (so
+    a failure in CI names its cause)."""
     import urllib.request
 
     import grpc
@@ -137,9 +137,12 @@ def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{engine.metrics_port}/metrics", timeout=5) as reply:
         lines += [line for line in reply.read().decode().splitlines()
                   if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
+    assert engine.proc is not None
+    engine.proc.send_signal(signal.SIGUSR1)  # its threads' stacks, to its log (`engine_service.server`)
+    time.sleep(1.0)
     engine.log.flush()
     engine.log.seek(0)
-    lines.append("its log: " + engine.log.read()[-3000:])
+    lines.append("its log, its threads' stacks last: " + engine.log.read()[-12000:])
     for i, gateway in enumerate(gateways):  # its connections to this engine, the last 30 changes
         log = gateway.logs().splitlines()
         traced = [re.sub(r"args=\{[^}]*\}", "args=...", line) for line in log
