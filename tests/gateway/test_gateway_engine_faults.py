@@ -134,9 +134,12 @@ def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
             lines.append(f"its health watch's first answer: {health_pb2.HealthCheckResponse.ServingStatus.Name(first.status)}")
         except grpc.RpcError as err:
             lines.append(f"its health watch: {err.code()} {err.details()}")
-    with urllib.request.urlopen(f"http://127.0.0.1:{engine.metrics_port}/metrics", timeout=5) as reply:
-        lines += [line for line in reply.read().decode().splitlines()
-                  if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{engine.metrics_port}/metrics", timeout=5) as reply:
+            lines += [line for line in reply.read().decode().splitlines()
+                      if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
+    except OSError as err:  # its metrics unread: the rest is still worth printing
+        lines.append(f"its metrics: {err}")
     assert engine.proc is not None
     engine.proc.send_signal(signal.SIGUSR1)  # its threads' stacks, to its log (`engine_service.server`)
     time.sleep(1.0)
