@@ -23,7 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import pytest
+from domino.v1.channel import JSON_ENGINE
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.faults import Flood, bot_bodies, tree_cpu
 from engine_service import calls
@@ -113,31 +116,19 @@ def _why_not_back(engine: Engine, gateways: list[Gateway]) -> str:
     gateways' channels ask it), its call counters, its threads' stacks and the end of its log; and each
     gateway's last changes of its connections to it (gRPC's subchannel trace) and the end of its log (so
     a failure in CI names its cause)."""
-    import urllib.request
-
-    import grpc
-    from domino.v1.channel import JSON_ENGINE, EngineChannel
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
     lines = []
-    channel = EngineChannel(engine.address, max_attempts=2)
+    asked = health_pb2.HealthCheckRequest(service=JSON_ENGINE)
+    with grpc.insecure_channel(engine.address) as channel:  # Check, and Watch as the gateways' channels ask
+        health = health_pb2_grpc.HealthStub(channel)
+        for how, ask in (("check", lambda: health.Check(asked, timeout=3.0)),
+                         ("watch's first answer", lambda: next(health.Watch(asked, timeout=3.0)))):
+            try:
+                lines.append(f"its health {how}: {health_pb2.HealthCheckResponse.ServingStatus.Name(ask().status)}")
+            except grpc.RpcError as err:
+                lines.append(f"its health {how}: {err.code()} {err.details()}")
     try:
-        lines.append(f"its health, asked directly: {channel.health(3.0, JSON_ENGINE)}")
-    except grpc.RpcError as err:
-        lines.append(f"its health, asked directly: {err.code()} {err.details()}")
-    finally:
-        channel.close()
-    with grpc.insecure_channel(engine.address) as watching:  # what the gateways' channels ask before a call
-        try:
-            first = next(health_pb2_grpc.HealthStub(watching).Watch(
-                health_pb2.HealthCheckRequest(service=JSON_ENGINE), timeout=3.0))
-            lines.append(f"its health watch's first answer: {health_pb2.HealthCheckResponse.ServingStatus.Name(first.status)}")
-        except grpc.RpcError as err:
-            lines.append(f"its health watch: {err.code()} {err.details()}")
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{engine.metrics_port}/metrics", timeout=5) as reply:
-            lines += [line for line in reply.read().decode().splitlines()
-                      if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
+        lines += [line for line in engine.metrics().splitlines()
+                  if re.match(r"grpc_server_handled_total\{.*JsonEngine|domino_engine_in_flight", line)]
     except OSError as err:  # its metrics unread: the rest is still worth printing
         lines.append(f"its metrics: {err}")
     assert engine.proc is not None

@@ -49,12 +49,17 @@ class Engine:
         line = self.proc.stdout.readline()
         assert line.startswith("{"), line
 
+    def metrics(self) -> str:
+        """The Prometheus text of its metrics port."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as reply:
+            text: str = reply.read().decode()
+        return text
+
     def calls(self) -> int:
         """Calls of the JSON face this engine has served so far (its Prometheus counter)."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as reply:
-            text = reply.read().decode()
         return sum(int(float(v)) for v in re.findall(
-            r'grpc_server_handled_total\{[^}]*grpc_service="domino\.v1\.JsonEngine"[^}]*\} ([\d.e+]+)', text))
+            r'grpc_server_handled_total\{[^}]*grpc_service="domino\.v1\.JsonEngine"[^}]*\} ([\d.e+]+)',
+            self.metrics()))
 
     def stop(self, sig: int = signal.SIGTERM, wait: bool = True) -> None:
         if self.proc is not None and self.proc.poll() is None:
