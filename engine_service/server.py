@@ -34,7 +34,7 @@ from typing import Any
 import grpc
 from domino.v1 import engine_pb2, engine_pb2_grpc
 from domino.v1.channel import KEEPALIVE_SERVER_OPTIONS
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
@@ -42,6 +42,7 @@ from engine_service import config as config_module
 from engine_service.admission import AdmissionInterceptor, BotWorkers
 from engine_service.config import Config
 from engine_service.edge.json_face import JsonEngineServicer
+from engine_service.health import SERVING, HealthServicer
 from engine_service.metrics import JsonFormatter, ObservingInterceptor
 from engine_service.servicer import EngineServicer
 from engine_service.status import PREFIXES, StatusInterceptor
@@ -63,7 +64,7 @@ class EngineServer:
 
     config: Config
     server: grpc.Server
-    health: health.HealthServicer
+    health: HealthServicer
     port: int
     bots: BotWorkers
     metrics_http: Any | None = None   # the prometheus WSGI server, when metrics are on
@@ -123,10 +124,7 @@ def create_server(cfg: Config) -> EngineServer:
     )
     engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(), server)
     engine_pb2_grpc.add_JsonEngineServicer_to_server(JsonEngineServicer(), server)
-    health_servicer = health.HealthServicer(
-        experimental_non_blocking=True,
-        experimental_thread_pool=futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="health"),
-    )
+    health_servicer = HealthServicer()  # not grpc_health's: it can deadlock the server (engine_service.health)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = [ENGINE_SERVICE, JSON_SERVICE, health.SERVICE_NAME]
     if cfg.reflection:
@@ -150,7 +148,7 @@ def create_server(cfg: Config) -> EngineServer:
 
     server.start()
     for name in ("", ENGINE_SERVICE, JSON_SERVICE):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        health_servicer.set(name, SERVING)
     return EngineServer(cfg, server, health_servicer, port, bots, metrics_http, metrics_port)
 
 
