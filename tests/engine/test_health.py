@@ -102,25 +102,18 @@ def _watch(stub: health_pb2_grpc.HealthStub, service: str) -> tuple[list[int], A
     return seen, call
 
 
-def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not predicate():
-        time.sleep(0.01)
-    return predicate()
-
-
 def test_a_watcher_hears_its_status_then_each_change(
-        served: tuple[HealthServicer, health_pb2_grpc.HealthStub]) -> None:
+        served: tuple[HealthServicer, health_pb2_grpc.HealthStub], wait_until: Callable[..., bool]) -> None:
     servicer, stub = served
     seen, call = _watch(stub, "domino.v1.Engine")
-    assert _until(lambda: seen == [SERVICE_UNKNOWN])  # not set yet
+    assert wait_until(lambda: seen == [SERVICE_UNKNOWN])  # not set yet
     servicer.set("domino.v1.Engine", SERVING)
-    assert _until(lambda: seen == [SERVICE_UNKNOWN, SERVING])
+    assert wait_until(lambda: seen == [SERVICE_UNKNOWN, SERVING])
     assert stub.Check(health_pb2.HealthCheckRequest(service="domino.v1.Engine"), timeout=5).status == SERVING
     whole, whole_call = _watch(stub, "")
-    assert _until(lambda: whole == [SERVING])  # the whole engine's is SERVING from the start
+    assert wait_until(lambda: whole == [SERVING])  # the whole engine's is SERVING from the start
     servicer.enter_graceful_shutdown()
-    assert _until(lambda: seen[-1:] == [NOT_SERVING] and whole[-1:] == [NOT_SERVING])
+    assert wait_until(lambda: seen[-1:] == [NOT_SERVING] and whole[-1:] == [NOT_SERVING])
     servicer.set("domino.v1.Engine", SERVING)  # draining is for good
     time.sleep(0.2)
     assert seen[-1] == NOT_SERVING
@@ -133,7 +126,7 @@ def test_a_watcher_hears_its_status_then_each_change(
 
 
 def test_every_watcher_ends_on_the_last_status_set_while_watches_open(
-        served: tuple[HealthServicer, health_pb2_grpc.HealthStub]) -> None:
+        served: tuple[HealthServicer, health_pb2_grpc.HealthStub], wait_until: Callable[..., bool]) -> None:
     """A status set while watches are still opening (their first answer not sent yet): each watcher's last
     answer is the last status set, never an older one sent late."""
     servicer, stub = served
@@ -142,7 +135,7 @@ def test_every_watcher_ends_on_the_last_status_set_while_watches_open(
         watches.append(_watch(stub, "svc"))
         servicer.set("svc", SERVING if i % 2 else NOT_SERVING)
     servicer.set("svc", SERVING)
-    assert _until(lambda: all(seen[-1:] == [SERVING] for seen, _ in watches))
+    assert wait_until(lambda: all(seen[-1:] == [SERVING] for seen, _ in watches))
     time.sleep(0.2)  # nothing older arrives after it
     assert all(seen[-1] == SERVING for seen, _ in watches)
     for _, call in watches:
