@@ -319,7 +319,9 @@ class Tables:
 
     def fill_due(self) -> int:
         """Quick-play tables whose wait for people is over (`bots_after`): their free seats become bots
-        and the match is dealt. What the keeper calls once a second; the tables it filled."""
+        and the match is dealt. What the keeper calls once a second; the tables it filled. A table the
+        engine cannot deal now (down, busy) stays as it was, waiting, and is tried again on the next
+        pass; the tables after it are still tried on this one."""
         filled = 0
         now = self._clock()
         for row in self.store.lobby(None, 100, None):
@@ -332,6 +334,8 @@ class Tables:
                 filled += 1
             except TableRefused:
                 pass  # taken, filled or gone meanwhile
+            except EngineProblem as exc:
+                log.warning("table %s: its wait for people is over, not filled yet: %s", rec["table_id"], exc)
         return filled
 
     def _fill(self, rec: Json) -> tuple[None, Deal | None]:

@@ -8,6 +8,7 @@ import base64
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,3 +169,40 @@ def test_a_seeker_is_seated_at_the_table_whose_openers_skill_is_nearest(rated_gw
 def freeseats(gw: Gateway, table_id: str) -> int:
     table = ok(call(gw, "GET", f"/v1/tables/{table_id}"))
     return sum(1 for s in table["seats"] if s["kind"] == "open" and not s["taken"])
+
+
+def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: EngineProc, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Two gateways on one store, one of whose engine is down. The keeper's fill pass there tries every
+    table whose wait is over, leaves each waiting with a warning (no traceback, the next table still
+    tried), and the gateway whose engine answers fills them all on its pass."""
+    from api_gateway.app import create_app
+    from api_gateway.config import from_env
+    from api_gateway.tables import ClockKeeper
+    from api_gateway.tables_routes import TABLES
+
+    monkeypatch.setattr(ClockKeeper, "start", lambda self: None)  # the passes are this test's calls
+    env = gateway_env(tmp_path)
+    up = create_app(from_env({**env, "GATEWAY_ENGINE": engine_proc.address}))
+    down = create_app(from_env({**env, "GATEWAY_ENGINE": "127.0.0.1:9", "GATEWAY_ENGINE_TIMEOUT": "0.5"}))
+    opened = []
+    for players in (2, 3):
+        reply = up.test_client().post("/v1/seek", json={"variant": "kozel", "players": players, "name": "Anna",
+                                                          "bots_after": 1, "bots_level": "random"})
+        assert reply.status_code == 200 and reply.get_json()["opened"], reply.get_json()
+        opened.append(reply.get_json()["table_id"])
+    time.sleep(1.1)
+
+    with caplog.at_level("WARNING", logger="api_gateway.tables"):
+        assert down.extensions[TABLES].fill_due() == 0
+    warned = [r for r in caplog.records if "not filled yet" in r.getMessage()]
+    assert sorted(t for t in opened if any(t in r.getMessage() for r in warned)) == sorted(opened)
+    assert all(r.exc_info is None for r in caplog.records)
+    for table_id in opened:
+        assert up.test_client().get(f"/v1/tables/{table_id}").get_json()["match_id"] is None
+
+    assert up.extensions[TABLES].fill_due() == 2
+    for table_id in opened:
+        table = up.test_client().get(f"/v1/tables/{table_id}").get_json()
+        assert table["match_id"] is not None and table["status"] == "playing"
