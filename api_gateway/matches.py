@@ -125,7 +125,7 @@ class Matches:
         self._variants: tuple[float, list[Json]] | None = None
         self._variants_lock = threading.Lock()
         #: Called with (match id, the new state) when a change ends a hosted match (the tables archive it).
-        self.on_hosted_over: Callable[[bytes, bytes], None] | None = None
+        self.on_hosted_over: Callable[[bytes, bytes], object] | None = None
         #: What the store keeps of a hosted match's change (match id, new version, its token, the engine's
         #: reply): each viewer's line by default; the tables add their turn clocks.
         self.hosting: Hosting = _lines_only

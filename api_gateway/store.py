@@ -109,7 +109,9 @@ class Hosted:
     lines: list[bytes]
     #: The table's turn clocks after this version (`clocks.Clocks.dump`, JSON; empty: no clock), and
     #: when the running one runs out (unix seconds; None: none runs): kept in the same write, so the
-    #: clocks any gateway finds due (`due`) are always this version's.
+    #: clocks any gateway finds due (`due`) are always this version's. In the write that ends the match
+    #: (`over`) no clock runs and `deadline` is when a gateway should archive it if the one that made the
+    #: last move has not confirmed it archived by then (`unarchived`, `archived`).
     clocks: bytes = b""
     deadline: float | None = None
 
@@ -189,6 +191,13 @@ class VersionStore(Protocol):
 
     def forget_due(self, match_id: bytes) -> None:
         """Take an expired match (its record gone) out of `due`."""
+
+    def unarchived(self, now: float, limit: int) -> list[bytes]:
+        """Hosted matches that are over and not confirmed archived by their deadline (`Hosted.deadline`
+        of the write that ended them) <= `now`, oldest first, at most `limit`."""
+
+    def archived(self, match_id: bytes) -> None:
+        """The match's end is in the archive (or its outbox), or never will be: out of `unarchived`."""
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         """A hosted match's lines for `viewer` from version `start` on (line i: version i), and
@@ -516,6 +525,16 @@ class SqliteStore:
     def forget_due(self, match_id: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM hosted_s2 WHERE match_id = ?", (match_id,)))
 
+    def unarchived(self, now: float, limit: int) -> list[bytes]:
+        rows = self._run(lambda c: c.execute(
+            "SELECT match_id FROM hosted_s2 WHERE deadline IS NOT NULL AND deadline <= ? AND over = 1 "
+            "ORDER BY deadline LIMIT ?", (now, limit)).fetchall())
+        return [bytes(r[0]) for r in rows]
+
+    def archived(self, match_id: bytes) -> None:
+        self._run(lambda c: c.execute("UPDATE hosted_s2 SET deadline = NULL WHERE match_id = ? AND over = 1",
+                                      (match_id,)))
+
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
             self._latest(c, match_id)
@@ -686,6 +705,7 @@ def _split(public: bytes) -> list[bytes]:
 # {2, answer}: this very request (its digest) already advanced from the expected seq.
 # The last ARGV is the record lines that left the state (empty: none), appended to domino:rl:<match>
 # (the key made from KEYS[1]'s id, so that the arguments before it keep their places).
+# The write that ends a hosted match puts it in domino:unarchived, scored by its deadline (RedisStore.UNARCHIVED).
 # An advance is announced on the channel CHANGED (the match id in hex): every gateway's streams of the
 # match read it at once instead of at their next poll (a lost message only delays them to the poll).
 _ADVANCE = """
@@ -717,6 +737,7 @@ if ARGV[7] ~= '' then
     redis.call('ZADD', KEYS[5], ARGV[10], match)
   else
     redis.call('ZREM', KEYS[5], match)
+    if ARGV[10] ~= '' then redis.call('ZADD', 'domino:unarchived', ARGV[10], match) end
   end
   for v = 6, #KEYS do
     redis.call('RPUSH', KEYS[v], ARGV[10 + npublic + v - 5])
@@ -746,6 +767,7 @@ class RedisStore:
     LOBBY = "domino:lobby"  # public tables with a seat free, a sorted set by creation time
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
     DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
+    UNARCHIVED = "domino:unarchived"  # hosted matches over and not yet confirmed archived, by deadline (_ADVANCE)
     CHANGED = "domino:changed"  # pub/sub: the id (hex) of every match an advance changed
     RECORD = "domino:rl:"  # a sealed match's log lines that left its state, a list (one item per round)
 
@@ -877,6 +899,14 @@ class RedisStore:
 
     def forget_due(self, match_id: bytes) -> None:
         self._run(partial(self._redis.zrem, self.DEADLINES, match_id.hex()))
+
+    def unarchived(self, now: float, limit: int) -> list[bytes]:
+        found = self._run(partial(self._redis.zrangebyscore, self.UNARCHIVED, "-inf", repr(now), start=0,
+                                  num=limit))
+        return [bytes.fromhex(x.decode()) for x in found]
+
+    def archived(self, match_id: bytes) -> None:
+        self._run(partial(self._redis.zrem, self.UNARCHIVED, match_id.hex()))
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work() -> Any:

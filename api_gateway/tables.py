@@ -28,7 +28,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -42,7 +42,7 @@ from api_gateway.engine import EngineMalformed, EngineProblem
 from api_gateway.matches import MATCH_ID_BYTES, Matches, hosted_lines
 from api_gateway.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.store import Deal, Hosted, HostedMatch, MatchExpired, StaleToken, StoreUnavailable, TableRow
-from api_gateway.tokens import HOST, host_key, new_sealed, seat_key
+from api_gateway.tokens import HOST, TokenError, host_key, new_sealed, seat_key
 
 log = logging.getLogger("api_gateway.tables")
 
@@ -53,6 +53,9 @@ TICKET_TTL = 30
 #: The level of the bot that plays a seat its person left, on a table with ``on_leave: "bot"``.
 LEAVE_BOT = "greedy"
 _ATTEMPTS = 20
+#: Seconds after a hosted match ends before any gateway archives it, when the one that made the last move
+#: has not confirmed it archived: more than that move's engine and database calls may take.
+ARCHIVE_AFTER = 30.0
 
 
 def _hash(secret: str) -> str:
@@ -86,10 +89,12 @@ class SeatContext:
 class Tables:
     """The tables of the store `matches` uses (one instance per app)."""
 
-    def __init__(self, matches: Matches, archive: Any = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, matches: Matches, archive: Any = None, clock: Callable[[], float] = time.time,
+                 archive_after: float = ARCHIVE_AFTER) -> None:
         self.matches = matches
         self.archive = archive
         self._clock = clock
+        self.archive_after = archive_after
         matches.on_hosted_over = self._archive
         matches.hosting = self._hosting
 
@@ -354,21 +359,25 @@ class Tables:
                  change: Callable[[Clocks, float], Clocks] | None = None) -> Hosted:
         """What the store keeps of a hosted match's change (`Matches.hosting`): the token and every
         viewer's line, and with a turn clock its clocks moved on (the seat that acted charged, the seat
-        now to act running; none between rounds and at the end), shown in every line."""
+        now to act running; none between rounds and at the end), shown in every line. The change that
+        ends the match is written due for archiving `archive_after` seconds on (`archive_due`), in case
+        the gateway making it fails to archive it first."""
         hosted = Hosted(token, hosted_lines(seq, reply))
         stored = self.store.hosted(match_id).clocks  # this version's: the advance fails if another came
-        if not stored:
-            return hosted
         now = self._clock()
-        clocks = Clocks.load(orjson.loads(stored))
-        turn = None if reply.over else orjson.loads(reply.watcher).get("turn")
-        if change is not None:
-            clocks = change(clocks, now)
-            if turn != clocks.running:
+        if stored:
+            clocks = Clocks.load(orjson.loads(stored))
+            turn = None if reply.over else orjson.loads(reply.watcher).get("turn")
+            if change is not None:
+                clocks = change(clocks, now)
+                if turn != clocks.running:
+                    clocks = clocks.moved(turn, now)
+            else:
                 clocks = clocks.moved(turn, now)
-        else:
-            clocks = clocks.moved(turn, now)
-        return _clocked(hosted, clocks, now)
+            hosted = _clocked(hosted, clocks, now)
+        if reply.over:
+            hosted = replace(hosted, deadline=now + self.archive_after)
+        return hosted
 
     def expire_due(self) -> int:
         """Apply every turn clock that ran out (the variant's timeout, or a bot on autopilot): what each
@@ -613,23 +622,52 @@ class Tables:
 
     # ------------------------------------------------------------ the end of a match
 
-    def _archive(self, match_id: bytes, state: bytes) -> None:
+    def _archive(self, match_id: bytes, state: bytes) -> bool:
         """A hosted match is over: archive it with each seat's player (None for a bot's seat) and the
-        names the seats were taken under (the record's names: the leaderboard's and a player's name)."""
-        if self.archive is None:
-            return
+        names the seats were taken under (the record's names: the leaderboard's and a player's name),
+        then take it out of the store's `unarchived`. Never raises: the move that ended it is made and
+        answered. True when done; False when the engine or a store did not answer, the match left in
+        `unarchived` for `archive_due` (the archive's own outbox covers its database)."""
         try:
-            hosted = self.store.hosted(match_id)
-            _, rec = self._row(hosted.table_id)
-            players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
-                       for s in rec["seats"]]
-            names = [s["name"] if s["taken"] and s.get("name") else None for s in rec["seats"]]
-            record = self.matches.engine.call("ExportRecord", {"view_as": HOST, "names": names,
-                                                               "prior": self.matches.prior_lines(match_id)},
-                                              state).answer
-            self.archive.finish(match_id.hex(), players, record)
-        except Exception:  # the move is made and answered; the archive's own outbox covers its database
+            if self.archive is not None:
+                hosted = self.store.hosted(match_id)
+                _, rec = self._row(hosted.table_id)
+                players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
+                           for s in rec["seats"]]
+                names = [s["name"] if s["taken"] and s.get("name") else None for s in rec["seats"]]
+                record = self.matches.engine.call("ExportRecord", {"view_as": HOST, "names": names,
+                                                                   "prior": self.matches.prior_lines(match_id)},
+                                                  state).answer
+                self.archive.finish(match_id.hex(), players, record)  # a second time: "duplicate", no write
+        except (EngineProblem, StoreUnavailable, ArchiveUnavailable) as exc:
+            log.warning("hosted match %s: not archived yet, tried again later: %s", match_id.hex(), exc)
+            return False
+        except Exception:  # a bug (the record refused, say): trying again would only fail again
             log.exception("hosted match %s: not archived", match_id.hex())
+        try:
+            self.store.archived(match_id)
+        except StoreUnavailable:  # left in `unarchived`: archived again later, which the archive answers as a duplicate
+            pass
+        return True
+
+    def archive_due(self) -> int:
+        """Archive the hosted matches whose end no gateway has confirmed archived within `archive_after`
+        seconds (the gateway that made the last move failed to: its engine or store did not answer, or it
+        stopped in between): what each gateway worker's `ClockKeeper` calls once a second. Exactly once
+        across gateways: the archive keys a match by its id. The number archived here."""
+        done = 0
+        for match_id in self.store.unarchived(self._clock(), 20):
+            try:
+                state = self.matches.keys.open(self.store.hosted(match_id).token).state
+            except MatchExpired:  # the store forgot it: nothing left to archive
+                self.store.archived(match_id)
+                continue
+            except TokenError as exc:  # sealed with a key no longer in STATE_TOKEN_KEYS: nobody can open it
+                log.error("hosted match %s: not archived, its token cannot be opened: %s", match_id.hex(), exc)
+                self.store.archived(match_id)
+                continue
+            done += self._archive(match_id, state)
+        return done
 
 
 def _clocked(hosted: Hosted, clocks: Clocks, now: float) -> Hosted:
@@ -642,8 +680,9 @@ def _clocked(hosted: Hosted, clocks: Clocks, now: float) -> Hosted:
 
 class ClockKeeper:
     """One gateway worker's loop that applies turn clocks that ran out, with nobody calling
-    (`Tables.expire_due`, every `period` seconds), and fills quick-play tables whose wait for people
-    is over with bots (`Tables.fill_due`, every fifth pass)."""
+    (`Tables.expire_due`, every `period` seconds), fills quick-play tables whose wait for people
+    is over with bots (`Tables.fill_due`, every fifth pass), and archives the matches that ended
+    without their gateway archiving them (`Tables.archive_due`, every fifth pass)."""
 
     def __init__(self, tables: Tables, period: float = 0.2) -> None:
         self.tables = tables
@@ -668,6 +707,7 @@ class ClockKeeper:
                 self.tables.expire_due()
                 if passes % 5 == 0:
                     self.tables.fill_due()
+                    self.tables.archive_due()
             except StoreUnavailable as exc:  # the store is back soon: the clocks are still due then
                 log.warning("turn clocks not checked: %s", exc)
             except Exception:  # a bug must not stop every table's clocks

@@ -439,3 +439,31 @@ def test_the_wal_is_checkpointed_off_the_calls_by_a_thread_of_its_own(tmp_path: 
     while open_files():  # the checkpointer ends with its store, and closes its connection
         assert time.monotonic() < deadline, "the checkpointer thread outlived its store"
         time.sleep(0.05)
+
+
+def test_a_hosted_match_that_ends_is_unarchived_until_confirmed(store: VersionStore) -> None:
+    """The advance that ends a hosted match puts it in `unarchived` from its deadline on (in the same
+    write), out of the clocks' `due`; `archived` takes it out. A running clock's deadline is `due`
+    and never `unarchived`; an advance that does not end the match with no deadline is neither."""
+    from api_gateway.store import Deal, Hosted, TableRow
+
+    clocked, plain = secrets.token_bytes(16), secrets.token_bytes(16)
+    for i, match in enumerate((clocked, plain)):
+        assert store.put_table(TableRow(f"t-{i}", 1, b"{}"), Deal(match, b"", Hosted("token", [b"{}"])))
+    store.advance(clocked, 0, b"", hosted=Hosted("token1", [b"{}"], b'{"c":1}', 100.0))
+    store.advance(plain, 0, b"", hosted=Hosted("token1", [b"{}"]))
+    assert store.due(200.0, 10) == [clocked] and store.unarchived(10**10, 10) == []
+
+    store.advance(clocked, 1, b"", over=True, hosted=Hosted("token2", [b"{}"], b'{"c":1}', 500.0))
+    store.advance(plain, 1, b"", over=True, hosted=Hosted("token2", [b"{}"], b"", 400.0))
+    assert store.due(10**10, 10) == []
+    assert store.unarchived(399.0, 10) == []
+    assert store.unarchived(450.0, 10) == [plain]
+    assert store.unarchived(10**10, 10) == [plain, clocked]  # oldest deadline first
+    assert store.unarchived(10**10, 1) == [plain]
+    store.archived(plain)
+    store.archived(plain)  # again: nothing to do
+    assert store.unarchived(10**10, 10) == [clocked]
+    assert store.hosted(plain).over and store.hosted(plain).token == "token2"  # the match itself stays
+    store.archived(clocked)
+    assert store.unarchived(10**10, 10) == []
