@@ -404,6 +404,13 @@ class Tables:
             except (EngineProblem, StoreUnavailable) as exc:
                 log.warning("match %s: seat %d's clock ran out, not applied yet: %s", match_id.hex(), seat, exc)
                 outcome = "failed"
+            except TokenError as exc:  # no key of this gateway opens it: the other clocks still run out
+                log.error("match %s: seat %d's clock ran out, not applied: its token cannot be opened "
+                          "(sealed with a key not in STATE_TOKEN_KEYS?): %s", match_id.hex(), seat, exc)
+                outcome = "failed"
+            except Exception:  # a bug in one match's clock must not stop the clocks due after it
+                log.exception("match %s: seat %d's clock ran out, not applied", match_id.hex(), seat)
+                outcome = "failed"
             metrics.CLOCK_TIMEOUTS.labels(outcome).inc()
             applied += outcome in ("timeout", "autopilot")
         return applied

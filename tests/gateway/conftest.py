@@ -29,6 +29,7 @@ from typing import IO, Any
 import grpc
 import pytest
 from domino.v1 import engine_pb2_grpc
+from flask import Flask
 
 from api_gateway.tokens import KeyRing
 from bench.redis_server import RedisServer
@@ -287,6 +288,21 @@ def free_port() -> int:
 
 
 # ---------------------------------------------------------------- online tables (tests/gateway/test_tables*.py)
+
+
+@dataclass
+class InProcess:
+    """A gateway app answering in this process (Flask's test client), called as `Gateway.call` is."""
+
+    app: Flask
+
+    def call(self, method: str, path: str, body: Any = None, *, headers: dict[str, str] | None = None,
+             **_: Any) -> Reply:
+        r = self.app.test_client().open(path, method=method, json=body, headers=headers or {})
+        return Reply(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.get_data())
+
+    def get(self, path: str, **kwargs: Any) -> Reply:
+        return self.call("GET", path, **kwargs)
 
 
 def gateway_env(tmp: Path, store: str | None = None, **extra: str) -> dict[str, str]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from .conftest import EngineProc, Gateway, gateways_on_one_redis
+from .conftest import EngineProc, Gateway, InProcess, gateway_env, gateways_on_one_redis
 from .test_tables import Table, call, ok, open_table, problem, seat_stream
 
 pytestmark = pytest.mark.service
@@ -142,3 +142,38 @@ def test_a_table_says_its_clock(tables_gw: Gateway, tmp_path: Path) -> None:
     assert opened["table"]["clock"] == {"bank": 300.0, "increment": 5.0, "on_timeout": "rule"}
     plain = ok(call(tables_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 2}), 201)
     assert plain["table"]["clock"] is None
+
+
+def test_a_clock_this_gateway_cannot_apply_does_not_stop_the_clocks_due_after_it(
+        engine_proc: EngineProc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Two gateways on one store with different token keys (as after a key dropped too soon): the first
+    clock to run out is one whose token the second gateway cannot open. The second gateway's pass says so
+    and still applies its own match's timeout, due after it; the first gateway applies the other."""
+    from api_gateway.app import create_app
+    from api_gateway.config import from_env
+    from api_gateway.tables import ClockKeeper
+    from api_gateway.tables_routes import TABLES
+    from api_gateway.tokens import KeyRing
+
+    monkeypatch.setattr(ClockKeeper, "start", lambda self: None)  # the keeper's passes are this test's calls
+    env = {**gateway_env(tmp_path), "GATEWAY_ENGINE": engine_proc.address}
+    apps = [create_app(from_env(env)), create_app(from_env({**env, "STATE_TOKEN_KEYS": KeyRing.generate("other")}))]
+    tables = []
+    for app in apps:  # the first gateway's match first: its clock runs out first
+        gw = cast(Gateway, InProcess(app))
+        table = open_table(gw, [{"kind": "open"}] + [{"kind": "bot", "level": "random"}] * 3, clock={"move": MOVE})
+        assert latest(gw, table, 0)["turn"] == 0  # the person's clock runs (the bot moved at once if first)
+        tables.append((gw, table))
+    time.sleep(MOVE + 0.2)
+
+    first, second = (app.extensions[TABLES] for app in apps)
+    with caplog.at_level("WARNING", logger="api_gateway.tables"):
+        assert second.expire_due() == 1
+    assert any("cannot be opened" in r.getMessage() and tables[0][1].match_id in r.getMessage()
+               for r in caplog.records)
+    gw, table = tables[1]
+    assert latest(gw, table, 0)["over"]  # the second gateway's own match: timed out
+    assert first.expire_due() == 1
+    gw, table = tables[0]
+    assert latest(gw, table, 0)["over"]

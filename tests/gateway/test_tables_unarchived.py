@@ -7,34 +7,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from flask import Flask
 
-from .conftest import EngineProc, Gateway, RedisServer, Reply, gateway_env
+from .conftest import EngineProc, Gateway, InProcess, RedisServer, gateway_env
 from .test_tables import call, ok, open_table, over, play_step
 
 pytestmark = pytest.mark.service
 
 ONE_AND_A_BOT = [{"kind": "open"}, {"kind": "bot", "level": "random"}]
-
-
-@dataclass
-class InProcess:
-    """A gateway app answering in this process (Flask's test client), called as `Gateway.call` is."""
-
-    app: Flask
-
-    def call(self, method: str, path: str, body: Any = None, *, headers: dict[str, str] | None = None,
-             **_: Any) -> Reply:
-        r = self.app.test_client().open(path, method=method, json=body, headers=headers or {})
-        return Reply(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.get_data())
-
-    def get(self, path: str, **kwargs: Any) -> Reply:
-        return self.call("GET", path, **kwargs)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
