@@ -434,6 +434,9 @@ class VariantSchema(Schema):
     description = fields.String()
     min_players = fields.Integer()
     max_players = fields.Integer()
+    timeout_rule = fields.Boolean(metadata={
+        "description": "a seat whose time runs out ends the match by the variant's rule (Kozel's formula, "
+                       "Kingdomino's forfeit): a table's clock may use `on_timeout: rule` only where true"})
     options = fields.List(fields.Nested(OptionSpecSchema))
 
 

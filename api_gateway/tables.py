@@ -200,7 +200,9 @@ class Tables:
             clock = ClockSetting.from_json(body["clock"]).to_json() if body.get("clock") is not None else None
         except ClockSettingError as exc:
             raise TableRefused("malformed", str(exc), exc.field) from None
-        self.matches.variant(variant)  # 404 unknown-variant
+        found = self.matches.variant(variant)  # 404 unknown-variant
+        if clock is not None and not found.get("timeout_rule"):
+            _check_clock_without_rule(variant, clock, sum(1 for s in specs if s["kind"] == "open"))
         # The engine checks players and options now (400), not when the last seat is taken.
         self.matches.engine.call("NewMatch", {"variant": variant, "players": players, "options": options,
                                               "seed": 0})
@@ -675,6 +677,18 @@ class Tables:
                 continue
             done += self._archive(match_id, state)
         return done
+
+
+def _check_clock_without_rule(variant: str, clock: Json, people: int) -> None:
+    """A clock on a variant with no timeout rule (`timeout_rule` false: all but Kozel and Kingdomino) can
+    only hand the seat to a bot, and never the last person's seat: refuse the settings under which it
+    could never be applied (TableRefused, 400), rather than a clock that runs out and does nothing."""
+    if clock["on_timeout"] == "rule":
+        raise TableRefused("malformed", f"clock.on_timeout: {variant} has no timeout rule (Kozel's and Kingdomino's "
+                           "end a match when a clock runs out): use \"autopilot\"", "clock.on_timeout")
+    if people < 2:
+        raise TableRefused("malformed", f"clock: {variant} has no timeout rule and the autopilot never takes the "
+                           "last person's seat, so a clock needs at least two seats for people", "clock")
 
 
 def _clocked(hosted: Hosted, clocks: Clocks, now: float) -> Hosted:

@@ -1553,7 +1553,18 @@ const CLOCKS = { "": null, "move:10": { move: 10 }, "move:30": { move: 30 }, "mo
 function setUpClockForm() {
   const showRule = () => { $("t-on-timeout").parentElement.hidden = !$("t-clock").value; };
   $("t-clock").addEventListener("change", showRule);
+  $("t-variant").addEventListener("change", offerRule);
   showRule();
+  offerRule();
+}
+// The variant's timeout rule is offered only where it has one (`timeout_rule`: Kozel, Kingdomino); elsewhere
+// a clock that runs out hands the seat to a bot, and the service refuses `rule`.
+function offerRule() {
+  const hasRule = Boolean(variants.find((v) => v.name === $("t-variant").value)?.timeout_rule);
+  const select = $("t-on-timeout");
+  const rule = select.querySelector('option[value="rule"]');
+  rule.disabled = rule.hidden = !hasRule;
+  if (!hasRule && select.value === "rule") select.value = "autopilot:greedy";
 }
 function clockSetting() {
   const chosen = CLOCKS[$("t-clock").value];

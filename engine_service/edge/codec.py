@@ -348,7 +348,7 @@ def variants_to_proto(listing: Iterable[Json]) -> pb.ListVariantsResponse:
     for v in listing:
         msg = resp.variants.add(
             name=v["name"], family=v["family"], description=v.get("description", ""),
-            min_players=v["min_players"], max_players=v["max_players"],
+            min_players=v["min_players"], max_players=v["max_players"], timeout_rule=v["timeout_rule"],
         )
         for o in v.get("options", []):
             msg.options.add(

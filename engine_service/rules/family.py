@@ -256,6 +256,12 @@ class Family:
         rule (`Match` then refuses the call)."""
         return None
 
+    @classmethod
+    def has_timeout_rule(cls) -> bool:
+        """Whether a seat's timeout ends the match here: a family with the rule defines `timeout`
+        (K: RULES.md's timeout formula); listed as the variant's `timeout_rule`."""
+        return cls.timeout is not Family.timeout
+
 
 __all__ = [
     "NON_DOUBLES_DESCENDING",

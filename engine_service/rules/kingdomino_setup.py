@@ -60,6 +60,7 @@ def describe() -> dict[str, Any]:
         "description": DESCRIPTION,
         "min_players": MIN_PLAYERS,
         "max_players": MAX_PLAYERS,
+        "timeout_rule": True,  # KD: a player who times out forfeits
         "options": [spec.describe(DEFAULTS[name]) for name, spec in SPECS.items()],
     }
 

@@ -48,6 +48,7 @@ class Preset:
             "description": self.description,
             "min_players": self.min_players,
             "max_players": self.max_players,
+            "timeout_rule": self.family.has_timeout_rule(),
             "options": [spec.describe(self.defaults[name]) for name, spec in self.specs.items()],
         }
 

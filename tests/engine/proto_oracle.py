@@ -407,7 +407,7 @@ def event_dicts(msgs: Iterable[pb.Event]) -> list[Json]:
 def variants_list(msg: pb.ListVariantsResponse) -> list[Json]:
     """ListVariantsResponse -> the rules' `variants()` entries (option defaults and allowed values as text)."""
     return [{"name": v.name, "family": v.family, "description": v.description, "min_players": v.min_players,
-             "max_players": v.max_players,
+             "max_players": v.max_players, "timeout_rule": v.timeout_rule,
              "options": [{"name": o.name, "type": o.type, "allowed": list(o.allowed), "default": o.default,
                           "description": o.description,
                           **({"minimum": o.minimum, "maximum": o.maximum} if o.type == "int" else {})}

@@ -95,7 +95,13 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
         anna_404: list[str] = []
         anna.page.on("response", lambda r: anna_404.append(r.url) if r.status == 404 else None)
         anna.page.click("#to-friends")
+        anna.page.select_option("#t-variant", "block")
+        anna.page.select_option("#t-clock", "move:10")
+        rule = anna.page.locator('#t-on-timeout option[value="rule"]')
+        assert rule.is_disabled() and anna.page.input_value("#t-on-timeout") == "autopilot:greedy"  # block: none
+        anna.page.select_option("#t-clock", "")
         anna.page.select_option("#t-variant", "kozel")
+        assert rule.is_enabled()
         anna.page.select_option("#t-players", "4")
         for seat, kind in ((1, "person"), (2, "greedy"), (3, "greedy")):
             anna.page.select_option(f"#seat-kind-{seat}", kind)

@@ -120,20 +120,42 @@ def test_two_gateways_on_one_redis_apply_a_clock_once(redis_pair: list[Gateway])
         assert len(ended) == 1, ended
 
 
-@pytest.mark.parametrize(("clock", "field"), [
-    ({"move": 1}, "clock.move"),
-    ({"bank": 20}, "clock.bank"),
-    ({"bank": 300, "increment": 500}, "clock.increment"),
-    ({"move": 30, "on_timeout": "pause"}, "clock.on_timeout"),
-    ({"move": 30, "bank": 300}, "clock"),
+ONE_PERSON = [{"kind": "open"}, {"kind": "bot"}]
+
+
+@pytest.mark.parametrize(("clock", "field", "table"), [
+    ({"move": 1}, "clock.move", {}),
+    ({"bank": 20}, "clock.bank", {}),
+    ({"bank": 300, "increment": 500}, "clock.increment", {}),
+    ({"move": 30, "on_timeout": "pause"}, "clock.on_timeout", {}),
+    ({"move": 30, "bank": 300}, "clock", {}),
+    # a variant with no timeout rule: the clock could only ever hand a seat to a bot, never the last person's
+    ({"move": 30}, "clock.on_timeout", {"variant": "block", "players": 2}),
+    ({"move": 30, "on_timeout": "rule"}, "clock.on_timeout", {"variant": "osel", "players": 4}),
+    ({"move": 30, "on_timeout": "autopilot"}, "clock", {"variant": "block", "players": 2, "seats": ONE_PERSON}),
 ])
-def test_a_clock_out_of_range_opens_no_table(tables_gw: Gateway, clock: Json, field: str) -> None:
+def test_a_clock_out_of_range_opens_no_table(tables_gw: Gateway, clock: Json, field: str, table: Json) -> None:
     before = ok(call(tables_gw, "GET", "/v1/tables?limit=100"))
     reply = call(tables_gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "public": True,
-                                                   "clock": clock})
+                                                   "clock": clock, **table})
     problem(reply, 400, "malformed")
     assert reply.json["field"] == field, reply.json
     assert ok(call(tables_gw, "GET", "/v1/tables?limit=100")) == before
+
+
+def test_only_the_variants_with_a_timeout_rule_take_a_clock_that_applies_it(tables_gw: Gateway) -> None:
+    """`timeout_rule` in the variant list: Kozel's formula and Kingdomino's forfeit; elsewhere a clock hands
+    the seat to a bot (two seats for people at least), and `rule` is refused naming the variant."""
+    listed = {v["name"]: v["timeout_rule"] for v in ok(call(tables_gw, "GET", "/v1/variants"))["variants"]}
+    assert {name for name, rule in listed.items() if rule} == {"kozel", "kozel-classic", "kingdomino"}
+    assert len(listed) == 10
+    refused = call(tables_gw, "POST", "/v1/tables", {"variant": "block", "players": 2, "clock": {"move": 30}})
+    problem(refused, 400, "malformed")
+    assert "block has no timeout rule" in refused.json["detail"] and "autopilot" in refused.json["detail"]
+    for body in ({"variant": "block", "players": 2, "clock": {"move": 30, "on_timeout": "autopilot"}},
+                 {"variant": "kingdomino", "players": 2, "clock": {"move": 30}},
+                 {"variant": "kozel-classic", "players": 2, "seats": ONE_PERSON, "clock": {"move": 30}}):
+        assert ok(call(tables_gw, "POST", "/v1/tables", body), 201)["table"]["clock"]["move"] == 30
 
 
 def test_a_table_says_its_clock(tables_gw: Gateway, tmp_path: Path) -> None:

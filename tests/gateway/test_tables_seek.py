@@ -47,10 +47,10 @@ def test_two_seekers_meet_at_one_table_and_their_match_is_dealt(tables_gw: Gatew
 def test_a_seek_for_another_player_count_or_clock_opens_its_own_table(tables_gw: Gateway) -> None:
     a = seek(tables_gw, variant="block", players=2, name="A")
     b = seek(tables_gw, variant="block", players=3, name="B")
-    c = seek(tables_gw, variant="block", players=2, name="C", clock={"move": 30})
+    c = seek(tables_gw, variant="block", players=2, name="C", clock={"move": 30, "on_timeout": "autopilot"})
     assert a["opened"] and b["opened"] and c["opened"]
     assert len({a["table_id"], b["table_id"], c["table_id"]}) == 3
-    d = seek(tables_gw, variant="block", players=2, name="D", clock={"move": 30})
+    d = seek(tables_gw, variant="block", players=2, name="D", clock={"move": 30, "on_timeout": "autopilot"})
     assert d["table_id"] == c["table_id"] and d["match_id"] is not None
 
 
