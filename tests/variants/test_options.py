@@ -164,3 +164,17 @@ def test_a_bot_level_it_does_not_know_is_refused_quoting_the_levels_as_json() ->
     with pytest.raises(MalformedError) as refused:
         calls.suggest(match, "hard")
     assert str(refused.value) == 'level: "hard" is not one of "random", "greedy", "expert"'
+
+
+def test_only_kozel_and_kingdomino_list_a_timeout_rule_and_only_they_apply_one() -> None:
+    """`timeout_rule`: RULES.md K's timeout formula and the service's Kingdomino forfeit (docs/variants.md);
+    no other variant ends a match on a timeout, and its Match refuses the call."""
+    listed = {v["name"]: v["timeout_rule"] for v in variants()}
+    assert {name for name, rule in listed.items() if rule} == {"kozel", "kozel-classic", "kingdomino"}
+    for name in PRESETS:
+        match, _ = Match.new(name, PRESETS[name].min_players, seed=1)
+        if listed[name]:
+            assert match.timeout(0) and match.match_over
+        else:
+            with pytest.raises(MalformedError, match="no timeout rule"):
+                match.timeout(0)
