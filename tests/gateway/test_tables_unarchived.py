@@ -1,8 +1,8 @@
 """A hosted match that ended without its gateway archiving it is archived by the next keeper pass of
-any gateway on the same store (docs/tables.md "The archive"), exactly once: two gateways on one store
-(real SQLite, then a real Redis) and one archive database, one of them with no engine. The gateway
-making the last move stops before archiving it, as a worker killed between the store's write and the
-archive's would."""
+any gateway on the same store (docs/operations.md "When the engine or the gateway fails as a match
+ends"), exactly once: two gateways on one store (real SQLite, then a real Redis) and one archive
+database, one of them with no engine. The gateway making the last move stops before archiving it,
+as a worker killed between the store's write and the archive's would."""
 from __future__ import annotations
 
 import time
