@@ -517,19 +517,20 @@ class SqliteStore:
         return found
 
     def due(self, now: float, limit: int) -> list[bytes]:
+        return self._by_deadline(False, now, limit)
+
+    def _by_deadline(self, over: bool, now: float, limit: int) -> list[bytes]:
+        """Hosted matches (over or not) whose deadline is <= `now`, earliest first: `due`, `unarchived`."""
         rows = self._run(lambda c: c.execute(
-            "SELECT match_id FROM hosted_s2 WHERE deadline IS NOT NULL AND deadline <= ? AND over = 0 "
-            "ORDER BY deadline LIMIT ?", (now, limit)).fetchall())
+            "SELECT match_id FROM hosted_s2 WHERE deadline IS NOT NULL AND deadline <= ? AND over = ? "
+            "ORDER BY deadline LIMIT ?", (now, int(over), limit)).fetchall())
         return [bytes(r[0]) for r in rows]
 
     def forget_due(self, match_id: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM hosted_s2 WHERE match_id = ?", (match_id,)))
 
     def unarchived(self, now: float, limit: int) -> list[bytes]:
-        rows = self._run(lambda c: c.execute(
-            "SELECT match_id FROM hosted_s2 WHERE deadline IS NOT NULL AND deadline <= ? AND over = 1 "
-            "ORDER BY deadline LIMIT ?", (now, limit)).fetchall())
-        return [bytes(r[0]) for r in rows]
+        return self._by_deadline(True, now, limit)
 
     def archived(self, match_id: bytes) -> None:
         self._run(lambda c: c.execute("UPDATE hosted_s2 SET deadline = NULL WHERE match_id = ? AND over = 1",
@@ -894,16 +895,18 @@ class RedisStore:
                            bytes(clocks or b""))
 
     def due(self, now: float, limit: int) -> list[bytes]:
-        found = self._run(partial(self._redis.zrangebyscore, self.DEADLINES, "-inf", repr(now), start=0, num=limit))
+        return self._by_score(self.DEADLINES, now, limit)
+
+    def _by_score(self, key: str, now: float, limit: int) -> list[bytes]:
+        """The matches of the sorted set `key` scored <= `now`, lowest first: `due`, `unarchived`."""
+        found = self._run(partial(self._redis.zrangebyscore, key, "-inf", repr(now), start=0, num=limit))
         return [bytes.fromhex(x.decode()) for x in found]
 
     def forget_due(self, match_id: bytes) -> None:
         self._run(partial(self._redis.zrem, self.DEADLINES, match_id.hex()))
 
     def unarchived(self, now: float, limit: int) -> list[bytes]:
-        found = self._run(partial(self._redis.zrangebyscore, self.UNARCHIVED, "-inf", repr(now), start=0,
-                                  num=limit))
-        return [bytes.fromhex(x.decode()) for x in found]
+        return self._by_score(self.UNARCHIVED, now, limit)
 
     def archived(self, match_id: bytes) -> None:
         self._run(partial(self._redis.zrem, self.UNARCHIVED, match_id.hex()))

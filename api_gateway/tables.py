@@ -631,15 +631,18 @@ class Tables:
 
     # ------------------------------------------------------------ the end of a match
 
-    def _archive(self, match_id: bytes, state: bytes) -> bool:
+    def _archive(self, match_id: bytes, state: bytes | None) -> bool:
         """A hosted match is over: archive it with each seat's player (None for a bot's seat) and the
         names the seats were taken under (the record's names: the leaderboard's and a player's name),
-        then take it out of the store's `unarchived`. Never raises: the move that ended it is made and
-        answered. True when done; False when the engine or a store did not answer, the match left in
-        `unarchived` for `archive_due` (the archive's own outbox covers its database)."""
+        then take it out of the store's `unarchived`. `state`: the final state, or None to open it from
+        the stored token. Never raises: the move that ended it is made and answered. True when done;
+        False when the engine or a store did not answer, the match left in `unarchived` for
+        `archive_due` (the archive's own outbox covers its database)."""
         try:
             if self.archive is not None:
                 hosted = self.store.hosted(match_id)
+                if state is None:
+                    state = self.matches.keys.open(hosted.token).state
                 _, rec = self._row(hosted.table_id)
                 players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
                            for s in rec["seats"]]
@@ -651,6 +654,10 @@ class Tables:
         except (EngineProblem, StoreUnavailable, ArchiveUnavailable) as exc:
             log.warning("hosted match %s: not archived yet, tried again later: %s", match_id.hex(), exc)
             return False
+        except MatchExpired:  # the store forgot it: nothing left to archive
+            pass
+        except TokenError as exc:  # sealed with a key no longer in STATE_TOKEN_KEYS: nobody can open it
+            log.error("hosted match %s: not archived, its token cannot be opened: %s", match_id.hex(), exc)
         except Exception:  # a bug (the record refused, say): trying again would only fail again
             log.exception("hosted match %s: not archived", match_id.hex())
         try:
@@ -664,19 +671,7 @@ class Tables:
         seconds (the gateway that made the last move failed to: its engine or store did not answer, or it
         stopped in between): what each gateway worker's `ClockKeeper` calls once a second. Exactly once
         across gateways: the archive keys a match by its id. The number archived here."""
-        done = 0
-        for match_id in self.store.unarchived(self._clock(), 20):
-            try:
-                state = self.matches.keys.open(self.store.hosted(match_id).token).state
-            except MatchExpired:  # the store forgot it: nothing left to archive
-                self.store.archived(match_id)
-                continue
-            except TokenError as exc:  # sealed with a key no longer in STATE_TOKEN_KEYS: nobody can open it
-                log.error("hosted match %s: not archived, its token cannot be opened: %s", match_id.hex(), exc)
-                self.store.archived(match_id)
-                continue
-            done += self._archive(match_id, state)
-        return done
+        return sum(self._archive(match_id, None) for match_id in self.store.unarchived(self._clock(), 20))
 
 
 def _check_clock_without_rule(variant: str, clock: Json, people: int) -> None:
