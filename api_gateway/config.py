@@ -9,6 +9,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 |---|---|---|
 | GATEWAY_HOST | 127.0.0.1 | address to bind |
 | GATEWAY_PORT | 8080 | HTTP port (0: a free one, printed on stdout) |
+| GATEWAY_PUBLIC_URL | (none) | the address people reach this gateway at (`https://domino.example`, `http://192.168.1.20:8080`): the base of the links answers carry (a table's invites); none: the address the gateway listens on (a wildcard host or port 0: the one the connection came in on), never a request's Host header |
 | GATEWAY_METRICS_PORT | 9465 | Prometheus `/metrics` on its own port, served by the gunicorn master for every worker (0: a free one, printed on stdout; `off`: none); the API port has no `/metrics` |
 | GATEWAY_ENGINE | 127.0.0.1:50051 | gRPC target of the engine (`dns:///name:port`, `ipv4:a:p,b:q`) |
 | GATEWAY_ENGINE_TIMEOUT | 5 | deadline of every engine call, in seconds (retries included) |
@@ -43,6 +44,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 DEFAULT_PORT = 8080
 DEFAULT_METRICS_PORT = 9465
@@ -61,6 +63,7 @@ class GatewayConfig:
 
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+    public_url: str = ""             # "" = the address listened on (`tables_routes.link_base`)
     metrics_port: int | None = DEFAULT_METRICS_PORT  # None: no metrics endpoint
     engine_target: str = DEFAULT_ENGINE
     engine_timeout: float = 5.0
@@ -121,6 +124,18 @@ def _seconds(name: str, text: str, zero: bool = False) -> float:
     return value
 
 
+def public_url(name: str, text: str) -> str:
+    """An absolute http(s) URL with a host and no query or fragment, without its trailing slash."""
+    url = urlsplit(text.strip())
+    if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment:
+        raise ConfigError(f"{name}={text!r}: expected an http:// or https:// address, e.g. https://domino.example")
+    try:
+        url.port  # noqa: B018  # a port that is not a number raises here
+    except ValueError:
+        raise ConfigError(f"{name}={text!r}: the port is not a number") from None
+    return text.strip().rstrip("/")
+
+
 def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     """Settings from the environment (unset or empty variables take the defaults)."""
     environ = os.environ if env is None else env
@@ -143,10 +158,12 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     retry_text = get("GATEWAY_ARCHIVE_RETRY")
     busy_text = get("GATEWAY_BUSY_WAIT")
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
+    public_text = get("GATEWAY_PUBLIC_URL")
     connections = pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000)
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
         port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
+        public_url="" if public_text is None else public_url("GATEWAY_PUBLIC_URL", public_text),
         metrics_port=None if metrics_text == "off"
         else pick_int("GATEWAY_METRICS_PORT", DEFAULT_METRICS_PORT, 0, 65535),
         engine_target=get("GATEWAY_ENGINE") or d.engine_target,

@@ -17,6 +17,7 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from api_gateway import problems
 from api_gateway.bodies import Blueprint
+from api_gateway.config import GatewayConfig
 from api_gateway.problems import SealedForbidden
 from api_gateway.schemas import (
     LegalAnswerSchema,
@@ -39,6 +40,8 @@ SEAT_STREAMS = "domino_seat_streams"
 LEVELS = ["random", "greedy", "expert"]
 #: Bytes of a seat stream's unsent lines the kernel keeps (SO_SNDBUF; Linux doubles it for its books).
 STREAM_SEND_BUFFER = 32 * 1024
+#: Listening addresses that name no one address a person could type.
+WILDCARD_HOSTS = ("", "0.0.0.0", "::")
 
 tables_blp = Blueprint("tables", __name__, url_prefix="/v1",
                        description="Online tables (docs/tables.md): open a table, invite people, each plays its "
@@ -277,6 +280,21 @@ def _bearer() -> str | None:
     return value.strip()
 
 
+def link_base() -> str:
+    """The base of the links answers carry (a table's invites): GATEWAY_PUBLIC_URL, else the address this
+    gateway listens on (a wildcard host or port 0: the local address of the connection, which the kernel
+    names). Never the request's Host header: a client writes that, and a forged one would hand out links
+    to another site."""
+    cfg: GatewayConfig = current_app.config["GATEWAY_CONFIG"]
+    if cfg.public_url:
+        return cfg.public_url
+    host, port = cfg.host, cfg.port
+    sock = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    if sock is not None and (host in WILDCARD_HOSTS or port == 0):
+        host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def _json(payload: bytes | Json, status: int = 200) -> Response:
     if isinstance(payload, bytes):
         return current_app.response_class(payload, status=status, mimetype="application/json")
@@ -300,7 +318,7 @@ class TableList(MethodView):
     @_problems(400, 404, 415, 422, 501, *_ENGINE)
     def post(self, body: Json) -> Response:
         """Open a table: answers its id, the host key (once) and one invite per open seat."""
-        return _json(tables().create(body, request.host_url), 201)
+        return _json(tables().create(body, link_base()), 201)
 
     @tables_blp.arguments(LobbyArgsSchema(), location="query", as_kwargs=True)
     @tables_blp.response(200, LobbySchema)
@@ -319,7 +337,7 @@ class Seek(MethodView):
     def post(self, body: Json) -> Response:
         """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
         is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""
-        return _json(tables().seek(body, request.host_url))
+        return _json(tables().seek(body, link_base()))
 
 
 @tables_blp.route("/tables/<string:table_id>")
@@ -360,7 +378,7 @@ class Invites(MethodView):
     @_problems(401, 403, 404, 501, 503)
     def get(self, table_id: str) -> Response:
         """Fresh invites for every open seat not taken (host key); earlier unused ones stop working."""
-        return _json(tables().invites(table_id, _bearer(), request.host_url))
+        return _json(tables().invites(table_id, _bearer(), link_base()))
 
 
 @tables_blp.route("/tables/<string:table_id>/again")

@@ -5,13 +5,16 @@ exactly the state the rules library reaches with the same seed and actions.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from api_gateway.config import ConfigError, from_env
 from engine_service.rules import Match, variants
 
-from .conftest import Gateway
+from .conftest import EngineProc, Gateway, gateway_env
 
 pytestmark = pytest.mark.service
 
@@ -185,3 +188,47 @@ def test_every_answer_of_every_variant_has_the_score_in_one_place(gateway: Gatew
         assert sealed["scores"] == [0] * len(sealed["scores"]), name
         view = gateway.post("/v1/matches/view", {"token": sealed["token"], "seat_key": sealed["host_key"]}).json
         assert view["scores"] == sealed["scores"], name
+
+
+FORGED = {"Host": "evil.example", "X-Forwarded-Host": "evil.example"}
+
+
+def _links(answer: dict[str, Any]) -> list[str]:
+    return [invite["link"] for invite in answer["invites"]]
+
+
+def test_a_forged_host_header_changes_no_invite_link(gateway: Gateway) -> None:
+    """Invite links are made from the address the gateway listens on, never from the request's Host
+    (issue 39): a client that forges it gets the same links as anyone else."""
+    body = {"variant": "kozel", "players": 2}
+    honest = gateway.post("/v1/tables", body)
+    forged = gateway.post("/v1/tables", body, headers=FORGED)
+    assert honest.status == forged.status == 201, forged.json
+    for link in _links(honest.json) + _links(forged.json):
+        assert link.startswith(f"{gateway.url}/play?table="), link
+    table_id = forged.json["table_id"]
+    fresh = gateway.get(f"/v1/tables/{table_id}/invites",
+                        headers={**FORGED, "Authorization": f"Bearer {forged.json['host_key']}"})
+    assert fresh.status == 200 and _links(fresh.json), fresh.json
+    assert all(link.startswith(f"{gateway.url}/play?table={table_id}&invite=") for link in _links(fresh.json))
+    sought = gateway.post("/v1/seek", {"variant": "osel", "players": 3, "name": "Anna"}, headers=FORGED)
+    assert sought.status == 200 and "evil" not in sought.body.decode(), sought.json
+
+
+def test_links_come_from_the_configured_public_url(engine_proc: EngineProc, tmp_path: Path,
+                                                   start_gateway: Callable[..., Gateway]) -> None:
+    """GATEWAY_PUBLIC_URL (behind a proxy, or the address friends type) is every link's base, whatever
+    the request's Host says."""
+    gw = start_gateway(engine_proc.address, env=gateway_env(tmp_path, GATEWAY_PUBLIC_URL="https://domino.example/games/"))
+    opened = gw.post("/v1/tables", {"variant": "kozel", "players": 2}, headers=FORGED)
+    assert opened.status == 201, opened.json
+    assert _links(opened.json) and all(link.startswith("https://domino.example/games/play?table=")
+                                       for link in _links(opened.json)), _links(opened.json)
+
+
+@pytest.mark.parametrize("text", ["evil.example", "ftp://domino.example", "https://", "https://a.example/?x=1",
+                                  "http://a.example:port"])
+def test_a_public_url_that_is_no_web_address_is_refused_at_start(text: str) -> None:
+    with pytest.raises(ConfigError, match="GATEWAY_PUBLIC_URL"):
+        from_env({"GATEWAY_PUBLIC_URL": text})
+    assert from_env({"GATEWAY_PUBLIC_URL": " http://192.168.1.20:8080/ "}).public_url == "http://192.168.1.20:8080"
