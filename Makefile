@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto
+.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check
 
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
 # The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
@@ -28,7 +28,18 @@ $(STAMP): $(RUNTIME_STAMP)
 	$(PY) -m pip install --quiet --no-build-isolation -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+## buf (npm @bufbuild/buf, pinned by its lock file) for the contract's lint and breaking check
+## (proto/buf.yaml, tests/test_proto_contract.py); needs Node and npm.
+BUF := scripts/buf/node_modules/.bin/buf
+$(BUF): scripts/buf/package.json scripts/buf/package-lock.json
+	bash scripts/buf-tools.sh
+	touch $(BUF)
+
+install: $(STAMP) $(BUF)
+
+## The contract's checks alone: lint, then no breaking change since the released contract.
+proto-check: $(BUF)
+	cd proto && ../$(BUF) lint && ../$(BUF) breaking --against released/domino.v1.txtpb
 
 ## The Debian tools the tests use (Prometheus, podman, redis-server, wrk ...): installed when
 ## root, else one line saying how (scripts/ci-system-deps.sh).

@@ -12,6 +12,8 @@
 #                into a temporary directory, on loopback)
 #   chromium     Debian's browser, driven by Playwright (pip) in the browser table's tests
 #                (tests/gateway/test_play_browser.py; no browser download)
+#   protobuf-compiler protoc with its Java, Kotlin, C#, Objective-C, PHP and Ruby generators: the contract's
+#                options checked by generating each language (tests/test_proto_contract.py)
 #   gcc, python3-dev  the mypyc-compiled build that `make test` also tests (scripts/build_compiled.sh);
 #                python3-dev only when the venv's Python has no headers of its own
 #
@@ -33,13 +35,14 @@ command -v gcc         >/dev/null 2>&1 || need+=(gcc)              # the compile
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)    # the cluster token version store
 compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || need+=(postgresql)  # the archive database (tests/archive)
 command -v chromium    >/dev/null 2>&1 || need+=(chromium)         # the browser table's tests (Playwright)
+command -v protoc      >/dev/null 2>&1 || need+=(protobuf-compiler) # other languages' code from the contract (tests/test_proto_contract.py)
 python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     2>/dev/null || need+=(python3-dev)
 # de-duplicate
 mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u | sed '/^$/d')
 
 if [ "${#need[@]}" -eq 0 ]; then
-    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server, postgresql, chromium already installed"
+    echo "ci-system-deps: prometheus, promtool, podman, debootstrap, h2load, wrk, gcc, Python headers, redis-server, postgresql, chromium, protoc already installed"
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
