@@ -16,7 +16,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from domino.v1 import engine_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
