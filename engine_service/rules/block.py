@@ -31,7 +31,7 @@ class Block(Family):
     ) -> RoundResult:
         """BL: the lowest hand scores the others' pips (a tie for lowest: nobody); the hand ends the match."""
         points = [self.hand_points(h) for h in hands]
-        ending = "out" if how == "out" else "blocked"
+        ending = self.ending_name(how, layout)
         low = min(points)
         lowest = [s for s, p in enumerate(points) if p == low]
         winner = lowest[0] if len(lowest) == 1 else None

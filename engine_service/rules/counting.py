@@ -122,7 +122,7 @@ class Counting(Family):
     ) -> RoundResult:
         """The winning side (out, else the lowest hand) takes the hand bonus; reaching the target ends the match."""
         points = [self.hand_points(h) for h in hands]
-        ending = "out" if how == "out" else "blocked"
+        ending = self.ending_name(how, layout)
         winner_seat = self._winner_seat(ending, points, out)
         winner: int | None = None
         if winner_seat is not None:

@@ -152,6 +152,8 @@ class Family:
     many_out = False             # B: several seats may go out in one round
     names_next_leader = False    # K: a round's winner (else the fisherman) leads the next one
     score_is_written = False     # K, O: the score players speak of is the written points (ledger.scores mirrors them)
+    #: What a round that nobody went out of is called: "blocked", or "fish" (K, O).
+    blocked_ending: ClassVar[str] = "blocked"
 
     def __init__(self, options: dict[str, OptionValue], players: int) -> None:
         self.options = options
@@ -236,8 +238,8 @@ class Family:
         return sum(PIPS[t] for t in bits(hand))
 
     def ending_name(self, how: str, layout: Layout | None) -> str:
-        """Name a finished round's ending: "out", or the family's word for blocked."""
-        return "out" if how == "out" else "blocked"
+        """Name a finished round's ending: "out", or the family's word for blocked (`blocked_ending`)."""
+        return "out" if how == "out" else self.blocked_ending
 
     def finish_round(
         self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,

@@ -39,6 +39,7 @@ class Kozel(Family):
     code = "K"
     names_next_leader = True
     score_is_written = True
+    blocked_ending = "fish"
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("one-one-up", "highest-double"),
@@ -80,9 +81,6 @@ class Kozel(Family):
             elif zero_rule == "lone-ten" and hand == 1 << ZERO_ZERO:
                 points += 10
         return points
-
-    def ending_name(self, how: str, layout: Layout | None) -> str:
-        return "out" if how == "out" else "fish"
 
     def finish_round(
         self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,

@@ -134,12 +134,7 @@ class Match(MatchState):
 
     def start_round(self, deal: object = None) -> list[Event]:
         """Deal the next round: explicitly, or from the match seed."""
-        if self.match_over:
-            raise IllegalActionError("the match is over")
-        if self.at_limit:
-            raise IllegalActionError(AT_LIMIT)
-        if self.round is not None and not self.round.over:
-            raise IllegalActionError("the current round is still being played")
+        self._between_rounds("the current round is still being played")
         family = self.family
         redeals = 0
         leader_hint: int | None = None
@@ -362,6 +357,16 @@ class Match(MatchState):
             raise IllegalActionError("the round is over: deal the next one")
         return self.round
 
+    def _between_rounds(self, busy: str) -> None:
+        """Refuse what only comes between rounds (a deal, a settled round): the match over, the
+        log at its limit, or a round still being played (`busy` says what to do instead)."""
+        if self.match_over:
+            raise IllegalActionError("the match is over")
+        if self.at_limit:
+            raise IllegalActionError(AT_LIMIT)
+        if self.round is not None and not self.round.over:
+            raise IllegalActionError(busy)
+
     def _finish(self, rnd: Round) -> list[Event]:
         """Have the family score the round that just ended; record it and mark the round with it."""
         result = self.family.finish_round(
@@ -375,12 +380,7 @@ class Match(MatchState):
 
     def settle(self, ending: object, hands: object, last_placer: object = None) -> list[Event]:
         """Score a round played at a physical table from the hands left."""
-        if self.match_over:
-            raise IllegalActionError("the match is over")
-        if self.at_limit:
-            raise IllegalActionError(AT_LIMIT)
-        if self.round is not None and not self.round.over:
-            raise IllegalActionError("a round is being played here: finish it instead of settling")
+        self._between_rounds("a round is being played here: finish it instead of settling")
         if ending not in ("out", "blocked"):
             raise MalformedError(f"settle: ending must be 'out' or 'blocked', not {ending!r}")
         if not isinstance(hands, (list, tuple)) or len(hands) != self.players:

@@ -27,6 +27,7 @@ class Osel(Family):
     closing = True
     multi_doubles = True
     score_is_written = True
+    blocked_ending = "fish"
     specs = {s.name: s for s in (
         opt.HAND_SIZE,
         opt.lead_option("osel"),
@@ -55,9 +56,6 @@ class Osel(Family):
     def combo_allowed(self, chosen: list[Any], layout: Layout) -> bool:
         """Any two or more doubles, each on a different open arm showing its number."""
         return len(chosen) >= 2
-
-    def ending_name(self, how: str, layout: Layout | None) -> str:
-        return "out" if how == "out" else "fish"
 
     def finish_round(
         self, ledger: Ledger, how: str, hands: list[int], out: list[int], last_placer: int | None,
