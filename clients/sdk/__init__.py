@@ -2,7 +2,8 @@
 
 - `RestClient`: the REST gateway, transparent (`Match`) and sealed (`SealedMatch`)
   mode, computer opponents (`Bot`), problem details raised as typed exceptions
-  (`clients.sdk.errors`), retries on 503, timeouts.
+  (`clients.sdk.errors`), no answer as a typed `TransportError`, retries on 503, timeouts,
+  and several gateway addresses a client fails over between (`clients.sdk.gateways`).
 - Online tables (`clients.sdk.tables`): `RestClient.create_table`, `list_tables`, `table`,
   `join_table` -> `Seat`, a seat played by its credential alone, whose `events()` iterates
   its stream of Server-Sent Events and resumes after a drop.
@@ -15,16 +16,22 @@ from typing import Any
 
 from clients.sdk import errors
 from clients.sdk.errors import (
+    AnswerTimeout,
     ClientProblem,
+    ConnectionLost,
     IllegalAction,
     Malformed,
     ProblemError,
     SealedForbidden,
     ServerProblem,
     StaleToken,
+    StreamFailed,
     TransportError,
+    Unreachable,
+    UnreadableAnswer,
     ValidationFailed,
 )
+from clients.sdk.gateways import Gateways, Retrying
 from clients.sdk.rest import LEVELS, Bot, Legal, Match, ReplayResult, RestClient, SealedMatch
 from clients.sdk.tables import (
     EventStream,
@@ -38,7 +45,8 @@ from clients.sdk.tables import (
 )
 
 __all__ = [
-    "LEVELS", "Bot", "ClientProblem", "EngineClient", "EventStream", "IllegalAction", "Invite", "Legal", "Malformed",
+    "LEVELS", "AnswerTimeout", "Bot", "ClientProblem", "ConnectionLost", "Gateways", "Retrying", "StreamFailed",
+    "Unreachable", "UnreadableAnswer", "EngineClient", "EventStream", "IllegalAction", "Invite", "Legal", "Malformed",
     "Match", "OpenedTable", "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "Seat",
     "ServerProblem", "StaleToken", "StreamEvent", "Table", "TableSeat", "TransportError", "TypedEngine",
     "ValidationFailed", "errors", "parse_invite_link",

@@ -6,16 +6,23 @@ that type (`StaleToken`), every class a `ProblemError` carrying the whole answer
 A type this SDK does not know yet (a newer gateway) raises the class of its
 status family (`ClientProblem` for 4xx, `ServerProblem` for 5xx), so callers can
 always catch by kind.
+
+No answer at all is a `TransportError`, of one of its kinds: `Unreachable` (nothing was sent),
+`ConnectionLost` and `AnswerTimeout` (sent, the answer lost: it may have counted), `UnreadableAnswer`,
+and `StreamFailed` (a seat's stream given up). `transport_error` maps the HTTP library's exceptions to them.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 __all__ = [
     "ArchiveUnavailable", "BadCursor", "ClientProblem", "EngineBusy", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
     "InvalidPlayer", "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotArchived", "NotFound", "ProblemError",
     "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
-    "TooLarge", "TooManyStreams", "TransportError", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
+    "TooLarge", "TooManyStreams", "TransportError", "Unreachable", "ConnectionLost", "AnswerTimeout",
+    "UnreadableAnswer", "StreamFailed", "transport_error", "problem_of", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
     "SeatTaken", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
 ]
@@ -24,7 +31,55 @@ TYPE_PREFIX = "/v1/problems/"
 
 
 class TransportError(OSError):
-    """No HTTP answer at all: connection refused or reset, or the client's timeout ran out."""
+    """No usable answer from a gateway (the kinds below say how). `address` is the gateway that failed.
+
+    `maybe_applied`: the request may have reached the gateway and been acted on before the failure, so a
+    call that changes something (a move) must not simply be sent again: ask what is there now first.
+    """
+
+    maybe_applied = False
+
+    def __init__(self, message: str, address: str = "") -> None:
+        super().__init__(message)
+        self.address = address
+
+
+class Unreachable(TransportError):
+    """No connection could be made (refused, unknown host, no answer to connect): nothing was sent."""
+
+
+class ConnectionLost(TransportError):
+    """The connection broke after the request was sent (reset, closed before or during the answer)."""
+
+    maybe_applied = True
+
+
+class AnswerTimeout(ConnectionLost):
+    """The request was sent and no answer came within the client's timeout."""
+
+
+class UnreadableAnswer(TransportError):
+    """An answer that is not the gateway's (not JSON, or a stream that is not `text/event-stream`): a proxy's
+    page, say."""
+
+    maybe_applied = True
+
+
+class StreamFailed(TransportError):
+    """A seat's stream of events could not be kept up: every address failed, again and again."""
+
+
+def transport_error(err: BaseException, what: str, address: str = "") -> TransportError:
+    """The `TransportError` kind of a failure of httpx (or of the socket under it) during `what`: the one place
+    the HTTP library's exceptions are mapped."""
+    if isinstance(err, TransportError):
+        return err
+    if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout | httpx.UnsupportedProtocol
+                   | httpx.InvalidURL):
+        return Unreachable(f"{what}: {err or type(err).__name__}", address)
+    if isinstance(err, httpx.TimeoutException):
+        return AnswerTimeout(f"{what}: no answer in time ({type(err).__name__})", address)
+    return ConnectionLost(f"{what}: {err or type(err).__name__}", address)
 
 
 class ProblemError(Exception):
@@ -318,3 +373,23 @@ def problem_class(status: int, type_uri: str) -> type[ProblemError]:
 def raise_for(status: int, problem: dict[str, Any], retry_after: float | None = None) -> None:
     """Raise the exception of an error answer."""
     raise problem_class(status, str(problem.get("type", "about:blank")))(status, problem, retry_after)
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def problem_of(reply: httpx.Response) -> ProblemError:
+    """The exception of an error answer (read in full): its problem object, or one made of its status."""
+    try:
+        problem = reply.json()
+    except ValueError:
+        problem = None
+    if not isinstance(problem, dict):
+        problem = {"type": "about:blank", "title": reply.reason_phrase, "status": reply.status_code,
+                   "detail": reply.content[:200].decode(errors="replace")}
+    cls = problem_class(reply.status_code, str(problem.get("type", "about:blank")))
+    return cls(reply.status_code, problem, _retry_after(reply.headers.get("Retry-After")))

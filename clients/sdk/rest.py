@@ -1,10 +1,17 @@
-"""A typed client of the REST gateway (docs/rest.md), standard library only.
+"""A typed client of the REST gateway (docs/rest.md), over httpx.
 
 `RestClient` sends one request per call: JSON in, JSON out, an error answer raised
-as the `ProblemError` subclass of its type (`clients.sdk.errors`). A `503` (engine
-or token store unavailable), a `429` engine-busy (every bot thinking) and a refused
-connection are retried with exponential backoff, waiting at least what
-`Retry-After` asks; every request has a timeout.
+as the `ProblemError` subclass of its type (`clients.sdk.errors`), no answer at all
+as a `TransportError` of its kind (`Unreachable`, `ConnectionLost`, `AnswerTimeout`,
+`UnreadableAnswer`). A `503` (engine or token store unavailable), a `429` engine-busy
+and a gateway that cannot be reached are retried with exponential backoff, waiting at
+least what `Retry-After` asks; every request has a timeout.
+
+Given several gateway addresses (gateways in front of one store), a call goes on
+through the next one when one cannot be reached, and the client stays there
+(`clients.sdk.gateways`). A request that may have reached a gateway before its
+connection broke is sent again only if it is a `GET`: a move is never played twice
+by the client's own retry.
 
 Two ways to hold a match, as the gateway has two carriers:
 
@@ -20,16 +27,24 @@ each answer carries every event up to the moment a human seat is to move.
 """
 from __future__ import annotations
 
-import json
-import random
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
-from clients.sdk.errors import EngineBusy, ProblemError, ServerProblem, TransportError, raise_for
+import httpx
+
+from clients.sdk.errors import (
+    AnswerTimeout,
+    EngineBusy,
+    ProblemError,
+    ServerProblem,
+    TransportError,
+    UnreadableAnswer,
+    problem_of,
+    transport_error,
+)
+from clients.sdk.gateways import Attempts, Gateways, Retrying
 from clients.sdk.tables import TablesApi, parse_invite_link
 
 __all__ = ["Bot", "Legal", "Match", "ReplayResult", "RestClient", "SealedMatch"]
@@ -38,6 +53,9 @@ Json = dict[str, Any]
 Level = Literal["random", "greedy", "expert"]
 LEVELS: tuple[Level, ...] = ("random", "greedy", "expert")
 RETRIED_STATUSES = frozenset({503, 429})
+#: Seconds a kept-alive connection is reused: under the gateway's own keep-alive (5 s), so that a connection
+#: the gateway is closing is not the one a move is sent on.
+KEEPALIVE_EXPIRY = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,97 +89,97 @@ class ReplayResult:
     events: list[Json]
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
 class RestClient(TablesApi):
-    """A REST gateway at `url` ("http://127.0.0.1:8080").
+    """A REST gateway at `url` ("http://127.0.0.1:8080"), or several in front of one store
+    (`["http://a:8080", "http://b:8080"]`: the first is used until it fails, then the next).
 
     Online tables (`create_table`, `list_tables`, `table`, `join_table`, `join_link`, `seat_for`) come from
     `clients.sdk.tables.TablesApi`.
 
-    `timeout` bounds each request (seconds); `retries` is how many times a `503`, a `429`
-    engine-busy or a refused connection is tried again, waiting `backoff * 2**n` (jittered, at most
-    `max_backoff`) or what `Retry-After` says, whichever is longer. The client keeps no
-    connection between calls, so one client may serve several threads.
+    `timeout` bounds each request (seconds); `retries` is how many times a `503`, a `429` engine-busy or
+    gateways that cannot be reached are tried again after waiting `backoff * 2**n` (jittered, at most
+    `max_backoff`) or what `Retry-After` says, whichever is longer (moving to another address costs no
+    wait and no retry). `on_retry` is told each time a call or a stream moves on or waits (`Retrying`).
+    One client may serve several threads; `close()` (or `with`) closes its kept-alive connections.
     """
 
-    def __init__(self, url: str = "http://127.0.0.1:8080", *, timeout: float = 10.0, retries: int = 4,
-                 backoff: float = 0.2, max_backoff: float = 5.0) -> None:
-        self.url = url.rstrip("/")
+    def __init__(self, url: str | Sequence[str] = "http://127.0.0.1:8080", *, timeout: float = 10.0,
+                 retries: int = 4, backoff: float = 0.2, max_backoff: float = 5.0,
+                 on_retry: Callable[[Retrying], None] | None = None) -> None:
+        self.gateways = Gateways(url, on_retry)
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self._http = httpx.Client(timeout=timeout, follow_redirects=True,
+                                  limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
+                                  headers={"Accept": "application/json"})
+
+    @property
+    def url(self) -> str:
+        """The gateway address in use now."""
+        return self.gateways.current
+
+    @property
+    def urls(self) -> list[str]:
+        """Every gateway address this client may use."""
+        return list(self.gateways.urls)
 
     @classmethod
-    def for_link(cls, link: str, **settings: Any) -> Self:
-        """A client of the gateway an invite link points at (`http://host:port/play?table=...&invite=...`)."""
-        return cls(parse_invite_link(link)[0], **settings)
+    def for_link(cls, link: str, *more: str, **settings: Any) -> Self:
+        """A client of the gateway an invite link points at (`http://host:port/play?table=...&invite=...`),
+        then of the addresses in `more` (other gateways of the same store)."""
+        return cls([parse_invite_link(link)[0], *more], **settings)
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
 
     # ------------------------------------------------------------ transport
 
-    def _once(self, method: str, path: str, body: Json | None, auth: str | None = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Accept": "application/json"}
-        if auth is not None:   # a table's host key or a seat's credential: only ever in this header
-            headers["Authorization"] = f"Bearer {auth}"
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+    def _once(self, address: str, method: str, path: str, body: Json | None, auth: str | None = None) -> Any:
+        headers = {} if auth is None else {"Authorization": f"Bearer {auth}"}   # only ever in this header
+        what = f"{method} {address}{path}"
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
-                return json.load(reply)
-        except urllib.error.HTTPError as err:
-            with err:
-                raw = err.read()
-                retry_after = _retry_after(err.headers.get("Retry-After"))
-            try:
-                problem = json.loads(raw)
-            except ValueError:
-                problem = None
-            if not isinstance(problem, dict):
-                problem = {"type": "about:blank", "title": err.reason, "status": err.code,
-                           "detail": raw[:200].decode(errors="replace")}
-            raise_for(err.code, problem, retry_after)
-        except urllib.error.URLError as err:
-            raise TransportError(f"{method} {self.url}{path}: {err.reason}") from err
-        except TimeoutError as err:
-            raise TransportError(f"{method} {self.url}{path}: no answer within {self.timeout} s") from err
-        raise AssertionError("unreachable")  # pragma: no cover
+            reply = self._http.request(method, address + path, json=body, headers=headers)
+        except (httpx.HTTPError, httpx.InvalidURL, OSError) as err:
+            raise transport_error(err, what, address) from err
+        if reply.is_error:
+            raise problem_of(reply)
+        try:
+            return reply.json()
+        except ValueError as err:
+            raise UnreadableAnswer(f"{what}: the answer is not JSON ({reply.headers.get('Content-Type')})",
+                                   address) from err
 
     def request(self, method: str, path: str, body: Json | None = None, *, auth: str | None = None) -> Any:
-        """One call, retried on 503, on 429 engine-busy and on a refused connection; an error answer raises its
-        problem class. `auth`: a credential sent as `Authorization: Bearer` (tables, docs/tables.md)."""
-        attempt = 0
+        """One call; an error answer raises its problem class. Retried on 503, on 429 engine-busy, on a gateway
+        that cannot be reached (another address first) and, for a `GET`, on a connection lost before the
+        answer (not on a timeout: `timeout` bounds the call). `auth`: a credential sent as `Authorization: Bearer` (tables, docs/tables.md)."""
+        attempts = Attempts(self.gateways, self.retries, self.backoff, self.max_backoff)
         while True:
+            address = self.url
             try:
-                return self._once(method, path, body, auth)
+                return self._once(address, method, path, body, auth)
             except (ServerProblem, EngineBusy) as err:
-                if err.status not in RETRIED_STATUSES or attempt >= self.retries:
+                if err.status not in RETRIED_STATUSES:
                     raise
-                wait = max(err.retry_after or 0.0, self._backoff(attempt))
+                wait = attempts.after(err, address, move_on=err.status == 503, at_least=err.retry_after or 0.0)
+                failure: Exception = err
             except TransportError as err:
-                refused = isinstance(err.__cause__, urllib.error.URLError) and isinstance(
-                    err.__cause__.reason, ConnectionRefusedError)
-                if not refused or attempt >= self.retries:
+                # sent and perhaps acted on: only a GET is sent again; a timeout is the caller's bound, kept
+                if err.maybe_applied and (method != "GET" or isinstance(err, AnswerTimeout)):
                     raise
-                wait = self._backoff(attempt)
-            time.sleep(min(wait, self.max_backoff))
-            attempt += 1
-
-    def _backoff(self, attempt: int) -> float:
-        return float(min(self.max_backoff, self.backoff * 2 ** attempt * (0.5 + random.random())))
+                wait = attempts.after(err, address)
+                failure = err
+            if wait is None:
+                raise failure
+            time.sleep(wait)
 
     def post(self, path: str, body: Json) -> Json:
         answer: Json = self.request("POST", path, body)
@@ -181,7 +199,7 @@ class RestClient(TablesApi):
     def ready(self) -> bool:
         """True when the gateway and its engine answer (`/readyz`)."""
         try:
-            self._once("GET", "/readyz", None)
+            self._once(self.url, "GET", "/readyz", None)
         except (ProblemError, TransportError):
             return False
         return True

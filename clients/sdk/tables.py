@@ -1,5 +1,5 @@
 """Online tables (docs/tables.md): open a table, list the lobby, take a seat, play it from its credential,
-and read the seat's stream of events, resumed after a drop. Standard library only.
+and read the seat's stream of events, resumed after a drop (on another gateway when its own is gone).
 
     api = RestClient("http://127.0.0.1:8080")
     opened = api.create_table("kozel", 4, seats=["open", "open", "greedy", "expert"])
@@ -9,16 +9,15 @@ and read the seat's stream of events, resumed after a drop. Standard library onl
 
 A seat's `credential` (and a table's `host_key`) travels only in the header
 `Authorization: Bearer`, never in a URL or a body, and is left out of every `repr`.
-`Seat.events()` parses `text/event-stream` itself; when the connection drops, goes
+`Seat.events()` reads `text/event-stream` (httpx-sse); when the connection drops, goes
 silent, or the server ends it early (`event: closed`), it connects again with
-`Last-Event-ID`, backing off, a bounded number of times in a row: the caller sees every
-event once, in order, until `event: end`.
+`Last-Event-ID` (to the next gateway address when its own cannot be reached), backing off,
+a bounded number of times in a row: the caller sees every event once, in order, until
+`event: end`.
 """
 from __future__ import annotations
 
-import http.client
 import json
-import random
 import socket
 import time
 import urllib.parse
@@ -26,14 +25,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
+import httpx
+from httpx_sse import EventSource, ServerSentEvent, SSEError
+
 from clients.sdk.errors import (
+    ConnectionLost,
     EngineBusy,
     ProblemError,
     ServerProblem,
+    StreamFailed,
     TooManyStreams,
     TransportError,
-    raise_for,
+    problem_of,
+    transport_error,
 )
+from clients.sdk.gateways import Attempts, Gateways
 
 if TYPE_CHECKING:
     from clients.sdk.rest import Legal, RestClient
@@ -280,10 +286,11 @@ class Seat:
                reconnects: int = 8, backoff: float = 0.25, max_backoff: float = 5.0) -> EventStream:
         """The seat's stream of Server-Sent Events (`GET /v1/matches/{id}/events`): `view` first (when
         `last_event_id` is None), then an `update` per change, `end` when the match is over. A drop, a silence
-        of `idle_timeout` seconds or an `event: closed` connects again with `Last-Event-ID`, waiting
-        `backoff * 2**n` (jittered, at most `max_backoff`); `reconnects` failures in a row raise
-        `TransportError`. An error answer raises its problem class."""
-        return EventStream(self.client.url, f"/v1/matches/{self._match()}/events", self.credential,
+        of `idle_timeout` seconds or an `event: closed` connects again with `Last-Event-ID` (a gateway that
+        cannot be reached: the client's next address, at once), waiting `backoff * 2**n` (jittered, at most
+        `max_backoff`) once every address has failed; `reconnects` such waits in a row raise `StreamFailed`.
+        An error answer raises its problem class."""
+        return EventStream(self.client.gateways, f"/v1/matches/{self._match()}/events", self.credential,
                            last_event_id=last_event_id, idle_timeout=idle_timeout, reconnects=reconnects,
                            backoff=backoff, max_backoff=max_backoff)
 
@@ -313,36 +320,35 @@ class _Dropped(Exception):
 
 
 class EventStream(Iterator[StreamEvent]):
-    """An iterator of a stream's events across reconnections (`Seat.events()` makes one).
+    """An iterator of a stream's events across reconnections and gateways (`Seat.events()` makes one).
 
-    `last_event_id` is the id of the last event handed out (sent as `Last-Event-ID` on a reconnect);
-    `connections` counts the connections made. `drop()` closes the current connection as a failing network
-    would (the next event comes from a new one); `close()` ends the iteration.
+    Each connection goes to the gateway address in use (`Gateways.current`); one that cannot be reached moves
+    the stream to the next address, at once, and when every one has failed it waits, backing off; `reconnects`
+    such waits in a row raise `StreamFailed`. `last_event_id` is the id of the last event handed out (sent as
+    `Last-Event-ID` on a reconnect, to whichever gateway: they share the store); `connections` counts the
+    connections made. `drop()` closes the current connection as a failing network would (the next event comes
+    from a new one); `close()` ends the iteration.
     """
 
-    def __init__(self, url: str, path: str, credential: str | None, *, last_event_id: int | str | None = None,
-                 idle_timeout: float = 60.0, reconnects: int = 8, backoff: float = 0.25,
-                 max_backoff: float = 5.0) -> None:
-        parts = urllib.parse.urlsplit(url)
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or "127.0.0.1"
-        self._port = parts.port
-        self._path = parts.path.rstrip("/") + path
+    def __init__(self, gateways: Gateways, path: str, credential: str | None, *,
+                 last_event_id: int | str | None = None, idle_timeout: float = 60.0, reconnects: int = 8,
+                 backoff: float = 0.25, max_backoff: float = 5.0) -> None:
+        self.gateways = gateways
+        self._path = path
         self._credential = credential
         self.last_event_id: str | None = None if last_event_id is None else str(last_event_id)
         self.idle_timeout = idle_timeout
-        self.reconnects = reconnects
-        self.backoff = backoff
-        self.max_backoff = max_backoff
         self.connections = 0
         self.closed_reasons: list[str] = []     # the `reason` of each `event: closed` the server sent
+        self._attempts = Attempts(gateways, reconnects, backoff, max_backoff)
         self._retry: float | None = None         # the server's `retry:` (seconds)
-        self._conn: http.client.HTTPConnection | None = None
+        self._http = httpx.Client(timeout=httpx.Timeout(idle_timeout, connect=min(idle_timeout, 10.0)))
+        self._reply: httpx.Response | None = None
+        self._events: Iterator[ServerSentEvent] | None = None
+        self._address = gateways.current
         self._sock: socket.socket | None = None
-        self._reply: http.client.HTTPResponse | None = None
         self._dropped = False
         self._done = False
-        self._failures = 0
         self._connected_at = 0.0
 
     def __repr__(self) -> str:
@@ -365,45 +371,35 @@ class EventStream(Iterator[StreamEvent]):
             headers["Authorization"] = f"Bearer {self._credential}"
         if self.last_event_id is not None:
             headers["Last-Event-ID"] = self.last_event_id
-        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        conn = kind(self._host, self._port, timeout=self.idle_timeout)
+        address = self._address = self.gateways.current
+        what = f"GET {address}{self._path}"
         self._dropped = False          # a drop() from now on ends this connection
         try:
-            conn.connect()
-            self._sock = conn.sock     # kept: the connection hands its socket to the reply and forgets it
-            conn.request("GET", self._path, headers=headers)
-            reply = conn.getresponse()
-        except (OSError, http.client.HTTPException) as err:
-            conn.close()
-            raise _Dropped(f"GET {self._path}: {err}") from err
+            reply = self._http.send(self._http.build_request("GET", address + self._path, headers=headers),
+                                    stream=True)
+        except (httpx.HTTPError, httpx.InvalidURL, OSError) as err:
+            raise transport_error(err, what, address) from err
         self.connections += 1
-        if reply.status != 200:
-            with reply:
-                raw = reply.read()
-                retry_after = reply.getheader("Retry-After")
-            conn.close()
+        if reply.status_code != 200:
             try:
-                problem = json.loads(raw)
-            except ValueError:
-                problem = None
-            if not isinstance(problem, dict):
-                problem = {"type": "about:blank", "title": reply.reason, "status": reply.status,
-                           "detail": raw[:200].decode(errors="replace")}
-            try:
-                wait = float(retry_after) if retry_after is not None else None
-            except ValueError:
-                wait = None
-            raise_for(reply.status, problem, wait)
-        self._conn, self._reply, self._connected_at = conn, reply, time.monotonic()
+                reply.read()
+            except (httpx.HTTPError, OSError) as err:
+                raise transport_error(err, what, address) from err
+            finally:
+                reply.close()
+            raise problem_of(reply)
+        stream = reply.extensions.get("network_stream")
+        self._sock = stream.get_extra_info("socket") if stream is not None else None
+        self._reply, self._connected_at = reply, time.monotonic()
+        self._events = EventSource(reply).iter_sse()
 
     def _disconnect(self) -> None:
-        reply, conn, self._reply, self._conn, self._sock = self._reply, self._conn, None, None, None
-        for closable in (reply, conn):
-            if closable is not None:
-                try:
-                    closable.close()
-                except OSError:
-                    pass
+        reply, self._reply, self._events, self._sock = self._reply, None, None, None
+        if reply is not None:
+            try:
+                reply.close()
+            except (httpx.HTTPError, OSError):
+                pass
 
     def drop(self) -> None:
         """Close the current connection as a failing network would (from any thread): whatever it still held
@@ -421,68 +417,63 @@ class EventStream(Iterator[StreamEvent]):
         self._done = True
         self.drop()
         self._disconnect()
+        self._http.close()
 
     # -------------------------------------------------------- events
 
-    def _wait(self) -> float:
-        base = self._retry if self._retry is not None else self.backoff
-        if self._failures == 0:
-            return 0.0 if self._retry is None else min(self._retry, self.max_backoff)
-        return float(min(self.max_backoff, base * 2 ** (self._failures - 1) * (0.5 + random.random())))
+    def _failed(self, error: Exception, *, at_least: float = 0.0, move_on: bool = True) -> None:
+        """A failure in a row: wait before the next connection, or give up (`StreamFailed`)."""
+        wait = self._attempts.after(error, self._address, move_on=move_on, at_least=at_least, base=self._retry)
+        if wait is None:
+            self._done = True
+            raise StreamFailed(f"GET {self._path}: {error} (every address failed, "
+                               f"{self._attempts.waits + 1} times in a row)", self._address) from error
+        time.sleep(wait)
 
     def __next__(self) -> StreamEvent:
         while not self._done:
             if self._reply is None:
                 try:
                     self._connect()
-                except (_Dropped, ServerProblem, EngineBusy, TooManyStreams) as err:
-                    retryable = isinstance(err, _Dropped) or err.status in (503, 429)
-                    if not retryable or self._failures >= self.reconnects:
+                except (TransportError, ServerProblem, EngineBusy, TooManyStreams) as err:
+                    if isinstance(err, ProblemError) and err.status not in (503, 429):
                         self._done = True
-                        if isinstance(err, ProblemError):
-                            raise
-                        raise TransportError(f"{err} ({self._failures + 1} attempts in a row)") from err
-                    self._failures += 1
-                    delay = self._wait()
-                    if isinstance(err, ProblemError) and err.retry_after:
-                        delay = max(delay, err.retry_after)
-                    time.sleep(min(delay, self.max_backoff))
+                        raise
+                    retry_after = err.retry_after if isinstance(err, ProblemError) else None
+                    self._failed(err, at_least=retry_after or 0.0,
+                                 move_on=not isinstance(err, ProblemError) or err.status == 503)
                     continue
             try:
                 event = self._read_event()
-            except _Dropped:
+            except _Dropped as err:
                 self._disconnect()
                 if self._done:
                     break
                 if time.monotonic() - self._connected_at > HEALTHY_CONNECTION:
-                    self._failures = 0        # it served a while (keep-alives while a person thinks): not in a row
-                self._failures += 1
-                if self._failures > self.reconnects:
-                    self._done = True
-                    raise TransportError(f"GET {self._path}: the stream kept dropping "
-                                         f"({self._failures} times in a row)") from None
-                time.sleep(self._wait())
+                    self._attempts.reset()    # it served a while (keep-alives while a person thinks): not in a row
+                # the same address first (a restart, a blip): it moves on only when it cannot be reached
+                self._failed(ConnectionLost(f"GET {self._address}{self._path}: {err}", self._address),
+                             move_on=False)
                 continue
             if event.event == "closed":       # the server ends the stream early: resume from where we are
                 reason = str(event.data.get("reason") if isinstance(event.data, dict) else event.data)
                 self.closed_reasons.append(reason)
                 self._disconnect()
                 if reason in QUIET_CLOSES:    # a stream that lasted its time: not a failure, however often
-                    self._failures = 0
-                    time.sleep(min(self._retry if self._retry is not None else self.backoff, self.max_backoff))
+                    self._attempts.reset()
+                    time.sleep(min(self._retry if self._retry is not None else self._attempts.backoff,
+                                   self._attempts.max_backoff))
                     continue
-                self._failures += 1           # shutting down, store unavailable: backed off, and bounded
-                if self._failures > self.reconnects:
-                    self._done = True
-                    raise TransportError(f"GET {self._path}: the server kept closing the stream ({reason})")
-                time.sleep(self._wait())
+                # shutting down, store unavailable: backed off, bounded; a gateway shutting down is left
+                self._failed(ConnectionLost(f"GET {self._address}{self._path}: closed ({reason})", self._address),
+                             move_on=reason == "shutdown")
                 continue
             seq, seen = event.seq, _as_int(self.last_event_id)
             if event.event == "update" and seq is not None and seen is not None and seq <= seen:
                 continue                      # a change already handed out (a server resending): never twice
             if event.id is not None:
                 self.last_event_id = event.id
-            self._failures = 0
+            self._attempts.reset()
             if event.event == "end":
                 self._done = True
                 self._disconnect()
@@ -491,47 +482,29 @@ class EventStream(Iterator[StreamEvent]):
 
     def _read_event(self) -> StreamEvent:
         """The next event of the current connection (comments, keep-alives and empty events skipped)."""
-        kind, event_id, has_data = "", None, False
-        data: list[str] = []
-        reply = self._reply
-        assert reply is not None
+        events = self._events
+        assert events is not None
         while True:
             if self._dropped:
                 raise _Dropped("dropped")
             try:
-                raw = reply.readline()
-            # a reset, a silence, a closed socket; http.client raises AttributeError when close() in another
-            # thread closes the reply under this read
-            except (OSError, http.client.HTTPException, ValueError, AttributeError) as err:
-                raise _Dropped(str(err)) from err
-            if not raw:
-                raise _Dropped("the server closed the stream")
+                sse = next(events)
+            except StopIteration:
+                raise _Dropped("the server closed the stream") from None
+            # a reset, a silence, a closed socket, a stream that is not one (httpx_sse.SSEError)
+            except (httpx.HTTPError, httpx.StreamError, SSEError, OSError, ValueError, AttributeError) as err:
+                raise _Dropped(f"{type(err).__name__}: {err}") from err
             if self._dropped:
                 raise _Dropped("dropped")
-            for line in raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\r"):
-                if line == "":
-                    if has_data or kind:
-                        text = "\n".join(data)
-                        try:
-                            value: Any = json.loads(text) if text else None
-                        except ValueError:
-                            value = text
-                        return StreamEvent(kind or "message", event_id, value)
-                    kind, data, has_data = "", [], False
-                    continue
-                if line.startswith(":"):
-                    continue                  # a comment: `: keepalive`
-                name, _, value = line.partition(":")
-                value = value.removeprefix(" ")
-                if name == "event":
-                    kind = value
-                elif name == "data":
-                    data.append(value)
-                    has_data = True
-                elif name == "id" and "\0" not in value:
-                    event_id = value or None
-                elif name == "retry" and value.isdigit():
-                    self._retry = int(value) / 1000
+            if sse.retry is not None:
+                self._retry = sse.retry / 1000
+            if not sse.data and sse.event == "message":
+                continue                      # no event: a `retry:` alone, or the blank line after a keep-alive
+            try:
+                value: Any = json.loads(sse.data) if sse.data else None
+            except ValueError:
+                value = sse.data
+            return StreamEvent(sse.event or "message", sse.id or None, value)
 
 
 def _as_int(value: str | None) -> int | None:

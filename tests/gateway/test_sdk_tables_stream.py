@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from clients.sdk import Seat, errors
+from clients.sdk import Gateways, Seat, errors
 from clients.sdk.tables import EventStream, parse_invite_link
 
 Script = Callable[["Handler", int, int | None], None]
@@ -89,7 +89,7 @@ def serve() -> Iterator[Callable[[Script], Server]]:
 
 
 def stream(server: Server, **settings: object) -> EventStream:
-    return EventStream(server.url, "/v1/matches/abc/events", "the-credential", backoff=0.01, **settings)  # type: ignore[arg-type]
+    return EventStream(Gateways(server.url), "/v1/matches/abc/events", "the-credential", backoff=0.01, **settings)  # type: ignore[arg-type]
 
 
 LAST = 9
@@ -121,7 +121,7 @@ def test_every_early_stop_resumes_with_last_event_id_none_missed_none_twice(serv
 
     server = serve(script)
     events = list(stream(server, idle_timeout=0.7))
-    assert [e.event for e in events] == ["view"] + ["update"] * LAST + ["end"]
+    assert [e.event for e in events] == ["view"] + ["update"] * LAST + ["end"], events
     assert events[0].data == {"seq": 0, "view": {"hand": ["1-1"]}}
     assert [e.seq for e in events[1:-1]] == list(range(1, LAST + 1))
     assert [r["last_event_id"] for r in server.requests] == [None, "3", "5", "5"]
@@ -207,7 +207,8 @@ def test_invite_links_and_seats_keep_credentials_to_themselves() -> None:
     from clients.sdk import RestClient
     seat = Seat(RestClient("http://127.0.0.1:9"), "ab12", 1, "secret-credential", "guest:x", "m1")
     assert "secret" not in repr(seat)
-    assert "secret" not in repr(EventStream("http://127.0.0.1:9", "/v1/matches/m1/events", "secret-credential"))
+    assert "secret" not in repr(EventStream(Gateways("http://127.0.0.1:9"), "/v1/matches/m1/events",
+                                            "secret-credential"))
 
 
 def test_a_close_from_another_thread_ends_the_iteration_quietly(serve: Callable[[Script], Server]) -> None:
