@@ -237,21 +237,27 @@ def replay(record: Record, upto: int | None = None) -> Game:
         raise refusal(str(exc), 1, first.line, _kind(exc)) from None
     _same_events(first, events)
     for move in record.moves[1:last]:
-        expected = game.to_move if not _table_step(move.step) else None
-        if move.seat != expected:
-            raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
-                              move.n, move.line, "illegal")
-        try:
-            _, events = _apply(game, move.step, move.move)
-        except RecordError as exc:
-            raise RecordError(str(exc), move.n, move.line) from None
-        except RulesError as exc:
-            raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
-        _same_events(move, events)
+        _same_events(move, _replay_move(game, move))
     if upto is None and record.result != game.result():
         raise refusal(f"the result recorded, {record.result}, is not the one the moves reach, {game.result()}",
                           len(record.moves), None, "illegal")
     return game
+
+
+def _replay_move(game: Game, move: Entry) -> list[Json]:
+    """Play one recorded move after the start on `game` and return its events; a move made by
+    another seat than the one recorded, or one the rules refuse, is refused naming its move and line."""
+    expected = game.to_move if not _table_step(move.step) else None
+    if move.seat != expected:
+        raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
+                      move.n, move.line, "illegal")
+    try:
+        _, events = _apply(game, move.step, move.move)
+    except RecordError as exc:
+        raise RecordError(str(exc), move.n, move.line) from None
+    except RulesError as exc:
+        raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
+    return events
 
 
 def _table_step(step: str) -> bool:
@@ -321,15 +327,7 @@ def _check_partial_kingdomino(record: Record) -> None:
     except RulesError as exc:
         raise RecordError(f"the rows and kings shown are not a deal: {exc}", 1) from None
     for move in record.moves[1:]:
-        expected = game.to_move if not _table_step(move.step) else None
-        if move.seat != expected:
-            raise refusal(f"{move.step}: recorded as {_who(move.seat)}'s, but it is {_who(expected)}'s move",
-                              move.n, move.line, "illegal")
-        try:
-            _, events = _apply(game, move.step, move.move)
-        except RulesError as exc:
-            raise refusal(f"{move.step}: {exc}", move.n, move.line, _kind(exc)) from None
-        _same_events(move, game.redact(events, None))
+        _same_events(move, game.redact(_replay_move(game, move), None))
 
 
 def _fit_deal(count: int, shown: list[int], kings: list[int]) -> Json:
