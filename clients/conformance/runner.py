@@ -56,6 +56,10 @@ class Outcome:
     def passed(self) -> bool:
         return not self.failures
 
+    def step_failed(self, i: int, message: str) -> None:
+        """Note that step `i` of this scenario did not give what it expects."""
+        self.failures.append(f"{self.path}: step {i}: {message}")
+
 
 def find_scenarios(paths: Iterable[str]) -> list[Path]:
     """Scenario files named directly, or every *.json under the folders named."""
@@ -168,10 +172,7 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
     state: State | None = None
     setup: dict[str, Any] | None = None
     ctx: dict[str, Any] = {}
-    path = outcome.path
-
-    def fail(i: int, message: str) -> None:
-        outcome.failures.append(f"{path}: step {i}: {message}")
+    fail = outcome.step_failed
 
     def ensure_match(i: int) -> State:
         nonlocal state
@@ -180,12 +181,7 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
         return state
 
     for i, step in enumerate(steps):
-        if not isinstance(step, dict):
-            raise ScenarioError(f"step {i} is not an object")
-        kinds = [k for k in STEP_KINDS if k in step]
-        if len(kinds) != 1:
-            raise ScenarioError(f"step {i} must name exactly one of {', '.join(STEP_KINDS)}")
-        kind = kinds[0]
+        kind = _step_kind(i, step, STEP_KINDS)
         try:
             if kind == "setup":
                 if state is not None:
@@ -227,6 +223,17 @@ def _run(scenario: Any, surface: Surface, outcome: Outcome) -> None:
             return
 
 
+def _step_kind(i: int, step: Any, allowed: tuple[str, ...]) -> str:
+    """The one kind of step (of all of STEP_KINDS) that step `i` names; ScenarioError, listing the
+    kinds `allowed` in this scenario, when it is not an object naming exactly one."""
+    if not isinstance(step, dict):
+        raise ScenarioError(f"step {i} is not an object")
+    kinds = [k for k in STEP_KINDS if k in step]
+    if len(kinds) != 1:
+        raise ScenarioError(f"step {i} must name exactly one of {', '.join(allowed)}")
+    return kinds[0]
+
+
 def _act(apply: Callable[[State, str], State], legal: Callable[[State], tuple[int | None, list[str]]],
          state: State, step: dict[str, Any], who: int | None, noun: str,
          fail: Callable[[str], None]) -> State | None:
@@ -258,18 +265,10 @@ def _run_kingdomino(players: Any, options: dict[str, Any], steps: list[Any],
                     surface: KingdominoSurface, outcome: Outcome) -> None:
     """A Kingdomino scenario (FORMAT.md "Kingdomino scenarios"): one deal, then acts and expects."""
     state: State | None = None
-    path = outcome.path
-
-    def fail(i: int, message: str) -> None:
-        outcome.failures.append(f"{path}: step {i}: {message}")
+    fail = outcome.step_failed
 
     for i, step in enumerate(steps):
-        if not isinstance(step, dict):
-            raise ScenarioError(f"step {i} is not an object")
-        kinds = [k for k in STEP_KINDS if k in step]
-        if len(kinds) != 1:
-            raise ScenarioError(f"step {i} must name exactly one of {', '.join(KD_STEP_KINDS)}")
-        kind = kinds[0]
+        kind = _step_kind(i, step, KD_STEP_KINDS)
         if kind not in KD_STEP_KINDS:
             raise ScenarioError(f"step {i}: {kind} is not a Kingdomino step ({', '.join(KD_STEP_KINDS)})")
         try:
