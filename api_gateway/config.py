@@ -35,7 +35,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_DATABASE | sqlite:///$TMPDIR/domino-archive.sqlite3 | the archive of finished matches, players and ratings: `sqlite:///path` (embedded, one host; upgraded at start) or `postgresql://user:password@host:5432/db` (a cluster; upgraded by `python -m api_gateway.archive upgrade`) |
 | GATEWAY_DATABASE_TIMEOUT | 5 | seconds to connect to the archive database, and for each statement or lock wait |
 | GATEWAY_ARCHIVE_RETRY | 2 | seconds between two tries to write the finished matches waiting in the outbox (the database was down) |
-| GATEWAY_PLAYER_KEYS | (none) | keys host apps sign player assertions with, `kid:base64key,...`, newest first (docs/tables.md, Ratings); none: every player is a guest |
+| GATEWAY_PLAYER_KEYS | (none) | keys that check the player assertions (JWTs) host apps sign, by `kid`: `kid:base64secret` (HS256) or `kid:ed25519:base64publickey` (EdDSA), comma-separated, newest first (docs/security.md, Player assertions); none: every player is a guest |
 | GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
 | LOG_LEVEL | INFO | |
 """
