@@ -20,7 +20,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from domino.v1 import engine_pb2 as pb
@@ -34,6 +34,16 @@ from engine_service.rules import PRESETS, Game, Kingdomino, MalformedError, Matc
 from engine_service.rules.games import GAMES
 
 Event = dict[str, Any]
+M = TypeVar("M", bound=Message)
+
+
+def _encoded(what: str, encode: Callable[[], M]) -> M:
+    """`encode()`, a failure of it turned into EncodingError naming `what` (the answer, the view ...):
+    it is our own output that could not be written, not the caller's input."""
+    try:
+        return encode()
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EncodingError(f"cannot encode the {what}: {exc}") from exc
 
 
 def _required(request: Any) -> Any:
@@ -88,20 +98,14 @@ def _start_match(request: pb.NewMatchRequest) -> tuple[Match, list[Event]]:
 
 
 def _kingdomino_answer(game: Kingdomino, events: list[Event]) -> pb.KingdominoResponse:
-    try:
-        return pb.KingdominoResponse(state=kingdomino_codec.state_to_proto(game),
-                                     events=kingdomino_codec.events_to_proto(events))
-    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
-        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+    return _encoded("answer", lambda: pb.KingdominoResponse(state=kingdomino_codec.state_to_proto(game),
+                                                            events=kingdomino_codec.events_to_proto(events)))
 
 
 def _kingdomino_view(game: Kingdomino, player: int | None) -> pb.KingdominoView:
     """What `player` (None: the public) may see; not a player -> the rules' MalformedError."""
     view = game.view_for(player)
-    try:
-        return kingdomino_codec.view_to_proto(view)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise EncodingError(f"cannot encode the view: {exc}") from exc
+    return _encoded("view", lambda: kingdomino_codec.view_to_proto(view))
 
 
 def _start_kingdomino(request: pb.NewKingdominoRequest) -> tuple[Kingdomino, list[Event]]:
@@ -226,11 +230,8 @@ def _load_tournament(request: Any) -> Tournament:
 
 
 def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.TournamentResponse:
-    try:
-        return pb.TournamentResponse(state=tournament_codec.dump(tournament),
-                                     events=tournament_codec.events_to_proto(events))
-    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
-        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+    return _encoded("answer", lambda: pb.TournamentResponse(state=tournament_codec.dump(tournament),
+                                                            events=tournament_codec.events_to_proto(events)))
 
 
 # ------------------------------------------------------------ a game of either kind (a GameState)
@@ -250,10 +251,7 @@ def _game_answer(kind: _Kind, game: Game, events: list[Event]) -> pb.GameRespons
 
 
 def _game_state(game: Game) -> pb.GameState:
-    try:
-        return pb.GameState.FromString(game_state.encode(game))
-    except (ValueError, KeyError, TypeError) as exc:  # our output, not the caller's input
-        raise EncodingError(f"cannot encode the answer: {exc}") from exc
+    return _encoded("answer", lambda: pb.GameState.FromString(game_state.encode(game)))
 
 
 class EngineServicer(pb_grpc.EngineServicer):
@@ -320,13 +318,10 @@ class EngineServicer(pb_grpc.EngineServicer):
     def TournamentStandings(self, request: pb.TournamentStateRequest,
                             context: grpc.ServicerContext) -> pb.TournamentStandingsResponse:
         tournament = _load_tournament(request)
-        try:
-            return pb.TournamentStandingsResponse(
-                standings=tournament_codec.standings_to_proto(tournament.standings()),
-                next_players=[] if tournament.over else tournament.next_players(),
-                over=tournament.over)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EncodingError(f"cannot encode the standings: {exc}") from exc
+        return _encoded("standings", lambda: pb.TournamentStandingsResponse(
+            standings=tournament_codec.standings_to_proto(tournament.standings()),
+            next_players=[] if tournament.over else tournament.next_players(),
+            over=tournament.over))
 
     # ------------------------------------------------------------ either kind of game (a GameState)
 
@@ -337,10 +332,7 @@ class EngineServicer(pb_grpc.EngineServicer):
     def Hints(self, request: pb.HintsRequest, context: grpc.ServicerContext) -> pb.HintsResponse:
         kind, game = _load_game(request)
         hints = calls.hints(game, request.seat, _optional(request, "budget_ms"), _optional(request, "seed"))
-        try:
-            return hints_codec.hints_to_proto(kind.field, hints)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EncodingError(f"cannot encode the hints: {exc}") from exc
+        return _encoded("hints", lambda: hints_codec.hints_to_proto(kind.field, hints))
 
     def ExportRecord(self, request: pb.ExportRecordRequest,
                      context: grpc.ServicerContext) -> pb.ExportRecordResponse:
