@@ -1,22 +1,26 @@
-"""Void inference: what passes and draws prove is true, and the sampler honours it."""
+"""Void inference: what passes, draws and the lead prove is true, and the sampler honours it.
+
+(That it is also everything they prove is tests/bots/test_exact_deals.py's part.)"""
 from __future__ import annotations
 
 import random
 
-from engine_service.bots.matching.knowledge import Limit, _limits, read_view
+from engine_service.bots.matching.deals import SeatDeals
+from engine_service.bots.matching.knowledge import read_view
 from engine_service.bots.matching.sampler import Sampler
 from engine_service.bots.observe import SeatLog
 from engine_service.rules import Match
 from engine_service.rules.registry import PRESETS
-from engine_service.rules.tiles import NUMBER_MASK
+from engine_service.rules.tiles import NUMBER_MASK, parse_tile
 
 from .conftest import seat_view
 
 
 def _play_and_check(variant: str, players: int, seed: int, rng: random.Random) -> int:
-    """Play a random round; at every turn, every limit any seat's view proves holds of the true hands.
+    """Play a random round; at every turn, every tile a seat's view proves another seat cannot hold is
+    one it does not hold, and sampled worlds give no seat such a tile.
 
-    Returns how many plain voids (allowed 0) were proven along the way.
+    Returns how many voids (seat and number) were proven along the way.
     """
     match, events = Match.new(variant, players, seed=seed)
     log = SeatLog()
@@ -30,17 +34,15 @@ def _play_and_check(variant: str, players: int, seed: int, rng: random.Random) -
                 continue
             know = read_view(seat_view(match, log))
             assert know.history_used
-            for other in range(players):
-                for limit in know.limits[other]:
-                    held = (rnd.hands[other] & limit.tiles).bit_count()
-                    assert held <= limit.allowed, (variant, other, limit, held)
-                    voids += limit.allowed == 0
+            others = [s for s in range(players) if s != seat]
+            for other in others:
+                assert rnd.hands[other] & ~know.possible(other) == 0, (variant, other)
+                voids += know.voids(other).bit_count()
             sampler = Sampler(know, random.Random(seed))
             for _ in range(5):
                 hands, _boneyard = sampler.hands()
-                for other in range(players):
-                    for limit in know.limits[other]:
-                        assert (hands[other] & limit.tiles).bit_count() <= limit.allowed, (variant, sampler.relaxed, know.limits, know.hand_sizes, know.boneyard_size, bin(know.unseen))
+                for other in others:
+                    assert hands[other] & ~know.possible(other) == 0
             assert sampler.relaxed == 0
         log.record(match.apply(rng.choice(match.legal_actions())))
     return voids
@@ -61,10 +63,14 @@ def test_draws_after_a_proof_allow_only_what_was_not_played() -> None:
     # Kozel: the ends show 3 and 5; the seat draws three times, the third tile fits and is played.
     three_five = (1 << 3) | (1 << 5)
     timeline = [("proof", three_five), ("draw", 0), ("proof", three_five), ("draw", 0),
-                ("proof", three_five), ("draw", 0), ("play", 23)]  # 23: tile 3-5
-    assert _limits(timeline) == [Limit(three_five, 0)]
-    # Drawn without playing since: up to one such tile may have come in.
-    assert _limits([("proof", 1 << 6), ("draw", 0)]) == [Limit(1 << 6, 1)]
+                ("proof", three_five), ("draw", 0), ("play", parse_tile("3-5"))]
+    unseen = ((1 << 28) - 1) & ~(1 << parse_tile("3-5"))
+    deals = SeatDeals(timeline, 9, unseen, 0)
+    assert not deals.possible & (NUMBER_MASK[3] | NUMBER_MASK[5])
+    # Drawn without playing since: a 6 may have come in (at most one: the weights say how likely).
+    deals = SeatDeals([("proof", 1 << 6), ("draw", 0)], 8, (1 << 28) - 1, 0)
+    assert deals.possible == (1 << 28) - 1
+    assert all(counts[0] == 8 or counts[1] == 1 for counts in deals.weights)
 
 
 def test_a_pass_in_block_is_a_void_in_the_ends() -> None:
@@ -111,8 +117,9 @@ def test_a_history_the_rules_do_not_replay_proves_nothing() -> None:
         entry = {k: v for k, v in history[played[-1]].items() if k != "action"}
         history[played[-1]] = {**entry, **bad}
         know = read_view({**view, "history": history})
-        assert not know.history_used and not any(know.limits)
+        assert not know.history_used and not any(know.voids(s) for s in range(4))
     led_twice = list(view["history"])
     led_twice.insert(played[0] + 1, led_twice[played[0]])  # the lead again: the layout refuses it
     know = read_view({**view, "history": led_twice})
-    assert not know.history_used and not any(know.limits)
+    assert not know.history_used and not any(know.voids(s) for s in range(4))
+    assert all(know.possible(s) == know.unseen for s in range(4) if s != know.seat)

@@ -4,7 +4,7 @@
 ``history`` of the round's events as that seat saw them) into `Knowledge`: the
 family, the layout, the seat's own hand, the unseen tiles, how many tiles each
 other seat and the boneyard hold, and what the passes and draws of the history
-prove each seat does not hold (`Limit`).
+allow of each seat's hand (`deals.SeatDeals`, exact).
 
 Why the history: the view itself shows the table, not who passed or drew when,
 and those are what prove a number missing. The engine's events already say it
@@ -18,46 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...rules.errors import RulesError
-from ...rules.family import Family
+from ...rules.family import Family, RoundContext
 from ...rules.layout import Layout
 from ...rules.notation import CENTER, LEAD, PLAY, Move, parse_placement
 from ...rules.registry import make_family
 from ...rules.tiles import ALL_TILES, NUMBER_MASK, parse_hand
+from .deals import Entry, SeatDeals
+from .numbers import ends_numbers, numbers_tiles
 
-
-@dataclass(frozen=True, slots=True)
-class Limit:
-    """A seat holds at most `allowed` tiles showing any number of `numbers` (a 7-bit set).
-
-    A pass or a draw while the ends showed those numbers proves the seat then held
-    none of them; tiles it drew since may show them, less those it has played.
-    `allowed` 0 is a plain void: not one such tile.
-    """
-
-    numbers: int
-    allowed: int
-
-    @property
-    def tiles(self) -> int:
-        """The tiles (bit set) showing any of the numbers."""
-        return numbers_tiles(self.numbers)
-
-
-def numbers_tiles(numbers: int) -> int:
-    """The tiles showing any number in the 7-bit set `numbers`."""
-    m = 0
-    for v in range(7):
-        if numbers >> v & 1:
-            m |= NUMBER_MASK[v]
-    return m
-
-
-def ends_numbers(layout: Layout) -> int:
-    """The numbers the open ends show, as a 7-bit set."""
-    s = 0
-    for a in layout.arms:
-        s |= 1 << layout.end[a]
-    return s
+__all__ = ["Knowledge", "ViewError", "ends_numbers", "numbers_tiles", "read_view"]
 
 
 @dataclass(slots=True)
@@ -78,21 +47,34 @@ class Knowledge:
     scores: list[int]
     #: Tiles this seat has not seen: in other hands or in the boneyard.
     unseen: int
-    #: Per seat, what its passes and draws prove (empty for this seat).
-    limits: list[list[Limit]]
+    #: Per other seat, what its history allows of its hand (`deals.SeatDeals`); None for this seat.
+    seats: list[SeatDeals | None]
     #: Whether a history was given and agrees with the layout (else nothing is proven).
     history_used: bool = False
     leader: int | None = None
     last_placer: int | None = None
     passes: int = 0
     out: list[int] = field(default_factory=list)
+    #: Tiles the first lead proves were in no hand at the deal (RULES.md K, O, B).
+    barred: int = 0
+
+    def possible(self, seat: int) -> int:
+        """The unseen tiles some hand of `seat` consistent with its history holds (bit set)."""
+        deals = self.seats[seat]
+        return 0 if deals is None else deals.possible
 
     def voids(self, seat: int) -> int:
-        """The numbers (7-bit set) `seat` is proven not to hold at all."""
+        """The numbers (7-bit set) `seat` is proven not to hold at all: every unseen tile showing
+        the number is one no hand consistent with the seat's history holds (numbers with no unseen
+        tile left are nobody's to hold, and not listed)."""
+        deals = self.seats[seat]
+        if deals is None or deals.hand_size == 0:
+            return 0
         v = 0
-        for limit in self.limits[seat]:
-            if limit.allowed == 0:
-                v |= limit.numbers
+        for n in range(7):
+            showing = NUMBER_MASK[n] & self.unseen
+            if showing and not showing & deals.possible:
+                v |= 1 << n
         return v
 
 
@@ -132,11 +114,15 @@ def read_view(view: dict[str, Any], to_move: bool = True) -> Knowledge:
         variant=str(view["variant"]), family=family, players=players, seat=seat, hand=hand,
         layout=layout, hand_sizes=hand_sizes, boneyard_size=boneyard_size, to_move=int(view["to_move"]),
         legal=[Move.parse(a) for a in legal_text], legal_text=legal_text, scores=scores,
-        unseen=unseen, limits=[[] for _ in range(players)],
+        unseen=unseen, seats=[None] * players,
     )
+    timelines: list[list[Entry]] = [[] for _ in range(players)]
     history = view.get("history")
     if isinstance(history, list):
-        _read_history(know, history)
+        timelines = _read_history(know, history, view) or timelines
+    for s in range(players):
+        if s != seat:
+            know.seats[s] = SeatDeals(timelines[s], hand_sizes[s], unseen, know.barred)
     return know
 
 
@@ -149,7 +135,7 @@ def _round_events(history: list[Any]) -> list[dict[str, Any]]:
     return [e for e in history[start:] if isinstance(e, dict)]
 
 
-def _read_history(know: Knowledge, history: list[Any]) -> None:
+def _read_history(know: Knowledge, history: list[Any], view: dict[str, Any]) -> list[list[Entry]] | None:
     """Replay the round's plays to learn the ends at every pass and draw, and what each proves.
 
     The replay must end on the view's own layout; otherwise the history is not this
@@ -159,8 +145,9 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
     """
     family = know.family
     layout = family.new_layout()
-    # Per seat, in order: ("proof", numbers) at a pass or draw; ("draw",) ; ("play", tile).
-    timeline: list[list[tuple[str, int]]] = [[] for _ in range(know.players)]
+    # Per seat, in order: ("proof", numbers) at a forced pass or draw; ("draw", 0); ("play", tile).
+    timeline: list[list[Entry]] = [[] for _ in range(know.players)]
+    lead_tile: int | None = None
     leader: int | None = None
     last_placer: int | None = None
     passes = 0
@@ -174,14 +161,15 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
             if kind not in ("played", "passed", "drew"):
                 continue
             if not isinstance(seat, int) or not 0 <= seat < know.players:
-                return
+                return None
             if kind == "played":
                 move_kind, placements = Move.parse(e.get("action"))
                 if move_kind not in (LEAD, PLAY):
-                    return
+                    return None
                 for tile, arm, flag in placements:
                     if arm == CENTER:
                         leader = seat
+                        lead_tile = tile
                         layout.lead(tile, flag)
                     else:
                         layout.attach(tile, arm, flag)
@@ -202,38 +190,54 @@ def _read_history(know: Knowledge, history: list[Any]) -> None:
                 drawn[seat] += 1
                 passes = 0
     except RulesError:  # a history the rules do not replay is not this round's: prove nothing
-        return
+        return None
     if layout.placements != know.layout.placements:
-        return
+        return None
     dealt = family.hand_size
     for s in range(know.players):
         if dealt + drawn[s] - played_count[s] != know.hand_sizes[s]:
-            return  # the history is not the whole round
+            return None  # the history is not the whole round
     know.history_used = True
     know.leader = leader
     know.last_placer = last_placer
     know.passes = passes
     know.out = out
-    for s in range(know.players):
-        if s != know.seat:
-            know.limits[s] = _limits(timeline[s])
+    if leader is not None and lead_tile is not None:
+        know.barred = lead_barred(know, view, leader, lead_tile)
+    return timeline
 
 
-def _limits(events: list[tuple[str, int]]) -> list[Limit]:
-    """What one seat's proofs allow of its current hand (see `Limit`)."""
-    limits: dict[int, int] = {}
-    for i, (kind, numbers) in enumerate(events):
-        if kind != "proof" or numbers == 0:
+def lead_barred(know: Knowledge, view: dict[str, Any], leader: int, lead_tile: int) -> int:
+    """The tiles the round's first lead proves were in no hand at the deal (0 when the lead was free).
+
+    Asked of the family's own lead rule, not a copy of it: with the led tile in the leader's
+    hand, a tile u that would have taken the lead from any hand instead is one nobody held.
+    The context is the round's as the view shows it (its number; a score table already
+    written; the leader as the one the last round named), which is all a lead rule reads
+    but the lot's seed, and a lot leads any tile.
+    """
+    history = (view.get("ledger") or {}).get("history")
+    ctx = RoundContext(None, max(0, int(view.get("round_number") or 1) - 1), leader, bool(history))
+    hands = [0] * know.players
+    hands[leader] = 1 << lead_tile
+    try:
+        seat, mask = know.family.lead(ctx, hands)
+    except RulesError:
+        return 0
+    if seat != leader or mask != 1 << lead_tile:
+        return 0  # a free lead (any tile, or by lot): nothing is proven
+    barred = 0
+    other = (leader + 1) % know.players
+    for u in range(28):
+        if u == lead_tile:
             continue
-        tiles = numbers_tiles(numbers)
-        later_draws = 0
-        later_plays = 0
-        for kind2, value in events[i + 1:]:
-            if kind2 == "draw":
-                later_draws += 1
-            elif kind2 == "play" and tiles >> value & 1:
-                later_plays += 1
-        allowed = max(0, later_draws - later_plays)
-        if allowed < limits.get(numbers, 99):
-            limits[numbers] = allowed
-    return [Limit(n, a) for n, a in sorted(limits.items())]
+        probe = hands.copy()
+        probe[other] |= 1 << u
+        try:
+            _seat, mask = know.family.lead(ctx, probe)
+        except RulesError:
+            continue
+        if mask == 1 << u:
+            barred |= 1 << u
+    return barred & ~know.hand
+

@@ -1,223 +1,188 @@
-"""Worlds consistent with a seat's knowledge: the hidden hands and the boneyard, sampled.
+"""Worlds drawn uniformly from the deals consistent with a seat's knowledge (issue 42).
 
-A world deals the unseen tiles to the other seats (as many as each holds) and
-to the boneyard (in a random draw order), so that every `Limit` holds: a seat
-proven void in a number gets no tile showing it, and a seat that has drawn
-since gets at most as many as its draws allow. Seats with limits are filled
-first, each from the tiles still allowed to it, then the rest is dealt at
-random. When the limits are tight (late in a round, several seats void) and
-that fails `ATTEMPTS` times, a free deal is repaired by swapping offending tiles
-with tiles elsewhere that break no limit, and failing that dealt depth-first,
-most constrained tile first. Should even that fail (a history from
-a game the rules did not play), the world is dealt ignoring the limits and
-`Sampler.relaxed` counts it: a silent fallback would hide the contradiction.
+A world deals the unseen tiles to the other seats (as many as each holds) and to
+the boneyard (in a random draw order). Deals being equally likely, a world's chance
+is proportional to the number of deals and draw sequences that lead to it: the
+product over the other seats of `deals.SeatDeals.weight` of its hand (1 for a seat
+that never drew). The sampler draws from exactly that, in two steps:
+
+1. A *proposal*, uniform over the worlds where every seat holds only tiles its
+   history allows (`SeatDeals.possible`), drawn exactly: the unseen tiles fall in
+   classes by the set of seats that may hold them; `_Counter` counts the ways to
+   split each class among those seats and the boneyard, and each world is drawn
+   class by class, each split with its share of the completions (sequential
+   sampling with exact counts: uniform, no repair and no bias).
+2. *Rejection*: the proposal is kept with chance prod weight / max weight, which
+   makes the kept worlds follow the product of the weights exactly. Seats that never
+   drew have one weight, so in games without a boneyard nothing is ever rejected.
+
+If no world fits (a history the rules did not play) or `MAX_PROPOSALS` are rejected
+in a row, the world is dealt ignoring what cannot be met and `Sampler.relaxed`
+counts it: a silent fallback would hide it. tests/bots/test_bots_exact.py checks the
+worlds against an exhaustive enumeration of the deals.
 """
 from __future__ import annotations
 
 import random
+from math import comb
 
 from ...rules.round import Round
 from ...rules.tiles import bits
+from .deals import SeatDeals
 from .knowledge import Knowledge
 
-#: Attempts at dealing the limited seats first, before a free deal is repaired instead.
-ATTEMPTS = 8
-#: Swaps a repair may make.
-REPAIR_STEPS = 200
-#: Steps of the last resort, a depth-first deal.
-SEARCH_NODES = 20000
+#: Proposals rejected in a row before a world is dealt regardless (counted in `Sampler.relaxed`).
+MAX_PROPOSALS = 2000
+
+
+class _Counter:
+    """Exact counts of the ways to deal classes of tiles to seats of given sizes (sequential sampling).
+
+    `classes[i]` is (tiles of the class, the seats, as indexes into the sizes, that may hold them);
+    the tiles not dealt to a seat go to the boneyard, which takes whatever is left.
+    """
+
+    __slots__ = ("_count", "_splits", "classes")
+
+    def __init__(self, classes: list[tuple[list[int], list[int]]]) -> None:
+        self.classes = classes
+        self._count: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._splits: dict[tuple[int, tuple[int, ...]], list[tuple[int, tuple[int, ...]]]] = {}
+
+    def count(self, i: int, room: tuple[int, ...]) -> int:
+        """The ways to deal classes i.. into seats with `room` places left, each filled exactly."""
+        key = (i, room)
+        hit = self._count.get(key)
+        if hit is not None:
+            return hit
+        if i == len(self.classes):
+            total = int(not any(room))
+        else:
+            total = sum(w for w, _x in self.splits(i, room))
+        self._count[key] = total
+        return total
+
+    def splits(self, i: int, room: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
+        """Every split of class i (how many to each of its seats) with its number of completions."""
+        key = (i, room)
+        hit = self._splits.get(key)
+        if hit is not None:
+            return hit
+        tiles, seats = self.classes[i]
+        n = len(tiles)
+        out: list[tuple[int, tuple[int, ...]]] = []
+        take = [0] * len(room)
+
+        def go(k: int, left: int, ways: int) -> None:
+            if k == len(seats):
+                rest = tuple(r - t for r, t in zip(room, take))
+                w = ways * self.count(i + 1, rest)
+                if w:
+                    out.append((w, tuple(take)))
+                return
+            s = seats[k]
+            for c in range(min(left, room[s]) + 1):
+                take[s] = c
+                go(k + 1, left - c, ways * comb(left, c))
+            take[s] = 0
+
+        go(0, n, 1)
+        self._splits[key] = out
+        return out
+
+    def draw(self, room: tuple[int, ...], rng: random.Random) -> list[int] | None:
+        """One deal, uniform: per seat a bit set of tiles (the rest: the boneyard); None when none exists."""
+        if not self.count(0, room):
+            return None
+        hands = [0] * len(room)
+        for i, (tiles, _seats) in enumerate(self.classes):
+            take = _pick(self.splits(i, room), rng)
+            pool = tiles.copy()
+            rng.shuffle(pool)
+            at = 0
+            for s, c in enumerate(take):
+                for t in pool[at:at + c]:
+                    hands[s] |= 1 << t
+                at += c
+            room = tuple(r - t for r, t in zip(room, take))
+        return hands
+
+
+def _pick(options: list[tuple[int, tuple[int, ...]]], rng: random.Random) -> tuple[int, ...]:
+    """One of the weighted `options`, each with its weight's share."""
+    pick = rng.randrange(sum(w for w, _x in options))
+    for w, x in options:
+        if pick < w:
+            return x
+        pick -= w
+    raise AssertionError("a pick below the total weight falls in some option")
 
 
 class Sampler:
-    """Deals worlds for one `Knowledge` from a seeded `random.Random`."""
+    """Deals worlds for one `Knowledge` from a seeded `random.Random` (see the module docstring)."""
 
-    __slots__ = ("know", "order", "relaxed", "rng", "unseen")
+    __slots__ = ("counter", "deals", "know", "others", "relaxed", "rejected", "rng", "room", "unseen")
 
     def __init__(self, know: Knowledge, rng: random.Random) -> None:
         self.know = know
         self.rng = rng
         self.unseen = list(bits(know.unseen))
-        # Most limited seats first: they have the fewest tiles to choose from.
-        others = [s for s in range(know.players) if s != know.seat]
-        self.order = sorted(others, key=lambda s: (-len(know.limits[s]), s))
+        self.others = [s for s in range(know.players) if s != know.seat]
+        self.deals: list[SeatDeals] = []
+        for s in self.others:
+            deals = know.seats[s]
+            assert deals is not None
+            self.deals.append(deals)
+        self.room = tuple(know.hand_sizes[s] for s in self.others)
         self.relaxed = 0
+        #: Proposals turned down so far (the price of step 2, for the bench and the tests).
+        self.rejected = 0
+        classes: dict[int, list[int]] = {}
+        for t in self.unseen:
+            may = 0
+            for k, deals in enumerate(self.deals):
+                if deals.possible >> t & 1:
+                    may |= 1 << k
+            classes.setdefault(may, []).append(t)
+        self.counter = _Counter([(tiles, [k for k in range(len(self.others)) if may >> k & 1])
+                                 for may, tiles in sorted(classes.items())])
 
     def hands(self) -> tuple[list[int], list[int]]:
         """One world: every seat's hand (this seat's as it is) and the boneyard in draw order."""
-        for _ in range(ATTEMPTS):
-            dealt = self._try_deal()
-            if dealt is not None:
-                return dealt
-        hands, boneyard = self._deal_free()
-        if self._repair(hands, boneyard):
-            return hands, boneyard
-        found = self._search()
-        if found is not None:
-            return found
-        self.relaxed += 1
-        return hands, boneyard
-
-    def _search(self) -> tuple[list[int], list[int]] | None:
-        """A randomized depth-first deal, most constrained tile first (tight late positions)."""
-        know = self.know
         rng = self.rng
-        seats = [s for s in range(know.players) if s != know.seat]
-        dests = seats + [-1]  # -1: the boneyard
-        room = {s: know.hand_sizes[s] for s in seats}
-        room[-1] = know.boneyard_size
-        used = {s: [0] * len(know.limits[s]) for s in seats}
-        tiles = self.unseen.copy()
-        rng.shuffle(tiles)
-
-        def eligible(t: int) -> int:
-            return sum(1 for s in seats if not any(
-                lim.allowed == 0 and lim.tiles >> t & 1 for lim in know.limits[s]))
-        tiles.sort(key=eligible)
-        placed: dict[int, int] = {}
-        nodes = [0]
-
-        def fits(t: int, s: int) -> bool:
-            for k, lim in enumerate(know.limits[s]):
-                if lim.tiles >> t & 1 and used[s][k] >= lim.allowed:
-                    return False
-            return True
-
-        def go(i: int) -> bool:
-            if i == len(tiles):
-                return True
-            nodes[0] += 1
-            if nodes[0] > SEARCH_NODES:
-                return False
-            t = tiles[i]
-            order = dests.copy()
-            rng.shuffle(order)
-            for s in order:
-                if room[s] == 0 or (s >= 0 and not fits(t, s)):
-                    continue
-                room[s] -= 1
-                if s >= 0:
-                    for k, lim in enumerate(know.limits[s]):
-                        if lim.tiles >> t & 1:
-                            used[s][k] += 1
-                placed[t] = s
-                if go(i + 1):
-                    return True
-                room[s] += 1
-                if s >= 0:
-                    for k, lim in enumerate(know.limits[s]):
-                        if lim.tiles >> t & 1:
-                            used[s][k] -= 1
-            return False
-
-        if not go(0):
-            return None
-        hands = [0] * know.players
-        hands[know.seat] = know.hand
-        boneyard: list[int] = []
-        for t, s in placed.items():
-            if s < 0:
-                boneyard.append(t)
-            else:
-                hands[s] |= 1 << t
-        rng.shuffle(boneyard)
-        return hands, boneyard
-
-    def _excess(self, seat: int, hand: int) -> int:
-        """How many tiles too many `hand` holds against the limits of `seat` (0: it keeps them all)."""
-        excess = 0
-        for lim in self.know.limits[seat]:
-            over = (hand & lim.tiles).bit_count() - lim.allowed
-            if over > 0:
-                excess += over
-        return excess
-
-    def _repair(self, hands: list[int], boneyard: list[int]) -> bool:
-        """Swap tiles until every seat keeps its limits (True), or give up (False)."""
-        know = self.know
-        rng = self.rng
-        limited = [s for s in self.order if know.limits[s]]
-        for _ in range(REPAIR_STEPS):
-            bad = [s for s in limited if self._excess(s, hands[s])]
-            if not bad:
-                return True
-            s = bad[rng.randrange(len(bad))]
-            offending = 0
-            for lim in know.limits[s]:
-                if (hands[s] & lim.tiles).bit_count() > lim.allowed:
-                    offending |= hands[s] & lim.tiles
-            out = list(bits(offending))
-            t = out[rng.randrange(len(out))]
-            # Where it could go: the boneyard, or another seat's tile u that may come back in its place.
-            options: list[tuple[int, int]] = [(-1, i) for i in range(len(boneyard))]
-            for o in range(know.players):
-                if o != s and o != know.seat:
-                    options.extend((o, u) for u in bits(hands[o]))
-            rng.shuffle(options)
-            for o, u in options:
-                tile_u = boneyard[u] if o < 0 else u
-                new_s = (hands[s] & ~(1 << t)) | (1 << tile_u)
-                if self._excess(s, new_s) >= self._excess(s, hands[s]):
-                    continue
-                if o >= 0:
-                    new_o = (hands[o] & ~(1 << u)) | (1 << t)
-                    if self._excess(o, new_o) > self._excess(o, hands[o]):
-                        continue
-                hands[s] = new_s
-                if o >= 0:
-                    hands[o] = new_o
-                else:
-                    boneyard[u] = t
+        weighted = [d for d in self.deals if d.draws and len(d.weights) > 1]
+        for _ in range(MAX_PROPOSALS):
+            dealt = self.counter.draw(self.room, rng)
+            if dealt is None:
                 break
-        return not any(self._excess(s, hands[s]) for s in limited)
+            if weighted and not self._keep(dealt, rng):
+                self.rejected += 1
+                continue
+            return self._world(dealt)
+        self.relaxed += 1
+        return self._deal_free()
 
-    def _try_deal(self) -> tuple[list[int], list[int]] | None:
+    def _keep(self, dealt: list[int], rng: random.Random) -> bool:
+        """Step 2: keep a proposal with chance prod weight / max weight."""
+        num = 1
+        den = 1
+        for hand, deals in zip(dealt, self.deals):
+            if deals.draws and len(deals.weights) > 1:
+                num *= deals.weights.get(deals.counts_of(hand), 0)
+                den *= deals.max_weight
+        return num == den or rng.randrange(den) < num
+
+    def _world(self, dealt: list[int]) -> tuple[list[int], list[int]]:
         know = self.know
-        rng = self.rng
-        pool = self.unseen.copy()
-        rng.shuffle(pool)
-        taken = 0
         hands = [0] * know.players
         hands[know.seat] = know.hand
-        for s in self.order:
-            limits = know.limits[s]
-            if not limits:
-                continue
-            need = know.hand_sizes[s]
-            room = [(lim.tiles, lim.allowed) for lim in limits]
-            hand = 0
-            for t in pool:
-                if need == 0:
-                    break
-                if taken >> t & 1:
-                    continue
-                bit = 1 << t
-                ok = True
-                for tiles, allowed in room:
-                    if tiles & bit and allowed <= 0:
-                        ok = False
-                        break
-                if not ok:
-                    continue
-                room = [(tiles, allowed - 1) if tiles & bit else (tiles, allowed) for tiles, allowed in room]
-                hand |= bit
-                taken |= bit
-                need -= 1
-            if need:
-                return None
+        taken = 0
+        for s, hand in zip(self.others, dealt):
             hands[s] = hand
-            rng.shuffle(pool)  # the next seat chooses in a fresh order
-        rest = [t for t in pool if not taken >> t & 1]
-        i = 0
-        for s in range(know.players):
-            if s == know.seat or know.limits[s]:
-                continue
-            n = know.hand_sizes[s]
-            m = 0
-            for t in rest[i:i + n]:
-                m |= 1 << t
-            hands[s] = m
-            i += n
-        return hands, rest[i:]
+            taken |= hand
+        boneyard = [t for t in self.unseen if not taken >> t & 1]
+        self.rng.shuffle(boneyard)
+        return hands, boneyard
 
     def _deal_free(self) -> tuple[list[int], list[int]]:
         know = self.know
@@ -226,9 +191,7 @@ class Sampler:
         hands = [0] * know.players
         hands[know.seat] = know.hand
         i = 0
-        for s in range(know.players):
-            if s == know.seat:
-                continue
+        for s in self.others:
             for t in pool[i:i + know.hand_sizes[s]]:
                 hands[s] |= 1 << t
             i += know.hand_sizes[s]
