@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import time
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ import flask
 import swagger_ui_bundle  # type: ignore[import-untyped]
 from flask import Flask, Response, g, request
 from flask_smorest import Api  # type: ignore[import-untyped]
-from flask_smorest.utils import prepare_response  # type: ignore[import-untyped]
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from api_gateway import metrics, problems
@@ -39,7 +37,7 @@ from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
 from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
-from api_gateway.openapi import ShapeRules
+from api_gateway.openapi import STREAM_COMPONENTS, ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.seat_streams import SeatStreams
@@ -58,38 +56,44 @@ PLAY_DIR = Path(__file__).resolve().parent / "play"
 PLAY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 API_DESCRIPTION = """\
-The domino rules engine over JSON. The server keeps nothing between calls:
-every call carries its match, either **transparent** (`state`: the whole state
-as JSON, for trusted backends and pass-and-play) or **sealed** (`token` +
-`seat_key`: an encrypted state and the key of the seat acting, which sees only
-its own view). Actions use the notation of docs/FORMAT.md (`3-6`,
-`3-6@E`, `4-4@E!`, `2-2@E+5-5@W`, `draw`, `pass`). Errors are RFC 9457
-`application/problem+json`; their `type` is documented at `/v1/problems/<name>`.
+The domino rules engine over JSON: create a match and play it, record and replay it, run a
+Bykovo micro-tournament, and host online tables where people play from their own devices.
+
+- **Matches** (`/v1/matches`) are carried by the client: every call sends its match, either
+  **transparent** (`state`: the whole state as JSON, for trusted backends and pass-and-play) or
+  **sealed** (`token` + `seat_key`: an encrypted state and the key of the seat acting, which sees
+  only its own view). A sealed match's latest version is kept by the service (a stale token is
+  refused), and anyone with its `match_id` may watch it (`.../spectate`, `application/x-ndjson`).
+- **Online tables** (`/v1/tables`, `/v1/seek`) are hosted by the service: open a table, hand out
+  invites, each person takes a seat and plays it with a credential sent as
+  `Authorization: Bearer`; each seat follows its match on `GET /v1/matches/{match_id}/events`
+  (`text/event-stream`, resumable with `Last-Event-ID`). Turn clocks run on the service.
+- **Players and ratings** (`/v1/players`, `/v1/leaderboard`): finished matches are archived with
+  their records.
+
+Actions use the notation of docs/FORMAT.md (`3-6`, `3-6@E`, `4-4@E!`, `2-2@E+5-5@W`, `draw`,
+`pass`). Errors are RFC 9457 `application/problem+json`; their `type` is documented at
+`/v1/problems/{name}`. Each operation has a stable `operationId` for generated clients; the
+streams' items are described by `x-events` and `x-itemSchema`.
 """
 
 
 class GatewayApi(Api):  # type: ignore[misc]  # flask-smorest is untyped (Any base)
-    """flask-smorest's Api with RFC 9457 errors instead of its own JSON error body."""
+    """flask-smorest's Api with RFC 9457 errors instead of its own JSON error body, through its public
+    surface only: every operation documents its own problem answers (`api_gateway.openapi.operation`),
+    so flask-smorest's default error response (application/json) is named nowhere."""
 
     ERROR_SCHEMA = ProblemSchema
+    DEFAULT_ERROR_RESPONSE_NAME = None
 
-    def _register_error_handlers(self) -> None:
-        problems.register(self._app)
+    def init_app(self, app: Flask, *, spec_kwargs: dict[str, Any] | None = None) -> None:
+        super().init_app(app, spec_kwargs=spec_kwargs)
+        problems.register(app)  # every exception, not only the HTTP errors flask-smorest handles
+        for name, schema in STREAM_COMPONENTS.items():  # named only from the streams' x- members
+            self.spec.components.schema(name, schema=schema)
 
     def handle_http_exception(self, error: Exception) -> Response:
         return problems.handle(error)
-
-    def _register_responses(self) -> None:
-        """Document every default error response as application/problem+json."""
-        for status in HTTPStatus:
-            response: dict[str, Any] = {"description": status.phrase}
-            if not (100 <= status < 200) and status not in (204, 304):
-                response["schema"] = self.ERROR_SCHEMA
-            prepare_response(response, self.spec, problems.MEDIA_TYPE)
-            self.spec.components.response(status.name, response, lazy=True)
-        response = {"description": "Default error response (RFC 9457 problem)", "schema": self.ERROR_SCHEMA}
-        prepare_response(response, self.spec, problems.MEDIA_TYPE)
-        self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
 
 
 def _key_ring(cfg: GatewayConfig) -> KeyRing | None:

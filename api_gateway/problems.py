@@ -1,52 +1,15 @@
 """RFC 9457 problem details: every error the gateway answers, mapped from exceptions in one place.
 
-Each problem type the gateway defines has a stable name; its `type` member is
-the relative URI ``/v1/problems/<name>``, and that URI serves the type's
-description. Plain HTTP errors (404, 405, 413, 415) use ``about:blank`` with the
-status phrase as the title, as RFC 9457 asks.
+`PROBLEM_TYPES` is the catalogue, written once: each type's stable name, status, title,
+description, extension members and whether it says when to try again (Retry-After). Its
+`type` member is the relative URI ``/v1/problems/<name>``, which serves the type's
+description. Plain HTTP errors (404, 405, 413, 415) use ``about:blank`` with the status
+phrase as the title, as RFC 9457 asks; the ones an operation documents are `PLAIN_TYPES`.
 
-==================================  ======  ======================  ==========================
-raised                              status  type                    extra members
-==================================  ======  ======================  ==========================
-schema validation (marshmallow)     422     validation-error        field, errors
-body is not JSON                    400     malformed-json
-engine INVALID_ARGUMENT             400     malformed               field, action
-engine FAILED_PRECONDITION          409     illegal-action          action
-  ... details "misdeal: ..."        409     misdeal
-unknown variant                     404     unknown-variant         field
-no live sealed match with that id   404     unknown-match           field
-token cannot be opened              400     invalid-token           field
-token not the match's latest        409     stale-token             field, latest
-no record of the match (idle)       410     match-expired           field
-version store unreachable           503     store-unavailable       Retry-After header
-wrong seat key                      403     wrong-seat-key          field
-not allowed to a sealed caller      403     sealed-forbidden        field
-sealed mode not configured          501     sealed-mode-disabled
-engine busy (its bots all thinking) 429     engine-busy             Retry-After header
-a spectator stream over a cap       429     too-many-streams        limit; Retry-After header
-request or answer over a gRPC limit 413     too-large               what, size, limit
-engine UNAVAILABLE (after retries)  503     engine-unavailable      Retry-After header
-engine DEADLINE_EXCEEDED            504     engine-timeout
-other engine status                 502     engine-error
-no such player in the archive       404     unknown-player          field
-no such match in the archive        404     not-archived            field
-a page cursor not of this list      400     bad-cursor              field
-a player assertion that fails       400     invalid-player          field
-archive database unreachable        503     archive-unavailable     Retry-After header
-a table's refusal (TableRefused)    its     its name (below)        field; 401: WWW-Authenticate
-  no such table                     404     unknown-table
-  unknown or used invite            403     invalid-invite
-  a seat number, private table      403     invite-required
-  that seat taken                   409     seat-taken
-  no seat free                      409     table-full
-  the table's match is over         409     match-over
-  leaving a seat not held           409     not-seated
-  play again while playing          409     match-not-over
-  credential missing or unknown     401     invalid-credential
-  another table's credential        403     wrong-table
-  bad, spent or expired ticket      401     invalid-ticket
-anything else                       500     internal-error
-==================================  ======  ======================  ==========================
+Everything else reads the catalogue: `from_exception` (the one mapping from what the
+gateway raises to what the client sees), the OpenAPI document's problem answers of each
+operation (`api_gateway.openapi.operation`), `GET /v1/problems/{name}`, and docs/rest.md's
+table of errors (`markdown_table`, which tests/gateway/test_gateway_errors.py holds the page to).
 """
 from __future__ import annotations
 
@@ -86,115 +49,151 @@ MAX_DETAIL = 1000
 
 @dataclass(frozen=True, slots=True)
 class ProblemType:
+    """One kind of error answer: `members` are its extension members (beyond type, title, status,
+    detail, instance), `retry_after` whether it carries a Retry-After header (try again later)."""
+
     name: str
     status: int
     title: str
     description: str
+    members: tuple[str, ...] = ()
+    retry_after: bool = False
 
 
 PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("validation-error", 422, "The request does not match its schema",
-                "A field is missing, unknown, of the wrong type or out of range. `errors` lists the "
-                "messages by field; `field` names the first."),
+                "A field is missing, unknown, of the wrong type or out of range (no coercion: \"4\" is not 4, "
+                "1 is not true); a carried `state` is only checked to be an object here, its insides are the "
+                "engine's (400 malformed). `errors` lists the messages by field; `field` names the first.",
+                ("field", "errors")),
     ProblemType("malformed-json", 400, "The request body is not JSON",
                 "Send a JSON object with Content-Type: application/json."),
     ProblemType("malformed", 400, "The engine cannot understand the request",
                 "Bad notation, an unknown variant or option, or a state that is not consistent. "
-                "`field` names the offending field when the engine names one; `action` echoes the action."),
+                "`field` names the offending field when the engine names one; `action` echoes the action.",
+                ("field", "action")),
     ProblemType("illegal-action", 409, "Not allowed in this state",
                 "Well formed, but the rules forbid it now: not this seat's turn, a tile it does not hold, "
-                "a tile that does not fit, the round, the match or the tournament is over. The state is unchanged."),
+                "a tile that does not fit, the round, the match or the tournament is over. The state is unchanged.",
+                ("action",)),
     ProblemType("misdeal", 409, "The deal is a misdeal",
-                "The variant's misdeal rule refuses this explicit deal: deal again."),
-    ProblemType("unknown-variant", 404, "No such variant", "GET /v1/variants lists the variants."),
+                "The variant's misdeal rule refuses this explicit deal: deal again.", ("action",)),
+    ProblemType("unknown-variant", 404, "No such variant",
+                "GET /v1/variants lists the variants; `detail` offers the closest name.", ("field",)),
     ProblemType("unknown-match", 404, "No such live sealed match",
                 "The spectator stream follows a live sealed match by the `match_id` of its answers; this "
-                "one was never created here, or has been idle longer than the service keeps matches."),
+                "one was never created here, or has been idle longer than the service keeps matches.", ("field",)),
     ProblemType("invalid-token", 400, "The state token cannot be opened",
                 "The token was altered or truncated, was not issued by this service, or was sealed with a "
-                "key that has been retired. Nothing was done."),
+                "key that has been retired. Nothing was done.", ("field",)),
     ProblemType("stale-token", 409, "The token is not the latest of its match",
                 "Every call that changes a sealed match makes a new token and retires the one it was "
                 "given; only the latest token of a match is accepted (`latest` is its version, `seq` of "
                 "the latest answer). An old token, or the loser of two calls made at once with the same "
-                "token, is refused and nothing is done with it. Use the token of your latest answer."),
+                "token, is refused and nothing is done with it. Use the token of your latest answer.",
+                ("field", "latest")),
     ProblemType("match-expired", 410, "The sealed match has expired",
                 "The service keeps the version of a sealed match while it is played; after the idle time "
-                "the operator set (GATEWAY_MATCH_TTL, a day by default) its tokens are refused. Start a new match."),
+                "the operator set (GATEWAY_MATCH_TTL, a day by default) its tokens are refused. Start a new match.",
+                ("field",)),
     ProblemType("store-unavailable", 503, "The token version store is unavailable",
                 "Sealed calls need the store that says which token of a match is the latest, and it did "
-                "not answer; no token is accepted unchecked. Try again after Retry-After seconds."),
+                "not answer; no token is accepted unchecked. Try again after Retry-After seconds, with the same "
+                "request (docs/rest.md, \"A 503 means try again\").", retry_after=True),
     ProblemType("wrong-seat-key", 403, "The seat key does not belong to this match",
-                "Use the key handed out for your seat when the match was created."),
+                "Use the key handed out for your seat when the match was created.", ("field",)),
     ProblemType("sealed-forbidden", 403, "Not allowed to this caller in sealed mode",
                 "A seat acts only for itself and sees only its own view; some calls (settling from "
-                "declared hands, explicit deals) are for transparent mode only."),
+                "declared hands, explicit deals) are for transparent mode only.", ("field",)),
     ProblemType("sealed-mode-disabled", 501, "Sealed mode is not configured",
                 "The operator has not configured STATE_TOKEN_KEYS."),
     ProblemType("engine-busy", 429, "The rules engine's bots are busy",
                 "Expert suggestions and hints share a few bot slots per engine with the computer players of "
                 "matches being played, which go first; all were thinking. Nothing was done: try again after "
-                "Retry-After seconds."),
+                "Retry-After seconds.", retry_after=True),
     ProblemType("too-many-streams", 429, "Too many spectator streams",
                 "Each gateway worker holds a bounded number of spectator streams: in all (the rest of its "
                 "connections serve ordinary calls), of one match, and of one client address (`limit` names "
                 "which was reached); an online table's event streams likewise, and of one seat (`limit` "
-                "\"seat\"). Close a stream you no longer read, or try again after Retry-After seconds."),
+                "\"seat\"). Close a stream you no longer read, or try again after Retry-After seconds.",
+                ("limit",), retry_after=True),
     ProblemType("too-large", 413, "The match is too large for one call",
                 "The request, or the answer it asks for (a long match's record, say), is over the size the "
                 "service carries in one message (`what`, `size` and `limit` in bytes). Asking again gives the "
-                "same answer: ask for less (a shorter replay, another record view) or start a new match."),
+                "same answer: ask for less (a shorter replay, another record view) or start a new match.",
+                ("what", "size", "limit")),
     ProblemType("engine-unavailable", 503, "The rules engine is unavailable",
-                "No engine answered (after retries). Try again after Retry-After seconds."),
+                "No engine answered (after retries). Try again after Retry-After seconds.", retry_after=True),
     ProblemType("engine-timeout", 504, "The rules engine did not answer in time",
                 "The engine call exceeded the gateway's deadline."),
     ProblemType("engine-error", 502, "The rules engine failed",
                 "The engine answered with an unexpected error."),
     ProblemType("unknown-player", 404, "No such player",
                 "The archive knows a player once a match of theirs has ended: this id has none (or is not "
-                "a player id: app:<user> or guest:<22 characters>)."),
+                "a player id: app:<user> or guest:<22 characters>).", ("field",)),
     ProblemType("not-archived", 404, "No such archived match",
                 "The archive keeps a match once it is over; this id names none (not over yet, or never "
-                "played here)."),
+                "played here).", ("field",)),
     ProblemType("bad-cursor", 400, "The page cursor is not one of this list's",
                 "Pass the `next` of the previous page of the same list (same player, variant and order) "
-                "as it came; omit `cursor` for the first page."),
+                "as it came; omit `cursor` for the first page.", ("field",)),
     ProblemType("invalid-player", 400, "The player assertion does not check",
                 "A player id vouched for by the host app is an assertion it signs with a key the operator "
                 "configured (docs/tables.md, Ratings): this one is garbled, expired, signed with another "
-                "key, or the service holds no host app key."),
+                "key, or the service holds no host app key.", ("field",)),
     ProblemType("archive-unavailable", 503, "The archive database is unavailable",
                 "Players, ratings and finished matches are kept in a database that did not answer; finished "
-                "matches wait and are archived when it is back. Try again after Retry-After seconds."),
+                "matches wait and are archived when it is back. Try again after Retry-After seconds.", retry_after=True),
     ProblemType("unknown-table", 404, "No such table",
                 "Online tables (docs/tables.md) are known by the `table_id` `POST /v1/tables` answered; this one "
-                "was never opened here, or has been idle longer than the service keeps tables."),
+                "was never opened here, or has been idle longer than the service keeps tables.", ("field",)),
     ProblemType("invalid-invite", 403, "The invite is not valid",
                 "An invite is good for one seat of one table, once: this code is not one of the table's, or its "
-                "seat has been taken with it. The table's host can hand out fresh ones (GET .../invites)."),
+                "seat has been taken with it. The table's host can hand out fresh ones (GET .../invites).", ("field",)),
     ProblemType("invite-required", 403, "This table takes invites only",
-                "A private table's seats are taken with an invite; a seat number is for public tables."),
+                "A private table's seats are taken with an invite; a seat number is for public tables.", ("field",)),
     ProblemType("seat-taken", 409, "The seat is taken",
                 "Someone took this seat first (of two people racing for a seat, exactly one gets it), or it is a "
-                "bot's. Nothing changed: choose another free seat."),
-    ProblemType("table-full", 409, "Every seat of the table is taken", "Nothing changed: try another table."),
+                "bot's. Nothing changed: choose another free seat.", ("field",)),
+    ProblemType("table-full", 409, "Every seat of the table is taken", "Nothing changed: try another table.", ("field",)),
     ProblemType("match-over", 409, "The table's match is over",
-                "Its seats cannot be taken any more; its host or a seat may deal another (POST .../again)."),
+                "Its seats cannot be taken any more; its host or a seat may deal another (POST .../again).", ("field",)),
     ProblemType("not-seated", 409, "This credential holds no seat",
-                "The seat was left already (or the host key, which holds none). Nothing changed."),
+                "The seat was left already (or the host key, which holds none). Nothing changed.", ("field",)),
     ProblemType("match-not-over", 409, "The table's match is still being played",
-                "Play again deals a new match once the current one is over."),
+                "Play again deals a new match once the current one is over.", ("field",)),
     ProblemType("invalid-credential", 401, "Send a credential of this table",
                 "Online tables take a seat's credential (answered by join) or the table's host key in the "
                 "header `Authorization: Bearer <value>`, never in a URL or a body: this one is missing, unknown, "
-                "or was given up when its seat was left."),
+                "or was given up when its seat was left.", ("field",)),
     ProblemType("wrong-table", 403, "The credential is another table's",
-                "A seat's credential reaches its own table's matches only."),
+                "A seat's credential reaches its own table's matches only.", ("field",)),
     ProblemType("invalid-ticket", 401, "The stream ticket is not valid",
                 "A stream ticket (POST /v1/matches/{id}/events/ticket) starts one stream of its match within 30 s "
-                "and is spent by it: this one is unknown, spent, expired, or another match's. Ask for a new one."),
+                "and is spent by it: this one is unknown, spent, expired, or another match's. Ask for a new one.", ("field",)),
     ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
 )}
+
+#: The plain HTTP errors (`about:blank`) an operation documents besides its types, by the name its
+#: documentation uses (they have no /v1/problems page: their status says it all).
+PLAIN_TYPES: dict[str, ProblemType] = {t.name: t for t in (
+    ProblemType("not-found", 404, "Not Found", "No such path (or, under /v1/problems, no such problem type)."),
+    ProblemType("body-too-large", 413, "Payload Too Large",
+                "The request body is over the gateway's limit (GATEWAY_MAX_BODY_BYTES, chunked bodies too)."),
+    ProblemType("unsupported-media-type", 415, "Unsupported Media Type",
+                "Send the body as JSON with Content-Type: application/json."),
+)}
+
+
+def markdown_table() -> str:
+    """docs/rest.md's table of problem types, from the catalogue (status, type, title, members)."""
+    rows = ["| status | type | title | members |", "|---|---|---|---|"]
+    for t in sorted(PROBLEM_TYPES.values(), key=lambda t: (t.status, t.name)):
+        members = [f"`{m}`" for m in t.members] + (["`Retry-After` header"] if t.retry_after else [])
+        if t.status == 401:
+            members.append("`WWW-Authenticate: Bearer` header")
+        rows.append(f"| {t.status} | `{t.name}` | {t.title} | {', '.join(members)} |")
+    return "\n".join(rows) + "\n"
 
 
 class SealedForbidden(PermissionError):
@@ -271,7 +270,11 @@ class Problem(Exception):
         return body
 
     def response(self) -> Response:
+        """The answer; a type that says when to try again (`ProblemType.retry_after`) carries Retry-After."""
         resp = current_app.response_class(json.dumps(self.body()), status=self.status, mimetype=MEDIA_TYPE)
+        kind = PROBLEM_TYPES.get(self.type.removeprefix(TYPE_PREFIX))
+        if kind is not None and kind.retry_after and "Retry-After" not in self.headers:
+            resp.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
         for name, value in self.headers.items():
             resp.headers[name] = value
         return resp
@@ -332,10 +335,8 @@ def from_exception(exc: BaseException) -> Problem:
     if isinstance(exc, EngineMalformed):
         return Problem.of("malformed", exc.details, field=exc.field, action=_action())
     if isinstance(exc, EngineBusy):
-        problem = Problem.of("engine-busy", f"every bot of the rules engine is thinking for other calls "
-                                            f"({exc.method}); try again after Retry-After seconds")
-        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
-        return problem
+        return Problem.of("engine-busy", f"every bot of the rules engine is thinking for other calls "
+                                         f"({exc.method}); try again after Retry-After seconds")
     if isinstance(exc, TableRefused):
         problem = Problem.of(exc.name, str(exc), field=exc.field)
         if problem.status == 401:
@@ -343,7 +344,7 @@ def from_exception(exc: BaseException) -> Problem:
         return problem
     if isinstance(exc, StreamRefused):
         problem = Problem.of("too-many-streams", str(exc), limit=exc.limit)
-        problem.headers["Retry-After"] = str(max(1, current_app.config.get("RETRY_AFTER", 1)))
+        problem.headers["Retry-After"] = str(max(1, current_app.config.get("RETRY_AFTER", 1)))  # a closed stream: not at once
         return problem
     if isinstance(exc, EngineTooLarge):
         log.warning("engine %s: %s", exc.method, exc.details)
@@ -353,10 +354,8 @@ def from_exception(exc: BaseException) -> Problem:
     if isinstance(exc, EngineUnavailable):
         # Its details name the engine's addresses: logged for the operator, never sent to clients.
         log.warning("engine %s unavailable: %s", exc.method, exc.details)
-        problem = Problem.of("engine-unavailable", f"the rules engine did not answer ({exc.method}); "
-                                                   "try again after Retry-After seconds")
-        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
-        return problem
+        return Problem.of("engine-unavailable", f"the rules engine did not answer ({exc.method}); "
+                                                "try again after Retry-After seconds")
     if isinstance(exc, EngineDeadline):
         return Problem.of("engine-timeout", f"engine {exc.method}: no answer within the deadline")
     if isinstance(exc, EngineFailed):
@@ -371,9 +370,7 @@ def from_exception(exc: BaseException) -> Problem:
                                            "keeps matches; start a new one", field="token")
     if isinstance(exc, StoreUnavailable):
         log.error("token version store: %s", exc)
-        problem = Problem.of("store-unavailable", "the token version store did not answer")
-        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
-        return problem
+        return Problem.of("store-unavailable", "the token version store did not answer")
     if isinstance(exc, SeatKeyError):
         return Problem.of("wrong-seat-key", str(exc), field="seat_key")
     if isinstance(exc, SealedForbidden):
@@ -394,9 +391,7 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("invalid-player", str(exc), field="player")
     if isinstance(exc, ArchiveUnavailable):
         log.error("archive: %s", exc)  # names the database: for the operator, not the client
-        problem = Problem.of("archive-unavailable", "the archive database did not answer")
-        problem.headers["Retry-After"] = str(current_app.config.get("RETRY_AFTER", 1))
-        return problem
+        return Problem.of("archive-unavailable", "the archive database did not answer")
     log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
     return Problem.of("internal-error")
 

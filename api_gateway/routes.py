@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
@@ -26,7 +26,7 @@ from marshmallow import Schema
 from api_gateway import problems
 from api_gateway.bodies import Blueprint
 from api_gateway.matches import Matches
-from api_gateway.openapi import EXAMPLES
+from api_gateway.openapi import BODY, CARRIED, ENGINE, EXAMPLES, SPECTATOR_STREAM, operation
 from api_gateway.schemas import (
     ApplySchema,
     CarrierSchema,
@@ -38,7 +38,7 @@ from api_gateway.schemas import (
     MatchAnswerSchema,
     NewMatchSchema,
     NextRoundSchema,
-    ProblemSchema,
+    ProblemTypeSchema,
     RecordAnswerSchema,
     RecordInputSchema,
     ReplayAnswerSchema,
@@ -55,7 +55,6 @@ from api_gateway.schemas import (
 )
 from api_gateway.streams import Streams
 
-F = TypeVar("F", bound=Callable[..., Any])
 Json = dict[str, Any]
 
 variants_blp = Blueprint("variants", __name__, url_prefix="/v1/variants",
@@ -69,44 +68,6 @@ records_blp = Blueprint("records", __name__, url_prefix="/v1/records",
                                     "replay it to the state after any move. `POST /v1/matches/record` writes one.")
 problems_blp = Blueprint("problems", __name__, url_prefix="/v1/problems",
                          description="What each problem `type` of an error answer means.")
-
-_DESCRIPTIONS = {
-    400: "Malformed: bad notation, unknown variant or option, inconsistent state, bad token",
-    403: "Sealed mode: the key does not allow this",
-    404: "Not found (a spectator stream: no live sealed match with this id)",
-    409: "Illegal in this state (or a misdeal), or a sealed token that is not the match's latest; nothing changed",
-    410: "Sealed mode: the match has been idle longer than the service keeps it",
-    413: "Request body too large, or the match too large for one call (a long match's record)",
-    415: "Send Content-Type: application/json",
-    422: "The body does not match the schema",
-    429: "Every bot of the engine is thinking for other calls (see Retry-After); nothing was done. "
-         "A spectator stream: too many streams (in all, of this match or of your address; see Retry-After)",
-    501: "Sealed mode is not configured",
-    502: "The engine failed",
-    503: "The engine, or in sealed mode the token version store, is unavailable (see Retry-After)",
-    504: "The engine did not answer in time",
-}
-
-_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before trying again",
-                                "schema": {"type": "integer"}}}
-
-
-def _problems(blp: Blueprint, *codes: int) -> Callable[[F], F]:
-    """Document the problem answers of an operation."""
-
-    def decorate(func: F) -> F:
-        documented: Any = func
-        for code in codes:
-            headers = _RETRY_AFTER if code in (429, 503) else None
-            documented = blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
-                                          description=_DESCRIPTIONS[code], headers=headers)(documented)
-        # Keep the documentation, drop the wrappers: each `alt_response` wraps the view in a call
-        # through `current_app.ensure_sync`, ~1 us each on every request.
-        func.__dict__["_apidoc"] = documented._apidoc
-        return func
-
-    return decorate
-
 
 def answer(payload: bytes | Json, status: int = 200) -> Response:
     """`payload` (the engine's JSON answer, or a dict) as the JSON answer, without a marshmallow dump.
@@ -127,15 +88,14 @@ def matches() -> Matches:
     return found
 
 
-_ENGINE = (502, 503, 504)
-_CARRIED = (400, 403, 409, 410, 413, 415, 422, 501, *_ENGINE)
-_BOTS = (*_CARRIED, 429)  # a client's expert suggestion or hints may find every bot slot busy
+_BOTS = (*CARRIED, "engine-busy")  # a client's expert suggestion or hints may find every bot slot busy
+_RECORD = (*BODY, "malformed", "illegal-action", "too-large", *ENGINE)
 
 
 @variants_blp.route("")
 class VariantList(MethodView):
     @variants_blp.response(200, VariantListSchema)
-    @_problems(variants_blp, *_ENGINE)
+    @operation(variants_blp, "listVariants", *ENGINE)
     def get(self) -> Json:
         """List the variants, their player counts and options (type, allowed values, default)."""
         return {"variants": matches().variants()}
@@ -144,7 +104,7 @@ class VariantList(MethodView):
 @variants_blp.route("/<string:name>")
 class VariantOne(MethodView):
     @variants_blp.response(200, VariantSchema)
-    @_problems(variants_blp, 404, *_ENGINE)
+    @operation(variants_blp, "getVariant", "unknown-variant", *ENGINE)
     def get(self, name: str) -> Json:
         """One variant by its preset name."""
         return matches().variant(name)
@@ -156,66 +116,68 @@ class Operation:
 
     The view it makes validates the body with `request` (documented with the examples
     ``EXAMPLES[example]``), calls `call` on the app's `Matches` and answers the engine's JSON
-    as is (`answer`), documenting `answer_schema` for `status` and the problem answers `problems`.
+    as is (`answer`), documenting `answer_schema` for `status`, the problem types `problems` and the
+    stable `operation_id` a generated client names the call by.
     `doc` is the view's docstring: its first paragraph the OpenAPI summary, the rest the description.
     """
 
     blueprint: Blueprint
     path: str
     name: str  # the view class's name, which is the Flask endpoint (``matches.Apply``)
+    operation_id: str
     request: Schema
     example: str
     answer_schema: type[Schema]
     call: Callable[[Matches, Json], bytes]
-    problems: tuple[int, ...]
+    problems: tuple[str, ...]
     doc: str
     status: int = 200
 
 
 #: Every POST operation of /v1/matches and /v1/records, in the order they are registered.
 OPERATIONS: tuple[Operation, ...] = (
-    Operation(matches_blp, "", "NewMatch", NewMatchSchema(), "new_match", MatchAnswerSchema, Matches.new_match,
-              (400, 409, 413, 415, 422, 501, *_ENGINE),
+    Operation(matches_blp, "", "NewMatch", "createMatch", NewMatchSchema(), "new_match", MatchAnswerSchema, Matches.new_match,
+              (*BODY, "malformed", "misdeal", "too-large", "sealed-mode-disabled", *ENGINE),
               """Start a match: deals the first round from `seed` (or a random one) or `deal`, unless `no_deal`.
 
               `mode: "sealed"` answers a token, one key per seat and a host key instead of the state.
               """, status=201),
-    Operation(matches_blp, "/legal", "Legal", CarrierSchema(), "legal", LegalAnswerSchema, Matches.legal, _CARRIED,
+    Operation(matches_blp, "/legal", "Legal", "getLegalActions", CarrierSchema(), "legal", LegalAnswerSchema, Matches.legal, CARRIED,
               """The seat to move and its legal actions (sealed: the actions only when you are that seat)."""),
-    Operation(matches_blp, "/apply", "Apply", ApplySchema(), "apply", MatchAnswerSchema, Matches.apply, _CARRIED,
+    Operation(matches_blp, "/apply", "Apply", "applyMove", ApplySchema(), "apply", MatchAnswerSchema, Matches.apply, CARRIED,
               """Apply one action of the seat to move (sealed: your seat, and only on your turn)."""),
-    Operation(matches_blp, "/replay", "Replay", ReplaySchema(), "replay", ReplayAnswerSchema, Matches.replay,
-              _CARRIED,
+    Operation(matches_blp, "/replay", "Replay", "replayMoves", ReplaySchema(), "replay", ReplayAnswerSchema, Matches.replay,
+              CARRIED,
               """Apply actions in order, stopping at the first refused one (a refusal is part of the answer)."""),
-    Operation(matches_blp, "/settle", "Settle", SettleSchema(), "settle", MatchAnswerSchema, Matches.settle,
-              _CARRIED,
+    Operation(matches_blp, "/settle", "Settle", "settleRound", SettleSchema(), "settle", MatchAnswerSchema, Matches.settle,
+              CARRIED,
               """Score a round played with physical tiles from the hands left (transparent mode only)."""),
-    Operation(matches_blp, "/next-round", "NextRound", NextRoundSchema(), "next_round", MatchAnswerSchema,
-              Matches.next_round, _CARRIED,
+    Operation(matches_blp, "/next-round", "NextRound", "dealNextRound", NextRoundSchema(), "next_round", MatchAnswerSchema,
+              Matches.next_round, CARRIED,
               """Deal the next round once the current one is over: from the match seed, or `deal` (transparent)."""),
-    Operation(matches_blp, "/timeout", "Timeout", SeatArgumentSchema(), "timeout", MatchAnswerSchema,
-              Matches.timeout, _CARRIED,
+    Operation(matches_blp, "/timeout", "Timeout", "timeOutSeat", SeatArgumentSchema(), "timeout", MatchAnswerSchema,
+              Matches.timeout, CARRIED,
               """A seat timed out: the match ends by the variant's rule (sealed: your own seat, or any with the """
               """host key)."""),
-    Operation(matches_blp, "/view", "View", SeatArgumentSchema(), "view", ViewAnswerSchema, Matches.view, _CARRIED,
+    Operation(matches_blp, "/view", "View", "getSeatView", SeatArgumentSchema(), "view", ViewAnswerSchema, Matches.view, CARRIED,
               """What one seat may see (sealed: your own view; the host key gets the public part)."""),
-    Operation(matches_blp, "/suggest", "Suggest", SuggestSchema(), "suggest", SuggestAnswerSchema, Matches.suggest,
+    Operation(matches_blp, "/suggest", "Suggest", "suggestMove", SuggestSchema(), "suggest", SuggestAnswerSchema, Matches.suggest,
               _BOTS,
               """A computer opponent's move (random, greedy or expert) for the seat to move, decided from that
               seat's view only (sealed: your own seat, on your turn). The match is unchanged."""),
-    Operation(matches_blp, "/hints", "Hints", HintsSchema(), "hints", HintsAnswerSchema, Matches.hints, _BOTS,
+    Operation(matches_blp, "/hints", "Hints", "getHints", HintsSchema(), "hints", HintsAnswerSchema, Matches.hints, _BOTS,
               """The coach: what the expert knows from one seat's view (numbers proven missing, where each unseen
               tile may be, each legal action's value). Sealed: your own seat. The match is unchanged."""),
-    Operation(matches_blp, "/record", "ExportRecord", ExportRecordSchema(), "record", RecordAnswerSchema,
-              Matches.record, _CARRIED,
+    Operation(matches_blp, "/record", "ExportRecord", "exportRecord", ExportRecordSchema(), "record", RecordAnswerSchema,
+              Matches.record, CARRIED,
               """The match's record, JSON and text forms (transparent: `view`, full by default; sealed: a seat's
               own record, the host's spectator record, the full record once the match is over)."""),
-    Operation(records_blp, "/import", "ImportRecord", RecordInputSchema(), "record_import", ImportRecordAnswerSchema,
-              Matches.import_record, (400, 409, 413, 415, 422, *_ENGINE),
+    Operation(records_blp, "/import", "ImportRecord", "importRecord", RecordInputSchema(), "record_import", ImportRecordAnswerSchema,
+              Matches.import_record, _RECORD,
               """Read a record (`record` JSON or `text`), check every move (a refusal names the move and the line:
               400 unreadable, 409 a move the rules refuse) and answer the match at its end (full records)."""),
-    Operation(records_blp, "/replay", "ReplayRecord", ReplayRecordSchema(), "record_replay",
-              ReplayRecordAnswerSchema, Matches.replay_record, (400, 409, 413, 415, 422, *_ENGINE),
+    Operation(records_blp, "/replay", "ReplayRecord", "replayRecord", ReplayRecordSchema(), "record_replay",
+              ReplayRecordAnswerSchema, Matches.replay_record, _RECORD,
               """The state after move `upto` of a full record (every move before it checked)."""),
 )
 
@@ -229,7 +191,8 @@ def register(op: Operation) -> type[MethodView]:
 
     post.__doc__ = op.doc
     documented = op.blueprint.arguments(op.request, examples=EXAMPLES[op.example])(
-        op.blueprint.response(op.status, op.answer_schema)(_problems(op.blueprint, *op.problems)(post)))
+        op.blueprint.response(op.status, op.answer_schema)(
+            operation(op.blueprint, op.operation_id, *op.problems)(post)))
     view: type[MethodView] = op.blueprint.route(op.path)(type(op.name, (MethodView,), {"post": documented}))
     return view
 
@@ -245,13 +208,9 @@ def streams() -> Streams:
 
 @matches_blp.route("/<string:match_id>/spectate")
 class Spectate(MethodView):
-    @matches_blp.response(200, content_type="application/x-ndjson", description=(
-        "NDJSON: the match's description first, then one line per event as a spectator sees it (no hidden "
-        "tile; the hands `revealed` once a round ends), as they happen; `{\"type\": \"keepalive\"}` after a "
-        "few seconds without a line (skip it); `{\"type\": \"end\"}` when the match ends, "
-        "`{\"type\": \"closed\", \"reason\": ...}` when the stream stops before (idle, max-duration, expired, "
-        "store-unavailable, shutdown)"))
-    @_problems(matches_blp, 404, 429, 501, 503)
+    @matches_blp.response(200, content_type="application/x-ndjson", description=SPECTATOR_STREAM["description"])
+    @operation(matches_blp, "spectateMatch", "unknown-match", "too-many-streams", "sealed-mode-disabled",
+               "store-unavailable", answer=SPECTATOR_STREAM)
     def get(self, match_id: str) -> Response:
         """Watch a live sealed match (anyone with its `match_id`): its public events as they happen."""
         # 404 / 429 / 501 / 503 before the stream starts
@@ -262,12 +221,12 @@ class Spectate(MethodView):
 
 @problems_blp.route("/<string:name>")
 class ProblemTypeDoc(MethodView):
-    @problems_blp.response(200)
-    @_problems(problems_blp, 404)
+    @problems_blp.response(200, ProblemTypeSchema)
+    @operation(problems_blp, "getProblemType", "not-found")
     def get(self, name: str) -> Json:
         """The meaning of one problem type (the `type` member of error answers)."""
         t = problems.PROBLEM_TYPES.get(name)
         if t is None:
             raise problems.Problem(404, "Not Found", f"no problem type named {name!r}")
         return {"type": problems.TYPE_PREFIX + t.name, "title": t.title, "status": t.status,
-                "description": t.description}
+                "description": t.description, "members": list(t.members), "retry_after": t.retry_after}

@@ -905,6 +905,23 @@ class ProblemSchema(Schema):
     field = fields.String(metadata={"description": "the offending field, when one is to blame"})
     action = fields.String(metadata={"description": "the offending action, when one is to blame"})
     errors = fields.Dict(metadata={"description": "422: validation messages by field"})
+    latest = fields.Integer(metadata={"description": "stale-token: the `seq` of the match's latest answer"})
+    limit = fields.Raw(metadata={"description": "too-many-streams: which cap (worker, match, seat, address); "
+                                                "too-large: the limit in bytes"})
+    what = fields.String(metadata={"description": "too-large: request or answer"})
+    size = fields.Integer(metadata={"description": "too-large: its size in bytes"})
+
+
+class ProblemTypeSchema(Schema):
+    """What a problem type means (`GET /v1/problems/{name}`), from `api_gateway.problems.PROBLEM_TYPES`."""
+
+    type = fields.String(metadata={"description": "the `type` member of its answers: /v1/problems/<name>"})
+    title = fields.String()
+    status = fields.Integer()
+    description = fields.String()
+    members = fields.List(fields.String(), metadata={"description": "its extension members (beyond type, title, "
+                                                                    "status, detail, instance)"})
+    retry_after = fields.Boolean(metadata={"description": "its answers carry Retry-After: try again then"})
 
 
 # ---------------------------------------------------------------- Bykovo micro-tournament (B)

@@ -8,260 +8,63 @@ sends no header, starts its stream with a single-use ticket instead.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from flask import Response, current_app, jsonify, request
+import orjson
+from flask import Response, current_app, request
 from flask.views import MethodView
-from marshmallow import RAISE, Schema, fields, validate
 
-from api_gateway import problems
 from api_gateway.bodies import Blueprint
 from api_gateway.config import GatewayConfig
+from api_gateway.openapi import BODY, ENGINE, SEAT_STREAM, operation
 from api_gateway.problems import SealedForbidden
-from api_gateway.schemas import (
-    LegalAnswerSchema,
-    MatchAnswerSchema,
-    OneOf,
-    OptionValue,
-    ProblemSchema,
-    StrictBoolean,
-    StrictInteger,
-    StrictSchema,
-    view_field,
-)
+from api_gateway.schemas import LegalAnswerSchema, MatchAnswerSchema
 from api_gateway.seat_streams import SeatStreams
+from api_gateway.table_schemas import (
+    EmptySchema,
+    EventsArgsSchema,
+    InvitesSchema,
+    JoinAnswerSchema,
+    JoinSchema,
+    LobbyArgsSchema,
+    LobbySchema,
+    NewTableAnswerSchema,
+    NewTableSchema,
+    SeatAnswerSchema,
+    SeatApplySchema,
+    SeekAnswerSchema,
+    SeekSchema,
+    TableAnswerSchema,
+    TableSchema,
+    TicketSchema,
+)
 from api_gateway.tables import Tables
 
-F = TypeVar("F", bound=Callable[..., Any])
 Json = dict[str, Any]
 TABLES = "domino_tables"
 SEAT_STREAMS = "domino_seat_streams"
-LEVELS = ["random", "greedy", "expert"]
 #: Bytes of a seat stream's unsent lines the kernel keeps (SO_SNDBUF; Linux doubles it for its books).
 STREAM_SEND_BUFFER = 32 * 1024
 #: Listening addresses that name no one address a person could type.
 WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+#: Answers about seats and credentials are never kept by a cache.
+NO_STORE = {"Cache-Control": "no-store"}
 
 tables_blp = Blueprint("tables", __name__, url_prefix="/v1",
                        description="Online tables (docs/tables.md): open a table, invite people, each plays its "
                                    "seat from its own device with a credential; the seat's match by credentials "
                                    "alone, and its events as they happen (Server-Sent Events).")
 
-_DESCRIPTIONS = {
-    400: "Malformed (the engine refused the variant's players or options, an action's notation), or a bad cursor",
-    401: "No credential of this table in `Authorization: Bearer` (or a bad, spent or expired stream ticket)",
-    403: "Another table's credential, an invite that is not valid, a private table without an invite, "
-         "or a seat that is not yours",
-    404: "No such table, variant or live hosted match",
-    409: "The seat is taken or the table full, the match over (or not over), not seated, or an action the rules "
-         "refuse now (not your turn); nothing changed",
-    410: "The match has been idle longer than the service keeps it",
-    415: "Send Content-Type: application/json",
-    422: "The body or query does not match the schema",
-    429: "Too many streams (of this worker, this seat or match, or your address; see Retry-After)",
-    501: "Sealed mode is not configured (tables host sealed matches)",
-    502: "The engine failed",
-    503: "The engine or the store is unavailable (see Retry-After)",
-    504: "The engine did not answer in time",
-}
-_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}}}
-_ENGINE = (502, 503, 504)
+#: The problem types of the table calls, by what they touch.
+_HOSTING = ("sealed-mode-disabled", "store-unavailable")          # tables host sealed matches in the store
+_SEAT = ("invalid-credential", "wrong-table", "unknown-table", *_HOSTING)  # a credential of a table
+_MATCH = ("invalid-credential", "wrong-table", "sealed-forbidden", "unknown-match", "match-expired", *_HOSTING)
+_OPENING = (*BODY, "malformed", "unknown-variant", "invalid-player", *_HOSTING, *ENGINE)
 
 
 #: The OpenAPI security scheme of the calls that take a credential (registered by the app factory).
 BEARER = {"type": "http", "scheme": "bearer",
           "description": "a seat's credential (answered by join) or the table's host key"}
-
-
-def _problems(*codes: int) -> Callable[[F], F]:
-    def decorate(func: F) -> F:
-        documented: Any = func
-        if 401 in codes:
-            documented = tables_blp.doc(security=[{"bearer": []}])(documented)
-        for code in codes:
-            documented = tables_blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
-                                                 description=_DESCRIPTIONS[code],
-                                                 headers=_RETRY_AFTER if code in (429, 503) else None)(documented)
-        func.__dict__["_apidoc"] = documented._apidoc
-        return func
-    return decorate
-
-
-# ---------------------------------------------------------------- schemas
-
-
-class SeatSpecSchema(StrictSchema):
-    kind = fields.String(required=True, validate=OneOf(["open", "bot"]),
-                         metadata={"description": "open: for a person; bot: a computer player"})
-    level = fields.String(validate=OneOf(LEVELS), metadata={"description": "a bot's level (default greedy)"})
-
-
-class NewTableSchema(StrictSchema):
-    variant = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "kozel"})
-    players = StrictInteger(required=True, validate=validate.Range(1, 16), metadata={"example": 4})
-    options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
-        "description": "overrides of the preset's defaults"})
-    seats = fields.List(fields.Nested(SeatSpecSchema), validate=validate.Length(1, 16), metadata={
-        "description": "one per seat (default: all open); at least one open"})
-    public = StrictBoolean(metadata={"description": "listed in the lobby (GET /v1/tables); default false"})
-    on_leave = fields.String(validate=OneOf(["wait", "bot"]), metadata={
-        "description": "wait (default): the match waits for someone to take a freed seat; bot: a greedy bot "
-                       "plays it"})
-    name = fields.String(validate=validate.Length(1, 60))
-    clock = fields.Dict(metadata={
-        "description": 'a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} '
-                       '(5-3600, each move) or {"bank": seconds, "increment": seconds} (30-14400 a match, 0-120 '
-                       'more after each move), with "on_timeout": "rule" (the variant\'s timeout rule: the '
-                       'match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by '
-                       'default, plays the seat on until its person is back)',
-        "example": {"move": 30}})
-
-
-class SeekSchema(StrictSchema):
-    variant = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "kozel"})
-    players = StrictInteger(required=True, validate=validate.Range(1, 16), metadata={"example": 4})
-    options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
-        "description": "overrides of the preset's defaults (a new table's)"})
-    name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name the table shows"})
-    player = fields.String(validate=validate.Length(1, 1000), metadata={
-        "description": "a player assertion signed by the host app (docs/tables.md, Player ids): its skill picks "
-                       "the table; none: a guest, with a newcomer's skill"})
-    clock = fields.Dict(metadata={"description": "only tables with this turn clock (as POST /v1/tables); none: "
-                                                 "tables without one"})
-    bots_after = StrictInteger(validate=validate.Range(0, 600), metadata={
-        "description": "a table this seek opens fills its free seats with bots after this many seconds without "
-                       "people; none: it waits for people"})
-    bots_level = fields.String(validate=OneOf(LEVELS), metadata={"description": "those bots' level (greedy)"})
-
-
-class TableSeatSchema(Schema):
-    seat = fields.Integer()
-    kind = fields.String(metadata={"description": "open or bot"})
-    level = fields.String(allow_none=True, metadata={"description": "the bot's level (a bot, or an open seat a "
-                                                                    "bot plays since its person left)"})
-    taken = fields.Boolean()
-    name = fields.String(allow_none=True)
-    player = fields.String(allow_none=True, metadata={"description": "the player id holding a person's seat "
-                                                                     "(GET /v1/players/{id}: its ratings); null: free "
-                                                                     "or a bot"})
-
-
-class TableSchema(Schema):
-    table_id = fields.String()
-    name = fields.String(allow_none=True)
-    variant = fields.String()
-    players = fields.Integer()
-    options = fields.Dict()
-    public = fields.Boolean()
-    on_leave = fields.String()
-    clock = fields.Dict(allow_none=True, metadata={"description": "the table's turn clock setting, null: none"})
-    seats = fields.List(fields.Nested(TableSeatSchema))
-    status = fields.String(metadata={"description": "waiting (open seats not all taken), playing or over"})
-    match_id = fields.String(allow_none=True, metadata={"description": "the current match once dealt"})
-    matches = fields.Integer(metadata={"description": "matches dealt at this table so far"})
-    created = fields.Integer(metadata={"description": "unix seconds"})
-
-
-class InviteSchema(Schema):
-    seat = fields.Integer()
-    code = fields.String()
-    link = fields.String(metadata={"description": "the page's link that takes the seat"})
-
-
-class NewTableAnswerSchema(Schema):
-    table_id = fields.String()
-    host_key = fields.String(metadata={"description": "the table's owner: send as Authorization: Bearer; "
-                                                      "answered once"})
-    invites = fields.List(fields.Nested(InviteSchema))
-    table = fields.Nested(TableSchema)
-
-
-class InvitesSchema(Schema):
-    invites = fields.List(fields.Nested(InviteSchema))
-
-
-class TableAnswerSchema(Schema):
-    table = fields.Nested(TableSchema)
-
-
-class LobbyArgsSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    variant = fields.String(validate=validate.Length(1, 200))
-    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
-    cursor = fields.String(validate=validate.Length(1, 200))
-
-
-class LobbySchema(Schema):
-    tables = fields.List(fields.Nested(TableSchema))
-    next_cursor = fields.String(allow_none=True)
-
-
-class JoinSchema(StrictSchema):
-    invite = fields.String(validate=validate.Length(1, 64), metadata={"description": "an invite's code"})
-    seat = StrictInteger(validate=validate.Range(0, 64), metadata={"description": "a public table's seat"})
-    name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name the table shows"})
-    player = fields.String(validate=validate.Length(1, 1000), metadata={
-        "description": "a player assertion signed by the host app (docs/tables.md, Player ids); none: a guest"})
-
-
-class JoinAnswerSchema(Schema):
-    table_id = fields.String()
-    seat = fields.Integer()
-    credential = fields.String(metadata={"description": "the seat's credential: send as Authorization: Bearer"})
-    player_id = fields.String(allow_none=True)
-    match_id = fields.String(allow_none=True)
-    table = fields.Nested(TableSchema)
-
-
-class SeekAnswerSchema(JoinAnswerSchema):
-    opened = fields.Boolean(metadata={"description": "true: no table was waiting, this seek opened one (public, "
-                                                     "in the lobby) and took its first seat"})
-
-
-class SeatAnswerSchema(Schema):
-    match_id = fields.String()
-    table_id = fields.String()
-    seat = fields.Integer(allow_none=True, metadata={"description": "null for the host"})
-    seq = fields.Integer()
-    token = fields.String(metadata={"description": "the latest token: works with every sealed /v1/matches call"})
-    seat_key = fields.String()
-    view = view_field()
-    scores = fields.List(fields.Integer())
-    turn = fields.Integer(allow_none=True, metadata={"description": "the seat to act now (null between rounds "
-                                                                    "and once over)"})
-    clocks = fields.Dict(allow_none=True, metadata={
-        "description": "a table with a turn clock: each seat's seconds left (`remaining`, as of the latest "
-                       "change), the seat whose clock runs (`running`) and when it runs out (`deadline`, unix "
-                       "seconds), the seats on `autopilot`; null without a clock"})
-    over = fields.Boolean()
-
-
-class SeatApplySchema(StrictSchema):
-    action = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "6-6"})
-
-
-class EmptySchema(StrictSchema):
-    pass
-
-
-class EventsArgsSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    ticket = fields.String(validate=validate.Length(1, 200), metadata={
-        "description": "a stream ticket (POST .../events/ticket), for an EventSource"})
-    last_event_id = fields.Integer(validate=validate.Range(-1, 2**31), metadata={
-        "description": "resume after this event id (as the Last-Event-ID header)"})
-    seat = fields.Integer(validate=validate.Range(0, 64), metadata={
-        "description": "the seat whose stream this is (must be the credential's own)"})
-
-
-class TicketSchema(Schema):
-    ticket = fields.String()
-    expires_in = fields.Integer(metadata={"description": "seconds"})
 
 
 # ---------------------------------------------------------------- helpers
@@ -295,13 +98,10 @@ def link_base() -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _json(payload: bytes | Json, status: int = 200) -> Response:
-    if isinstance(payload, bytes):
-        return current_app.response_class(payload, status=status, mimetype="application/json")
-    response = jsonify(payload)
-    response.status_code = status
-    response.headers["Cache-Control"] = "no-store"
-    return response
+def _engine_answer(payload: bytes) -> Response:
+    """An answer the engine wrote (its JSON face writes the answer schema's keys exactly: tests/gateway
+    check it), passed through as is rather than parsed and dumped again."""
+    return current_app.response_class(payload, mimetype="application/json", headers=NO_STORE)
 
 
 # ---------------------------------------------------------------- tables
@@ -315,17 +115,17 @@ class TableList(MethodView):
                                                      {"kind": "bot", "level": "expert"}],
         "public": False, "on_leave": "wait", "name": "Anna's table"}}})
     @tables_blp.response(201, NewTableAnswerSchema)
-    @_problems(400, 404, 415, 422, 501, *_ENGINE)
-    def post(self, body: Json) -> Response:
+    @operation(tables_blp, "createTable", *_OPENING)
+    def post(self, body: Json) -> tuple[Json, int, dict[str, str]]:
         """Open a table: answers its id, the host key (once) and one invite per open seat."""
-        return _json(tables().create(body, link_base()), 201)
+        return tables().create(body, link_base()), 201, NO_STORE
 
     @tables_blp.arguments(LobbyArgsSchema(), location="query", as_kwargs=True)
     @tables_blp.response(200, LobbySchema)
-    @_problems(400, 422, 501, 503)
-    def get(self, limit: int, variant: str | None = None, cursor: str | None = None) -> Response:
+    @operation(tables_blp, "listTables", "bad-cursor", "validation-error", *_HOSTING)
+    def get(self, limit: int, variant: str | None = None, cursor: str | None = None) -> tuple[Json, int, dict[str, str]]:
         """The lobby: public tables with a seat still free, newest first (cursor-paginated)."""
-        return _json(tables().lobby(variant, limit, cursor))
+        return tables().lobby(variant, limit, cursor), 200, NO_STORE
 
 
 @tables_blp.route("/seek")
@@ -333,20 +133,20 @@ class Seek(MethodView):
     @tables_blp.arguments(SeekSchema(), examples={"kozel": {"summary": "quick play: Kozel for two", "value": {
         "variant": "kozel", "players": 2, "name": "Anna", "bots_after": 60}}})
     @tables_blp.response(200, SeekAnswerSchema)
-    @_problems(400, 404, 415, 422, 501, *_ENGINE)
-    def post(self, body: Json) -> Response:
+    @operation(tables_blp, "seekTable", *_OPENING)
+    def post(self, body: Json) -> tuple[Json, int, dict[str, str]]:
         """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
         is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""
-        return _json(tables().seek(body, link_base()))
+        return tables().seek(body, link_base()), 200, NO_STORE
 
 
 @tables_blp.route("/tables/<string:table_id>")
 class TableOne(MethodView):
     @tables_blp.response(200, TableSchema)
-    @_problems(404, 501, 503)
-    def get(self, table_id: str) -> Response:
+    @operation(tables_blp, "getTable", "unknown-table", *_HOSTING)
+    def get(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
         """A table (anyone holding its id): seats, status, the current match."""
-        return _json(tables().get(table_id))
+        return tables().get(table_id), 200, NO_STORE
 
 
 @tables_blp.route("/tables/<string:table_id>/join")
@@ -354,11 +154,12 @@ class Join(MethodView):
     @tables_blp.arguments(JoinSchema(), examples={"invite": {"summary": "with an invite", "value": {
         "invite": "K7QM2XPD", "name": "Boris"}}})
     @tables_blp.response(200, JoinAnswerSchema)
-    @_problems(400, 403, 404, 409, 415, 422, 501, *_ENGINE)
-    def post(self, body: Json, table_id: str) -> Response:
+    @operation(tables_blp, "joinTable", *BODY, "invalid-player", "invalid-invite", "invite-required", "unknown-table",
+               "seat-taken", "table-full", "match-over", *_HOSTING, *ENGINE)
+    def post(self, body: Json, table_id: str) -> tuple[Json, int, dict[str, str]]:
         """Take a seat (an invite, or a seat number on a public table): answers the seat's credential.
         The match is dealt when the last open seat is taken."""
-        return _json(tables().join(table_id, body))
+        return tables().join(table_id, body), 200, NO_STORE
 
 
 @tables_blp.route("/tables/<string:table_id>/leave")
@@ -366,19 +167,19 @@ class Leave(MethodView):
     BODYLESS = True  # no body needed (one sent must be JSON)
 
     @tables_blp.response(200, TableAnswerSchema)
-    @_problems(401, 403, 404, 409, 501, *_ENGINE)
-    def post(self, table_id: str) -> Response:
+    @operation(tables_blp, "leaveTable", *_SEAT, "not-seated", *ENGINE, credential=True)
+    def post(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
         """Give up your seat (seat credential): a bot plays it, or the match waits, as the table says."""
-        return _json(tables().leave(table_id, _bearer()))
+        return tables().leave(table_id, _bearer()), 200, NO_STORE
 
 
 @tables_blp.route("/tables/<string:table_id>/invites")
 class Invites(MethodView):
     @tables_blp.response(200, InvitesSchema)
-    @_problems(401, 403, 404, 501, 503)
-    def get(self, table_id: str) -> Response:
+    @operation(tables_blp, "renewInvites", *_SEAT, "sealed-forbidden", credential=True)
+    def get(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
         """Fresh invites for every open seat not taken (host key); earlier unused ones stop working."""
-        return _json(tables().invites(table_id, _bearer(), link_base()))
+        return tables().invites(table_id, _bearer(), link_base()), 200, NO_STORE
 
 
 @tables_blp.route("/tables/<string:table_id>/again")
@@ -386,10 +187,10 @@ class Again(MethodView):
     BODYLESS = True  # no body needed (one sent must be JSON)
 
     @tables_blp.response(200, TableAnswerSchema)
-    @_problems(401, 403, 404, 409, 501, *_ENGINE)
-    def post(self, table_id: str) -> Response:
+    @operation(tables_blp, "playTableAgain", *_SEAT, "match-not-over", *ENGINE, credential=True)
+    def post(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
         """Play again: a new match for the same seats once the current one is over (host key or a seat)."""
-        return _json(tables().again(table_id, _bearer()))
+        return tables().again(table_id, _bearer()), 200, NO_STORE
 
 
 # ---------------------------------------------------------------- the seat's match by credentials
@@ -398,11 +199,13 @@ class Again(MethodView):
 @tables_blp.route("/matches/<string:match_id>/seat")
 class SeatLatest(MethodView):
     @tables_blp.response(200, SeatAnswerSchema)
-    @_problems(401, 403, 404, 501, 503)
+    @operation(tables_blp, "getTableSeat", *_MATCH, credential=True)
     def get(self, match_id: str) -> Response:
         """Your seat's latest view, token and key, from any device (Bearer: seat credential or host key)."""
         t = tables()
-        return _json(t.latest(t.context(match_id, _bearer())))
+        # The seat's view is the engine's JSON, its keys the view schema's exactly: sent as it is kept
+        return current_app.response_class(orjson.dumps(t.latest(t.context(match_id, _bearer()))),
+                                          mimetype="application/json", headers=NO_STORE)
 
 
 @tables_blp.route("/matches/<string:match_id>/apply")
@@ -410,32 +213,32 @@ class SeatApply(MethodView):
     @tables_blp.arguments(SeatApplySchema(), examples={"play": {"summary": "play a tile", "value": {
         "action": "6-6"}}})
     @tables_blp.response(200, MatchAnswerSchema)
-    @_problems(400, 401, 403, 404, 409, 410, 415, 422, 501, *_ENGINE)
+    @operation(tables_blp, "applyTableMove", *BODY, "malformed", "illegal-action", *_MATCH, *ENGINE, credential=True)
     def post(self, body: Json, match_id: str) -> Response:
         """Act for your seat without a token (Bearer: the seat's credential); out of turn: 409."""
         t = tables()
-        return _json(t.apply(t.context(match_id, _bearer()), body["action"]))
+        return _engine_answer(t.apply(t.context(match_id, _bearer()), body["action"]))
 
 
 @tables_blp.route("/matches/<string:match_id>/legal")
 class SeatLegal(MethodView):
     @tables_blp.response(200, LegalAnswerSchema)
-    @_problems(401, 403, 404, 410, 501, *_ENGINE)
+    @operation(tables_blp, "getTableLegalActions", *_MATCH, *ENGINE, credential=True)
     def get(self, match_id: str) -> Response:
         """The seat to move, and your legal actions when it is you."""
         t = tables()
-        return _json(t.legal(t.context(match_id, _bearer())))
+        return _engine_answer(t.legal(t.context(match_id, _bearer())))
 
 
 @tables_blp.route("/matches/<string:match_id>/next-round")
 class SeatNextRound(MethodView):
     @tables_blp.arguments(EmptySchema(), examples={"next": {"summary": "deal the next round", "value": {}}})
     @tables_blp.response(200, MatchAnswerSchema)
-    @_problems(401, 403, 404, 409, 410, 415, 422, 501, *_ENGINE)
+    @operation(tables_blp, "dealTableNextRound", *BODY, "illegal-action", *_MATCH, *ENGINE, credential=True)
     def post(self, body: Json, match_id: str) -> Response:
         """Deal the next round once the current one is over (any seat, or the host)."""
         t = tables()
-        return _json(t.next_round(t.context(match_id, _bearer())))
+        return _engine_answer(t.next_round(t.context(match_id, _bearer())))
 
 
 @tables_blp.route("/matches/<string:match_id>/events/ticket")
@@ -443,22 +246,20 @@ class Ticket(MethodView):
     BODYLESS = True  # no body needed (one sent must be JSON)
 
     @tables_blp.response(200, TicketSchema)
-    @_problems(401, 403, 404, 501, 503)
-    def post(self, match_id: str) -> Response:
+    @operation(tables_blp, "createStreamTicket", *_MATCH, credential=True)
+    def post(self, match_id: str) -> tuple[Json, int, dict[str, str]]:
         """A single-use ticket good for starting one stream within 30 s (for EventSource, which sends no
         Authorization header): `GET .../events?ticket=...`."""
         t = tables()
-        return _json(t.ticket(t.context(match_id, _bearer())))
+        return t.ticket(t.context(match_id, _bearer())), 200, NO_STORE
 
 
 @tables_blp.route("/matches/<string:match_id>/events")
 class Events(MethodView):
     @tables_blp.arguments(EventsArgsSchema(), location="query", as_kwargs=True)
-    @tables_blp.response(200, content_type="text/event-stream", description=(
-        "Server-Sent Events, each with `id: <seq>`: `view` first (without Last-Event-ID), then `update` per "
-        "change as this viewer may see it, `end` once the match is over; `: keepalive` comments while idle; "
-        "`closed` {reason} when the server stops the stream early (reconnect with Last-Event-ID)"))
-    @_problems(401, 403, 404, 422, 429, 501, 503)
+    @tables_blp.response(200, content_type="text/event-stream", description=SEAT_STREAM["description"])
+    @operation(tables_blp, "streamTableEvents", "validation-error", "invalid-ticket", *_MATCH, "too-many-streams",
+               credential=True, answer=SEAT_STREAM)
     def get(self, match_id: str, ticket: str | None = None, last_event_id: int | None = None,
             seat: int | None = None) -> Response:
         """A seat's stream (Bearer or `ticket`), or the public one (the host, or no credential: a spectator)."""

@@ -18,8 +18,8 @@ from flask.views import MethodView
 
 from api_gateway.bodies import Blueprint
 from api_gateway.engine import Engine
-from api_gateway.openapi import EXAMPLES
-from api_gateway.routes import _ENGINE, _problems, answer
+from api_gateway.openapi import BODY, ENGINE, EXAMPLES, operation
+from api_gateway.routes import answer
 from api_gateway.schemas import (
     NewTournamentSchema,
     RecordRoundSchema,
@@ -58,14 +58,14 @@ def tournaments() -> Tournaments:
     return found
 
 
-_REFUSED = (400, 409, 413, 415, 422, *_ENGINE)
+_REFUSED = (*BODY, "malformed", "too-large", *ENGINE)
 
 
 @tournaments_blp.route("")
 class NewTournament(MethodView):
     @tournaments_blp.arguments(NewTournamentSchema(), examples=EXAMPLES["new_tournament"])
     @tournaments_blp.response(201, TournamentAnswerSchema)
-    @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
+    @operation(tournaments_blp, "createTournament", *_REFUSED)
     def post(self, body: Json) -> Response:
         """Start a micro-tournament: the limit, who sits out round 1 (the best of `rating`, else by lot).
 
@@ -78,7 +78,7 @@ class NewTournament(MethodView):
 class RecordRound(MethodView):
     @tournaments_blp.arguments(RecordRoundSchema(), examples=EXAMPLES["record_round"])
     @tournaments_blp.response(200, TournamentAnswerSchema)
-    @_problems(tournaments_blp, *_REFUSED)
+    @operation(tournaments_blp, "recordTournamentRound", *_REFUSED, "illegal-action")
     def post(self, body: Json) -> Response:
         """Record the round `next_players` played: their points in seat order and the winning seat.
 
@@ -93,7 +93,7 @@ class RecordRound(MethodView):
 class Standings(MethodView):
     @tournaments_blp.arguments(TournamentCarrierSchema(), examples=EXAMPLES["standings"])
     @tournaments_blp.response(200, StandingsAnswerSchema)
-    @_problems(tournaments_blp, 400, 413, 415, 422, *_ENGINE)
+    @operation(tournaments_blp, "getTournamentStandings", *_REFUSED)
     def post(self, body: Json) -> Response:
         """Everyone ranked (ties by dynamics, then lot), the next round's four players, whether it is over."""
         return answer(tournaments().standings(body))

@@ -8,14 +8,12 @@ Retry-After.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from flask import Response, current_app, jsonify
+from flask import current_app
 from flask.views import MethodView
 from marshmallow import RAISE
 
-from api_gateway import problems
 from api_gateway.archive import cursor as cursors
 from api_gateway.archive.players import PLAYER_ID
 from api_gateway.archive.repository import KEY_TYPES, Page, UnknownPlayer
@@ -29,9 +27,8 @@ from api_gateway.archive.schemas import (
 )
 from api_gateway.archive.service import Archive
 from api_gateway.bodies import Blueprint
-from api_gateway.schemas import ProblemSchema
+from api_gateway.openapi import ENGINE, operation
 
-F = TypeVar("F", bound=Callable[..., Any])
 Json = dict[str, Any]
 ARCHIVE = "domino_archive"
 
@@ -39,27 +36,8 @@ archive_blp = Blueprint("archive", __name__, url_prefix="/v1",
                         description="Players, their ratings and the leaderboard; finished matches kept with "
                                     "their records (docs/tables.md, Ratings).")
 
-_DESCRIPTIONS = {
-    400: "The cursor is not one of this list's",
-    404: "No such player, variant or archived match",
-    422: "A query argument is missing, unknown or out of range",
-    503: "The archive database is unavailable (see Retry-After)",
-    502: "The engine failed (the variant list)",
-    504: "The engine did not answer in time (the variant list)",
-}
-_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}}}
-
-
-def _problems(*codes: int) -> Callable[[F], F]:
-    def decorate(func: F) -> F:
-        documented: Any = func
-        for code in codes:
-            documented = archive_blp.alt_response(code, schema=ProblemSchema, content_type=problems.MEDIA_TYPE,
-                                                  description=_DESCRIPTIONS[code],
-                                                  headers=_RETRY_AFTER if code == 503 else None)(documented)
-        func.__dict__["_apidoc"] = documented._apidoc
-        return func
-    return decorate
+_DATABASE = ("archive-unavailable",)
+_QUERY = ("bad-cursor", "validation-error")
 
 
 def archive() -> Archive:
@@ -73,15 +51,16 @@ def _player_id(player_id: str) -> str:
     return player_id
 
 
-def _page(page: Page, scope: list[Any], extra: Json | None = None) -> Response:
-    return jsonify({**(extra or {}), "items": page.items,
-                    "next": None if page.last is None else cursors.encode(scope, page.last)})
+def _page(page: Page, scope: list[Any], extra: Json | None = None) -> Json:
+    """One page of a list, serialized by the route's response schema."""
+    return {**(extra or {}), "items": page.items,
+            "next": None if page.last is None else cursors.encode(scope, page.last)}
 
 
 @archive_blp.route("/players/<string:player_id>")
 class PlayerOne(MethodView):
     @archive_blp.response(200, PlayerSchema)
-    @_problems(404, 503)
+    @operation(archive_blp, "getPlayer", "unknown-player", *_DATABASE)
     def get(self, player_id: str) -> Json:
         """A player: ratings per variant family (skill with its uncertainty, the source's rating points,
         matches played, tournament places) and the last results."""
@@ -92,8 +71,8 @@ class PlayerOne(MethodView):
 class PlayerMatches(MethodView):
     @archive_blp.arguments(PageArgsSchema(), location="query", as_kwargs=True, unknown=RAISE)
     @archive_blp.response(200, PlayerMatchesSchema)
-    @_problems(400, 404, 422, 503)
-    def get(self, player_id: str, limit: int, cursor: str | None = None) -> Response:
+    @operation(archive_blp, "listPlayerMatches", *_QUERY, "unknown-player", *_DATABASE)
+    def get(self, player_id: str, limit: int, cursor: str | None = None) -> Json:
         """A player's archived matches, newest first (cursor-paginated)."""
         pid = _player_id(player_id)
         scope = ["matches", pid]
@@ -105,8 +84,8 @@ class PlayerMatches(MethodView):
 class Leaderboard(MethodView):
     @archive_blp.arguments(LeaderboardArgsSchema(), location="query", as_kwargs=True, unknown=RAISE)
     @archive_blp.response(200, LeaderboardSchema)
-    @_problems(400, 404, 422, 503, 502, 504)
-    def get(self, variant: str, by: str, limit: int, cursor: str | None = None) -> Response:
+    @operation(archive_blp, "getLeaderboard", *_QUERY, "unknown-variant", *_DATABASE, *ENGINE)
+    def get(self, variant: str, by: str, limit: int, cursor: str | None = None) -> Json:
         """The best players of a variant's family: by skill (default), the source's points, or Bykovo
         tournament places; cursor-paginated, ranks counted across pages."""
         found = archive()
@@ -125,7 +104,7 @@ class Leaderboard(MethodView):
 @archive_blp.route("/matches/<string:match_id>/record")
 class ArchivedRecord(MethodView):
     @archive_blp.response(200, ArchivedMatchSchema)
-    @_problems(404, 503)
+    @operation(archive_blp, "getArchivedMatch", "not-archived", *_DATABASE)
     def get(self, match_id: str) -> Json:
         """An archived match: its result, who sat where with their ratings before and after, and its whole
         record (domino-record 1, JSON and text forms), long after the live match expired."""

@@ -1,0 +1,183 @@
+"""The online tables' request and answer schemas (docs/tables.md): what `api_gateway.tables_routes`
+validates and documents, and what its answers are serialized by."""
+from __future__ import annotations
+
+from marshmallow import RAISE, Schema, fields, validate
+
+from api_gateway.schemas import OneOf, OptionValue, StrictBoolean, StrictInteger, StrictSchema, view_field
+
+#: The levels of a table's bots.
+LEVELS = ["random", "greedy", "expert"]
+
+
+class SeatSpecSchema(StrictSchema):
+    kind = fields.String(required=True, validate=OneOf(["open", "bot"]),
+                         metadata={"description": "open: for a person; bot: a computer player"})
+    level = fields.String(validate=OneOf(LEVELS), metadata={"description": "a bot's level (default greedy)"})
+
+
+class NewTableSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "kozel"})
+    players = StrictInteger(required=True, validate=validate.Range(1, 16), metadata={"example": 4})
+    options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
+        "description": "overrides of the preset's defaults"})
+    seats = fields.List(fields.Nested(SeatSpecSchema), validate=validate.Length(1, 16), metadata={
+        "description": "one per seat (default: all open); at least one open"})
+    public = StrictBoolean(metadata={"description": "listed in the lobby (GET /v1/tables); default false"})
+    on_leave = fields.String(validate=OneOf(["wait", "bot"]), metadata={
+        "description": "wait (default): the match waits for someone to take a freed seat; bot: a greedy bot "
+                       "plays it"})
+    name = fields.String(validate=validate.Length(1, 60))
+    clock = fields.Dict(metadata={
+        "description": 'a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} '
+                       '(5-3600, each move) or {"bank": seconds, "increment": seconds} (30-14400 a match, 0-120 '
+                       'more after each move), with "on_timeout": "rule" (the variant\'s timeout rule: the '
+                       'match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by '
+                       'default, plays the seat on until its person is back)',
+        "example": {"move": 30}})
+
+
+class SeekSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "kozel"})
+    players = StrictInteger(required=True, validate=validate.Range(1, 16), metadata={"example": 4})
+    options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
+        "description": "overrides of the preset's defaults (a new table's)"})
+    name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name the table shows"})
+    player = fields.String(validate=validate.Length(1, 1000), metadata={
+        "description": "a player assertion signed by the host app (docs/tables.md, Player ids): its skill picks "
+                       "the table; none: a guest, with a newcomer's skill"})
+    clock = fields.Dict(metadata={"description": "only tables with this turn clock (as POST /v1/tables); none: "
+                                                 "tables without one"})
+    bots_after = StrictInteger(validate=validate.Range(0, 600), metadata={
+        "description": "a table this seek opens fills its free seats with bots after this many seconds without "
+                       "people; none: it waits for people"})
+    bots_level = fields.String(validate=OneOf(LEVELS), metadata={"description": "those bots' level (greedy)"})
+
+
+class TableSeatSchema(Schema):
+    seat = fields.Integer()
+    kind = fields.String(metadata={"description": "open or bot"})
+    level = fields.String(allow_none=True, metadata={"description": "the bot's level (a bot, or an open seat a "
+                                                                    "bot plays since its person left)"})
+    taken = fields.Boolean()
+    name = fields.String(allow_none=True)
+    player = fields.String(allow_none=True, metadata={"description": "the player id holding a person's seat "
+                                                                     "(GET /v1/players/{id}: its ratings); null: free "
+                                                                     "or a bot"})
+
+
+class TableSchema(Schema):
+    table_id = fields.String()
+    name = fields.String(allow_none=True)
+    variant = fields.String()
+    players = fields.Integer()
+    options = fields.Dict()
+    public = fields.Boolean()
+    on_leave = fields.String()
+    clock = fields.Dict(allow_none=True, metadata={"description": "the table's turn clock setting, null: none"})
+    seats = fields.List(fields.Nested(TableSeatSchema))
+    status = fields.String(metadata={"description": "waiting (open seats not all taken), playing or over"})
+    match_id = fields.String(allow_none=True, metadata={"description": "the current match once dealt"})
+    matches = fields.Integer(metadata={"description": "matches dealt at this table so far"})
+    created = fields.Integer(metadata={"description": "unix seconds"})
+
+
+class InviteSchema(Schema):
+    seat = fields.Integer()
+    code = fields.String()
+    link = fields.String(metadata={"description": "the page's link that takes the seat"})
+
+
+class NewTableAnswerSchema(Schema):
+    table_id = fields.String()
+    host_key = fields.String(metadata={"description": "the table's owner: send as Authorization: Bearer; "
+                                                      "answered once"})
+    invites = fields.List(fields.Nested(InviteSchema))
+    table = fields.Nested(TableSchema)
+
+
+class InvitesSchema(Schema):
+    invites = fields.List(fields.Nested(InviteSchema))
+
+
+class TableAnswerSchema(Schema):
+    table = fields.Nested(TableSchema)
+
+
+class LobbyArgsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    variant = fields.String(validate=validate.Length(1, 200))
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+    cursor = fields.String(validate=validate.Length(1, 200))
+
+
+class LobbySchema(Schema):
+    tables = fields.List(fields.Nested(TableSchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+class JoinSchema(StrictSchema):
+    invite = fields.String(validate=validate.Length(1, 64), metadata={"description": "an invite's code"})
+    seat = StrictInteger(validate=validate.Range(0, 64), metadata={"description": "a public table's seat"})
+    name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name the table shows"})
+    player = fields.String(validate=validate.Length(1, 1000), metadata={
+        "description": "a player assertion signed by the host app (docs/tables.md, Player ids); none: a guest"})
+
+
+class JoinAnswerSchema(Schema):
+    table_id = fields.String()
+    seat = fields.Integer()
+    credential = fields.String(metadata={"description": "the seat's credential: send as Authorization: Bearer"})
+    player_id = fields.String(allow_none=True)
+    match_id = fields.String(allow_none=True)
+    table = fields.Nested(TableSchema)
+
+
+class SeekAnswerSchema(JoinAnswerSchema):
+    opened = fields.Boolean(metadata={"description": "true: no table was waiting, this seek opened one (public, "
+                                                     "in the lobby) and took its first seat"})
+
+
+class SeatAnswerSchema(Schema):
+    match_id = fields.String()
+    table_id = fields.String()
+    seat = fields.Integer(allow_none=True, metadata={"description": "null for the host"})
+    seq = fields.Integer()
+    token = fields.String(metadata={"description": "the latest token: works with every sealed /v1/matches call"})
+    seat_key = fields.String()
+    view = view_field()
+    scores = fields.List(fields.Integer())
+    turn = fields.Integer(allow_none=True, metadata={"description": "the seat to act now (null between rounds "
+                                                                    "and once over)"})
+    clocks = fields.Dict(allow_none=True, metadata={
+        "description": "a table with a turn clock: each seat's seconds left (`remaining`, as of the latest "
+                       "change), the seat whose clock runs (`running`) and when it runs out (`deadline`, unix "
+                       "seconds), the seats on `autopilot`; null without a clock"})
+    over = fields.Boolean()
+
+
+class SeatApplySchema(StrictSchema):
+    action = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "6-6"})
+
+
+class EmptySchema(StrictSchema):
+    pass
+
+
+class EventsArgsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ticket = fields.String(validate=validate.Length(1, 200), metadata={
+        "description": "a stream ticket (POST .../events/ticket), for an EventSource"})
+    last_event_id = fields.Integer(validate=validate.Range(-1, 2**31), metadata={
+        "description": "resume after this event id (as the Last-Event-ID header)"})
+    seat = fields.Integer(validate=validate.Range(0, 64), metadata={
+        "description": "the seat whose stream this is (must be the credential's own)"})
+
+
+class TicketSchema(Schema):
+    ticket = fields.String()
+    expires_in = fields.Integer(metadata={"description": "seconds"})
