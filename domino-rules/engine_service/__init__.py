@@ -1,0 +1,1 @@
+../../engine_service/__init__.py
