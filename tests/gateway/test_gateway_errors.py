@@ -16,7 +16,9 @@ import grpc
 import pytest
 from domino.v1 import engine_pb2 as pb
 
-from .conftest import FakeEngine, Gateway, free_port
+from api_gateway import problems
+
+from .conftest import REPO, FakeEngine, Gateway, free_port
 
 pytestmark = pytest.mark.service
 
@@ -308,3 +310,20 @@ def test_sealed_mode_without_keys_is_501(start_gateway: Callable[..., Gateway], 
                           "sealed-mode-disabled")
     assert "STATE_TOKEN_KEYS" in body["detail"]
     assert gw.post("/v1/matches", {"variant": "kozel", "players": 4}).status == 201  # transparent still works
+
+
+def test_the_docs_table_of_problem_types_is_the_catalogues() -> None:
+    """docs/rest.md's table of problem types is `problems.markdown_table()`: a type added, renamed or
+    retitled in the catalogue changes the page too (issue 36: problem types written once)."""
+    page = (REPO / "docs" / "rest.md").read_text()
+    assert problems.markdown_table() in page
+    for name in problems.PROBLEM_TYPES:
+        assert page.count(f"| `{name}` |") == 1, name
+
+
+def test_a_problem_types_page_says_its_members_and_whether_to_try_again(gateway: Gateway) -> None:
+    """GET /v1/problems/{name} serves the catalogue's members and `retry_after`, which also puts the
+    Retry-After header on the answers (engine-unavailable and engine-busy above)."""
+    documented = gateway.get("/v1/problems/store-unavailable").json
+    assert documented["retry_after"] is True and documented["members"] == []
+    assert gateway.get("/v1/problems/stale-token").json["members"] == ["field", "latest"]
