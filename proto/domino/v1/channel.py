@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Self
+from typing import NamedTuple, Self
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -89,6 +89,14 @@ def service_config(max_attempts: int = 4, initial_backoff: float = 0.05, max_bac
     })
 
 
+class _Stubs(NamedTuple):
+    """One channel's stubs, made together and replaced together (after a fork)."""
+
+    engine: engine_pb2_grpc.EngineStub
+    json: engine_pb2_grpc.JsonEngineStub
+    health: health_pb2_grpc.HealthStub
+
+
 class EngineChannel:
     """One engine target ("host:port", or "dns:///name:port" for every replica), per process."""
 
@@ -108,43 +116,35 @@ class EngineChannel:
         self._lock = threading.Lock()
         self._pid = -1
         self._channel: grpc.Channel | None = None
-        self._engine: engine_pb2_grpc.EngineStub | None = None
-        self._json: engine_pb2_grpc.JsonEngineStub | None = None
-        self._health: health_pb2_grpc.HealthStub | None = None
+        self._stubs: _Stubs | None = None
 
-    def _connect(self) -> None:
-        """This process's channel and stubs (made again after a fork)."""
-        with self._lock:
-            if self._channel is None or self._pid != os.getpid():
-                channel = grpc.insecure_channel(self.target, options=self._options)
-                self._engine = engine_pb2_grpc.EngineStub(channel)
-                self._json = engine_pb2_grpc.JsonEngineStub(channel)
-                self._health = health_pb2_grpc.HealthStub(channel)
-                self._channel = channel
-                self._pid = os.getpid()
+    def _connected(self) -> _Stubs:
+        """This process's stubs, on a channel made on first use (and again after a fork)."""
+        stubs = self._stubs
+        if stubs is None or self._pid != os.getpid():
+            with self._lock:
+                if self._stubs is None or self._pid != os.getpid():
+                    channel = grpc.insecure_channel(self.target, options=self._options)
+                    self._stubs = _Stubs(engine_pb2_grpc.EngineStub(channel), engine_pb2_grpc.JsonEngineStub(channel),
+                                         health_pb2_grpc.HealthStub(channel))
+                    self._channel = channel
+                    self._pid = os.getpid()
+                stubs = self._stubs
+        return stubs
 
     @property
     def engine(self) -> engine_pb2_grpc.EngineStub:
         """The typed service's stub (`domino.v1.Engine`)."""
-        if self._engine is None or self._pid != os.getpid():
-            self._connect()
-        assert self._engine is not None
-        return self._engine
+        return self._connected().engine
 
     @property
     def json(self) -> engine_pb2_grpc.JsonEngineStub:
         """The JSON face's stub (`domino.v1.JsonEngine`)."""
-        if self._json is None or self._pid != os.getpid():
-            self._connect()
-        assert self._json is not None
-        return self._json
+        return self._connected().json
 
     def health(self, timeout: float, service: str = ENGINE) -> str:
         """The health status name of `service` ("SERVING", "NOT_SERVING", ...); raises grpc.RpcError."""
-        if self._health is None or self._pid != os.getpid():
-            self._connect()
-        assert self._health is not None
-        check = self._health.Check  # type: ignore[attr-defined]  # set in the stub's __init__
+        check = self._connected().health.Check  # type: ignore[attr-defined]  # set in the stub's __init__
         reply = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
@@ -153,9 +153,7 @@ class EngineChannel:
             if self._channel is not None and self._pid == os.getpid():
                 self._channel.close()
             self._channel = None
-            self._engine = None
-            self._json = None
-            self._health = None
+            self._stubs = None
 
     def __enter__(self) -> Self:
         return self
