@@ -2,9 +2,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+#: The commands that are programs of their own, each flag going to them: the module whose
+#: `main(argv)` runs each, imported only when it runs (`play` and `bench` are dispatched apart).
+_PROGRAMS = {
+    "leaderboard": "clients.leaderboard",
+    "record": "clients.record_cli",
+    "soak": "clients.soak",
+    "crosscheck": "clients.crosscheck",
+}
 
 
 def _conformance(args: argparse.Namespace) -> int:
@@ -65,22 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from clients.play import main as play
 
         return play(rest)
-    if args.command == "leaderboard":
-        from clients.leaderboard import main as leaderboard
-
-        return leaderboard(rest)
-    if args.command == "record":
-        from clients.record_cli import main as record
-
-        return record(rest)
-    if args.command == "soak":
-        from clients.soak import main as soak
-
-        return soak(rest)
-    if args.command == "crosscheck":
-        from clients.crosscheck import main as crosscheck
-
-        return crosscheck(rest)
+    if args.command in _PROGRAMS:
+        program: Callable[[list[str]], int] = importlib.import_module(_PROGRAMS[args.command]).main
+        return program(rest)
     if args.command == "conformance":
         if rest:
             parser.error("unrecognized arguments: " + " ".join(rest))
