@@ -16,6 +16,8 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from engine_service.bots import hints
+from engine_service.bots.matching.coach import EXACT_WORLDS
 from engine_service.bots.matching.deals import SeatDeals
 from engine_service.bots.matching.knowledge import Knowledge, read_view
 from engine_service.bots.matching.numbers import ends_numbers, numbers_tiles
@@ -24,7 +26,7 @@ from engine_service.bots.observe import SeatLog
 from engine_service.rules import Match
 from engine_service.rules.family import RoundContext
 from engine_service.rules.notation import Move
-from engine_service.rules.tiles import NUMBER_MASK, bits, parse_tile
+from engine_service.rules.tiles import NAMES, NUMBER_MASK, bits, parse_tile
 
 
 @dataclass
@@ -313,3 +315,37 @@ def test_sampled_worlds_follow_the_exact_distribution() -> None:
                 break
         checked[players] += found
     assert checked[4] >= 6 and checked[2] >= 3, checked
+
+
+def test_the_coach_gives_the_exact_whereabouts_when_few_worlds_are_left() -> None:
+    """The coach weighs every world when few are left: its whereabouts are the brute-force chances (to
+    its 4 decimals), its proven-missing numbers those no possible world gives the seat, its values chances."""
+    checked = 0
+    for variant, players, max_unseen, count in CASES[:6]:
+        for pos in _positions(variant, players, max_unseen, count, seed=42):
+            brute = brute_weights(pos)
+            if brute is None:
+                continue
+            view = pos.log.view(pos.match, pos.observer)
+            answer = hints(view, budget=8, seed=1)
+            if answer["worlds"] > EXACT_WORLDS:
+                continue
+            others = [s for s in range(players) if s != pos.observer]
+            tiles = sorted({t for world in brute for hand in world for t in bits(hand)}
+                           | {parse_tile(n) for n in answer["whereabouts"]})
+            exact = _exact_marginals(brute, tiles)
+            for t in tiles:
+                where = answer["whereabouts"][NAMES[t]]
+                for k, s in enumerate(others):
+                    assert abs(where["hands"][s] - exact[t][k]) < 1e-4, (variant, NAMES[t], s)
+                assert abs(where["boneyard"] - exact[t][len(others)]) < 1e-4
+            for k, s in enumerate(others):
+                held = 0
+                for world, w in brute.items():
+                    if w:
+                        held |= world[k]
+                for n in answer["proven_missing"][s]:
+                    assert not held & NUMBER_MASK[n]
+            assert all(0 <= v <= 1 for v in answer["values"].values())
+            checked += 1
+    assert checked >= 10

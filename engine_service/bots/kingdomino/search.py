@@ -7,7 +7,9 @@ at a pick, every free tile. Each rollout samples a pile from the unseen tiles
 and plays the game out on a `sim.SimGame` with every player, the expert
 included, playing greedy (`SimGame.play_greedy`: the exact greedy level, made
 cheap); the same piles serve every candidate. A candidate's value is its mean
-`value` over the rollouts: winning first, then the score margin.
+`value` over the rollouts (the chance of first place, a shared first counting
+1/k: in [0, 1]); its mean `margin` is kept beside it, and the expert plays the
+best value plus `MARGIN_WEIGHT` per point of mean margin: winning first, then by more.
 
 The budget's iterations are full games' worth of rollouts: from a position
 with fewer tiles left the search makes proportionally more (shorter)
@@ -32,15 +34,16 @@ MARGIN_WEIGHT = 0.02
 MAX_SCALE = 4.0
 
 
-def value(game: SimGame, player: int) -> float:
-    """A finished game's worth to `player` (the rules' score and tie-breaks)."""
+def value(game: SimGame, player: int) -> tuple[float, int]:
+    """A finished game's worth to `player`: 1 for first place (the rules' score and tie-breaks), 1/k
+    shared among k, 0 otherwise; and its score margin over the best other player."""
     scores = game.scores()
     keys = [(scores[p], b.largest(), b.crowns()) for p, b in enumerate(game.boards)]
     best = max(keys)
     winners = [p for p, key in enumerate(keys) if key == best]
     base = 1.0 / len(winners) if player in winners else 0.0
     best_other = max(v for p, v in enumerate(scores) if p != player)
-    return base + MARGIN_WEIGHT * (scores[player] - best_other)
+    return base, scores[player] - best_other
 
 
 def make(game: SimGame, action: KingdominoMove) -> None:
@@ -71,12 +74,12 @@ def rollouts(know: KDKnowledge, iterations: int) -> int:
     return max(1, int(iterations * scale))
 
 
-def evaluate(know: KDKnowledge, rng: random.Random, budget: Budget) -> tuple[list[int], list[float]]:
-    """The candidates weighed (indexes into `know.legal`) and their mean values."""
+def evaluate(know: KDKnowledge, rng: random.Random,
+             budget: Budget) -> tuple[list[int], list[float], list[float]]:
+    """The candidates weighed (indexes into `know.legal`), their mean values and mean margins."""
     chosen = candidates(know)
     totals = [0.0] * len(chosen)
-    if len(chosen) == 1:
-        return chosen, totals
+    margins = [0.0] * len(chosen)
     worlds = max(1, -(-rollouts(know, budget.iterations) // len(chosen)))
     clock = Clock(budget)
     base = know.sim()
@@ -89,15 +92,19 @@ def evaluate(know: KDKnowledge, rng: random.Random, budget: Budget) -> tuple[lis
             game = base.copy(pile.copy())
             make(game, action)
             game.play_greedy()
-            totals[j] += value(game, player)
+            v, margin = value(game, player)
+            totals[j] += v
+            margins[j] += margin
         done += 1
         if clock.expired():
             break
-    return chosen, [t / done for t in totals]
+    return chosen, [t / done for t in totals], [m / done for m in margins]
 
 
 def expert_action(know: KDKnowledge, rng: random.Random, budget: Budget) -> int:
     """The index in `know.legal` of the expert's action."""
-    chosen, values = evaluate(know, rng, budget)
-    best = max(range(len(chosen)), key=lambda j: (values[j], -j))
+    if len(candidates(know)) == 1:
+        return candidates(know)[0]
+    chosen, values, margins = evaluate(know, rng, budget)
+    best = max(range(len(chosen)), key=lambda j: (values[j] + MARGIN_WEIGHT * margins[j], -j))
     return chosen[best]

@@ -7,9 +7,12 @@ A side's round score, higher is better:
   round (`RoundResult.round_points`: the pips left, 0 for the winner where the
   family says so).
 
-The value the expert maximises is 1 for the best side, 0.5 shared, 0 behind,
-plus `MARGIN_WEIGHT` per point of margin over the best other side: winning the
-round first, and by more when it can.
+A round's *value* for a side is 1 when it has the best round score, 0.5 when it
+shares it, 0 behind: its mean over worlds is the chance of winning the round, in
+[0, 1] (a shared best counting half), and that is all the coach calls a value. The
+*margin* is its own number: the side's round score less the best other side's. The
+expert ranks moves by mean value plus `MARGIN_WEIGHT` per point of mean margin:
+winning the round first, and by more when it can (issue 42 kept the two apart).
 """
 from __future__ import annotations
 
@@ -28,14 +31,17 @@ def side_scores(family: Family, result: RoundResult | None, gains: list[int]) ->
     return scores
 
 
+def margin(scores: list[int], side: int) -> int:
+    """`side`'s round score less the best other side's (positive: ahead)."""
+    return scores[side] - max(v for s, v in enumerate(scores) if s != side)
+
+
 def value(scores: list[int], side: int) -> float:
-    """The expert's value of side scores for `side`: win/tie/loss plus a small margin term."""
-    mine = scores[side]
-    best_other = max(v for s, v in enumerate(scores) if s != side)
-    if mine > best_other:
-        base = 1.0
-    elif mine == best_other:
-        base = 0.5
-    else:
-        base = 0.0
-    return base + MARGIN_WEIGHT * (mine - best_other)
+    """1 if `side` has the best round score alone, 0.5 if shared, 0 behind."""
+    m = margin(scores, side)
+    return 1.0 if m > 0 else 0.5 if m == 0 else 0.0
+
+
+def rank(value: float, margin: float) -> float:
+    """What the expert maximises of a move's mean value and mean margin."""
+    return value + MARGIN_WEIGHT * margin

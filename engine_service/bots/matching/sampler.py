@@ -162,6 +162,47 @@ class Sampler:
         self.relaxed += 1
         return self._deal_free()
 
+    def weight(self, dealt: list[int]) -> int:
+        """A world's weight: the product over the other seats (in `others` order) of their hands' weights."""
+        w = 1
+        for hand, deals in zip(dealt, self.deals):
+            if deals.draws:
+                w *= deals.weights.get(deals.counts_of(hand), 0)
+        return w
+
+    def every_world(self, limit: int) -> list[tuple[list[int], int]] | None:
+        """Every world with its weight (the other seats' hands, in `others` order), when there are at
+        most `limit` worlds to go through; None otherwise (then sample)."""
+        if self.counter.count(0, self.room) > limit:
+            return None
+        out: list[tuple[list[int], int]] = []
+        tiles = self.unseen
+        hands = [0] * len(self.others)
+        room = list(self.room)
+        left = [len(tiles) - sum(room)]  # the boneyard's places
+
+        def go(i: int) -> None:
+            if i == len(tiles):
+                w = self.weight(hands)
+                if w:
+                    out.append((hands.copy(), w))
+                return
+            t = tiles[i]
+            for k, deals in enumerate(self.deals):
+                if room[k] and deals.possible >> t & 1:
+                    room[k] -= 1
+                    hands[k] |= 1 << t
+                    go(i + 1)
+                    hands[k] &= ~(1 << t)
+                    room[k] += 1
+            if left[0]:
+                left[0] -= 1
+                go(i + 1)
+                left[0] += 1
+
+        go(0)
+        return out
+
     def _keep(self, dealt: list[int], rng: random.Random) -> bool:
         """Step 2: keep a proposal with chance prod weight / max weight."""
         num = 1

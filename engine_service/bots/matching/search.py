@@ -3,7 +3,9 @@
 For each sampled world (`sampler.Sampler`: the hidden hands and boneyard
 consistent with everything the seat has seen), every legal move is tried and
 the round played out with `policy.rollout_move` for every seat; a move's value
-is its mean `outcome.value` over the worlds. The same worlds serve every move
+is its mean `outcome.value` over the worlds (the chance of winning the round), and
+its mean margin is kept beside it; the expert plays the move with the best
+`outcome.rank` of the two. The same worlds serve every move
 (common random numbers), so their differences are what decides. Playouts go
 through the rules' typed path (`Round.legal_moves`, `Round.apply_move`) on
 copies: no strings, no parsing.
@@ -26,8 +28,9 @@ from .sampler import Sampler
 MAX_PLAYOUT_MOVES = 400
 
 
-def playout(world: Round, first: Move, know: Knowledge, rng: random.Random) -> float:
-    """Play `first` then the rollout policy to the round's end on `world` (changed); the value for the seat."""
+def playout(world: Round, first: Move, know: Knowledge, rng: random.Random) -> tuple[float, int]:
+    """Play `first` then the rollout policy to the round's end on `world` (changed); the value and
+    the margin for the seat's side."""
     family = world.family
     ledger = Ledger([0] * family.sides, [0] * family.sides, 0, list(know.scores), [])
     start = list(know.scores)
@@ -48,30 +51,51 @@ def playout(world: Round, first: Move, know: Knowledge, rng: random.Random) -> f
             break
         move = rollout_move(world, world.legal_moves(), rng)
     gains = [a - b for a, b in zip(ledger.scores, start)]
-    return outcome.value(outcome.side_scores(family, result, gains), family.side_of(know.seat))
+    scores = outcome.side_scores(family, result, gains)
+    side = family.side_of(know.seat)
+    return outcome.value(scores, side), outcome.margin(scores, side)
 
 
-def evaluate(know: Knowledge, rng: random.Random, budget: Budget) -> tuple[list[float], int, Sampler]:
-    """Mean value of each legal move (in `know.legal` order), the worlds used, and the sampler."""
+class Evaluation:
+    """Per legal move (in `know.legal` order): its mean value (the chance of winning the round, in
+    [0, 1]) and its mean margin over the same worlds; `worlds` how many were played."""
+
+    __slots__ = ("margins", "values", "worlds")
+
+    def __init__(self, values: list[float], margins: list[float], worlds: int) -> None:
+        self.values = values
+        self.margins = margins
+        self.worlds = worlds
+
+    def best(self) -> int:
+        """The move the expert plays: the best `outcome.rank`, the first on a tie."""
+        ranks = [outcome.rank(v, m) for v, m in zip(self.values, self.margins)]
+        return max(range(len(ranks)), key=lambda i: (ranks[i], -i))
+
+
+def evaluate(know: Knowledge, rng: random.Random, budget: Budget) -> Evaluation:
+    """Every legal move played out on the same worlds, as many as the budget allows."""
     moves = know.legal
     sampler = Sampler(know, rng)
-    totals = [0.0] * len(moves)
+    values = [0.0] * len(moves)
+    margins = [0.0] * len(moves)
     worlds = max(1, -(-budget.iterations // len(moves)))
     clock = Clock(budget)
     done = 0
     for _ in range(worlds):
         world = sampler.world()
         for i, m in enumerate(moves):
-            totals[i] += playout(world.copy(), m, know, rng)
+            v, margin = playout(world.copy(), m, know, rng)
+            values[i] += v
+            margins[i] += margin
         done += 1
         if clock.expired():
             break
-    return [t / done for t in totals], done, sampler
+    return Evaluation([v / done for v in values], [m / done for m in margins], done)
 
 
 def expert_move(know: Knowledge, rng: random.Random, budget: Budget) -> int:
     """The index in `know.legal` of the expert's move."""
     if len(know.legal) == 1:
         return 0
-    values, _done, _sampler = evaluate(know, rng, budget)
-    return max(range(len(values)), key=lambda i: (values[i], -i))
+    return evaluate(know, rng, budget).best()
