@@ -45,7 +45,7 @@ def test_the_listing_is_the_engines_and_a_count_is_an_integer(gateway: Gateway) 
     (tests/variants/test_docs.py holds docs/variants.md to the same listing); and the request a
     newcomer types, a count as a number, is taken (issue 28)."""
     served = gateway.get("/v1/variants").json["variants"]
-    typed = {"bool": lambda text: text == "true", "int": int, "enum": str}
+    typed: dict[str, Callable[[str], Any]] = {"bool": lambda text: text == "true", "int": int, "enum": str}
     assert served == [{**v, "options": [{**o, "default": o["default"] if o["default"] in o["allowed"]
                                          else typed[o["type"]](o["default"])} for o in v["options"]]}
                       for v in variants()]
