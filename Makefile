@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check
+.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check rules-wheel
 
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
 # The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
@@ -93,9 +93,15 @@ test-compiled: compiled
 wheel: install
 	bash scripts/build-wheel.sh
 
-## The wheel installed into a fresh venv imports the compiled modules and plays a round (tests/test_wheel.py).
-test-wheel: wheel
-	DOMINO_WHEEL="$$(ls dist/domino_engine-*.whl)" $(PY) -m pytest -p no:cacheprovider -m wheel tests/test_wheel.py
+## The rules alone, compiled: a platform wheel of domino-rules, no dependency (scripts/build-rules-wheel.sh;
+## domino-rules/setup.py with DOMINO_COMPILE=1) in dist/. `pip install dist/domino_rules-*.whl`.
+rules-wheel: install
+	bash scripts/build-rules-wheel.sh
+
+## Each wheel installed into a fresh venv imports the compiled modules and plays a round (tests/test_wheel.py).
+test-wheel: wheel rules-wheel
+	DOMINO_WHEEL="$$(ls dist/domino_engine-*.whl)" DOMINO_RULES_WHEEL="$$(ls dist/domino_rules-*.whl)" \
+	    $(PY) -m pytest -p no:cacheprovider -m wheel tests/test_wheel.py
 
 conformance: install
 	$(VENV)/bin/domino conformance tests/scenarios
@@ -118,5 +124,5 @@ bench-compiled: compiled
 	$(VENV)/bin/domino bench report
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis domino-rules/build domino-rules/*.egg-info
 	find proto/domino -name '*_pb2*' -delete

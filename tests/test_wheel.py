@@ -1,4 +1,5 @@
-"""The fast build a library user installs: the wheel of scripts/build-wheel.sh (`make wheel`).
+"""The fast builds a library user installs: the wheels of scripts/build-wheel.sh (`make wheel`) and, for
+the rules alone, scripts/build-rules-wheel.sh (`make rules-wheel`, DOMINO_RULES_WHEEL; at the end).
 
 `make test-wheel` (part of `make test`) builds it and runs this file with DOMINO_WHEEL naming it
 (marked `wheel`: the pure pass deselects it rather than spend minutes in mypyc). The wheel goes into a
@@ -67,3 +68,46 @@ def test_the_wheel_installs_the_compiled_rules_and_plays_a_round(tmp_path: Path)
         assert file.endswith(".so"), file  # compiled, not the .py next to it
         assert Path(file).is_relative_to(Path(found["prefix"]).resolve()) or Path(file).is_relative_to(
             tmp_path), file  # from the wheel installed here, not the checkout
+
+
+RULES_WHEEL = os.environ.get("DOMINO_RULES_WHEEL", "")
+
+PLAY_RULES_ALONE = """
+import json, sys
+import engine_service.rules.round as round_module
+from engine_service.bots import suggest
+from engine_service.records import export, replay
+from engine_service.rules import Match
+
+match, _ = Match.new("all-fives", 2, seed=3)
+moves = 0
+while not match.round.over:
+    match.apply(suggest(match.view(match.to_move), "greedy", seed=1))
+    moves += 1
+assert replay(export(match)).to_dict() == match.to_dict()
+loaded = sorted(m for m in sys.modules if m != "__main__" and m.partition(".")[0] not in sys.stdlib_module_names)
+print(json.dumps({"file": round_module.__file__, "moves": moves, "loaded": loaded}))
+"""
+
+
+def test_the_rules_alone_wheel_installs_the_compiled_rules_with_no_dependency(tmp_path: Path) -> None:
+    """domino-rules compiled (scripts/build-rules-wheel.sh, `make rules-wheel`): in a venv holding it and
+    nothing else, the rules import from .so files and bots play a round that its record replays; nothing
+    beyond the standard library, the wheel's packages and its mypyc library is loaded."""
+    assert RULES_WHEEL, "set DOMINO_RULES_WHEEL to the wheel to test (make test-wheel builds one)"
+    wheel = Path(RULES_WHEEL).resolve()
+    assert wheel.name.startswith("domino_rules-") and "linux" in wheel.name, wheel.name  # a platform wheel
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    "--no-index", "--disable-pip-version-check", str(wheel)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    played = subprocess.run([str(python), "-P", "-c", PLAY_RULES_ALONE], cwd=tmp_path, env=env, check=True,
+                            capture_output=True, text=True)
+    found = json.loads(played.stdout)
+    assert found["moves"] > 0
+    assert found["file"].endswith(".so") and Path(found["file"]).is_relative_to(tmp_path / "venv"), found["file"]
+    outside = [m for m in found["loaded"] if m != "domino_rules__mypyc"
+               and m.split(".")[:2] not in [["engine_service", p] for p in ("rules", "records", "bots")]
+               and m != "engine_service"]
+    assert "domino_rules__mypyc" in found["loaded"] and not outside, found["loaded"]
