@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from sqlalchemy import Column, Double, Engine, LargeBinary, MetaData, String, Table, func, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from api_gateway.archive import database
+
+T = TypeVar("T")
 
 
 class OutboxUnavailable(Exception):
@@ -65,18 +67,29 @@ _queue = Table("archive_outbox", _metadata,
                Column("payload", LargeBinary, nullable=False))
 
 
-class SqliteOutbox:
+class _StoreWork:
+    """An outbox's work on its store: the store's failures (`_errors`) become OutboxUnavailable,
+    naming where the outbox is (`_where`)."""
+
+    _errors: tuple[type[BaseException], ...]
+    _where: str
+
+    def _run(self, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except self._errors as error:
+            raise OutboxUnavailable(f"{self._where}: {error}") from None
+
+
+class SqliteOutbox(_StoreWork):
     """The outbox as a table of the embedded live store's file."""
+
+    _errors = (database.ArchiveUnavailable,)
+    _where = "archive outbox"
 
     def __init__(self, url: str, timeout: float = 2.0) -> None:
         self._engine: Engine = database.create(url, timeout)
         self._run(lambda: database.transaction(self._engine, _metadata.create_all))  # workers at once: one creates
-
-    def _run(self, work: Callable[[], Any]) -> Any:
-        try:
-            return work()
-        except database.ArchiveUnavailable as error:
-            raise OutboxUnavailable(f"archive outbox: {error}") from None
 
     def push(self, key: str, payload: bytes) -> None:
         def work() -> None:
@@ -92,8 +105,7 @@ class SqliteOutbox:
                 rows = conn.execute(select(_queue.c.key, _queue.c.payload)
                                     .order_by(_queue.c.queued, _queue.c.key).limit(limit)).all()
             return [(r.key, bytes(r.payload)) for r in rows]
-        found: list[tuple[str, bytes]] = self._run(work)
-        return found
+        return self._run(work)
 
     def remove(self, key: str) -> None:
         self._run(lambda: database.transaction(
@@ -103,14 +115,13 @@ class SqliteOutbox:
         def work() -> int:
             with database.reading(self._engine) as conn:
                 return int(conn.execute(select(func.count()).select_from(_queue)).scalar_one())
-        found: int = self._run(work)
-        return found
+        return self._run(work)
 
     def close(self) -> None:
         self._engine.dispose()
 
 
-class RedisOutbox:
+class RedisOutbox(_StoreWork):
     """The outbox in the cluster's Redis: an order (sorted set) and the payloads (hash)."""
 
     ORDER = "domino:archive:outbox"
@@ -119,15 +130,9 @@ class RedisOutbox:
     def __init__(self, url: str, timeout: float = 1.0) -> None:
         import redis
 
-        self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
+        self._errors = (redis.exceptions.RedisError, OSError)
+        self._where = f"archive outbox on {urlsplit(url).hostname}"
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
-        self._host = urlsplit(url).hostname
-
-    def _run(self, work: Callable[[], Any]) -> Any:
-        try:
-            return work()
-        except self._errors as error:
-            raise OutboxUnavailable(f"archive outbox on {self._host}: {error}") from None
 
     def push(self, key: str, payload: bytes) -> None:
         def work() -> Any:
@@ -142,8 +147,7 @@ class RedisOutbox:
             keys = [k.decode() for k in self._redis.zrange(self.ORDER, 0, limit - 1)]
             payloads = self._redis.hmget(self.PAYLOADS, keys) if keys else []
             return [(k, bytes(p)) for k, p in zip(keys, payloads) if p is not None]
-        found: list[tuple[str, bytes]] = self._run(work)
-        return found
+        return self._run(work)
 
     def remove(self, key: str) -> None:
         def work() -> Any:
