@@ -38,6 +38,8 @@ from engine_service.bots.observe import SeatLog
 from engine_service.rules import Kingdomino, Match
 from engine_service.rules.registry import PRESETS, make_family
 
+from . import bots_opponents
+
 
 def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson's 95% interval for a proportion `score` observed over `n` trials."""
@@ -72,24 +74,29 @@ def _decide(view: dict[str, Any], level: str, budget: Budget | None, bot_seed: i
             times: dict[str, list[float]]) -> str:
     """`level`'s action for `view`; its wall and CPU time kept in `times` when it had a choice."""
     t, c = time.perf_counter(), time.process_time()
-    action = suggest(view, level, budget=budget, seed=bot_seed)
+    if level in bots_opponents.OPPONENTS:
+        action = bots_opponents.decide(view, level)
+    else:
+        action = suggest(view, level, budget=budget, seed=bot_seed)
     if len(view["legal"]) > 1:
         times[level].append(time.perf_counter() - t)
         times[level + ":cpu"].append(time.process_time() - c)
     return action
 
 
-def _seated(variant: str, players: int, seed: int, a_side: int, a: str, b: str) -> tuple[Match, list[Any], list[str]]:
-    """A new match from `seed` and each seat's level: `a` for the seats of side `a_side`, `b` for the others."""
-    match, events = Match.new(variant, players, seed=seed)
+def _seated(variant: str, players: int, seed: int, a_side: int, a: str, b: str,
+            options: dict[str, Any] | None = None) -> tuple[Match, list[Any], list[str]]:
+    """A new match from `seed` and each seat's level: `a` for the seats of side `a_side`, `b` for the others
+    (with `options` {"teams": True}, a side is a partnership: seats 0+2 against 1+3)."""
+    match, events = Match.new(variant, players, options, seed=seed)
     fam = match.family
     return match, events, [a if fam.side_of(s) == a_side else b for s in range(players)]
 
 
 def play_round(variant: str, players: int, seed: int, a_side: int, a: str, b: str, budget: Budget | None,
-               bot_seed: int, times: dict[str, list[float]]) -> list[int]:
+               bot_seed: int, times: dict[str, list[float]], options: dict[str, Any] | None = None) -> list[int]:
     """Round 1 of a match dealt from `seed`, side `a_side` playing level `a`; the sides' round scores."""
-    match, events, levels = _seated(variant, players, seed, a_side, a, b)
+    match, events, levels = _seated(variant, players, seed, a_side, a, b, options)
     log = SeatLog()
     log.record(events)
     rnd = match.round
@@ -110,14 +117,14 @@ def play_round(variant: str, players: int, seed: int, a_side: int, a: str, b: st
 
 
 def play_match(variant: str, players: int, seed: int, a_side: int, a: str, b: str, budget: Budget | None,
-               bot_seed: int, times: dict[str, list[float]]) -> list[int]:
+               bot_seed: int, times: dict[str, list[float]], options: dict[str, Any] | None = None) -> list[int]:
     """A whole match from `seed`, side `a_side` playing level `a`, to its end; each side's result.
 
     A side that lost the match (the goat or donkey, a loser of the family's match
     rule) scores -1, the others 0; in the counting games the match's winners 0
     and the others -1. Rounds follow one another as the rules deal them.
     """
-    match, events, levels = _seated(variant, players, seed, a_side, a, b)
+    match, events, levels = _seated(variant, players, seed, a_side, a, b, options)
     log = SeatLog()
     log.record(events)
     while not match.match_over:
@@ -140,8 +147,9 @@ def bench_matching(args: argparse.Namespace) -> dict[str, Any]:
     seat of a deal), else its fewest (Bykovo: 4, each for oneself; A in each seat against three B).
     A round goes to the side with the best score; a shared first counts 1/k."""
     preset = PRESETS[args.variant]
-    args.players = players = max(2, preset.min_players)
-    args.sides = sides = make_family(args.variant, players, None)[1].sides
+    options = {"teams": True} if getattr(args, "teams", False) else None
+    args.players = players = 4 if options else max(2, preset.min_players)
+    args.sides = sides = make_family(args.variant, players, options)[1].sides
     budget = Budget(args.budget) if args.budget else None
     times: dict[str, list[float]] = {args.a: [], args.b: [], args.a + ":cpu": [], args.b + ":cpu": []}
     rounds = wins = ties = 0
@@ -153,7 +161,7 @@ def bench_matching(args: argparse.Namespace) -> dict[str, Any]:
         seed = args.seed * 1_000_003 + i
         result = 0.0
         for a_side in range(sides):
-            scores = play(args.variant, players, seed, a_side, args.a, args.b, budget, args.seed + i, times)
+            scores = play(args.variant, players, seed, a_side, args.a, args.b, budget, args.seed + i, times, options)
             best = max(scores)
             rounds += 1
             if scores[a_side] == best:
@@ -254,6 +262,7 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
         "variant": args.variant,
         "players": args.players,
         "sides": getattr(args, "sides", args.players),
+        **({"teams": True} if getattr(args, "teams", False) and kind != "kingdomino" else {}),
         "a": args.a, "b": args.b, "budget": args.budget or "default", "seed": args.seed,
         # What "default" was when this ran (defaults get retuned; the records stay readable).
         "default_budget": (kingdomino_default(args.players) if kind == "kingdomino" else MATCHING_DEFAULT).iterations,
@@ -272,7 +281,8 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
 # One preset per family (RULES.md sections K, O, B, TF, A3, A5, BL), then Kingdomino (KD).
 SUITE_VARIANTS = ("kozel", "osel", "bykovo", "threes-fives", "all-threes", "all-fives", "block", "kingdomino")
 SUITE_MATCHUPS = (("expert", "greedy"), ("greedy", "random"))
-LEVELS = ("random", "greedy", "expert")
+#: The service's levels, and the bench-only opponents of the matching games (bench/bots_opponents.py).
+LEVELS = ("random", "greedy", "expert", *bots_opponents.OPPONENTS)
 
 
 def _matchup(text: str) -> tuple[str, str]:
@@ -306,6 +316,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deals", type=_positive, default=10, help="Kingdomino: deals per run (default 10)")
     p.add_argument("--jobs", type=_positive, default=1,
                    help="Kingdomino: deals played in this many worker processes (each times its own CPU)")
+    p.add_argument("--teams", action="store_true",
+                   help="matching games with a `teams` option (Osel, TF, A3, A5): 4 players, A's partnership "
+                        "(seats 0+2, then 1+3) against B's")
     p.add_argument("--budget", type=_positive, help="iterations per decision (default: the level's own)")
     p.add_argument("--seed", type=int, default=1, help="the first deal's seed")
     p.add_argument("--progress", type=int, default=0, help="print the running rate every N pairs or deals")

@@ -31,7 +31,7 @@ def latest_runs(history: Path) -> list[Json]:
         for line in history.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                latest[(r["kind"], r["variant"], r.get("players", 2), r["a"], r["b"])] = r
+                latest[(r["kind"], r["variant"], r.get("players", 2), bool(r.get("teams")), r["a"], r["b"])] = r
     order = ["kozel", "kozel-classic", "osel", "bykovo", "threes-fives", "fives-and-threes", "all-threes",
              "all-fives", "block", "kingdomino"]
     strength = {"expert": 0, "greedy": 1, "random": 2}
@@ -63,7 +63,8 @@ def table(runs: list[Json]) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         lines.append(
-            f"| {r['variant']} | {r.get('players', 2)} | {r['a']} vs {r['b']} | {_budget(r)} | "
+            f"| {r['variant']} | {r.get('players', 2)}{' (teams)' if r.get('teams') else ''} | "
+            f"{r['a']} vs {r['b']} | {_budget(r)} | "
             f"{r['games']:,} {UNITS.get(r['kind'], '')} | **{r['rate']:.3f}** | "
             f"{r['wilson95'][0]:.3f}-{r['wilson95'][1]:.3f} | {r['paired95'][0]:.3f}-{r['paired95'][1]:.3f} | "
             f"{_ms(r.get('a_median_ms'), r.get('a_p99_ms'))} | {_ms(r.get('a_cpu_median_ms'), r.get('a_cpu_p99_ms'))} |")
