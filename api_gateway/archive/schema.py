@@ -23,6 +23,8 @@ create exactly these, and tests/archive check that the two agree.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -82,10 +84,35 @@ ratings = Table(
     Index(None, "family", "points", "player_id"),
 )
 
-matches = Table(
-    "matches", metadata,
-    Column("seq", Seq, primary_key=True, autoincrement=True),
-    Column("match_id", String(MATCH_ID), nullable=False, unique=True),
+
+def _finished(name: str, key: str, *columns: Column[Any]) -> Table:
+    """A table of finished things (matches, tournaments): `seq`, the archive's own order (cursors
+    page on it); `key`, the unique id that makes archiving one exactly once; `columns`; when it finished."""
+    return Table(
+        name, metadata,
+        Column("seq", Seq, primary_key=True, autoincrement=True),
+        Column(key, String(MATCH_ID), nullable=False, unique=True),
+        *columns,
+        Column("finished_at", DateTime(timezone=True), nullable=False),
+    )
+
+
+def _places(name: str, key: str, finished: Table, position: str, *columns: Column[Any]) -> Table:
+    """Who took part in a row of a `finished` table (its `seq` as `key`), one row per `position` (a seat,
+    a participant): the player (null for a seat no player holds), then `columns`; indexed by player,
+    for a player's history."""
+    return Table(
+        name, metadata,
+        Column(key, Seq, ForeignKey(f"{finished.name}.seq"), primary_key=True),
+        Column(position, Integer, primary_key=True),
+        Column("player_id", String(PLAYER_ID), ForeignKey("players.id")),
+        *columns,
+        Index(None, "player_id", key),
+    )
+
+
+matches = _finished(
+    "matches", "match_id",
     Column("variant", String(VARIANT), nullable=False),
     Column("family", String(FAMILY), nullable=False),
     Column("players", Integer, nullable=False),
@@ -93,14 +120,10 @@ matches = Table(
     Column("timed_out", Integer),
     Column("result", JSON, nullable=False),
     Column("record", Text, nullable=False),
-    Column("finished_at", DateTime(timezone=True), nullable=False),
 )
 
-match_seats = Table(
-    "match_seats", metadata,
-    Column("match_seq", Seq, ForeignKey("matches.seq"), primary_key=True),
-    Column("seat", Integer, primary_key=True),
-    Column("player_id", String(PLAYER_ID), ForeignKey("players.id")),
+match_seats = _places(
+    "match_seats", "match_seq", matches, "seat",
     Column("side", Integer, nullable=False),
     Column("place", Integer, nullable=False),
     Column("points", Integer, nullable=False),
@@ -108,23 +131,15 @@ match_seats = Table(
     Column("sigma_before", Double),
     Column("mu_after", Double),
     Column("sigma_after", Double),
-    Index(None, "player_id", "match_seq"),
 )
 
-tournaments = Table(
-    "tournaments", metadata,
-    Column("seq", Seq, primary_key=True, autoincrement=True),
-    Column("tournament_id", String(MATCH_ID), nullable=False, unique=True),
+tournaments = _finished(
+    "tournaments", "tournament_id",
     Column("standings", JSON, nullable=False),
-    Column("finished_at", DateTime(timezone=True), nullable=False),
 )
 
-tournament_places = Table(
-    "tournament_places", metadata,
-    Column("tournament_seq", Seq, ForeignKey("tournaments.seq"), primary_key=True),
-    Column("participant", Integer, primary_key=True),
-    Column("player_id", String(PLAYER_ID), ForeignKey("players.id")),
+tournament_places = _places(
+    "tournament_places", "tournament_seq", tournaments, "participant",
     Column("place", Integer, nullable=False),
     Column("official", Boolean, nullable=False),
-    Index(None, "player_id", "tournament_seq"),
 )
