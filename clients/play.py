@@ -1,7 +1,8 @@
 """`domino play`: a person against computer opponents in the terminal, through the REST API, sealed mode.
 
     domino play --variant kozel --players 4 --bots expert,greedy,random [--url URL]
-    domino play --join LINK [--name NAME]       # a seat of an online table (clients/play_join.py)
+    domino play --join LINK [--name NAME] [--url URL ...]   # a seat of an online table (clients/play_join.py)
+    domino play --resume [TABLE_ID]             # back to a seat taken earlier (its credential kept)
 
 The person is seat 0 and holds only its own seat key; the other seats are bots of the
 levels given, one per seat in order (`human` makes a seat another person at the same
@@ -130,7 +131,7 @@ class TerminalGame:
                         self.write(f"\n== {self.names[seat]}: your turn (the others look away) ==")
                     self.refresh(match, seat)
                 self.turn(match, seat)
-        except Quit:
+        except (Quit, KeyboardInterrupt):
             self.write("Bye.")
             return 0
 
@@ -299,16 +300,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--bots", default="expert", help="the other seats' levels, comma separated, in seat order: "
                                                        "random, greedy, expert, or human (hot-seat)")
-    parser.add_argument("--url", default="http://127.0.0.1:8080", help="the REST gateway (`make run` starts one)")
+    parser.add_argument("--url", action="append", default=[], metavar="URL",
+                        help="a REST gateway (`make run` starts one; default http://127.0.0.1:8080); repeated: "
+                             "other gateways of the same store, tried in turn when one cannot be reached")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a variant option (JSON value), e.g. --option dynasty=true")
     parser.add_argument("--join", metavar="LINK", help="play the seat of an online table an invite link is for "
                                                        "(http://host:port/play?table=...&invite=...; the gateway "
-                                                       "is the link's)")
+                                                       "is the link's, then each --url)")
     parser.add_argument("--name", default="Terminal", help="with --join: the name the other players see")
+    parser.add_argument("--resume", nargs="?", const="", metavar="TABLE_ID",
+                        help="come back to a seat taken earlier with --join (the latest, or that table's): its "
+                             "credential is kept in the user's state directory")
+    parser.add_argument("--credential", metavar="CREDENTIAL",
+                        help="with --resume TABLE_ID and --url: the seat's credential (as --join showed it), "
+                             "for a seat taken on another device")
     args = parser.parse_args(argv)
+    if args.join and args.resume is not None:
+        parser.error("--join takes a new seat, --resume comes back to one: not both")
     if args.join:
-        return join(parser, args.join, args.name)
+        return join(parser, args.join, args.name, args.url)
+    if args.resume is not None:
+        return resume(parser, args.resume or None, args.credential, args.url)
+    if args.credential:
+        parser.error("--credential goes with --resume TABLE_ID")
     try:
         levels = _levels(args.bots, args.players)
     except argparse.ArgumentTypeError as err:
@@ -322,34 +337,78 @@ def main(argv: Sequence[str] | None = None) -> int:
             options[name] = json.loads(value)
         except ValueError:
             options[name] = value
-    api = RestClient(args.url)
+    api = RestClient(args.url or "http://127.0.0.1:8080")
     try:
         return TerminalGame(api, args.variant, args.players, levels, options or None).run()
     except TransportError as err:
-        print(f"domino play: no gateway answers at {args.url} ({err}); start one with `make run`", file=sys.stderr)
+        print(f"domino play: no gateway answered ({err}); start one with `make run`", file=sys.stderr)
         return 1
     except ProblemError as err:
         print(f"domino play: {err.detail}", file=sys.stderr)
         return 1
 
 
-def join(parser: argparse.ArgumentParser, link: str, name: str) -> int:
+def join(parser: argparse.ArgumentParser, link: str, name: str, more: list[str]) -> int:
     """`domino play --join LINK`: the seat an invite is for, played from the terminal."""
     from clients.play_join import JoinedGame
     from clients.sdk.tables import parse_invite_link
 
     try:
-        url = parse_invite_link(link)[0]
+        url, table_id, invite = parse_invite_link(link)
     except ValueError as err:
         parser.error(str(err))
+    return _play_seat(lambda: JoinedGame([url, *more], table_id, name, invite=invite))
+
+
+def resume(parser: argparse.ArgumentParser, table_id: str | None, credential: str | None, more: list[str]) -> int:
+    """`domino play --resume [TABLE_ID]`: back to a seat kept by an earlier `--join` (or, with `--credential`
+    and `--url`, to a seat taken on another device)."""
+    from clients.play_join import JoinedGame
+    from clients.sdk.seat_book import SeatBook
+
+    if credential is not None:
+        if table_id is None or not more:
+            parser.error("--credential needs --resume TABLE_ID and the gateway's --url")
+        return _play_seat(lambda: JoinedGame(more, table_id, "Terminal", credential=credential))
+    book = SeatBook()
+    saved = book.find(table_id)
+    if saved is None:
+        which = f"for table {table_id}" if table_id else "at all"
+        print(f"domino play: no seat kept {which} in {book.path}; take one with --join LINK", file=sys.stderr)
+        return 1
+    return _play_seat(lambda: JoinedGame.resuming(saved, more))
+
+
+def _play_seat(game: Callable[[], Any]) -> int:
+    """Run a seat's game; what stops it before it starts is said in a line (never a traceback)."""
     try:
-        return JoinedGame(link, name).run()
+        code: int = game().run()
     except TransportError as err:
-        print(f"domino play: no gateway answers at {url} ({err})", file=sys.stderr)
+        print(f"domino play: no gateway answered ({err})", file=sys.stderr)
         return 1
     except ProblemError as err:
         print(f"domino play: {err.detail}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("Bye.")
+        return 0
+    except Exception as err:  # noqa: BLE001 - a bug of this program: said in a line, its traceback in a file
+        import traceback
+
+        from clients.sdk.seat_book import state_dir
+
+        log = state_dir() / "play-errors.log"
+        try:
+            log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with log.open("a") as out:
+                out.write(traceback.format_exc())
+            where = f"; the details are in {log}"
+        except OSError:
+            where = ""
+        print(f"domino play: stopped by an error of this program ({type(err).__name__}: {err}){where}",
+              file=sys.stderr)
+        return 1
+    return code
 
 
 if __name__ == "__main__":

@@ -13,6 +13,13 @@ the table when it is this seat's turn, and in the move's prompt (`[0:08 left]`);
 clock that runs out (docs/tables.md, Clocks). Each person's rating (the skill rating of the variant's
 family, `GET /v1/players/{id}`) is written when the match starts, and each player's rating before and after
 once the archive holds the finished match.
+
+The terminal keeps playing through its gateway's troubles. More gateway addresses of the same store (`--url`,
+repeated) are tried in turn when one cannot be reached: a move whose answer was lost is looked up (it counted,
+or it is sent again), the stream resumes by `Last-Event-ID` on whichever gateway answers, and when none does
+the terminal says so and waits. The seat's credential is shown once taken and kept in the user's state
+directory (`clients.sdk.seat_book`, 0600): `domino play --resume` comes back to the seat from another run,
+even when the terminal was closed or gave up waiting.
 """
 from __future__ import annotations
 
@@ -22,9 +29,20 @@ from typing import Any
 from urllib.parse import quote
 
 from clients.play import RULE, Playable, Quit, TerminalGame, _viewer
-from clients.sdk import ProblemError, RestClient, Seat, Table, TransportError
+from clients.sdk import (
+    AnswerTimeout,
+    ConnectionLost,
+    ProblemError,
+    RestClient,
+    Retrying,
+    Seat,
+    Table,
+    TransportError,
+    Unreachable,
+)
+from clients.sdk.errors import InvalidCredential, InvalidInvite, NotSeated
 from clients.sdk.rest import _Held
-from clients.sdk.tables import parse_invite_link
+from clients.sdk.seat_book import SavedSeat, SeatBook
 from clients.table import (
     clock_setting_text,
     clock_text,
@@ -36,6 +54,10 @@ from clients.table import (
 )
 
 Json = dict[str, Any]
+#: How long the terminal waits for a gateway, every address failing, before it gives up (keeping the seat):
+#: the retries of a call and the reconnections of the stream, each backing off to `MAX_BACKOFF` seconds.
+PATIENCE_RETRIES = 60
+MAX_BACKOFF = 5.0
 
 
 class MatchEnded(Exception):
@@ -56,6 +78,8 @@ class SeatScreen(_Held):
         self.seq = -1
         self.clocks: Json | None = None
         self.clocks_at = 0.0
+        #: Says something to the person (`JoinedGame` sets it).
+        self.note: Callable[[str], None] = lambda text: None
 
     def take(self, data: Json) -> list[Json]:
         """An answer or a stream event's data: its view, scores, events and clocks become the screen's."""
@@ -83,9 +107,10 @@ class SeatScreen(_Held):
 
     def apply(self, action: str, seat: int | None = None) -> list[Json]:
         """This seat's move; refused because the match ended meanwhile (its clock ran out while the person
-        thought), `MatchEnded` with the latest view taken."""
+        thought), `MatchEnded` with the latest view taken. An answer lost on the way (see `send`): no events,
+        and the screen unchanged until the stream brings the move."""
         try:
-            return self.take(self.seat.apply(action))
+            answer = self.send(lambda: self.seat.apply(action), "move")
         except ProblemError as err:
             if err.status != 409:
                 raise
@@ -94,6 +119,21 @@ class SeatScreen(_Held):
                 raise
             self.take(latest)
             raise MatchEnded() from err
+        return [] if answer is None else self.take(answer)
+
+    def send(self, call: Callable[[], Json], what: str) -> Json | None:
+        """`call`'s answer; when the connection broke after it was sent (a gateway killed mid-move), the seat's
+        latest is asked (from any gateway): changed since the screen's, the call counted and None is answered
+        (the stream brings what changed, with its events); unchanged, it is sent again."""
+        while True:
+            try:
+                return call()
+            except ConnectionLost as err:
+                latest = self.seat.view()
+                if latest.get("seq") != self.seq:
+                    self.note(f"(The {what}'s answer was lost: {reason(err)}; it counted.)")
+                    return None
+                self.note(f"(The {what} did not get through: {reason(err)}; sent again.)")
 
 
 def seat_names(table: Table, mine: int) -> list[str]:
@@ -108,16 +148,36 @@ def seat_names(table: Table, mine: int) -> list[str]:
     return names
 
 
-class JoinedGame(TerminalGame):
-    """A seat of an online table taken by an invite link, played in the terminal."""
+def reason(err: Exception) -> str:
+    """A failure as the person reads it: "cannot be reached", "is unavailable (...)"."""
+    if isinstance(err, Unreachable):
+        return "cannot be reached"
+    if isinstance(err, AnswerTimeout):
+        return "no answer in time"
+    if isinstance(err, ConnectionLost):
+        return "the connection broke"
+    if isinstance(err, ProblemError):
+        return f"{err.status} {err.title or err.detail}"
+    return str(err)
 
-    def __init__(self, link: str, name: str, *, read: Callable[[str], str] = input,
-                 write: Callable[[str], None] = print, width: int | None = None, wait: float = 3600.0) -> None:
-        url, self.table_id, self.invite = parse_invite_link(link)
-        api = RestClient(url)
+
+class JoinedGame(TerminalGame):
+    """A seat of an online table played in the terminal: taken by an invite code, or come back to by its
+    `credential` (`domino play --resume`). `urls`: the gateway addresses, in the order they are tried."""
+
+    def __init__(self, urls: list[str], table_id: str, name: str, *, invite: str | None = None,
+                 credential: str | None = None, seat: int | None = None, book: SeatBook | None = None,
+                 read: Callable[[str], str] = input, write: Callable[[str], None] = print, width: int | None = None,
+                 wait: float = 3600.0) -> None:
+        if (invite is None) == (credential is None):
+            raise ValueError("an invite code or a seat's credential: one of them")
+        self.table_id, self.invite, self.credential, self.seat_number = table_id, invite, credential, seat
+        self.book = book or SeatBook()
+        api = RestClient(urls, retries=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF)
         self.table = api.table(self.table_id)
         super().__init__(api, self.table.variant, self.table.players, [], self.table.options or None, read=read,
                          write=write, width=width)
+        api.gateways.on_retry = self.retrying
         self.person = name
         self.wait = wait
         self.seat: Seat | None = None
@@ -125,6 +185,20 @@ class JoinedGame(TerminalGame):
         self.round_shown: int | None = None
         self.screen: SeatScreen | None = None
         self.my_turn = False
+
+    @classmethod
+    def resuming(cls, saved: SavedSeat, more: list[str], **settings: Any) -> JoinedGame:
+        """Back to a saved seat, through its gateways and then the addresses in `more`."""
+        return cls([*saved.gateways, *more], saved.table_id, saved.name or "Terminal", credential=saved.credential,
+                   seat=saved.seat, **settings)
+
+    def retrying(self, retrying: Retrying) -> None:
+        """What the client does after a failure, said to the person: another address, or a wait."""
+        if retrying.wait >= 1:            # a shorter wait (a stream connecting again) is not worth a line
+            self.say(f"(No answer from {retrying.failed}: {reason(retrying.error)}. "
+                     f"Trying {retrying.address} in {retrying.wait:.0f} s ...)")
+        elif retrying.address != retrying.failed:
+            self.say(f"(The gateway {retrying.failed} {reason(retrying.error)}; going on with {retrying.address}.)")
 
     def run(self) -> int:
         try:
@@ -136,6 +210,15 @@ class JoinedGame(TerminalGame):
             self.say(f"{err}.")
             self.leave()
             return 1
+        except (InvalidCredential, NotSeated):
+            self.book.forget(self.table_id)
+            self.say("That seat was given up: its credential no longer works. Ask the table's host for an invite.")
+            return 1
+        except TransportError as err:     # every gateway failed for the whole patience: the seat is kept
+            self.say(f"No gateway answered ({', '.join(self.api.urls)}): {err}.")
+            if self.seat is not None:
+                self.say(f"Your seat is kept: `domino play --resume {self.table_id}` comes back to it.")
+            return 1
 
     def leave(self) -> None:
         if self.seat is None:
@@ -143,17 +226,41 @@ class JoinedGame(TerminalGame):
             return
         try:
             self.seat.leave()
+            self.book.forget(self.table_id)
             self.write(f"Bye. You left seat {self.seat.seat}; the table's host can invite someone else to it.")
         except (ProblemError, TransportError):
             self.write("Bye.")
 
+    def take_seat(self) -> Seat:
+        """The seat: taken by the invite (its credential shown and saved), or the saved one come back to."""
+        title = f' "{self.table.name}"' if self.table.name else ""
+        if self.credential is not None:
+            seat = Seat(self.api, self.table_id, self.seat_number, self.credential, None, self.table.match_id)
+            if seat.match_id is not None:     # the credential still works (else InvalidCredential: given up)
+                seat.seat = seat.view().get("seat", seat.seat)
+            self.say(f"Back at seat {seat.seat} of table{title}: {self.variant}, {self.players} players.")
+            return seat
+        assert self.invite is not None
+        try:
+            seat = self.api.join_table(self.table_id, invite=self.invite, name=self.person)
+        except InvalidInvite:
+            saved = self.book.find(self.table_id)
+            if saved is not None:
+                self.say(f"This invite is spent; you hold seat {saved.seat} of this table: "
+                         f"`domino play --resume {self.table_id}` comes back to it.")
+            raise
+        kept = self.book.save(SavedSeat(self.table_id, int(seat.seat or 0), seat.credential, self.api.urls,
+                                        self.person, self.variant))
+        self.say(f"You took seat {seat.seat} at table{title}: {self.variant}, {self.players} players.")
+        self.say(f"Your seat's credential: {seat.credential} (kept in {self.book.path}; "
+                 f"`domino play --resume {kept.table_id}` comes back to this seat).")
+        return seat
+
     def play(self) -> int:
-        seat = self.seat = self.api.join_table(self.table_id, invite=self.invite, name=self.person)
+        seat = self.seat = self.take_seat()
         assert seat.seat is not None
         self.humans = [seat.seat]
         self.names = seat_names(self.api.table(self.table_id), seat.seat)
-        title = f' "{self.table.name}"' if self.table.name else ""
-        self.say(f"You took seat {seat.seat} at table{title}: {self.variant}, {self.players} players.")
         if seat.match_id is None:
             self.say("Waiting for the other seats to be taken ...")
             seat.wait_for_match(timeout=self.wait)
@@ -164,7 +271,8 @@ class JoinedGame(TerminalGame):
         if self.table.raw.get("clock"):
             self.say(f"Clock: {clock_setting_text(self.table.raw['clock'])}.")
         screen = self.screen = SeatScreen(seat)
-        with seat.events() as stream:
+        screen.note = self.say
+        with seat.events(reconnects=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF) as stream:
             for event in stream:
                 if event.event == "view":
                     screen.take(event.data)
@@ -289,22 +397,12 @@ class JoinedGame(TerminalGame):
         self.show_rating_change()
 
     def turn(self, match: Playable, seat: int) -> None:
-        """A move of this seat; when the gateway does not answer (restarting, the network down), the person is
-        told and asked again once the latest state has been fetched (the move may have counted)."""
+        """A move of this seat (a gateway that fails meanwhile: `SeatScreen.send`)."""
         self.my_turn = True
         try:
             super().turn(match, seat)
         except MatchEnded:
             self.say("Too late: the match is over.")
-        except TransportError as err:
-            self.say(f"The gateway did not answer ({err}); try again.")
-            if isinstance(match, SeatScreen):
-                try:
-                    latest = match.seat.view()
-                except (ProblemError, TransportError):
-                    return
-                if latest.get("seq") != match.seq:
-                    match.take(latest)
         finally:
             self.my_turn = False
 
@@ -324,21 +422,24 @@ class JoinedGame(TerminalGame):
                 self.show_round_end(screen)
                 self.ask("Press Enter to deal the next round (q to quit): ", allow_empty=True)
                 try:
-                    self.show_events(screen.take(seat.next_round()))
+                    dealt = screen.send(seat.next_round, "deal")
                 except ProblemError as err:
                     if err.status != 409:
                         raise
                     return False          # another seat dealt it first: fine
-                except TransportError as err:
-                    self.say(f"The gateway did not answer ({err}); try again.")
-                    self.round_shown = None
+                if dealt is None:
+                    return False          # dealt, its answer lost: the stream brings the round
+                self.show_events(screen.take(dealt))
                 continue
             to_move = screen.view.get("to_move")
             if to_move is None:
                 return False
             if to_move == mine and _viewer(screen.view) == mine:
                 assert mine is not None
+                before = screen.seq
                 self.turn(screen, mine)
+                if screen.seq == before:
+                    return False          # the move counted, its answer lost: the stream brings it
                 continue
             kind = self.table.seats[to_move].kind if to_move < len(self.table.seats) else "open"
             if kind == "open" and self.waiting_for != screen.seq:

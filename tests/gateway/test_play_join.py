@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -24,12 +25,19 @@ pytestmark = pytest.mark.service
 MOVE = re.compile(r"your move \((?:1 plays it|1 to \d+), or type a move")
 
 
-def spawn_join(link: str, *args: str, columns: int = 120) -> pexpect.spawn:
+def spawn_play(*args: str, state: Path | None = None, columns: int = 120) -> pexpect.spawn:
+    """`domino play ARGS` in a pseudo-terminal; `state`: its state directory (XDG_STATE_HOME, where the seats it
+    takes are kept), a fresh one unless given."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", "--join", link, *args], cwd=str(REPO),
+    env["XDG_STATE_HOME"] = str(state or tempfile.mkdtemp(prefix="domino-state-"))
+    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", *args], cwd=str(REPO),
                           encoding="utf-8", timeout=60, dimensions=(50, columns), env=env)
     child.str_last_chars = 3000
     return child
+
+
+def spawn_join(link: str, *args: str, state: Path | None = None, columns: int = 120) -> pexpect.spawn:
+    return spawn_play("--join", link, *args, state=state, columns=columns)
 
 
 def play_seat(seat: Seat, errors: list[BaseException], whole_match: bool = False) -> None:
