@@ -36,6 +36,7 @@ import httpx
 
 from clients.sdk.errors import (
     AnswerTimeout,
+    ConnectionLost,
     EngineBusy,
     ProblemError,
     ServerProblem,
@@ -172,8 +173,10 @@ class RestClient(TablesApi):
                 wait = attempts.after(err, address, move_on=err.status == 503, at_least=err.retry_after or 0.0)
                 failure: Exception = err
             except TransportError as err:
-                # sent and perhaps acted on: only a GET is sent again; a timeout is the caller's bound, kept
-                if err.maybe_applied and (method != "GET" or isinstance(err, AnswerTimeout)):
+                # sent and perhaps acted on: only a GET whose connection broke is sent again (a timeout is the
+                # caller's bound, an answer that is not the gateway's would come again)
+                lost_get = method == "GET" and isinstance(err, ConnectionLost) and not isinstance(err, AnswerTimeout)
+                if err.maybe_applied and not lost_get:
                     raise
                 wait = attempts.after(err, address)
                 failure = err
