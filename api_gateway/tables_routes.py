@@ -10,8 +10,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-import orjson
-from flask import Response, current_app, request
+from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
 
 from api_gateway.bodies import Blueprint
@@ -98,10 +97,14 @@ def link_base() -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _engine_answer(payload: bytes) -> Response:
-    """An answer the engine wrote (its JSON face writes the answer schema's keys exactly: tests/gateway
-    check it), passed through as is rather than parsed and dumped again."""
-    return current_app.response_class(payload, mimetype="application/json", headers=NO_STORE)
+def _engine_answer(payload: bytes | Json) -> Response:
+    """An answer the engine wrote, or a seat's answer around the engine's view (its JSON face writes the
+    answer schemas' keys exactly: tests/gateway check it), sent as it is rather than dumped again."""
+    if isinstance(payload, bytes):
+        return current_app.response_class(payload, mimetype="application/json", headers=NO_STORE)
+    response = jsonify(payload)
+    response.headers.update(NO_STORE)
+    return response
 
 
 # ---------------------------------------------------------------- tables
@@ -203,9 +206,7 @@ class SeatLatest(MethodView):
     def get(self, match_id: str) -> Response:
         """Your seat's latest view, token and key, from any device (Bearer: seat credential or host key)."""
         t = tables()
-        # The seat's view is the engine's JSON, its keys the view schema's exactly: sent as it is kept
-        return current_app.response_class(orjson.dumps(t.latest(t.context(match_id, _bearer()))),
-                                          mimetype="application/json", headers=NO_STORE)
+        return _engine_answer(t.latest(t.context(match_id, _bearer())))
 
 
 @tables_blp.route("/matches/<string:match_id>/apply")
