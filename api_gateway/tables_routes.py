@@ -46,8 +46,6 @@ SEAT_STREAMS = "domino_seat_streams"
 STREAM_SEND_BUFFER = 32 * 1024
 #: Listening addresses that name no one address a person could type.
 WILDCARD_HOSTS = ("", "0.0.0.0", "::")
-#: Answers about seats and credentials are never kept by a cache.
-NO_STORE = {"Cache-Control": "no-store"}
 
 tables_blp = Blueprint("tables", __name__, url_prefix="/v1",
                        description="Online tables (docs/tables.md): open a table, invite people, each plays its "
@@ -67,6 +65,13 @@ BEARER = {"type": "http", "scheme": "bearer",
 
 
 # ---------------------------------------------------------------- helpers
+
+
+@tables_blp.after_request
+def no_store(response: Response) -> Response:
+    """Answers about tables, seats and credentials are never kept by a cache."""
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def tables() -> Tables:
@@ -101,10 +106,8 @@ def _engine_answer(payload: bytes | Json) -> Response:
     """An answer the engine wrote, or a seat's answer around the engine's view (its JSON face writes the
     answer schemas' keys exactly: tests/gateway check it), sent as it is rather than dumped again."""
     if isinstance(payload, bytes):
-        return current_app.response_class(payload, mimetype="application/json", headers=NO_STORE)
-    response = jsonify(payload)
-    response.headers.update(NO_STORE)
-    return response
+        return current_app.response_class(payload, mimetype="application/json")
+    return jsonify(payload)
 
 
 # ---------------------------------------------------------------- tables
@@ -119,16 +122,16 @@ class TableList(MethodView):
         "public": False, "on_leave": "wait", "name": "Anna's table"}}})
     @tables_blp.response(201, NewTableAnswerSchema)
     @operation(tables_blp, "createTable", *_OPENING)
-    def post(self, body: Json) -> tuple[Json, int, dict[str, str]]:
+    def post(self, body: Json) -> tuple[Json, int]:
         """Open a table: answers its id, the host key (once) and one invite per open seat."""
-        return tables().create(body, link_base()), 201, NO_STORE
+        return tables().create(body, link_base()), 201
 
     @tables_blp.arguments(LobbyArgsSchema(), location="query", as_kwargs=True)
     @tables_blp.response(200, LobbySchema)
     @operation(tables_blp, "listTables", "bad-cursor", "validation-error", *_HOSTING)
-    def get(self, limit: int, variant: str | None = None, cursor: str | None = None) -> tuple[Json, int, dict[str, str]]:
+    def get(self, limit: int, variant: str | None = None, cursor: str | None = None) -> Json:
         """The lobby: public tables with a seat still free, newest first (cursor-paginated)."""
-        return tables().lobby(variant, limit, cursor), 200, NO_STORE
+        return tables().lobby(variant, limit, cursor)
 
 
 @tables_blp.route("/seek")
@@ -137,19 +140,19 @@ class Seek(MethodView):
         "variant": "kozel", "players": 2, "name": "Anna", "bots_after": 60}}})
     @tables_blp.response(200, SeekAnswerSchema)
     @operation(tables_blp, "seekTable", *_OPENING)
-    def post(self, body: Json) -> tuple[Json, int, dict[str, str]]:
+    def post(self, body: Json) -> Json:
         """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
         is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""
-        return tables().seek(body, link_base()), 200, NO_STORE
+        return tables().seek(body, link_base())
 
 
 @tables_blp.route("/tables/<string:table_id>")
 class TableOne(MethodView):
     @tables_blp.response(200, TableSchema)
     @operation(tables_blp, "getTable", "unknown-table", *_HOSTING)
-    def get(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
+    def get(self, table_id: str) -> Json:
         """A table (anyone holding its id): seats, status, the current match."""
-        return tables().get(table_id), 200, NO_STORE
+        return tables().get(table_id)
 
 
 @tables_blp.route("/tables/<string:table_id>/join")
@@ -159,10 +162,10 @@ class Join(MethodView):
     @tables_blp.response(200, JoinAnswerSchema)
     @operation(tables_blp, "joinTable", *BODY, "invalid-player", "invalid-invite", "invite-required", "unknown-table",
                "seat-taken", "table-full", "match-over", *_HOSTING, *ENGINE)
-    def post(self, body: Json, table_id: str) -> tuple[Json, int, dict[str, str]]:
+    def post(self, body: Json, table_id: str) -> Json:
         """Take a seat (an invite, or a seat number on a public table): answers the seat's credential.
         The match is dealt when the last open seat is taken."""
-        return tables().join(table_id, body), 200, NO_STORE
+        return tables().join(table_id, body)
 
 
 @tables_blp.route("/tables/<string:table_id>/leave")
@@ -171,18 +174,18 @@ class Leave(MethodView):
 
     @tables_blp.response(200, TableAnswerSchema)
     @operation(tables_blp, "leaveTable", *_SEAT, "not-seated", *ENGINE, credential=True)
-    def post(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
+    def post(self, table_id: str) -> Json:
         """Give up your seat (seat credential): a bot plays it, or the match waits, as the table says."""
-        return tables().leave(table_id, _bearer()), 200, NO_STORE
+        return tables().leave(table_id, _bearer())
 
 
 @tables_blp.route("/tables/<string:table_id>/invites")
 class Invites(MethodView):
     @tables_blp.response(200, InvitesSchema)
     @operation(tables_blp, "renewInvites", *_SEAT, "sealed-forbidden", credential=True)
-    def get(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
+    def get(self, table_id: str) -> Json:
         """Fresh invites for every open seat not taken (host key); earlier unused ones stop working."""
-        return tables().invites(table_id, _bearer(), link_base()), 200, NO_STORE
+        return tables().invites(table_id, _bearer(), link_base())
 
 
 @tables_blp.route("/tables/<string:table_id>/again")
@@ -191,9 +194,9 @@ class Again(MethodView):
 
     @tables_blp.response(200, TableAnswerSchema)
     @operation(tables_blp, "playTableAgain", *_SEAT, "match-not-over", *ENGINE, credential=True)
-    def post(self, table_id: str) -> tuple[Json, int, dict[str, str]]:
+    def post(self, table_id: str) -> Json:
         """Play again: a new match for the same seats once the current one is over (host key or a seat)."""
-        return tables().again(table_id, _bearer()), 200, NO_STORE
+        return tables().again(table_id, _bearer())
 
 
 # ---------------------------------------------------------------- the seat's match by credentials
@@ -248,11 +251,11 @@ class Ticket(MethodView):
 
     @tables_blp.response(200, TicketSchema)
     @operation(tables_blp, "createStreamTicket", *_MATCH, credential=True)
-    def post(self, match_id: str) -> tuple[Json, int, dict[str, str]]:
+    def post(self, match_id: str) -> Json:
         """A single-use ticket good for starting one stream within 30 s (for EventSource, which sends no
         Authorization header): `GET .../events?ticket=...`."""
         t = tables()
-        return t.ticket(t.context(match_id, _bearer())), 200, NO_STORE
+        return t.ticket(t.context(match_id, _bearer()))
 
 
 @tables_blp.route("/matches/<string:match_id>/events")

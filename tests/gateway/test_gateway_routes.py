@@ -204,6 +204,7 @@ def test_a_forged_host_header_changes_no_invite_link(gateway: Gateway) -> None:
     honest = gateway.post("/v1/tables", body)
     forged = gateway.post("/v1/tables", body, headers=FORGED)
     assert honest.status == forged.status == 201, forged.json
+    assert honest.headers["cache-control"] == "no-store"  # it holds the host key: no cache keeps it
     for link in _links(honest.json) + _links(forged.json):
         assert link.startswith(f"{gateway.url}/play?table="), link
     table_id = forged.json["table_id"]
