@@ -11,7 +11,19 @@ from typing import Any
 
 import pytest
 
+from api_gateway.app import create_app
 from api_gateway.config import ConfigError, from_env
+from api_gateway.table_schemas import (
+    InvitesSchema,
+    JoinAnswerSchema,
+    LobbySchema,
+    NewTableAnswerSchema,
+    SeekAnswerSchema,
+    TableAnswerSchema,
+    TableSchema,
+)
+from api_gateway.tables import Tables
+from api_gateway.tables_routes import TABLES
 from engine_service.rules import Match, variants
 
 from .conftest import EngineProc, Gateway, gateway_env
@@ -233,3 +245,23 @@ def test_a_public_url_that_is_no_web_address_is_refused_at_start(text: str) -> N
     with pytest.raises(ConfigError, match="GATEWAY_PUBLIC_URL"):
         from_env({"GATEWAY_PUBLIC_URL": text})
     assert from_env({"GATEWAY_PUBLIC_URL": " http://192.168.1.20:8080/ "}).public_url == "http://192.168.1.20:8080"
+
+
+def test_the_table_answers_schemas_drop_nothing(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """Table answers are serialized by their response schemas (api_gateway/table_schemas.py), which drop
+    a key they do not declare: every key `Tables` answers is declared, so none is lost on the way."""
+    env = gateway_env(tmp_path, GATEWAY_ENGINE=engine_proc.address, GATEWAY_PUBLIC_URL="https://domino.example")
+    app = create_app(from_env(env))
+    tables: Tables = app.extensions[TABLES]
+    with app.test_request_context():
+        opened = tables.create({"variant": "kozel", "players": 2, "public": True, "name": "Anna's",
+                                "clock": {"move": 30}}, "https://domino.example")
+        joined = tables.join(opened["table_id"], {"invite": opened["invites"][0]["code"], "name": "Anna"})
+        answers = [(NewTableAnswerSchema, opened), (JoinAnswerSchema, joined),
+                   (TableSchema, tables.get(opened["table_id"])), (LobbySchema, tables.lobby(None, 20, None)),
+                   (InvitesSchema, tables.invites(opened["table_id"], opened["host_key"], "https://domino.example")),
+                   (SeekAnswerSchema, tables.seek({"variant": "osel", "players": 3, "name": "Boris"},
+                                                  "https://domino.example")),
+                   (TableAnswerSchema, tables.leave(opened["table_id"], joined["credential"]))]
+        for schema, answer in answers:
+            assert schema().dump(answer) == answer, schema.__name__
