@@ -7,9 +7,10 @@
   Bykovo and block the heaviest move (most pips laid; several doubles add up).
   It never draws or passes while it can play. Remaining ties: the first in the
   legal list.
-- `rollout_move`: what the expert assumes every seat plays in a playout: greedy
-  most of the time, a random legal move otherwise, so that playouts are fast
-  and not naive.
+- `rollout_move`: what the expert assumes every seat plays in a playout: most of
+  the time `playout_choice` (greedy in the counting games; in the others the move
+  keeping the most of the mover's tiles fitting the ends, then the heaviest), a
+  random legal move otherwise, so that playouts are fast and not naive.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from ...rules.layout import SPINNER, TIP_DOUBLE, TIP_PLAIN, TIP_SIDE, Layout
 from ...rules.notation import CENTER, DRAW, PASS, E, Move, W
 from ...rules.round import Round
-from ...rules.tiles import IS_DOUBLE, OTHER, PIPS
+from ...rules.tiles import IS_DOUBLE, NUMBER_MASK, OTHER, PIPS
 
 #: In a playout, the chance that a seat plays a random legal move rather than the greedy one.
 ROLLOUT_EPSILON = 0.25
@@ -99,15 +100,52 @@ def greedy_move(rnd: Round, moves: list[Move]) -> Move:
     return best
 
 
+def fitting_after(layout: Layout, hand: int, move: Move) -> int:
+    """How many tiles of `hand` left after a one-tile `move` fit the ends it leaves (-1 for others).
+
+    The ends are the open arms' numbers with the arm played on showing the tile's far
+    number: an estimate that ignores arms the move opens or closes (spinners, a lead)."""
+    kind, placements = move
+    if kind in (DRAW, PASS) or len(placements) != 1 or not layout.placements:
+        return -1
+    tile, arm, _flag = placements[0]
+    ends = NUMBER_MASK[OTHER[tile][layout.end[arm]]]
+    for a in layout.arms:
+        if a != arm:
+            ends |= NUMBER_MASK[layout.end[a]]
+    return (hand & ~(1 << tile) & ends).bit_count()
+
+
+def keeping_move(rnd: Round, moves: list[Move]) -> Move:
+    """The move that keeps the most of the mover's tiles fitting the ends, then the heaviest."""
+    layout = rnd.layout
+    hand = rnd.hands[rnd.to_move]
+    best = moves[0]
+    best_key = (-2, -2)
+    for m in moves:
+        if m[0] in (DRAW, PASS):
+            key = (-2, -2)
+        else:
+            key = (fitting_after(layout, hand, m), move_pips(m))
+        if key > best_key:
+            best, best_key = m, key
+    return best
+
+
+def playout_choice(rnd: Round, moves: list[Move]) -> Move:
+    """A playout's considered move: greedy in the counting games, `keeping_move` in the others."""
+    return greedy_move(rnd, moves) if rnd.family.counts else keeping_move(rnd, moves)
+
+
 def random_move(moves: list[Move], rng: random.Random) -> Move:
     """The random level: uniform over the legal moves."""
     return moves[rng.randrange(len(moves))] if len(moves) > 1 else moves[0]
 
 
 def rollout_move(rnd: Round, moves: list[Move], rng: random.Random) -> Move:
-    """A playout's move: greedy, or with probability `ROLLOUT_EPSILON` a random one."""
+    """A playout's move: `playout_choice`, or with probability `ROLLOUT_EPSILON` a random one."""
     if len(moves) == 1:
         return moves[0]
     if rng.random() < ROLLOUT_EPSILON:
         return moves[rng.randrange(len(moves))]
-    return greedy_move(rnd, moves)
+    return playout_choice(rnd, moves)
