@@ -283,7 +283,7 @@ class Seat:
         return ticket
 
     def events(self, last_event_id: int | str | None = None, *, idle_timeout: float = 60.0,
-               reconnects: int = 8, backoff: float = 0.25, max_backoff: float = 5.0) -> EventStream:
+               reconnects: int = 30, backoff: float = 0.25, max_backoff: float = 5.0) -> EventStream:
         """The seat's stream of Server-Sent Events (`GET /v1/matches/{id}/events`): `view` first (when
         `last_event_id` is None), then an `update` per change, `end` when the match is over. A drop, a silence
         of `idle_timeout` seconds or an `event: closed` connects again with `Last-Event-ID` (a gateway that
@@ -331,7 +331,7 @@ class EventStream(Iterator[StreamEvent]):
     """
 
     def __init__(self, gateways: Gateways, path: str, credential: str | None, *,
-                 last_event_id: int | str | None = None, idle_timeout: float = 60.0, reconnects: int = 8,
+                 last_event_id: int | str | None = None, idle_timeout: float = 60.0, reconnects: int = 30,
                  backoff: float = 0.25, max_backoff: float = 5.0) -> None:
         self.gateways = gateways
         self._path = path
