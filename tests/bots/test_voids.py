@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from engine_service.bots import hints
 from engine_service.bots.matching.deals import SeatDeals
 from engine_service.bots.matching.knowledge import read_view
 from engine_service.bots.matching.sampler import Sampler
@@ -123,3 +124,30 @@ def test_a_history_the_rules_do_not_replay_proves_nothing() -> None:
     know = read_view({**view, "history": led_twice})
     assert not know.history_used and not any(know.voids(s) for s in range(4))
     assert all(know.possible(s) == know.unseen for s in range(4) if s != know.seat)
+
+
+def test_a_forced_lead_tells_which_tiles_no_hand_held() -> None:
+    """Kozel's first lead is the first of 1-1, 2-2, ... anyone holds: the doubles before the led one were
+    in the boneyard at the deal, so a hand that has not drawn holds none of them (issue 42)."""
+    shown = 0
+    for seed in range(40):
+        match, events = Match.new("kozel", 2, seed=seed)
+        log = SeatLog()
+        log.record(events)
+        leader = match.to_move
+        lead = match.legal_actions()[0]
+        log.record(match.apply(lead))
+        view = seat_view(match, log)
+        know = read_view(view)
+        before = {"1-1", "2-2", "3-3", "4-4", "5-5", "6-6", "0-0"}
+        order = ["1-1", "2-2", "3-3", "4-4", "5-5", "6-6", "0-0"]
+        expected = {t for t in order[:order.index(lead)] if t not in view["hand"]} if lead in before else set()
+        assert {n for n in _all_names() if know.barred >> parse_tile(n) & 1} == expected
+        if not expected:
+            continue
+        answer = hints(view, budget=10, seed=1)
+        for name in expected:
+            assert answer["whereabouts"][name]["hands"][leader] == 0
+            assert answer["whereabouts"][name]["boneyard"] == 1
+        shown += 1
+    assert shown >= 5
