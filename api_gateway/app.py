@@ -43,8 +43,8 @@ from api_gateway.openapi import ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.seat_streams import SeatStreams
-from api_gateway.store import VersionStore, default_url, open_store
-from api_gateway.streams import Limits, Streams
+from api_gateway.store import LiveStore, default_url, open_store
+from api_gateway.streams import Limits, Streams, Watching
 from api_gateway.tables import ClockKeeper, Tables
 from api_gateway.tables_routes import BEARER, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
@@ -207,20 +207,14 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     )
     engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts, cfg.busy_wait)
     keys = _key_ring(cfg)
-    store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
+    store: LiveStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
     limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
-    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
-    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, spectators.counts)
-    seat_streams = app.extensions[SEAT_STREAMS]
-
-    def poke(match_id: str) -> None:
-        for streams in (spectators, seat_streams.seats, seat_streams.public):
-            streams.poke(match_id)
-    matches.on_change = poke
-    if store is not None:
-        store.watch_changes(poke)  # Redis: other gateways' changes wake this worker's streams too
+    watching = Watching(lambda: matches.store.wakeups())
+    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits, watching)
+    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, watching,
+                                               spectators.counts)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()

@@ -42,7 +42,7 @@ import orjson
 
 from api_gateway.engine import Engine
 from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
-from api_gateway.store import Hosted, MatchExpired, Receipt, StaleToken, VersionStore
+from api_gateway.store import Hosted, LiveStore, MatchExpired, Receipt, StaleToken
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
@@ -114,7 +114,7 @@ def _digest(method: str, body: Mapping[str, Any]) -> bytes:
 class Matches:
     """The gateway's calls; one instance per app, shared by the worker's threads."""
 
-    def __init__(self, engine: Engine, keys: KeyRing | None, store: VersionStore | None = None,
+    def __init__(self, engine: Engine, keys: KeyRing | None, store: LiveStore | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if keys is not None and store is None:
             raise ValueError("sealed mode needs a version store: tokens are never accepted unchecked")
@@ -129,8 +129,6 @@ class Matches:
         #: What the store keeps of a hosted match's change (match id, new version, its token, the engine's
         #: reply): each viewer's line by default; the tables add their turn clocks.
         self.hosting: Hosting = _lines_only
-        #: Called with the match id after every change of a live sealed match (this worker's streams read it now).
-        self.on_change: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------ variants
 
@@ -160,7 +158,7 @@ class Matches:
         return self._keys
 
     @property
-    def store(self) -> VersionStore:
+    def store(self) -> LiveStore:
         assert self._store is not None  # sealed mode always has one (`__init__`)
         return self._store
 
@@ -207,8 +205,6 @@ class Matches:
         hosted = (host or self.hosting)(sealed.match_id, after.seq, token, reply) if carried.hosted else None
         stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted,
                                     record=reply.record_lines)
-        if stored is None and self.on_change is not None:
-            self.on_change(sealed.match_id_hex)
         if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
             self.on_hosted_over(sealed.match_id, reply.state)
         return answer if stored is None else stored

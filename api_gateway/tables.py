@@ -126,10 +126,7 @@ class Tables:
         for _ in range(_ATTEMPTS):
             row, rec = self._row(table_id)
             result, deal = change(rec)
-            free = sum(1 for s in rec["seats"] if s["kind"] == "open" and not s["taken"])
-            new = TableRow(table_id, row.version + 1, orjson.dumps(rec), rec["public"], rec["variant"], free,
-                           rec["created"])
-            if self.store.put_table(new, deal):
+            if self.store.put_table(_table_row(rec, row.version + 1), deal):
                 return result, rec
         raise StoreUnavailable(f"table {table_id}: {_ATTEMPTS} writes in a row lost to others")
 
@@ -225,9 +222,7 @@ class Tables:
                      "created": self._clock(),
                      "host": _hash(host),
                      "seats": seats, "match_id": None, "matches": 0}
-        free = sum(1 for s in seats if s["kind"] == "open")
-        if not self.store.put_table(TableRow(table_id, 1, orjson.dumps(rec), rec["public"], variant, free,
-                                             rec["created"])):
+        if not self.store.put_table(_table_row(rec, 1)):
             raise StoreUnavailable("a new table's id was taken")  # 128 random bits: never
         return {"table_id": table_id, "host_key": host, "invites": invites, "table": self.view(rec, False)}
 
@@ -281,10 +276,9 @@ class Tables:
         variant, players = body["variant"], body["players"]
         skill = self._skill(body.get("player"), variant)
         join: Json = {k: body[k] for k in ("name", "player") if k in body}
-        found = [orjson.loads(r.record) for r in self.store.lobby(variant, 100, None)]
-        near = sorted((rec for rec in found if rec.get("seek") is not None and rec["players"] == players
-                       and rec.get("clock") == self._clock_setting(body)),
-                      key=lambda rec: (abs(rec["seek"]["skill"] - skill), rec["created"]))
+        found = [orjson.loads(r.record) for r in self.store.seekable(variant, players,
+                                                                      _clock_key(self._clock_setting(body)), SEEKABLE)]
+        near = sorted(found, key=lambda rec: (abs(rec["seek"]["skill"] - skill), rec["created"]))
         for rec in near:
             for s in rec["seats"]:
                 if s["kind"] == "open" and not s["taken"]:
@@ -331,10 +325,9 @@ class Tables:
         pass; the tables after it are still tried on this one."""
         filled = 0
         now = self._clock()
-        for row in self.store.lobby(None, 100, None):
+        for row in self.store.fillable(now, 100):
             rec = orjson.loads(row.record)
-            fill_at = (rec.get("seek") or {}).get("fill_at")
-            if fill_at is None or fill_at > now or rec["match_id"] is not None:
+            if rec["match_id"] is not None:
                 continue
             try:
                 self._update(rec["table_id"], self._fill)
@@ -672,6 +665,24 @@ class Tables:
         stopped in between): what each gateway worker's `ClockKeeper` calls once a second. Exactly once
         across gateways: the archive keys a match by its id. The number archived here."""
         return sum(self._archive(match_id, None) for match_id in self.store.unarchived(self._clock(), 20))
+
+
+#: The most quick-play tables of one seek key a seek considers (the oldest first).
+SEEKABLE = 1000
+
+
+def _clock_key(clock: Json | None) -> str:
+    """A clock setting as the store indexes it (canonical JSON; "" for none)."""
+    return "" if clock is None else orjson.dumps(clock, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _table_row(rec: Json, version: int) -> TableRow:
+    """A table's record as the store keeps and indexes it (`TableRow`)."""
+    free = sum(1 for s in rec["seats"] if s["kind"] == "open" and not s["taken"])
+    seek = rec.get("seek")
+    return TableRow(rec["table_id"], version, orjson.dumps(rec), rec["public"], rec["variant"], free, rec["created"],
+                    rec["players"], _clock_key(rec.get("clock")), seek is not None,
+                    seek.get("fill_at") if seek is not None and rec["match_id"] is None else None)
 
 
 def _check_clock_without_rule(variant: str, clock: Json, people: int) -> None:
