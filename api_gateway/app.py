@@ -37,6 +37,12 @@ from api_gateway.archive.routes import ARCHIVE, archive_blp
 from api_gateway.archive.service import Archive
 from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
+from api_gateway.hosting.handoff import Handoff
+from api_gateway.hosting.keepers import Keeper
+from api_gateway.hosting.matchmaking import Matchmaking
+from api_gateway.hosting.play import HostedPlay
+from api_gateway.hosting.tables import Tables
+from api_gateway.hosting.timeouts import OUTCOMES, Timeouts
 from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
 from api_gateway.openapi import ShapeRules
@@ -45,14 +51,15 @@ from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import LiveStore, default_url, open_store
 from api_gateway.streams import Limits, Streams, Watching
-from api_gateway.tables import ClockKeeper, Tables
-from api_gateway.tables_routes import BEARER, SEAT_STREAMS, TABLES, tables_blp
+from api_gateway.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
 
 log = logging.getLogger("api_gateway")
 
 DOCS_ASSETS = "/docs/assets/"
+#: The app's turn-clock timeouts (`hosting.timeouts.Timeouts`), in `app.extensions`.
+TIMEOUTS = "domino_timeouts"
 PLAY_DIR = Path(__file__).resolve().parent / "play"
 #: The table loads only what the gateway serves, and runs no inline script.
 PLAY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -218,9 +225,18 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
-    app.extensions[TABLES] = tables = Tables(matches, archive)
-    if keys is not None:  # online tables host sealed matches: their turn clocks run out here too
-        ClockKeeper(tables).start()
+    handoff = Handoff(matches, archive)
+    play = HostedPlay(matches, handoff)
+    app.extensions[TABLES] = tables = Tables(play, archive)
+    app.extensions[MATCHMAKING] = matchmaking = Matchmaking(tables)
+    if keys is not None:  # online tables host sealed matches: their clocks run out and their ends are handed over here
+        for outcome in OUTCOMES:  # every series exists (at 0) from the worker's start: the dashboard's clock panel
+            metrics.CLOCK_TIMEOUTS.labels(outcome)
+        timeouts = app.extensions[TIMEOUTS] = Timeouts(play)
+        for keeper in (Keeper("turn-clocks", timeouts.expire_due, 0.2),
+                       Keeper("quick-play-filler", matchmaking.fill_due, 1.0),
+                       Keeper("archive-handoff", handoff.archive_due, 1.0)):
+            keeper.start()
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)

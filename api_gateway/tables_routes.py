@@ -18,6 +18,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from api_gateway import problems
 from api_gateway.bodies import Blueprint
 from api_gateway.config import GatewayConfig
+from api_gateway.hosting.tables import Tables
 from api_gateway.problems import SealedForbidden
 from api_gateway.schemas import (
     LegalAnswerSchema,
@@ -31,11 +32,11 @@ from api_gateway.schemas import (
     view_field,
 )
 from api_gateway.seat_streams import SeatStreams
-from api_gateway.tables import Tables
 
 F = TypeVar("F", bound=Callable[..., Any])
 Json = dict[str, Any]
 TABLES = "domino_tables"
+MATCHMAKING = "domino_matchmaking"
 SEAT_STREAMS = "domino_seat_streams"
 LEVELS = ["random", "greedy", "expert"]
 #: Bytes of a seat stream's unsent lines the kernel keeps (SO_SNDBUF; Linux doubles it for its books).
@@ -337,7 +338,7 @@ class Seek(MethodView):
     def post(self, body: Json) -> Response:
         """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
         is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""
-        return _json(tables().seek(body, link_base()))
+        return _json(current_app.extensions[MATCHMAKING].seek(body, link_base()))
 
 
 @tables_blp.route("/tables/<string:table_id>")

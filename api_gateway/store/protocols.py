@@ -102,7 +102,7 @@ class Deal:
 
 @dataclass(frozen=True, slots=True)
 class TableRow:
-    """An online table's record (JSON, the hosting's own: `api_gateway.hosting.seats`) and what the
+    """An online table's record (JSON, the hosting's own: `api_gateway.hosting.records`) and what the
     store indexes it by: the lobby (public, a seat free, variant, newest first), quick play (the seek
     key: variant, players and clock) and the bots-after filler (`fill_at`)."""
 
@@ -132,9 +132,10 @@ class Versions(Protocol):
     def create(self, match_id: bytes, public: bytes = b"") -> None:
         """A new match at version 0, its first public lines `public` (NDJSON)."""
 
-    def check(self, match_id: bytes, seq: int) -> bool:
+    def check(self, match_id: bytes, seq: int) -> bytes | None:
         """Raise `StaleToken` unless `seq` is the latest (`MatchExpired` if unknown); keeps the record alive.
-        True when a table hosts the match (its advances must carry `Hosted`)."""
+        When a table hosts the match (its advances must carry `Hosted`), its turn clocks at this version
+        (b"": none); None when not hosted."""
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:

@@ -160,7 +160,7 @@ class RedisStore:
             raise MatchExpired()
         return [bytes(x) for x in lines], last is not None and bytes(last) == END
 
-    def check(self, match_id: bytes, seq: int) -> bool:
+    def check(self, match_id: bytes, seq: int) -> bytes | None:
         key = self._key(match_id)
 
         def work() -> Any:
@@ -172,14 +172,15 @@ class RedisStore:
             pipe.expire(self.HOSTED + match_id.hex(), self.ttl)
             pipe.expire(self.RECORD + match_id.hex(), self.ttl)
             pipe.expire(self.EVENTS + match_id.hex(), self.ttl)
+            pipe.hget(self.HOSTED + match_id.hex(), "clocks")
             found = pipe.execute()
-            return found[0], found[4]
-        latest, hosted = self._run(work)
+            return found[0], found[4], found[-1]
+        latest, hosted, clocks = self._run(work)
         if latest is None:
             raise MatchExpired()
         if int(latest) != seq:
             raise StaleToken(int(latest), seq)
-        return bool(hosted)
+        return bytes(clocks or b"") if hosted else None
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:

@@ -216,7 +216,7 @@ class SqliteStore:
         seq: int = row[0]
         return seq
 
-    def check(self, match_id: bytes, seq: int) -> bool:
+    def check(self, match_id: bytes, seq: int) -> bytes | None:
         """Every sealed call's first trip: one read when the token is the latest (the version, its expiry,
         and whether a table hosts the match), and a write only when the expiry is due a push.
 
@@ -224,9 +224,9 @@ class SqliteStore:
         since it last moved (a minute, or a tenth of a short TTL): a write transaction per call cost the
         sealed apply ~85 us of gateway CPU in `bench service` (the file's write lock taken, a WAL
         frame written), a read ~half that, and every change pushes the expiry in its own write anyway."""
-        def work(c: sqlite3.Connection) -> bool:
+        def work(c: sqlite3.Connection) -> bytes | None:
             now = self._clock()
-            row = c.execute("SELECT seq, expires, EXISTS (SELECT 1 FROM hosted_s2 WHERE match_id = ?) "
+            row = c.execute("SELECT seq, expires, (SELECT clocks FROM hosted_s2 WHERE match_id = ?) "
                             "FROM versions_s1 WHERE match_id = ?", (match_id, match_id)).fetchone()
             if row is None or row[1] < now:
                 raise MatchExpired()
@@ -235,9 +235,9 @@ class SqliteStore:
             if row[1] < now + self.ttl - self.touch:  # a newer version written meanwhile already pushed it
                 c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ? AND seq = ?",
                           (now + self.ttl, match_id, seq))
-            return bool(row[2])
-        hosted: bool = self._run(work)
-        return hosted
+            return None if row[2] is None else bytes(row[2])
+        clocks: bytes | None = self._run(work)
+        return clocks
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:

@@ -179,10 +179,10 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
     tried), and the gateway whose engine answers fills them all on its pass."""
     from api_gateway.app import create_app
     from api_gateway.config import from_env
-    from api_gateway.tables import ClockKeeper
-    from api_gateway.tables_routes import TABLES
+    from api_gateway.hosting.keepers import Keeper
+    from api_gateway.tables_routes import MATCHMAKING
 
-    monkeypatch.setattr(ClockKeeper, "start", lambda self: None)  # the passes are this test's calls
+    monkeypatch.setattr(Keeper, "start", lambda self: None)  # the passes are this test's calls
     env = gateway_env(tmp_path)
     up = create_app(from_env({**env, "GATEWAY_ENGINE": engine_proc.address}))
     down = create_app(from_env({**env, "GATEWAY_ENGINE": "127.0.0.1:9", "GATEWAY_ENGINE_TIMEOUT": "0.5"}))
@@ -194,15 +194,15 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
         opened.append(reply.get_json()["table_id"])
     time.sleep(1.1)
 
-    with caplog.at_level("WARNING", logger="api_gateway.tables"):
-        assert down.extensions[TABLES].fill_due() == 0
+    with caplog.at_level("WARNING", logger="api_gateway.hosting.matchmaking"):
+        assert down.extensions[MATCHMAKING].fill_due() == 0
     warned = [r for r in caplog.records if "not filled yet" in r.getMessage()]
     assert sorted(t for t in opened if any(t in r.getMessage() for r in warned)) == sorted(opened)
     assert all(r.exc_info is None for r in caplog.records)
     for table_id in opened:
         assert up.test_client().get(f"/v1/tables/{table_id}").get_json()["match_id"] is None
 
-    assert up.extensions[TABLES].fill_due() == 2
+    assert up.extensions[MATCHMAKING].fill_due() == 2
     for table_id in opened:
         table = up.test_client().get(f"/v1/tables/{table_id}").get_json()
         assert table["match_id"] is not None and table["status"] == "playing"
