@@ -50,10 +50,11 @@ from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import LiveStore, default_url, open_store
-from api_gateway.streams import Limits, Streams, Watching
+from api_gateway.streams import Limits, Streams
 from api_gateway.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
+from api_gateway.watching import Watching
 
 log = logging.getLogger("api_gateway")
 
@@ -229,13 +230,13 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     play = HostedPlay(matches, handoff)
     app.extensions[TABLES] = tables = Tables(play, archive)
     app.extensions[MATCHMAKING] = matchmaking = Matchmaking(tables)
-    if keys is not None:  # online tables host sealed matches: their clocks run out and their ends are handed over here
+    if store is not None:  # online tables host sealed matches: their clocks run out and their ends are handed over here
         for outcome in OUTCOMES:  # every series exists (at 0) from the worker's start: the dashboard's clock panel
             metrics.CLOCK_TIMEOUTS.labels(outcome)
         timeouts = app.extensions[TIMEOUTS] = Timeouts(play)
-        for keeper in (Keeper("turn-clocks", timeouts.expire_due, 0.2),
-                       Keeper("quick-play-filler", matchmaking.fill_due, 1.0),
-                       Keeper("archive-handoff", handoff.archive_due, 1.0)):
+        for keeper in (Keeper("turn-clocks", timeouts.expire_due, store.next_due, watching, 0.2),
+                       Keeper("quick-play-filler", matchmaking.fill_due, store.next_fill, watching, 1.0),
+                       Keeper("archive-handoff", handoff.archive_due, store.next_unarchived, watching, 1.0)):
             keeper.start()
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf

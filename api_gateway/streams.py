@@ -5,7 +5,7 @@ gateway, health checks included, for minutes). What this module does about it:
 
 - one feed per watched match per worker (`Feed`), shared by all the match's streams,
   which reads the live store only when the match advanced: the worker watches the
-  match's wake-ups (`Watching`, the store's `Wakeups`), an advance made by any worker of
+  match's wake-ups (`api_gateway.watching`, the store's `Wakeups`), an advance made by any worker of
   any gateway wakes the workers watching that match and no other, and with nothing
   happening no query runs. Each stream sleeps until its feed has news;
 - a client that leaves is noticed at once: the stream watches its socket for the end of
@@ -38,7 +38,8 @@ from gevent.event import AsyncResult, Event
 
 from api_gateway.metrics import SPECTATOR_STREAMS
 from api_gateway.problems import StreamRefused, UnknownMatch
-from api_gateway.store import RESYNC, StoreUnavailable, Wakeups
+from api_gateway.store import StoreUnavailable
+from api_gateway.watching import Watching
 
 log = logging.getLogger("api_gateway.streams")
 
@@ -115,53 +116,6 @@ class Counts:
 
     open: int = 0
     per_address: dict[str, int] = field(default_factory=dict)
-
-
-class Watching:
-    """This worker's wake-ups (the store's `Wakeups`, made on first use, after the fork) and the one
-    greenlet that reads them and pokes the feeds of each woken match, in every `Streams` of the worker."""
-
-    def __init__(self, wakeups: Callable[[], Wakeups]) -> None:
-        self._wakeups = wakeups
-        self._streams: list[Streams] = []
-        self._reader: Any = None
-
-    def add(self, streams: Streams) -> None:
-        self._streams.append(streams)
-
-    def watch(self, match_id: str) -> None:
-        """Wake this match's feeds on its advances from now on (StoreUnavailable when the store is away)."""
-        wakeups = self._wakeups()
-        wakeups.watch(bytes.fromhex(match_id))
-        if self._reader is None:
-            self._reader = gevent.spawn(self._read, wakeups)
-
-    def unwatch(self, match_id: str) -> None:
-        try:
-            self._wakeups().unwatch(bytes.fromhex(match_id))
-        except StoreUnavailable:
-            pass
-
-    def _read(self, wakeups: Wakeups) -> None:
-        while True:
-            try:
-                woken = wakeups.wait()
-            except Exception:  # a bug: the feeds' streams still end by their keepalive and idle rules
-                log.exception("stream wake-ups")
-                gevent.sleep(1.0)
-                continue
-            if not woken:
-                return  # stopped
-            for streams in self._streams:
-                if RESYNC in woken:
-                    streams.poke_all()
-                else:
-                    for match_id in woken:
-                        streams.poke(match_id)
-
-    def stop(self) -> None:
-        if self._reader is not None:
-            self._wakeups().stop()
 
 
 class Streams:

@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from api_gateway.store.protocols import (
+    DEADLINES,
     DEFAULT_TTL,
     END,
     RESYNC,
@@ -57,7 +58,7 @@ from api_gateway.store.protocols import (
     Wakeups,
 )
 
-__all__ = ["DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "check_store", "default_url", "open_store"]
 

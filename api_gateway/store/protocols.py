@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "split_lines"]
 
@@ -27,6 +27,10 @@ DEFAULT_TTL = 24 * 3600
 
 #: The line that marks the end of a match's public lines (its last).
 END = b'{"type":"end"}'
+
+#: The id the keepers watch (`Wakeups.watch`): every write of a deadline (a turn clock's, a quick-play table's
+#: fill time, an ended match's hand-off) wakes its watchers, so a keeper sleeps until the earliest one.
+DEADLINES = bytes(16)
 
 #: What `Wakeups.wait` answers when it may have missed wake-ups (its connection to the store was
 #: lost and made again): every watched match is to be read again.
@@ -221,6 +225,9 @@ class TableRecords(Protocol):
     def fillable(self, now: float, limit: int) -> list[TableRow]:
         """Quick-play tables whose wait for people ended by `now` (`fill_at`), earliest first."""
 
+    def next_fill(self) -> float | None:
+        """The earliest `fill_at` of a waiting quick-play table (None: none waits)."""
+
 
 class Deadlines(Protocol):
     """The hosted matches whose running turn clock runs out, by deadline (`Hosted.deadline`)."""
@@ -230,6 +237,9 @@ class Deadlines(Protocol):
 
     def forget_due(self, match_id: bytes) -> None:
         """Take an expired match (its record gone) out of `due`."""
+
+    def next_due(self) -> float | None:
+        """The earliest deadline of a running turn clock (None: no clock runs)."""
 
 
 class ArchiveHandoff(Protocol):
@@ -241,6 +251,9 @@ class ArchiveHandoff(Protocol):
 
     def archived(self, match_id: bytes) -> None:
         """The match's end is in the archive (or its outbox), or never will be: out of `unarchived`."""
+
+    def next_unarchived(self) -> float | None:
+        """The earliest deadline of an ended match not confirmed archived (None: none)."""
 
 
 class Tickets(Protocol):

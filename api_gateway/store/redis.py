@@ -20,7 +20,9 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from api_gateway.metrics import STORE_TRIPS
 from api_gateway.store.protocols import (
+    DEADLINES,
     DEFAULT_TTL,
     END,
     RESYNC,
@@ -48,6 +50,7 @@ __all__ = ["RedisStore", "RedisWakeups"]
 # (the key made from KEYS[1]'s id, so that the arguments before it keep their places).
 # The write that ends a hosted match puts it in domino:unarchived, scored by its deadline (RedisStore.UNARCHIVED).
 # An advance is published on its match's channel (domino:m:<match id hex>): the workers watching it read it.
+# One that writes a deadline is also published on the keepers' channel (DEADLINES: 32 zeros).
 _ADVANCE = """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return {-1, 0} end
@@ -89,7 +92,24 @@ if record ~= '' then
   redis.call('EXPIRE', key, ARGV[3])
 end
 redis.call('PUBLISH', 'domino:m:' .. string.sub(KEYS[1], 10), ARGV[2])
+if ARGV[7] ~= '' and ARGV[10] ~= '' then redis.call('PUBLISH', 'domino:m:00000000000000000000000000000000', '') end
 return {1, 0}
+"""
+
+
+# KEYS: the match's version, its hosted hash; ARGV: the tables' key prefix, then the table fields to read.
+# {}: no such hosted match; else {version, table_id, token, over, viewers, clocks, <table fields>}.
+_SEATED = """
+local latest = redis.call('GET', KEYS[1])
+if not latest then return {} end
+local hosted = redis.call('HMGET', KEYS[2], 'table_id', 'token', 'over', 'viewers', 'clocks')
+if not hosted[1] then return {} end
+local fields = {}
+for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+local table = redis.call('HMGET', ARGV[1] .. hosted[1], unpack(fields))
+local found = {latest, hosted[1], hosted[2], hosted[3], hosted[4], hosted[5] or ''}
+for i = 1, #table do found[#found + 1] = table[i] end
+return found
 """
 
 
@@ -122,9 +142,11 @@ class RedisStore:
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
                                            health_check_interval=30)
         self._advance = self._redis.register_script(_ADVANCE)
+        self._seated = self._redis.register_script(_SEATED)
         self._wakeups: RedisWakeups | None = None
 
     def _run(self, work: Callable[[], Any]) -> Any:
+        STORE_TRIPS.labels("redis").inc()  # labelled here: no metrics file for a process that never calls
         try:
             return work()
         except self._errors as exc:
@@ -245,6 +267,19 @@ class RedisStore:
         found = self._run(partial(self._redis.zrangebyscore, key, "-inf", repr(now), start=0, num=limit))
         return [bytes.fromhex(x.decode()) for x in found]
 
+    def _first_score(self, key: str) -> float | None:
+        found = self._run(partial(self._redis.zrange, key, 0, 0, withscores=True))
+        return float(found[0][1]) if found else None
+
+    def next_due(self) -> float | None:
+        return self._first_score(self.DEADLINES)
+
+    def next_unarchived(self) -> float | None:
+        return self._first_score(self.UNARCHIVED)
+
+    def next_fill(self) -> float | None:
+        return self._first_score(self.FILL)
+
     def forget_due(self, match_id: bytes) -> None:
         self._run(partial(self._redis.zrem, self.DEADLINES, match_id.hex()))
 
@@ -281,11 +316,17 @@ class RedisStore:
         return self._table_row(table_id, found)
 
     def seated(self, match_id: bytes) -> tuple[HostedMatch, TableRow]:
-        hosted = self.hosted(match_id)
-        row = self.table(hosted.table_id)
+        """One script: the match's version and hosted record, then its table's record (named by the first)."""
+        found = self._run(lambda: self._seated(keys=[self._key(match_id), self.HOSTED + match_id.hex()],
+                                               args=[self.TABLE, *self._TABLE_FIELDS]))
+        if not found:
+            raise MatchExpired()
+        latest, (table_id, token, over, viewers, clocks), table = found[0], found[1:6], found[6:]
+        row = self._table_row(table_id.decode(), table)
         if row is None:
             raise MatchExpired()
-        return hosted, row
+        return HostedMatch(table_id.decode(), token.decode(), int(latest), over == b"1", int(viewers),
+                           bytes(clocks or b"")), row
 
     def _rows(self, ids: list[bytes], index: str) -> list[TableRow]:
         """The records of the tables an index named, in its order, in one round trip; the ids whose record
@@ -354,6 +395,8 @@ class RedisStore:
                             pipe.zadd(self.DEADLINES, {hexid: deal.hosted.deadline})
                         pipe.rpush(self.EVENTS + hexid, b"\n".join(deal.hosted.lines))
                         pipe.expire(self.EVENTS + hexid, self.ttl)
+                    if row.fill_at is not None or (deal is not None and deal.hosted.deadline is not None):
+                        pipe.publish(self.CHANNEL + DEADLINES.hex(), b"")
                     pipe.execute()
                     return True
                 except redis.WatchError:
