@@ -199,8 +199,8 @@ class Streams:
         """The match's lines so far: from its feed when this worker watches it already (no store read),
         else from the store, once for all the streams of the match that open meanwhile (a burst of
         opens makes one read, not one each), and the feed starts with them."""
-        if not self.shared:
-            return self._public(match_id, 0)
+        if not self.shared or not _is_match_id(_match_of(match_id)):
+            return self._public(match_id, 0)  # (an id that is no match's: its 404)
         feed = self._feeds.get(match_id)
         if feed is not None and feed.closed is None:
             return list(feed.lines), feed.over
@@ -346,6 +346,11 @@ class Streams:
 
 
 _ALL: weakref.WeakSet[Streams] = weakref.WeakSet()
+
+
+def _is_match_id(text: str) -> bool:
+    """32 hex digits: the id of some sealed match (which the store may or may not know)."""
+    return len(text) == 32 and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
 def _match_of(key: str) -> str:

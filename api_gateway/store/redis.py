@@ -20,7 +20,6 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from api_gateway.metrics import STORE_TRIPS
 from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
@@ -144,9 +143,15 @@ class RedisStore:
         self._advance = self._redis.register_script(_ADVANCE)
         self._seated = self._redis.register_script(_SEATED)
         self._wakeups: RedisWakeups | None = None
+        self._trips: Any = None
 
     def _run(self, work: Callable[[], Any]) -> Any:
-        STORE_TRIPS.labels("redis").inc()  # labelled here: no metrics file for a process that never calls
+        trips = self._trips
+        if trips is None:  # the metric is made on first use: a process that never calls makes no metrics (the
+            from api_gateway.metrics import STORE_TRIPS  # gunicorn master, whose imports precede its multiprocess mode)
+
+            trips = self._trips = STORE_TRIPS.labels("redis")
+        trips.inc()
         try:
             return work()
         except self._errors as exc:

@@ -19,7 +19,6 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from api_gateway.metrics import STORE_TRIPS
 from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
@@ -107,6 +106,7 @@ class SqliteStore:
         #: Seconds between two pushes of a record's expiry by the calls that read it (`check`).
         self.touch = min(60.0, ttl / 10)
         self._wakeups: SqliteWakeups | None = None
+        self._trips: Any = None
         self._sender: socket.socket | None = None
         self._sender_pid = 0
         with self._lock:
@@ -171,7 +171,12 @@ class SqliteStore:
         return conn
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
-        STORE_TRIPS.labels("sqlite").inc()  # labelled here: no metrics file for a process that never calls
+        trips = self._trips
+        if trips is None:  # the metric is made on first use: a process that never calls makes no metrics (the
+            from api_gateway.metrics import STORE_TRIPS  # gunicorn master, whose imports precede its multiprocess mode)
+
+            trips = self._trips = STORE_TRIPS.labels("sqlite")
+        trips.inc()
         with self._lock:
             try:
                 return work(self._conn())

@@ -44,6 +44,28 @@ def test_two_seekers_meet_at_one_table_and_their_match_is_dealt(tables_gw: Gatew
         assert latest["seat"] == joined["seat"]
 
 
+def test_quick_play_pairs_and_fills_past_more_public_tables_of_another_kind_than_a_page(
+        engine_proc: EngineProc, tmp_path: Path) -> None:
+    """120 newer public tables of another kind (4-player Kozel opened by hand; seek read only the newest 100
+    of its variant's lobby, and the filler the newest 100 of all, so quick play found nobody and never
+    filled): two seekers are still
+    seated together, and a lone seeker's table still fills with bots after its wait."""
+    gw = launch_gateway(engine_proc.address, "--workers", "2", env=gateway_env(tmp_path))
+    try:
+        anna = seek(gw, variant="kozel", players=2, name="Anna")
+        clara = seek(gw, variant="kozel", players=3, name="Clara", bots_after=2, bots_level="random")
+        for _ in range(120):
+            ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "public": True}), 201)
+        boris = seek(gw, variant="kozel", players=2, name="Boris")
+        assert not boris["opened"] and boris["table_id"] == anna["table_id"] and boris["match_id"] is not None
+        deadline = time.monotonic() + 20
+        while ok(call(gw, "GET", f"/v1/tables/{clara['table_id']}"))["match_id"] is None:
+            assert time.monotonic() < deadline, "the lone seeker's table was never filled"
+            time.sleep(0.2)
+    finally:
+        gw.stop()
+
+
 def test_a_seek_for_another_player_count_or_clock_opens_its_own_table(tables_gw: Gateway) -> None:
     a = seek(tables_gw, variant="block", players=2, name="A")
     b = seek(tables_gw, variant="block", players=3, name="B")
