@@ -35,22 +35,30 @@ from api_gateway.archive.routes import ARCHIVE, archive_blp
 from api_gateway.archive.service import Archive
 from api_gateway.config import GatewayConfig, from_env
 from api_gateway.engine import Engine
+from api_gateway.hosting.handoff import Handoff
+from api_gateway.hosting.keepers import Keeper
+from api_gateway.hosting.matchmaking import Matchmaking
+from api_gateway.hosting.play import HostedPlay
+from api_gateway.hosting.tables import Tables
+from api_gateway.hosting.timeouts import OUTCOMES, Timeouts
 from api_gateway.json_provider import FastJSONProvider
 from api_gateway.matches import Matches
 from api_gateway.openapi import STREAM_COMPONENTS, ShapeRules
 from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.seat_streams import SeatStreams
-from api_gateway.store import VersionStore, default_url, open_store
+from api_gateway.store import LiveStore, default_url, open_store
 from api_gateway.streams import Limits, Streams
-from api_gateway.tables import ClockKeeper, Tables
-from api_gateway.tables_routes import BEARER, SEAT_STREAMS, TABLES, tables_blp
+from api_gateway.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
+from api_gateway.watching import Watching
 
 log = logging.getLogger("api_gateway")
 
 DOCS_ASSETS = "/docs/assets/"
+#: The app's turn-clock timeouts (`hosting.timeouts.Timeouts`), in `app.extensions`.
+TIMEOUTS = "domino_timeouts"
 PLAY_DIR = Path(__file__).resolve().parent / "play"
 #: The table loads only what the gateway serves, and runs no inline script.
 PLAY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -211,26 +219,29 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     )
     engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts, cfg.busy_wait)
     keys = _key_ring(cfg)
-    store: VersionStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
+    store: LiveStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
     limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
-    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits)
-    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, spectators.counts)
-    seat_streams = app.extensions[SEAT_STREAMS]
-
-    def poke(match_id: str) -> None:
-        for streams in (spectators, seat_streams.seats, seat_streams.public):
-            streams.poke(match_id)
-    matches.on_change = poke
-    if store is not None:
-        store.watch_changes(poke)  # Redis: other gateways' changes wake this worker's streams too
+    watching = Watching(lambda: matches.store.wakeups())
+    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits, watching)
+    app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, watching,
+                                               spectators.counts)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
-    app.extensions[TABLES] = tables = Tables(matches, archive)
-    if keys is not None:  # online tables host sealed matches: their turn clocks run out here too
-        ClockKeeper(tables).start()
+    handoff = Handoff(matches, archive)
+    play = HostedPlay(matches, handoff)
+    app.extensions[TABLES] = tables = Tables(play, archive)
+    app.extensions[MATCHMAKING] = matchmaking = Matchmaking(tables)
+    if store is not None:  # online tables host sealed matches: their clocks run out and their ends are handed over here
+        for outcome in OUTCOMES:  # every series exists (at 0) from the worker's start: the dashboard's clock panel
+            metrics.CLOCK_TIMEOUTS.labels(outcome)
+        timeouts = app.extensions[TIMEOUTS] = Timeouts(play)
+        for keeper in (Keeper("turn-clocks", timeouts.expire_due, store.next_due, watching, 0.2),
+                       Keeper("quick-play-filler", matchmaking.fill_due, store.next_fill, watching, 1.0),
+                       Keeper("archive-handoff", handoff.archive_due, store.next_unarchived, watching, 1.0)):
+            keeper.start()
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)

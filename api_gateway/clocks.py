@@ -4,7 +4,7 @@ Pure: no store, no engine, no wall clock of its own (every function is given `no
 unix seconds). The table keeps a `Clocks` beside its match, moves it on with each
 change of the match (`Clocks.moved`), and whichever gateway finds a deadline
 passed applies the timeout with the store's compare-and-set, so exactly once
-(`api_gateway.tables`).
+(`api_gateway.hosting.timeouts`).
 
 Two kinds of clock, as chess sites have them:
 

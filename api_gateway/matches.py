@@ -35,14 +35,15 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
+from api_gateway.clocks import Clocks
 from api_gateway.engine import Engine
 from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
-from api_gateway.store import Hosted, MatchExpired, Receipt, StaleToken, VersionStore
+from api_gateway.store import Hosted, LiveStore, MatchExpired, Receipt, StaleToken
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
 Json = dict[str, Any]
@@ -65,8 +66,9 @@ class Carried:
     digest: bytes = b""
     #: The answer already sent for this very request (a retry after an unknown outcome).
     answered: bytes | None = None
-    #: An online table hosts the match: a change also writes each viewer's line (`store.Hosted`).
-    hosted: bool = False
+    #: An online table hosts the match: its turn clocks as stored at the token's version (b"": none);
+    #: a change also writes the version's event, every viewer's line (`store.Hosted`). None: not hosted.
+    hosted: bytes | None = None
 
     @property
     def viewer(self) -> int | str:
@@ -97,12 +99,41 @@ def hosted_lines(seq: int, reply: Any) -> list[bytes]:
     return [viewer_line(seq, line) for line in (*reply.seats, reply.watcher)]
 
 
-Hosting = Callable[[bytes, int, str, Any], Hosted]
+#: What a change does to a hosted match's clocks besides moving them on (a seat put on autopilot, a
+#: person back from it), given the clocks and the time.
+ClockChange = Callable[[Clocks, float], Clocks]
 
 
-def _lines_only(match_id: bytes, seq: int, token: str, reply: Any) -> Hosted:
-    """A hosted change as the store keeps it without a turn clock: the token and every viewer's line."""
-    return Hosted(token, hosted_lines(seq, reply))
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a call that may change a match answered: the answer's JSON, and when it advanced a sealed
+    match, its new state and whether the change ended a hosted match (to be handed to the archive)."""
+
+    answer: bytes
+    state: bytes | None = None
+    ended: bool = False
+
+
+def hosted_change(token: str, seq: int, reply: Any, stored_clocks: bytes, now: float,
+                  change: ClockChange | None = None, archive_after: float = 0.0) -> Hosted:
+    """What the store keeps of a hosted match's version `seq`: the token and every viewer's line, and with a
+    turn clock its clocks moved on (the seat that acted charged, the seat now to act running; none between
+    rounds and at the end), shown in every line. The change that ends the match is due for the archive
+    hand-off `archive_after` seconds on (`ArchiveHandoff`), in case nobody hands it over before."""
+    hosted = Hosted(token, hosted_lines(seq, reply))
+    if stored_clocks:
+        clocks = Clocks.load(orjson.loads(stored_clocks))
+        turn = None if reply.over else orjson.loads(reply.watcher).get("turn")
+        if change is not None:
+            clocks = change(clocks, now)
+        if change is None or turn != clocks.running:
+            clocks = clocks.moved(turn, now)
+        shown = b',"clocks":' + orjson.dumps(clocks.to_json(now)) + b"}"
+        hosted = Hosted(token, [line[:-1] + shown for line in hosted.lines], orjson.dumps(clocks.dump()),
+                        clocks.deadline)
+    if reply.over:
+        hosted = replace(hosted, deadline=now + archive_after)
+    return hosted
 
 
 def _digest(method: str, body: Mapping[str, Any]) -> bytes:
@@ -114,23 +145,18 @@ def _digest(method: str, body: Mapping[str, Any]) -> bytes:
 class Matches:
     """The gateway's calls; one instance per app, shared by the worker's threads."""
 
-    def __init__(self, engine: Engine, keys: KeyRing | None, store: VersionStore | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, engine: Engine, keys: KeyRing | None, store: LiveStore | None = None,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
         if keys is not None and store is None:
             raise ValueError("sealed mode needs a version store: tokens are never accepted unchecked")
         self.engine = engine
         self._keys = keys
         self._store = store
         self._clock = clock
+        #: Unix seconds: the turn clocks' time.
+        self.wall = wall
         self._variants: tuple[float, list[Json]] | None = None
         self._variants_lock = threading.Lock()
-        #: Called with (match id, the new state) when a change ends a hosted match (the tables archive it).
-        self.on_hosted_over: Callable[[bytes, bytes], object] | None = None
-        #: What the store keeps of a hosted match's change (match id, new version, its token, the engine's
-        #: reply): each viewer's line by default; the tables add their turn clocks.
-        self.hosting: Hosting = _lines_only
-        #: Called with the match id after every change of a live sealed match (this worker's streams read it now).
-        self.on_change: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------ variants
 
@@ -160,7 +186,7 @@ class Matches:
         return self._keys
 
     @property
-    def store(self) -> VersionStore:
+    def store(self) -> LiveStore:
         assert self._store is not None  # sealed mode always has one (`__init__`)
         return self._store
 
@@ -183,35 +209,42 @@ class Matches:
             if answered is None:
                 raise
             return Carried(args, sealed, principal, digest, answered)
-        return Carried(args, sealed, principal, digest, hosted=bool(hosted))
+        return Carried(args, sealed, principal, digest, hosted=hosted)
 
-    def _call(self, method: str, carried: Carried, args: Json | None = None, host: Hosting | None = None) -> bytes:
+    def _call(self, method: str, carried: Carried, args: Json | None = None) -> bytes:
         """`method` on the carried match: the answer's JSON, in sealed mode with the next token in front."""
+        return self.change(method, carried, args).answer
+
+    def change(self, method: str, carried: Carried, args: Json | None = None, clock_change: ClockChange | None = None,
+               archive_after: float = 0.0) -> Change:
+        """`method` on the carried match, and what it changed. A hosted match's change keeps the version's
+        event and its clocks (`hosted_change`), in the same write as the advance; the store then wakes the
+        streams watching the match. The change that ends a hosted match is due for the archive hand-off
+        `archive_after` seconds on (0: at the hand-off's next pass; the hosting hands it over at once)."""
         if carried.sealed is None:
-            return self.engine.call(method, carried.args if args is None else args).answer
+            return Change(self.engine.call(method, carried.args if args is None else args).answer)
         if carried.answered is not None:
-            return carried.answered
+            return Change(carried.answered)
         call_args = {**(carried.args if args is None else args), "view_as": carried.viewer}
-        if carried.hosted:
+        if carried.hosted is not None:
             call_args["seat_lines"] = True  # every viewer's line of the change, for the table's streams
         reply = self.engine.call(method, call_args, carried.sealed.state)
         sealed = carried.sealed
         if not reply.state:
-            return _sealed_answer(self.keys, sealed, reply.answer)
+            return Change(_sealed_answer(self.keys, sealed, reply.answer))
         # The match changed: this token's version must still be the latest. The answer is made first
         # and stored with the advance, for a retry of this request after an unknown outcome (a 503).
         after = sealed.advanced(reply.state)
         token = self.keys.seal(after)
         answer = _sealed_answer(self.keys, after, reply.answer, token=token)
         receipt = Receipt(carried.digest, answer) if carried.digest else None
-        hosted = (host or self.hosting)(sealed.match_id, after.seq, token, reply) if carried.hosted else None
+        hosted = (None if carried.hosted is None else
+                  hosted_change(token, after.seq, reply, carried.hosted, self.wall(), clock_change, archive_after))
         stored = self.store.advance(sealed.match_id, sealed.seq, reply.public, reply.over, receipt, hosted,
                                     record=reply.record_lines)
-        if stored is None and self.on_change is not None:
-            self.on_change(sealed.match_id_hex)
-        if stored is None and hosted is not None and reply.over and self.on_hosted_over is not None:
-            self.on_hosted_over(sealed.match_id, reply.state)
-        return answer if stored is None else stored
+        if stored is not None:
+            return Change(stored)
+        return Change(answer, reply.state, hosted is not None and bool(reply.over))
 
     @staticmethod
     def _acting_seat(carried: Carried, requested: int | None, what: str) -> int | None:
@@ -241,7 +274,10 @@ class Matches:
         })
 
     def legal(self, body: Mapping[str, Any]) -> bytes:
-        carried = self.load(body)
+        return self.legal_actions(self.load(body))
+
+    def legal_actions(self, carried: Carried) -> bytes:
+        """The seat to move and, for that seat's own caller, its legal actions."""
         if carried.sealed is None:
             return self.engine.call("LegalActions", carried.args).answer
         # Sealed: the engine shows the actions only to the seat to move; the token is unchanged.
@@ -279,12 +315,6 @@ class Matches:
             args["seat"] = seat
         return self._call("Apply", carried, args)
 
-    def seat_bot(self, body: Mapping[str, Any], seat: int, level: str | None, host: Hosting | None = None) -> bytes:
-        """An online table's seat played by a bot of `level` from now on, or by a person again (None);
-        then the bots move if one is to (the engine's SeatBot, with the host key). `host`: what the
-        store keeps of the change, when not `hosting` (a turn clock's autopilot marks its seat)."""
-        carried = self.load(body, "SeatBot")
-        return self._call("SeatBot", carried, {"seat": seat, "level": level}, host)
 
     def replay(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body, "Replay")

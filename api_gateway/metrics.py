@@ -77,6 +77,12 @@ CLOCK_TIMEOUTS = Counter(
     "failed (the engine or the store did not answer: tried again on the next pass).",
     ["outcome"],
 )
+STORE_TRIPS = Counter(
+    "domino_gateway_store_round_trips_total",
+    "Round trips to the live store (one SQLite transaction, or one Redis command, pipeline or script), by "
+    "backend: what the gateway's calls, streams and keepers cost the store (none while nothing happens).",
+    ["backend"],
+)
 ENGINE_LATENCY = Histogram(
     "domino_gateway_engine_call_duration_seconds",
     "Time of an engine gRPC call as the gateway sees it (retries included), in seconds.",

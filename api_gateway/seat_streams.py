@@ -1,7 +1,7 @@
 """Seat streams of online tables: `GET /v1/matches/{id}/events`, Server-Sent Events (docs/tables.md).
 
-The machinery is the spectator stream's (`api_gateway.streams`): one store poll per watched
-(match, viewer) per worker shared by its streams, caps per worker, per seat and per client address
+The machinery is the spectator stream's (`api_gateway.streams`): one feed per watched (match,
+viewer) per worker shared by its streams, read when the match advances (the store's wake-ups), caps per worker, per seat and per client address
 (429 too-many-streams), a closed client noticed at once by its socket, a keepalive comment while
 idle, every stream ended with an ``event: closed`` at the worker's SIGTERM (`streams.stop_all`). What
 differs is the format (`SSE`) and what a stream reads: one viewer's lines of a hosted match, line i
@@ -18,6 +18,7 @@ import orjson
 from api_gateway.problems import UnknownMatch
 from api_gateway.store import MatchExpired
 from api_gateway.streams import Counts, Format, Limits, Stream, Streams
+from api_gateway.watching import Watching
 
 KEEPALIVE = b": keepalive\n\n"
 END = b"event: end\ndata: {}\n\n"
@@ -50,13 +51,14 @@ class SeatStreams:
     of host and spectators (capped per match), both writing SSE; counted in all and per address with
     the worker's spectator streams (`counts`)."""
 
-    def __init__(self, store: Callable[[], Any], limits: Limits, per_seat: int, counts: Counts | None = None) -> None:
+    def __init__(self, store: Callable[[], Any], limits: Limits, per_seat: int, watching: Watching,
+                 counts: Counts | None = None) -> None:
         self._store = store
         counts = counts if counts is not None else Counts()
         self.seats = Streams(self._lines, Limits(limits.idle, limits.longest, limits.keepalive, limits.streams,
-                                                 per_seat, limits.per_address), fmt=SSE, what="seat", counts=counts,
-                             trim=True)
-        self.public = Streams(self._lines, limits, fmt=SSE, what="match", counts=counts, trim=True)
+                                                 per_seat, limits.per_address), watching, fmt=SSE, what="seat",
+                             counts=counts, trim=True)
+        self.public = Streams(self._lines, limits, watching, fmt=SSE, what="match", counts=counts, trim=True)
 
     def _lines(self, key: str, start: int) -> tuple[list[bytes], bool]:
         match_id, _, viewer = key.rpartition(":")

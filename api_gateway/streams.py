@@ -3,10 +3,11 @@
 `GET /v1/matches/{id}/spectate` (issue 29: 2,100 streams opened and dropped in 4 s held a
 gateway, health checks included, for minutes). What this module does about it:
 
-- one poll of the version store per watched match per worker (`Feed`), every
-  `SPECTATE_POLL` seconds while anyone watches it, shared by all the match's streams;
-  each stream sleeps until its feed has news (before: one store query per stream every
-  0.25 s, SQLite queries blocking the worker's event loop for all of them);
+- one feed per watched match per worker (`Feed`), shared by all the match's streams,
+  which reads the live store only when the match advanced: the worker watches the
+  match's wake-ups (`api_gateway.watching`, the store's `Wakeups`), an advance made by any worker of
+  any gateway wakes the workers watching that match and no other, and with nothing
+  happening no query runs. Each stream sleeps until its feed has news;
 - a client that leaves is noticed at once: the stream watches its socket for the end of
   the input (the client's FIN) while it waits; one that vanishes without a FIN (its
   network gone) is found by the failed write of a `{"type":"keepalive"}` line written
@@ -38,10 +39,12 @@ from gevent.event import AsyncResult, Event
 from api_gateway.metrics import SPECTATOR_STREAMS
 from api_gateway.problems import StreamRefused, UnknownMatch
 from api_gateway.store import StoreUnavailable
+from api_gateway.watching import Watching
 
 log = logging.getLogger("api_gateway.streams")
 
-#: Seconds between two reads of a watched match's public lines (one read per match per worker).
+#: Seconds between two reads of a match's lines by a stream of the threaded development server
+#: (`Stream._polled`; gunicorn's gevent workers are woken instead).
 SPECTATE_POLL = 0.25
 KEEPALIVE = b'{"type":"keepalive"}\n'
 Public = Callable[[str, int], tuple[list[bytes], bool]]
@@ -101,7 +104,7 @@ class Feed:
     over: bool
     closed: str | None = None                     # why the feed stopped before the match's end
     wakes: set[Event] = field(default_factory=set)  # one per stream waiting for news
-    poke: Event = field(default_factory=Event)       # set: read the store now (this worker changed the match)
+    poke: Event = field(default_factory=Event)       # set: the match advanced (or its last stream left)
     sent: dict[Event, int] = field(default_factory=dict)  # how far each stream has written (`Streams.trim`)
     trimmed: int = 0                                 # lines before this one are dropped (b""): read from the store
 
@@ -118,9 +121,12 @@ class Counts:
 class Streams:
     """This worker's spectator streams (one instance per app; module docstring)."""
 
-    def __init__(self, public: Public, limits: Limits, poll: float = SPECTATE_POLL, fmt: Format = NDJSON,
-                 what: str = "spectator", counts: Counts | None = None, trim: bool = False) -> None:
+    def __init__(self, public: Public, limits: Limits, watching: Watching, poll: float = SPECTATE_POLL,
+                 fmt: Format = NDJSON, what: str = "spectator", counts: Counts | None = None,
+                 trim: bool = False) -> None:
         self._public = public
+        self._watching = watching
+        watching.add(self)
         self.format = fmt
         #: Drop a feed's lines once every stream has written them (all but the last): a seat stream's lines
         #: hold the whole view, and a match's history per viewer would grow with every move. A stream that
@@ -130,6 +136,8 @@ class Streams:
         self.limits = limits
         self._poll = poll
         self._feeds: dict[str, Feed] = {}
+        #: The feed keys of one match's viewers (`<match>:<viewer>`, the seat streams'), by match id.
+        self._viewers: dict[str, set[str]] = {}
         self._loading: dict[str, AsyncResult] = {}
         self._per_match: dict[str, int] = {}
         self.counts = counts if counts is not None else Counts()
@@ -191,8 +199,8 @@ class Streams:
         """The match's lines so far: from its feed when this worker watches it already (no store read),
         else from the store, once for all the streams of the match that open meanwhile (a burst of
         opens makes one read, not one each), and the feed starts with them."""
-        if not self.shared:
-            return self._public(match_id, 0)
+        if not self.shared or not _is_match_id(_match_of(match_id)):
+            return self._public(match_id, 0)  # (an id that is no match's: its 404)
         feed = self._feeds.get(match_id)
         if feed is not None and feed.closed is None:
             return list(feed.lines), feed.over
@@ -202,15 +210,21 @@ class Streams:
             return list(lines), over
         loading = self._loading[match_id] = AsyncResult()
         try:
-            lines, over = self._public(match_id, 0)
+            self._watching.watch(_match_of(match_id))  # first: an advance after the read below wakes the feed
+            try:
+                lines, over = self._public(match_id, 0)
+            except BaseException:
+                self._watching.unwatch(_match_of(match_id))
+                raise
         except BaseException as exc:
             loading.set_exception(exc)
             raise
         finally:
             del self._loading[match_id]
-        if not over:
-            self._feeds[match_id] = feed = Feed(match_id, list(lines), over)
-            gevent.spawn(self._poll_feed, feed)
+        if over:
+            self._watching.unwatch(_match_of(match_id))
+        else:
+            self._start_feed(match_id, lines, over, True)
         loading.set((lines, over))
         return list(lines), over
 
@@ -233,11 +247,19 @@ class Streams:
         feed.trimmed = max(feed.trimmed, low)
 
     def poke(self, match_id: str) -> None:
-        """This worker changed `match_id`: its feeds (`match_id`, or `match_id:<viewer>`) read the store now
-        instead of at their next poll (a move reaches the streams this worker holds without the poll's wait)."""
-        for key, feed in list(self._feeds.items()):
-            if key == match_id or key.startswith(match_id + ":"):
-                feed.poke.set()
+        """`match_id` advanced: its feeds (`match_id`, or `match_id:<viewer>`) read the store now."""
+        feed = self._feeds.get(match_id)
+        if feed is not None:
+            feed.poke.set()
+        for key in self._viewers.get(match_id, ()):
+            found = self._feeds.get(key)
+            if found is not None:
+                found.poke.set()
+
+    def poke_all(self) -> None:
+        """Wake-ups may have been missed (the store's connection came back): every feed reads the store."""
+        for feed in list(self._feeds.values()):
+            feed.poke.set()
 
     @property
     def open_count(self) -> int:
@@ -248,6 +270,8 @@ class Streams:
         self.stopping = True
         for wake in list(self._waiting):
             wake.set()
+        for feed in list(self._feeds.values()):
+            feed.poke.set()
 
     # ------------------------------------------------------------------ the shared poll
 
@@ -255,17 +279,36 @@ class Streams:
         """The match's feed (started now if it has none), with `wake` set on its news."""
         feed = self._feeds.get(match_id)
         if feed is None or feed.closed is not None:
-            feed = self._feeds[match_id] = Feed(match_id, list(first), over)
-            gevent.spawn(self._poll_feed, feed)
+            feed = self._start_feed(match_id, first, over, False)
         feed.wakes.add(wake)
         return feed
 
-    def _poll_feed(self, feed: Feed) -> None:
-        """Read the match's new lines while anyone watches it; wake its streams on news."""
+    def _start_feed(self, key: str, lines: list[bytes], over: bool, watched: bool) -> Feed:
+        feed = self._feeds[key] = Feed(key, list(lines), over)
+        match = _match_of(key)
+        if match != key:
+            self._viewers.setdefault(match, set()).add(key)
+        gevent.spawn(self._poll_feed, feed, watched)
+        return feed
+
+    def _poll_feed(self, feed: Feed, watched: bool) -> None:
+        """Read the match's new lines each time it advances, while anyone watches it; wake its streams on
+        news. `watched`: the match's wake-ups are already on (its first read came after them)."""
+        match = _match_of(feed.match_id)
         try:
+            if not watched:
+                try:
+                    self._watching.watch(match)
+                except StoreUnavailable:
+                    feed.closed = "store-unavailable"
+                    for wake in list(feed.wakes):
+                        wake.set()
+                    return
+                watched = True
+                feed.poke.set()  # read once now: an advance may have come before the wake-ups were on
             while not feed.over and not self.stopping:
-                # first: the streams that made the feed join it meanwhile; at once when this worker changed it
-                feed.poke.wait(self._poll)
+                # first: the streams that made the feed join it meanwhile; then each time the match advances
+                feed.poke.wait()
                 feed.poke.clear()
                 if not feed.wakes or self.stopping:
                     break
@@ -291,11 +334,28 @@ class Streams:
         finally:
             if self._feeds.get(feed.match_id) is feed:
                 del self._feeds[feed.match_id]
+                keys = self._viewers.get(match)
+                if keys is not None:
+                    keys.discard(feed.match_id)
+                    if not keys:
+                        del self._viewers[match]
+            if watched:
+                self._watching.unwatch(match)
             if feed.closed is None and not feed.over:
                 feed.closed = "shutdown" if self.stopping else "unwatched"
 
 
 _ALL: weakref.WeakSet[Streams] = weakref.WeakSet()
+
+
+def _is_match_id(text: str) -> bool:
+    """32 hex digits: the id of some sealed match (which the store may or may not know)."""
+    return len(text) == 32 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _match_of(key: str) -> str:
+    """The match id of a feed's key (`<match>` or `<match>:<viewer>`)."""
+    return key.partition(":")[0]
 
 
 def stop_all() -> None:
@@ -386,6 +446,8 @@ class Stream:
         finally:
             gone.stop()
             feed.wakes.discard(wake)
+            if not feed.wakes:
+                feed.poke.set()  # its last stream left: the feed ends (and unwatches the match)
             feed.sent.pop(wake, None)
             owner._waiting.discard(wake)
 

@@ -1,6 +1,6 @@
 # mypy: allow-untyped-decorators
 """The online tables' REST face (issue 24; the contract: docs/tables.md): flask-smorest views over
-`api_gateway.tables.Tables`, and the seat streams (`api_gateway.seat_streams`).
+`api_gateway.hosting` (tables, matchmaking), and the seat streams (`api_gateway.seat_streams`).
 
 Credentials travel only in ``Authorization: Bearer <value>``; a browser's EventSource, which
 sends no header, starts its stream with a single-use ticket instead.
@@ -15,6 +15,7 @@ from flask.views import MethodView
 
 from api_gateway.bodies import Blueprint
 from api_gateway.config import GatewayConfig
+from api_gateway.hosting.tables import Tables
 from api_gateway.openapi import BODY, ENGINE, SEAT_STREAM, operation
 from api_gateway.problems import SealedForbidden
 from api_gateway.schemas import LegalAnswerSchema, MatchAnswerSchema
@@ -37,10 +38,10 @@ from api_gateway.table_schemas import (
     TableSchema,
     TicketSchema,
 )
-from api_gateway.tables import Tables
 
 Json = dict[str, Any]
 TABLES = "domino_tables"
+MATCHMAKING = "domino_matchmaking"
 SEAT_STREAMS = "domino_seat_streams"
 #: Bytes of a seat stream's unsent lines the kernel keeps (SO_SNDBUF; Linux doubles it for its books).
 STREAM_SEND_BUFFER = 32 * 1024
@@ -143,7 +144,8 @@ class Seek(MethodView):
     def post(self, body: Json) -> Json:
         """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
         is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""
-        return tables().seek(body, link_base())
+        found: Json = current_app.extensions[MATCHMAKING].seek(body, link_base())
+        return found
 
 
 @tables_blp.route("/tables/<string:table_id>")

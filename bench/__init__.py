@@ -6,6 +6,7 @@
     domino bench faults [--seconds S] [--rounds R] [--freeze S]   # issue 29: flood, frozen engine, replay bomb
     domino bench bots [--variant V] [--matchup A:B] [--pairs N] [--deals N] [--unit round|match]
     domino bench tables [--moves N]   # issue 24: a move to the other seat's stream, one gateway and two
+    domino bench lobby [--tables N]   # issue 36: a lobby page and a seek with 20,000 public tables open
     domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
@@ -84,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--clock-tables", type=int, default=40, help="tables whose turn clock runs out, per setup "
                    "(default 40)")
 
+    lo = sub.add_parser("lobby", help="a lobby page and a seek with many public tables open, on each store")
+    common(lo)
+    lo.add_argument("--tables", type=int, default=20000, help="public tables opened first (default 20000)")
+    lo.add_argument("--foreign", type=int, default=120, help="public tables of another kind before the seeks "
+                    "(default 120)")
+
     st = sub.add_parser("state", help="issue 27: a call's cost at a match's end against its start, sizes, "
                                       "a whole sealed match through REST")
     common(st)
@@ -137,6 +144,12 @@ def main(argv: list[str]) -> int:
                             log=sys.stderr)
         text = tables.format_text(result)
         save = tables.save
+    elif args.what == "lobby":
+        from bench import lobby
+
+        result = lobby.run(tables=args.tables, foreign=args.foreign, tiny=args.tiny, log=sys.stderr)
+        text = lobby.format_text(result)
+        save = lobby.save
     elif args.what == "state":
         from bench import state
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import re
 import socket
 import sys
 import tempfile
@@ -39,12 +41,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.redis_server import RedisServer
+from bench.redis_server import RedisServer, free_port
 from bench.service import BenchError, Proc, percentile, start_engine, start_gateway
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]
 
+#: Seconds of the idle measure, with the streams open and nothing happening.
+IDLE = 5.0
 #: Seconds an update may take to reach the other stream before the run is called failed.
 ARRIVAL_TIMEOUT = 10.0
 
@@ -258,23 +262,52 @@ def _open_raw(base: str, match_id: str, credential: str) -> socket.socket:
     return sock
 
 
-def memory(streams: int, log: Any) -> Json:
+def _cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _store_trips(metrics: str) -> float | None:
+    """The worker's live-store round trips so far (its metric; None where the gateway has no such metric)."""
+    try:
+        with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return None
+    found = re.findall(r"^domino_gateway_store_round_trips_total\{[^}]*\} (\S+)$", text, re.M)
+    return sum(float(x) for x in found) if found else None
+
+
+def _redis_commands(redis: RedisServer) -> int:
+    import redis as client
+
+    with client.Redis.from_url(redis.url) as conn:
+        return int(conn.info("stats")["total_commands_processed"])
+
+
+def memory(streams: int, log: Any, on_redis: bool = False) -> Json:
     """`streams` seat streams held by one gateway worker: its RSS before, with them open, and after a
-    move reached every one of them; then all closed at once, and the worker's RSS once it let them go."""
+    move reached every one of them; then all closed at once, and the worker's RSS once it let them go.
+    While they are open and nothing happens (`IDLE` seconds): the worker's CPU, and what it asks the live
+    store (its round trips; on Redis, the commands Redis served)."""
     import selectors
 
     with tempfile.TemporaryDirectory(prefix="bench-streams-") as tmp:
         workdir = Path(tmp)
         procs: list[Proc] = []
         socks: list[socket.socket] = []
+        redis = RedisServer(workdir) if on_redis else None
         try:
             engine = start_engine(workdir)
             procs.append(engine)
+            metrics = f"127.0.0.1:{free_port()}"
             gw = start_gateway(workdir, [engine], dev_token_keys(), env={
                 "GATEWAY_WORKERS": "1", "GATEWAY_CONNECTIONS": str(streams + 100), "GATEWAY_STREAMS": str(streams),
                 "GATEWAY_STREAMS_PER_ADDRESS": str(streams), "GATEWAY_STREAMS_PER_SEAT": str(streams),
                 "GATEWAY_CONNECTIONS_PER_ADDRESS": "0", "GATEWAY_SPECTATE_KEEPALIVE": "30",
-                "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}"})
+                "GATEWAY_METRICS_PORT": metrics.rpartition(":")[2],
+                "GATEWAY_TOKEN_STORE": redis.url if redis is not None else f"sqlite:///{workdir / 'live.sqlite3'}"})
             procs.append(gw)
             base = f"http://{gw.address}"
             worker = _worker_pid(gw)
@@ -287,6 +320,16 @@ def memory(streams: int, log: Any) -> Json:
             opened_s = time.perf_counter() - start
             held = _rss_kib(worker)
             print(f"{streams} streams open in {opened_s:.1f} s; worker RSS {before} -> {held} KiB", file=log)
+            time.sleep(1.0)  # the feeds' first reads done
+            idle_from = (_cpu_s(worker), _store_trips(metrics), _redis_commands(redis) if redis else None)
+            time.sleep(IDLE)
+            idle_to = (_cpu_s(worker), _store_trips(metrics), _redis_commands(redis) if redis else None)
+            idle = {"seconds": IDLE, "cpu_share": round((idle_to[0] - idle_from[0]) / IDLE, 4),
+                    "store_trips_per_s": None if idle_from[1] is None or idle_to[1] is None
+                    else round((idle_to[1] - idle_from[1]) / IDLE, 2),
+                    # less the two INFO calls of the measure itself
+                    "redis_commands_per_s": None if redis is None else round((idle_to[2] - idle_from[2] - 1) / IDLE, 2)}
+            print(f"idle with them open: {idle}", file=log)
             # one move at every table: every stream must get its update
             sel = selectors.DefaultSelector()
             for sock in socks:
@@ -313,12 +356,14 @@ def memory(streams: int, log: Any) -> Json:
             socks.clear()
             time.sleep(2)
             released = _rss_kib(worker)
-            return {"streams": streams, "open_s": round(opened_s, 2), "updated": len(updated),
+            return {"streams": streams, "open_s": round(opened_s, 2), "updated": len(updated), "idle": idle,
                     "rss_kib": {"before": before, "held": held, "after_move": after_move, "closed": released},
                     "kib_per_stream": round((held - before) / streams, 1)}
         finally:
             for sock in socks:
                 sock.close()
+            if redis is not None:
+                redis.stop()
             for proc in reversed(procs):
                 proc.stop()
 
@@ -332,6 +377,8 @@ def run(moves: int = 200, streams: int = 1000, clock_tables: int = 40, tiny: boo
     result: Json = {"kind": "tables", "moves_per_setup": moves, "clock_tables": clock_tables}
     print(f"{streams} seat streams on one gateway worker ...", file=log)
     result["memory"] = memory(streams, log)
+    print(f"{streams} seat streams on one gateway worker on Redis ...", file=log)
+    result["memory_redis"] = memory(streams, log, on_redis=True)
     with tempfile.TemporaryDirectory(prefix="bench-tables-") as tmp:
         workdir = Path(tmp)
         procs: list[Proc] = []
@@ -378,6 +425,12 @@ def format_text(r: Json) -> str:
         c = r[name]
         lines.append(f"  turn clocks run out, {label}: applied {c['p50_ms']} ms after the deadline (p50), "
                      f"p99 {c['p99_ms']} ms, worst {c['max_ms']} ms ({c['clocks']} clocks)")
+    for name, label in (("memory", "SQLite"), ("memory_redis", "Redis")):
+        if name in r and "idle" in r[name]:
+            idle = r[name]["idle"]
+            lines.append(f"  {r[name]['streams']} seat streams idle on one worker ({label}), {idle['seconds']} s: "
+                         f"CPU {idle['cpu_share']:.1%} of a core, store round trips/s {idle['store_trips_per_s']}"
+                         + (f", Redis commands/s {idle['redis_commands_per_s']}" if label == "Redis" else ""))
     m = r["memory"]
     rss = m["rss_kib"]
     lines.append(f"  {m['streams']} seat streams on one worker: RSS {rss['before']} -> {rss['held']} KiB held "

@@ -13,6 +13,7 @@ import pytest
 
 from api_gateway.app import create_app
 from api_gateway.config import ConfigError, from_env
+from api_gateway.hosting.tables import Tables
 from api_gateway.table_schemas import (
     InvitesSchema,
     JoinAnswerSchema,
@@ -22,8 +23,7 @@ from api_gateway.table_schemas import (
     TableAnswerSchema,
     TableSchema,
 )
-from api_gateway.tables import Tables
-from api_gateway.tables_routes import TABLES
+from api_gateway.tables_routes import MATCHMAKING, TABLES
 from engine_service.rules import Match, variants
 
 from .conftest import EngineProc, Gateway, gateway_env
@@ -260,8 +260,8 @@ def test_the_table_answers_schemas_drop_nothing(engine_proc: EngineProc, tmp_pat
         answers = [(NewTableAnswerSchema, opened), (JoinAnswerSchema, joined),
                    (TableSchema, tables.get(opened["table_id"])), (LobbySchema, tables.lobby(None, 20, None)),
                    (InvitesSchema, tables.invites(opened["table_id"], opened["host_key"], "https://domino.example")),
-                   (SeekAnswerSchema, tables.seek({"variant": "osel", "players": 3, "name": "Boris"},
-                                                  "https://domino.example")),
+                   (SeekAnswerSchema, app.extensions[MATCHMAKING].seek({"variant": "osel", "players": 3,
+                                                                         "name": "Boris"}, "https://domino.example")),
                    (TableAnswerSchema, tables.leave(opened["table_id"], joined["credential"]))]
         for schema, answer in answers:
             assert schema().dump(answer) == answer, schema.__name__

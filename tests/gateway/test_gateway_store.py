@@ -1,11 +1,13 @@
-"""The token version store (`api_gateway.store`): SQLite for one host, Redis for a cluster.
+"""The live store (`api_gateway.store`): SQLite for one host, Redis for a cluster.
 
 Both stores behind the one interface are held to the same contract: a new match
 is at version 0; only the latest version passes `check`; `advance` is a
 compare-and-set that exactly one of several racers wins (threads, and for SQLite
 separate processes sharing the file); an unknown or expired match is
 `MatchExpired`; a store that cannot be reached is `StoreUnavailable`, never a
-pass. Redis is Debian's `redis-server`, started here on a free loopback port.
+pass. A move wakes the workers watching its match, and only those (`Wakeups`); the
+lobby, quick play and the filler read indexes. Redis is Debian's `redis-server`, started
+here on a free loopback port.
 """
 from __future__ import annotations
 
@@ -23,17 +25,20 @@ import pytest
 
 from api_gateway.store import (
     END,
+    RESYNC,
+    Deal,
     Hosted,
+    LiveStore,
     MatchExpired,
     Receipt,
-    RedisStore,
-    SqliteStore,
     StaleToken,
     StoreUnavailable,
-    VersionStore,
+    TableRow,
     check_store,
     open_store,
 )
+from api_gateway.store.redis import RedisStore
+from api_gateway.store.sqlite import SqliteStore
 from bench.redis_server import RedisServer, free_port
 
 
@@ -45,8 +50,8 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 @pytest.fixture(params=["sqlite", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VersionStore]:
-    made: VersionStore
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveStore]:
+    made: LiveStore
     if request.param == "sqlite":
         made = SqliteStore(str(tmp_path / "versions.sqlite3"), ttl=3600)
     else:
@@ -56,7 +61,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VersionSto
     made.close()
 
 
-def test_only_the_latest_version_passes_and_advancing_is_compare_and_set(store: VersionStore) -> None:
+def test_only_the_latest_version_passes_and_advancing_is_compare_and_set(store: LiveStore) -> None:
     match = secrets.token_bytes(16)
     store.create(match)
     store.check(match, 0)
@@ -78,7 +83,7 @@ def test_only_the_latest_version_passes_and_advancing_is_compare_and_set(store: 
         store.advance(other, 0)
 
 
-def test_of_racing_calls_with_one_token_exactly_one_wins(store: VersionStore) -> None:
+def test_of_racing_calls_with_one_token_exactly_one_wins(store: LiveStore) -> None:
     match = secrets.token_bytes(16)
     store.create(match)
     barrier = threading.Barrier(8)
@@ -208,7 +213,7 @@ def _rows(path: str, match: bytes) -> dict[str, int]:
     """How many rows each per-match table holds for `match`."""
     with sqlite3.connect(path) as c:
         return {t: c.execute(f"SELECT COUNT(*) FROM {t} WHERE match_id = ?", (match,)).fetchone()[0]
-                for t in ("versions_s1", "public_s1", "receipts_s1", "hosted_s2", "lines_s1", "records_s1")}
+                for t in ("versions_s1", "public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1")}
 
 
 def test_the_sweep_forgets_expired_matches_whole_and_keeps_live_ones(tmp_path: Path) -> None:
@@ -256,7 +261,7 @@ def test_the_sweep_finds_a_match_s_rows_by_its_key_not_by_reading_every_row(tmp_
     with sqlite3.connect(path) as c:
         for sql in swept:
             plan = " | ".join(row[-1] for row in c.execute("EXPLAIN QUERY PLAN " + sql))
-            for table in ("public_s1", "receipts_s1", "hosted_s2", "lines_s1", "records_s1"):
+            for table in ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1"):
                 assert f"SCAN {table}" not in plan, (sql, plan)
 
 
@@ -319,7 +324,7 @@ def test_a_redis_outage_is_unavailable_and_its_return_is_noticed(redis_server: R
     store.check(match, 0)
 
 
-def test_a_retried_advance_gets_the_winners_answer_and_no_other_request_does(store: VersionStore) -> None:
+def test_a_retried_advance_gets_the_winners_answer_and_no_other_request_does(store: LiveStore) -> None:
     from api_gateway.store import Receipt
     match = secrets.token_bytes(16)
     store.create(match)
@@ -342,60 +347,130 @@ def test_a_retried_advance_gets_the_winners_answer_and_no_other_request_does(sto
         store.advance(match, 0, receipt=won)
 
 
-def test_a_table_match_changed_in_one_worker_is_news_to_the_others(store: VersionStore) -> None:
-    """`watch_changes`: a hosted match's advance made through one handle of the store (another worker of
-    the host, or with Redis another gateway) is announced to a watcher on another handle; a plain sealed
-    match's advance is not (its spectators poll), and neither are the changes made before watching."""
-    from api_gateway.store import Deal, Hosted, TableRow
+def _other_handle(store: LiveStore) -> LiveStore:
+    """A second handle on the same store: another worker of the host, or with Redis another gateway."""
+    return (SqliteStore(store.path, ttl=3600) if isinstance(store, SqliteStore)  # type: ignore[attr-defined]
+            else RedisStore(store.url, ttl=3600))  # type: ignore[attr-defined]
 
-    other: VersionStore = (SqliteStore(store.path, ttl=3600) if isinstance(store, SqliteStore)
-                           else RedisStore(store.url, ttl=3600))  # type: ignore[attr-defined]
-    early = secrets.token_bytes(16)
-    assert store.put_table(TableRow("t-early", 1, b"{}"), Deal(early, b"", Hosted("token", [b"{}"])))
-    store.advance(early, 0, b"", hosted=Hosted("token1", [b"{}"]))
-    heard: list[str] = []
-    other.watch_changes(heard.append)  # every change made once it returns is heard: no waiting here
-    hosted, plain = secrets.token_bytes(16), secrets.token_bytes(16)
-    assert store.put_table(TableRow("t-news", 1, b"{}"), Deal(hosted, b"", Hosted("token", [b"{}"])))
-    store.create(plain, b'{"type":"description"}\n')
-    store.advance(plain, 0, b'{"type":"played"}\n')
-    store.advance(hosted, 0, b'{"type":"played"}\n', hosted=Hosted("token1", [b"{}"]))
-    deadline = time.monotonic() + 5
-    while hosted.hex() not in heard and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
-    assert hosted.hex() in heard and early.hex() not in heard
-    if isinstance(store, SqliteStore):
-        assert plain.hex() not in heard
+
+def _waited(wakeups: object) -> tuple[threading.Thread, list[set[str]]]:
+    """`wakeups.wait()` called once on a thread of its own: what it answers lands in the list."""
+    answers: list[set[str]] = []
+    thread = threading.Thread(target=lambda: answers.append(wakeups.wait()), daemon=True)  # type: ignore[attr-defined]
+    thread.start()
+    return thread, answers
+
+
+def test_an_advance_wakes_the_workers_watching_its_match_and_no_other(store: LiveStore) -> None:
+    """`Wakeups`: a worker watching a match is woken by its advance made through another handle (another
+    worker of the host, or another gateway); an advance of a match nobody watches wakes nobody, and an
+    advance made before the watch began is not news. Nothing is polled: `wait` blocks until woken."""
+    other = _other_handle(store)
+    watched, unwatched = secrets.token_bytes(16), secrets.token_bytes(16)
+    for match in (watched, unwatched):
+        store.create(match, b'{"type":"description"}\n')
+    store.advance(watched, 0, b'{"type":"played"}\n')           # before the watch: not news
+    wakeups = other.wakeups()
+    wakeups.watch(watched)
+    thread, answers = _waited(wakeups)
+    store.advance(unwatched, 0, b'{"type":"played"}\n')         # nobody watches it
+    thread.join(0.5)
+    assert thread.is_alive() and answers == [], answers          # woken by no other match
+    store.advance(watched, 1, b'{"type":"played"}\n')
+    thread.join(10)
+    assert answers == [{watched.hex()}]
+    # Unwatched: its advances wake nobody; a stop ends the wait.
+    wakeups.unwatch(watched)
+    thread, answers = _waited(wakeups)
+    store.advance(watched, 2, b'{"type":"played"}\n')
+    thread.join(0.5)
+    assert thread.is_alive() and answers == []
+    wakeups.stop()
+    thread.join(10)
+    assert not thread.is_alive() and answers in ([set()], [{watched.hex()}])
     other.close()
 
 
-def test_a_redis_watcher_started_while_redis_is_away_subscribes_once_it_is_back(tmp_path: Path) -> None:
-    """`watch_changes` with Redis down returns (it does not fail the gateway's start) and its thread keeps
-    trying; after Redis is back, and again after a second outage mid-watch, published changes are heard."""
-    import redis
+def test_a_hosted_match_s_event_log_is_one_event_per_version_read_from_any_version(store: LiveStore) -> None:
+    """A hosted match's log: the deal's event (version 0) and one per advance, every viewer's line of it;
+    a viewer reads its own lines from any version on (a stream's resume), the table read in the same trip."""
+    match = secrets.token_bytes(16)
+    assert store.put_table(TableRow("t-log", 1, b'{"t":1}', players=2),
+                           Deal(match, b"", Hosted("token0", [b'{"v":"0a"}', b'{"v":"0b"}', b'{"v":"0p"}'])))
+    for seq in range(3):
+        store.advance(match, seq, b"", hosted=Hosted(f"token{seq + 1}",
+                                                     [b'{"v":"%da"}' % (seq + 1), b'{"v":"%db"}' % (seq + 1),
+                                                      b'{"v":"%dp"}' % (seq + 1)]), over=seq == 2)
+    assert store.lines(match, 1, 0) == ([b'{"v":"0b"}', b'{"v":"1b"}', b'{"v":"2b"}', b'{"v":"3b"}'], True)
+    assert store.lines(match, 2, 2) == ([b'{"v":"2p"}', b'{"v":"3p"}'], True)
+    assert store.lines(match, 0, 4) == ([], True)
+    hosted, table = store.seated(match)
+    assert (hosted.token, hosted.seq, hosted.over, hosted.viewers) == ("token3", 3, True, 3)
+    assert (table.table_id, table.record, table.players) == ("t-log", b'{"t":1}', 2)
+    with pytest.raises(MatchExpired):
+        store.seated(secrets.token_bytes(16))
 
+
+def test_a_redis_watcher_whose_connection_was_lost_reads_everything_again_then_hears_news(tmp_path: Path) -> None:
+    """`RedisWakeups`: when Redis goes away under a waiting worker, `wait` subscribes again once it is back
+    and answers `RESYNC` (what was published meanwhile is lost: the streams read the log again), then
+    hears the next advance; after a second outage, the same."""
     server = RedisServer(tmp_path)
     try:
-        server.stop()
         store = RedisStore(server.url, ttl=3600, timeout=0.3)
-        heard: list[str] = []
-        started = time.monotonic()
-        store.watch_changes(heard.append)
-        assert time.monotonic() - started < 3
+        wakeups = store.wakeups()
+        match = secrets.token_bytes(16)
+        wakeups.watch(match)
         for outage in range(2):
-            server.start()
-            news = secrets.token_bytes(16).hex()
-            with closing(redis.Redis.from_url(server.url)) as publisher:
-                deadline = time.monotonic() + 30  # the thread's pause between tries doubles up to 10 s
-                while news not in heard and time.monotonic() < deadline:
-                    publisher.publish(RedisStore.CHANGED, news)
-                    time.sleep(0.2)
-            assert news in heard, f"nothing heard after outage {outage + 1}"
+            thread, answers = _waited(wakeups)
             server.stop()
+            server.start()
+            thread.join(30)  # the pause between tries doubles up to 10 s
+            assert answers == [{RESYNC}], f"outage {outage + 1}: {answers}"
+            store.create(match)
+            thread, answers = _waited(wakeups)
+            store.advance(match, 0)
+            thread.join(10)
+            assert answers == [{match.hex()}], f"outage {outage + 1}: {answers}"
+        wakeups.stop()
         store.close()
     finally:
         server.stop()
+
+
+def _put(store: LiveStore, table_id: str, created: float, **fields: object) -> None:
+    assert store.put_table(TableRow(table_id, 1, b"{}", created=created, **fields))  # type: ignore[arg-type]
+
+
+def test_the_lobby_quick_play_and_the_filler_read_their_own_index(store: LiveStore) -> None:
+    """The lobby pages public tables with a seat free, newest first, of one variant or all; a seek sees
+    every waiting quick-play table of its key (variant, players, clock) whatever else is open, and the
+    filler every table whose wait ended, whatever else is open (120 tables of another kind once hid them)."""
+    for i in range(130):  # public tables of another kind, newer than every quick-play table below
+        _put(store, f"osel-{i:03}", 1000.0 + i, public=True, variant="osel", free=1, players=4)
+    _put(store, "seek-a", 10.0, public=True, variant="kozel", free=1, players=2, seek=True, fill_at=50.0)
+    _put(store, "seek-b", 11.0, public=True, variant="kozel", free=1, players=2, seek=True, fill_at=40.0)
+    _put(store, "seek-clock", 12.0, public=True, variant="kozel", free=1, players=2, clock='{"move":30}', seek=True)
+    _put(store, "seek-4", 13.0, public=True, variant="kozel", free=3, players=4, seek=True)
+    _put(store, "full", 14.0, public=True, variant="kozel", free=0, players=2, seek=True)
+    _put(store, "private", 15.0, public=False, variant="kozel", free=1, players=2)
+
+    assert [r.table_id for r in store.seekable("kozel", 2, "", 10)] == ["seek-a", "seek-b"]
+    assert [r.table_id for r in store.seekable("kozel", 2, '{"move":30}', 10)] == ["seek-clock"]
+    assert [r.table_id for r in store.seekable("kozel", 4, "", 10)] == ["seek-4"]
+    assert [r.table_id for r in store.fillable(45.0, 10)] == ["seek-b"]
+    assert [r.table_id for r in store.fillable(100.0, 10)] == ["seek-b", "seek-a"]
+    assert [r.table_id for r in store.lobby("kozel", 10, None)] == ["seek-4", "seek-clock", "seek-b", "seek-a"]
+    page = store.lobby(None, 100, None)
+    assert [r.table_id for r in page] == [f"osel-{i:03}" for i in range(129, 29, -1)]
+    rest = store.lobby(None, 100, (page[-1].created, page[-1].table_id))
+    assert [r.table_id for r in rest] == [f"osel-{i:03}" for i in range(29, -1, -1)] + \
+        ["seek-4", "seek-clock", "seek-b", "seek-a"]
+    # Taken: out of the quick-play index and the lobby at once.
+    assert store.put_table(TableRow("seek-a", 2, b"{}", public=True, variant="kozel", free=0, created=10.0,
+                                    players=2, seek=True))
+    assert [r.table_id for r in store.seekable("kozel", 2, "", 10)] == ["seek-b"]
+    assert [r.table_id for r in store.fillable(100.0, 10)] == ["seek-b"]
 
 
 def test_the_wal_is_checkpointed_off_the_calls_by_a_thread_of_its_own(tmp_path: Path) -> None:
@@ -441,7 +516,7 @@ def test_the_wal_is_checkpointed_off_the_calls_by_a_thread_of_its_own(tmp_path: 
         time.sleep(0.05)
 
 
-def test_a_hosted_match_that_ends_is_unarchived_until_confirmed(store: VersionStore) -> None:
+def test_a_hosted_match_that_ends_is_unarchived_until_confirmed(store: LiveStore) -> None:
     """The advance that ends a hosted match puts it in `unarchived` from its deadline on (in the same
     write), out of the clocks' `due`; `archived` takes it out. A running clock's deadline is `due`
     and never `unarchived`; an advance that does not end the match with no deadline is neither."""

@@ -172,13 +172,12 @@ def test_a_clock_this_gateway_cannot_apply_does_not_stop_the_clocks_due_after_it
     """Two gateways on one store with different token keys (as after a key dropped too soon): the first
     clock to run out is one whose token the second gateway cannot open. The second gateway's pass says so
     and still applies its own match's timeout, due after it; the first gateway applies the other."""
-    from api_gateway.app import create_app
+    from api_gateway.app import TIMEOUTS, create_app
     from api_gateway.config import from_env
-    from api_gateway.tables import ClockKeeper
-    from api_gateway.tables_routes import TABLES
+    from api_gateway.hosting.keepers import Keeper
     from api_gateway.tokens import KeyRing
 
-    monkeypatch.setattr(ClockKeeper, "start", lambda self: None)  # the keeper's passes are this test's calls
+    monkeypatch.setattr(Keeper, "start", lambda self: None)  # the keeper's passes are this test's calls
     env = {**gateway_env(tmp_path), "GATEWAY_ENGINE": engine_proc.address}
     apps = [create_app(from_env(env)), create_app(from_env({**env, "STATE_TOKEN_KEYS": KeyRing.generate("other")}))]
     tables = []
@@ -189,8 +188,8 @@ def test_a_clock_this_gateway_cannot_apply_does_not_stop_the_clocks_due_after_it
         tables.append((gw, table))
     time.sleep(MOVE + 0.2)
 
-    first, second = (app.extensions[TABLES] for app in apps)
-    with caplog.at_level("WARNING", logger="api_gateway.tables"):
+    first, second = (app.extensions[TIMEOUTS] for app in apps)
+    with caplog.at_level("WARNING", logger="api_gateway.hosting.timeouts"):
         assert second.expire_due() == 1
     assert any("cannot be opened" in r.getMessage() and tables[0][1].match_id in r.getMessage()
                for r in caplog.records)

@@ -44,6 +44,28 @@ def test_two_seekers_meet_at_one_table_and_their_match_is_dealt(tables_gw: Gatew
         assert latest["seat"] == joined["seat"]
 
 
+def test_quick_play_pairs_and_fills_past_more_public_tables_of_another_kind_than_a_page(
+        engine_proc: EngineProc, tmp_path: Path) -> None:
+    """120 newer public tables of another kind (4-player Kozel opened by hand; seek read only the newest 100
+    of its variant's lobby, and the filler the newest 100 of all, so quick play found nobody and never
+    filled): two seekers are still
+    seated together, and a lone seeker's table still fills with bots after its wait."""
+    gw = launch_gateway(engine_proc.address, "--workers", "2", env=gateway_env(tmp_path))
+    try:
+        anna = seek(gw, variant="kozel", players=2, name="Anna")
+        clara = seek(gw, variant="kozel", players=3, name="Clara", bots_after=2, bots_level="random")
+        for _ in range(120):
+            ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "public": True}), 201)
+        boris = seek(gw, variant="kozel", players=2, name="Boris")
+        assert not boris["opened"] and boris["table_id"] == anna["table_id"] and boris["match_id"] is not None
+        deadline = time.monotonic() + 20
+        while ok(call(gw, "GET", f"/v1/tables/{clara['table_id']}"))["match_id"] is None:
+            assert time.monotonic() < deadline, "the lone seeker's table was never filled"
+            time.sleep(0.2)
+    finally:
+        gw.stop()
+
+
 def test_a_seek_for_another_player_count_or_clock_opens_its_own_table(tables_gw: Gateway) -> None:
     a = seek(tables_gw, variant="block", players=2, name="A")
     b = seek(tables_gw, variant="block", players=3, name="B")
@@ -179,10 +201,10 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
     tried), and the gateway whose engine answers fills them all on its pass."""
     from api_gateway.app import create_app
     from api_gateway.config import from_env
-    from api_gateway.tables import ClockKeeper
-    from api_gateway.tables_routes import TABLES
+    from api_gateway.hosting.keepers import Keeper
+    from api_gateway.tables_routes import MATCHMAKING
 
-    monkeypatch.setattr(ClockKeeper, "start", lambda self: None)  # the passes are this test's calls
+    monkeypatch.setattr(Keeper, "start", lambda self: None)  # the passes are this test's calls
     env = gateway_env(tmp_path)
     up = create_app(from_env({**env, "GATEWAY_ENGINE": engine_proc.address}))
     down = create_app(from_env({**env, "GATEWAY_ENGINE": "127.0.0.1:9", "GATEWAY_ENGINE_TIMEOUT": "0.5"}))
@@ -194,15 +216,15 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
         opened.append(reply.get_json()["table_id"])
     time.sleep(1.1)
 
-    with caplog.at_level("WARNING", logger="api_gateway.tables"):
-        assert down.extensions[TABLES].fill_due() == 0
+    with caplog.at_level("WARNING", logger="api_gateway.hosting.matchmaking"):
+        assert down.extensions[MATCHMAKING].fill_due() == 0
     warned = [r for r in caplog.records if "not filled yet" in r.getMessage()]
     assert sorted(t for t in opened if any(t in r.getMessage() for r in warned)) == sorted(opened)
     assert all(r.exc_info is None for r in caplog.records)
     for table_id in opened:
         assert up.test_client().get(f"/v1/tables/{table_id}").get_json()["match_id"] is None
 
-    assert up.extensions[TABLES].fill_due() == 2
+    assert up.extensions[MATCHMAKING].fill_due() == 2
     for table_id in opened:
         table = up.test_client().get(f"/v1/tables/{table_id}").get_json()
         assert table["match_id"] is not None and table["status"] == "playing"

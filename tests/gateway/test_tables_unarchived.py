@@ -36,18 +36,19 @@ def test_a_match_its_gateway_did_not_archive_is_archived_by_a_later_pass_once(
     from api_gateway.app import create_app
     from api_gateway.archive import database
     from api_gateway.config import from_env
-    from api_gateway.tables import ClockKeeper
+    from api_gateway.hosting.keepers import Keeper
     from api_gateway.tables_routes import TABLES
 
-    monkeypatch.setattr(ClockKeeper, "start", lambda self: None)  # the keeper's passes are this test's calls
+    monkeypatch.setattr(Keeper, "start", lambda self: None)  # the keepers' passes are this test's calls
     env = gateway_env(tmp_path, store_url)
     archive_db = database.create(env["GATEWAY_DATABASE"])
     database.upgrade(archive_db)  # as `domino serve gateway` does at start
     archive_db.dispose()
     up_app = create_app(from_env({**env, "GATEWAY_ENGINE": engine_proc.address}))
     down_app = create_app(from_env({**env, "GATEWAY_ENGINE": "127.0.0.1:9", "GATEWAY_ENGINE_TIMEOUT": "0.5"}))
-    up, down = up_app.extensions[TABLES], down_app.extensions[TABLES]
+    up, down = up_app.extensions[TABLES].play.handoff, down_app.extensions[TABLES].play.handoff
     up.archive_after = 1.0
+    store = up.matches.store
     gw = cast(Gateway, InProcess(up_app))
 
     def play_to_the_end(table: Any) -> None:
@@ -60,22 +61,23 @@ def test_a_match_its_gateway_did_not_archive_is_archived_by_a_later_pass_once(
     first = open_table(gw, ONE_AND_A_BOT, variant="block", players=2)
     play_to_the_end(first)
     assert gw.get(f"/v1/matches/{first.match_id}/record").status == 200
-    assert up.store.unarchived(time.time() + 3600, 10) == []
+    assert store.unarchived(time.time() + 3600, 10) == []
 
     # 2. the gateway stops between the last move's write and the archive's
     again = ok(call(gw, "POST", f"/v1/tables/{first.table_id}/again", credential=first.host_key))["table"]
     second = type(first)(first.table_id, first.host_key, first.credentials, again["match_id"], first.opened)
-    monkeypatch.setattr(up.matches, "on_hosted_over", None)
     started = time.time()
-    play_to_the_end(second)
+    with monkeypatch.context() as stopped:  # the inline hand-off never happens
+        stopped.setattr(up, "archive_match", lambda match_id, state: False)
+        play_to_the_end(second)
     assert gw.get(f"/v1/matches/{second.match_id}/record").status == 404
     # not before `archive_after` from the end (the gateway of the last move may still be at it)
-    assert up.store.unarchived(started + up.archive_after - 0.01, 10) == []
+    assert store.unarchived(started + up.archive_after - 0.01, 10) == []
     time.sleep(1.1)
-    assert up.store.unarchived(time.time(), 10) == [bytes.fromhex(second.match_id)]
+    assert store.unarchived(time.time(), 10) == [bytes.fromhex(second.match_id)]
 
     # 3. a gateway whose engine is down tries, warns, and leaves it for the next pass
-    with caplog.at_level("WARNING", logger="api_gateway.tables"):
+    with caplog.at_level("WARNING", logger="api_gateway.hosting.handoff"):
         assert down.archive_due() == 0
     assert any("not archived yet" in r.getMessage() and second.match_id in r.getMessage() for r in caplog.records)
     assert all(r.exc_info is None for r in caplog.records)
@@ -88,4 +90,4 @@ def test_a_match_its_gateway_did_not_archive_is_archived_by_a_later_pass_once(
     assert archived.json["seats"][0]["player"].startswith("guest:") and archived.json["seats"][1]["player"] is None
     assert archived.json["record"]["result"] is not None
     assert up.archive_due() == 0 and down.archive_due() == 0
-    assert up.store.unarchived(time.time() + 3600, 10) == []
+    assert store.unarchived(time.time() + 3600, 10) == []

@@ -1,0 +1,85 @@
+"""A gateway worker's keepers: the work that nobody's call does (turn clocks that ran out, quick-play
+tables whose wait is over, matches whose hand-off to the archive was not confirmed), each on a thread of
+its own (a greenlet under gevent).
+
+A keeper sleeps until the earliest deadline of its kind (`next_time`, one indexed read of the store),
+and is woken early when any gateway writes a deadline (`store.DEADLINES`, through the worker's
+`Watching`): with no clock running, no table waiting and nothing to hand over, it reads nothing. Between
+two passes it waits at least `period` seconds, so a pass that fails (the engine down) is retried at
+that pace, not in a loop. Where the worker has no wake-ups (the threaded development server), it
+looks every `period` seconds."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from api_gateway.store import DEADLINES, StoreUnavailable
+from api_gateway.watching import Watching
+
+log = logging.getLogger("api_gateway.hosting.keepers")
+
+_DEADLINES = DEADLINES.hex()
+
+
+class Keeper:
+    """`job` whenever `next_time` (unix seconds, None: nothing due) has come, until `stop`."""
+
+    def __init__(self, name: str, job: Callable[[], object], next_time: Callable[[], float | None],
+                 watching: Watching, period: float, clock: Callable[[], float] = time.time) -> None:
+        self.name = name
+        self.job = job
+        self.next_time = next_time
+        self.period = period
+        self._watching = watching
+        self._clock = clock
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._watched = False
+
+    def poke(self, match_id: str) -> None:
+        if match_id == _DEADLINES:
+            self._wake.set()
+
+    def poke_all(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        if self._thread is None:
+            if self._watching.usable:
+                self._watching.add(self)
+            self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+            self._thread.start()
+
+    def _sleep(self) -> float | None:
+        """Seconds until the next pass (None: until woken); watches the deadlines first, so that a deadline
+        written after the read below wakes it."""
+        if not self._watching.usable:
+            return self.period
+        try:
+            if not self._watched:
+                self._watching.watch(_DEADLINES)
+                self._watched = True
+            due = self.next_time()
+        except StoreUnavailable as exc:
+            log.warning("%s: the store does not answer: %s", self.name, exc)
+            return self.period
+        return None if due is None else max(self.period, due - self._clock())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self._wake.wait(self._sleep()):  # woken by a new deadline: read the earliest one again
+                self._wake.clear()
+                continue
+            try:
+                self.job()
+            except StoreUnavailable as exc:  # the store is back soon: the work is still due then
+                log.warning("%s: not done this pass: %s", self.name, exc)
+            except Exception:  # a bug must not stop every later pass
+                log.exception("%s: the pass failed", self.name)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
