@@ -58,6 +58,8 @@ Json = dict[str, Any]
 #: the retries of a call and the reconnections of the stream, each backing off to `MAX_BACKOFF` seconds.
 PATIENCE_RETRIES = 60
 MAX_BACKOFF = 5.0
+#: How many times a move (or a deal) that did not get through is sent again before the failure is given up on.
+RESENDS = 5
 
 
 class MatchEnded(Exception):
@@ -125,7 +127,7 @@ class SeatScreen(_Held):
         """`call`'s answer; when the connection broke after it was sent (a gateway killed mid-move), the seat's
         latest is asked (from any gateway): changed since the screen's, the call counted and None is answered
         (the stream brings what changed, with its events); unchanged, it is sent again."""
-        while True:
+        for _ in range(RESENDS):
             try:
                 return call()
             except ConnectionLost as err:
@@ -134,6 +136,7 @@ class SeatScreen(_Held):
                     self.note(f"(The {what}'s answer was lost: {reason(err)}; it counted.)")
                     return None
                 self.note(f"(The {what} did not get through: {reason(err)}; sent again.)")
+        return call()                       # a connection that keeps breaking: its error ends the game
 
 
 def seat_names(table: Table, mine: int) -> list[str]:
@@ -149,7 +152,7 @@ def seat_names(table: Table, mine: int) -> list[str]:
 
 
 def reason(err: Exception) -> str:
-    """A failure as the person reads it: "cannot be reached", "is unavailable (...)"."""
+    """A failure as the person reads it: "cannot be reached", "the connection broke", "503 Engine unavailable"."""
     if isinstance(err, Unreachable):
         return "cannot be reached"
     if isinstance(err, AnswerTimeout):

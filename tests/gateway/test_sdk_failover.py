@@ -370,6 +370,12 @@ def test_the_credential_is_shown_and_kept_and_resume_comes_back_to_the_seat(pair
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1
+    child = spawn_play("--resume", opened.table_id, "--credential", shown, "--url", b.url, state=state)
+    child.expect("That seat was given up: its credential no longer works")    # from another device, too
+    child.expect(pexpect.EOF)
+    screen = child.before
+    child.close()
+    assert child.exitstatus == 1 and "Traceback" not in screen
 
 
 def test_with_every_gateway_gone_the_terminal_waits_says_so_and_goes_on(pair: Pair, tmp_path: Path) -> None:
