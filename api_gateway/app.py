@@ -30,7 +30,7 @@ from flask import Flask, Response, g, request
 from flask_smorest import Api  # type: ignore[import-untyped]
 from werkzeug.wrappers import Response as WerkzeugResponse
 
-from api_gateway import metrics, problems
+from api_gateway import metrics
 from api_gateway.archive.routes import ARCHIVE, archive_blp
 from api_gateway.archive.service import Archive
 from api_gateway.config import GatewayConfig, from_env
@@ -41,18 +41,19 @@ from api_gateway.hosting.matchmaking import Matchmaking
 from api_gateway.hosting.play import HostedPlay
 from api_gateway.hosting.tables import Tables
 from api_gateway.hosting.timeouts import OUTCOMES, Timeouts
-from api_gateway.json_provider import FastJSONProvider
+from api_gateway.http import problems
+from api_gateway.http.json_provider import FastJSONProvider
+from api_gateway.http.openapi import STREAM_COMPONENTS, ShapeRules
+from api_gateway.http.routes import matches_blp, problems_blp, records_blp, variants_blp
+from api_gateway.http.schemas import EITHER_COMPONENTS, ProblemSchema
+from api_gateway.http.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.matches import Matches
-from api_gateway.openapi import STREAM_COMPONENTS, ShapeRules
-from api_gateway.routes import matches_blp, problems_blp, records_blp, variants_blp
-from api_gateway.schemas import EITHER_COMPONENTS, ProblemSchema
-from api_gateway.seat_streams import SeatStreams
 from api_gateway.store import LiveStore, default_url, open_store
+from api_gateway.store.watching import Watching
 from api_gateway.streams import Limits, Streams
-from api_gateway.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
+from api_gateway.streams.seats import SeatStreams
 from api_gateway.tokens import KeyRing
 from api_gateway.tournaments import TOURNAMENTS, Tournaments, tournaments_blp
-from api_gateway.watching import Watching
 
 log = logging.getLogger("api_gateway")
 
@@ -88,7 +89,7 @@ streams' items are described by `x-events` and `x-itemSchema`.
 
 class GatewayApi(Api):  # type: ignore[misc]  # flask-smorest is untyped (Any base)
     """flask-smorest's Api with RFC 9457 errors instead of its own JSON error body, through its public
-    surface only: every operation documents its own problem answers (`api_gateway.openapi.operation`),
+    surface only: every operation documents its own problem answers (`api_gateway.http.openapi.operation`),
     so flask-smorest's default error response (application/json) is named nowhere."""
 
     ERROR_SCHEMA = ProblemSchema

@@ -8,7 +8,7 @@ bytes) back, so it never reads a state. The channel is the contract's
 UNAVAILABLE, round-robin over every address of the target); every call has a
 deadline, its latency is observed, and a status other than OK becomes one of the
 exceptions below through the contract's one table (`domino.v1.errors`).
-`api_gateway.problems` maps those to HTTP.
+`api_gateway.http.problems` maps those to HTTP.
 """
 from __future__ import annotations
 

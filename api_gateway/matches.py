@@ -42,7 +42,7 @@ import orjson
 
 from api_gateway.clocks import Clocks
 from api_gateway.engine import Engine
-from api_gateway.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
+from api_gateway.http.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
 from api_gateway.store import Hosted, LiveStore, MatchExpired, Receipt, StaleToken
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 

@@ -16,11 +16,11 @@ from typing import Any
 from flask import Response, current_app
 from flask.views import MethodView
 
-from api_gateway.bodies import Blueprint
 from api_gateway.engine import Engine
-from api_gateway.openapi import BODY, ENGINE, EXAMPLES, operation
-from api_gateway.routes import answer
-from api_gateway.schemas import (
+from api_gateway.http.bodies import Blueprint
+from api_gateway.http.openapi import BODY, ENGINE, EXAMPLES, operation
+from api_gateway.http.routes import answer
+from api_gateway.http.schemas import (
     NewTournamentSchema,
     RecordRoundSchema,
     StandingsAnswerSchema,

@@ -321,14 +321,15 @@ def memory(streams: int, log: Any, on_redis: bool = False) -> Json:
             held = _rss_kib(worker)
             print(f"{streams} streams open in {opened_s:.1f} s; worker RSS {before} -> {held} KiB", file=log)
             time.sleep(1.0)  # the feeds' first reads done
-            idle_from = (_cpu_s(worker), _store_trips(metrics), _redis_commands(redis) if redis else None)
+            cpu, trips, commands = _cpu_s(worker), _store_trips(metrics), _redis_commands(redis) if redis else 0
             time.sleep(IDLE)
-            idle_to = (_cpu_s(worker), _store_trips(metrics), _redis_commands(redis) if redis else None)
-            idle = {"seconds": IDLE, "cpu_share": round((idle_to[0] - idle_from[0]) / IDLE, 4),
-                    "store_trips_per_s": None if idle_from[1] is None or idle_to[1] is None
-                    else round((idle_to[1] - idle_from[1]) / IDLE, 2),
-                    # less the two INFO calls of the measure itself
-                    "redis_commands_per_s": None if redis is None else round((idle_to[2] - idle_from[2] - 1) / IDLE, 2)}
+            trips_after = _store_trips(metrics)
+            idle = {"seconds": IDLE, "cpu_share": round((_cpu_s(worker) - cpu) / IDLE, 4),
+                    "store_trips_per_s": None if trips is None or trips_after is None
+                    else round((trips_after - trips) / IDLE, 2),
+                    # less the INFO call of the measure itself
+                    "redis_commands_per_s": None if redis is None
+                    else round((_redis_commands(redis) - commands - 1) / IDLE, 2)}
             print(f"idle with them open: {idle}", file=log)
             # one move at every table: every stream must get its update
             sel = selectors.DefaultSelector()

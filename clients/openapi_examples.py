@@ -7,7 +7,7 @@ The states in them are real: a Kozel match dealt from seed 42 (and its first rou
 played out), a match created without a deal, a Kingdomino game from docs/variants.md's
 deal after its first four picks, a Bykovo micro-tournament. The gateway cannot make
 them itself (it imports nothing of the engine), so they are kept in
-`api_gateway/openapi_examples.json`.
+`api_gateway/http/openapi_examples.json`.
 """
 from __future__ import annotations
 

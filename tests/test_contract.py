@@ -21,10 +21,10 @@ from domino.v1 import engine_pb2 as pb
 from domino.v1.jsonargs import ARGUMENTS, DIFFERENCES, SEALED
 from marshmallow import Schema
 
-from api_gateway import schemas
 from api_gateway.app import create_app
 from api_gateway.config import GatewayConfig
-from api_gateway.routes import OPERATIONS
+from api_gateway.http import schemas
+from api_gateway.http.routes import OPERATIONS
 from engine_service.edge.json_face import JsonEngineServicer
 from engine_service.rules import MalformedError
 

@@ -26,8 +26,8 @@ from api_gateway.archive.schemas import (
     PlayerSchema,
 )
 from api_gateway.archive.service import Archive
-from api_gateway.bodies import Blueprint
-from api_gateway.openapi import ENGINE, operation
+from api_gateway.http.bodies import Blueprint
+from api_gateway.http.openapi import ENGINE, operation
 
 Json = dict[str, Any]
 ARCHIVE = "domino_archive"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from marshmallow import RAISE, Schema, fields, validate
 
 from api_gateway.archive.repository import ORDERS
-from api_gateway.schemas import MAX_TEXT, OneOf, StrictInteger, StrictSchema
+from api_gateway.http.schemas import MAX_TEXT, OneOf, StrictInteger, StrictSchema
 
 MAX_PAGE = 100
 DEFAULT_PAGE = 20

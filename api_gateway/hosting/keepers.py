@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from api_gateway.store import DEADLINES, StoreUnavailable
-from api_gateway.watching import Watching
+from api_gateway.store.watching import Watching
 
 log = logging.getLogger("api_gateway.hosting.keepers")
 

@@ -16,7 +16,7 @@ from api_gateway.archive.repository import UnknownPlayer
 from api_gateway.engine import EngineProblem
 from api_gateway.hosting import records
 from api_gateway.hosting.tables import Tables, clock_setting
-from api_gateway.problems import TableRefused
+from api_gateway.http.problems import TableRefused
 from api_gateway.store import Deal
 
 log = logging.getLogger("api_gateway.hosting.matchmaking")

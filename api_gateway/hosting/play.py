@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from api_gateway.hosting.handoff import Handoff
+from api_gateway.http.problems import UnknownMatch
 from api_gateway.matches import Carried, ClockChange, Matches
-from api_gateway.problems import UnknownMatch
 from api_gateway.store import HostedMatch, MatchExpired, StaleToken
 from api_gateway.tokens import Principal
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from api_gateway.problems import TableRefused
+from api_gateway.http.problems import TableRefused
 from api_gateway.store import TableRow
 from api_gateway.tokens import HOST
 

@@ -1,5 +1,5 @@
 """Online tables and their seats (issue 24, docs/tables.md): people on different devices play one sealed
-match through the gateway alone. No Flask here: `api_gateway.tables_routes` is the REST face.
+match through the gateway alone. No Flask here: `api_gateway.http.tables_routes` is the REST face.
 
 - A table is a record in the live store (`records`): every change is a compare-and-set of the record's
   version (`Tables._update`): two people racing for the last seat, exactly one write wins and the
@@ -26,8 +26,8 @@ from api_gateway.clocks import Clocks, ClockSetting, ClockSettingError
 from api_gateway.engine import EngineMalformed
 from api_gateway.hosting import records
 from api_gateway.hosting.play import HostedPlay
+from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.matches import MATCH_ID_BYTES, hosted_change
-from api_gateway.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.store import Deal, HostedMatch, MatchExpired, StoreUnavailable, TableRow
 from api_gateway.tokens import HOST, host_key, new_sealed, seat_key
 

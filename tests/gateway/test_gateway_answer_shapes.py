@@ -1,7 +1,7 @@
 """Every /v1/matches answer is exactly what its documented schema describes.
 
 The play routes send the answers `Matches` builds without a marshmallow dump
-(`api_gateway.routes.answer`): this pins that the dump would change nothing,
+(`api_gateway.http.routes.answer`): this pins that the dump would change nothing,
 i.e. no key missing from the OpenAPI document and no value of another type,
 over whole matches of every family, in both modes, with every event type.
 """
@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 from marshmallow import Schema
 
-from api_gateway.schemas import LegalAnswerSchema, MatchAnswerSchema, ReplayAnswerSchema, ViewAnswerSchema
+from api_gateway.http.schemas import (
+    LegalAnswerSchema,
+    MatchAnswerSchema,
+    ReplayAnswerSchema,
+    ViewAnswerSchema,
+)
 
 from .conftest import Gateway
 

@@ -16,7 +16,7 @@ import grpc
 import pytest
 from domino.v1 import engine_pb2 as pb
 
-from api_gateway import problems
+from api_gateway.http import problems
 
 from .conftest import REPO, FakeEngine, Gateway, free_port
 

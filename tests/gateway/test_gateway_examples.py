@@ -1,7 +1,7 @@
 """Every operation's documented example works as Swagger UI prefills it, against a real gateway.
 
 The examples are real requests made with the rules (`python -m clients.openapi_examples`,
-kept in api_gateway/openapi_examples.json because the gateway imports nothing of the
+kept in api_gateway/http/openapi_examples.json because the gateway imports nothing of the
 engine): the file must be what that module makes now, and each example, read back from
 the live /openapi.json, must be answered 2xx.
 """

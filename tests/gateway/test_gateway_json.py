@@ -7,7 +7,7 @@ import json
 
 from flask import Flask
 
-from api_gateway.json_provider import FastJSONProvider
+from api_gateway.http.json_provider import FastJSONProvider
 
 
 def _app(debug: bool = False) -> Flask:

@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 from variants.test_kingdomino_bad_input import CASES, DEAL, PLACING
 
-from api_gateway.schemas import LegalAnswerSchema, MatchAnswerSchema, ReplayAnswerSchema, ViewAnswerSchema
+from api_gateway.http.schemas import (
+    LegalAnswerSchema,
+    MatchAnswerSchema,
+    ReplayAnswerSchema,
+    ViewAnswerSchema,
+)
 from engine_service.rules import IllegalActionError, Kingdomino, MalformedError
 
 from .conftest import Gateway

@@ -14,7 +14,7 @@ import pytest
 from api_gateway.app import create_app
 from api_gateway.config import ConfigError, from_env
 from api_gateway.hosting.tables import Tables
-from api_gateway.table_schemas import (
+from api_gateway.http.table_schemas import (
     InvitesSchema,
     JoinAnswerSchema,
     LobbySchema,
@@ -23,7 +23,7 @@ from api_gateway.table_schemas import (
     TableAnswerSchema,
     TableSchema,
 )
-from api_gateway.tables_routes import MATCHMAKING, TABLES
+from api_gateway.http.tables_routes import MATCHMAKING, TABLES
 from engine_service.rules import Match, variants
 
 from .conftest import EngineProc, Gateway, gateway_env
@@ -248,7 +248,7 @@ def test_a_public_url_that_is_no_web_address_is_refused_at_start(text: str) -> N
 
 
 def test_the_table_answers_schemas_drop_nothing(engine_proc: EngineProc, tmp_path: Path) -> None:
-    """Table answers are serialized by their response schemas (api_gateway/table_schemas.py), which drop
+    """Table answers are serialized by their response schemas (api_gateway/http/table_schemas.py), which drop
     a key they do not declare: every key `Tables` answers is declared, so none is lost on the way."""
     env = gateway_env(tmp_path, GATEWAY_ENGINE=engine_proc.address, GATEWAY_PUBLIC_URL="https://domino.example")
     app = create_app(from_env(env))

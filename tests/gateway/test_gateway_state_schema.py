@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from api_gateway.schemas import (
+from api_gateway.http.schemas import (
     EventSchema,
     KingdominoEventSchema,
     KingdominoStateSchema,

@@ -16,7 +16,7 @@ from flask.testing import FlaskClient
 
 from api_gateway.app import create_app
 from api_gateway.config import GatewayConfig
-from api_gateway.schemas import StandingSchema, TournamentRoundSchema, TournamentStateSchema
+from api_gateway.http.schemas import StandingSchema, TournamentRoundSchema, TournamentStateSchema
 from engine_service.rules import Tournament
 
 from .conftest import Gateway

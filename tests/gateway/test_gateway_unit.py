@@ -13,7 +13,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from api_gateway import config, problems
+from api_gateway import config
 from api_gateway.app import create_app
 from api_gateway.config import ConfigError, GatewayConfig
 from api_gateway.engine import (
@@ -27,7 +27,8 @@ from api_gateway.engine import (
     EngineUnavailable,
     problem_for_status,
 )
-from api_gateway.schemas import NewMatchSchema
+from api_gateway.http import problems
+from api_gateway.http.schemas import NewMatchSchema
 from api_gateway.server import prepare
 from api_gateway.tokens import KeyRing, KeyRingError, SeatKeyError, TokenError
 
@@ -333,7 +334,7 @@ DEEP = "[" * 1000 + "]" * 1000
 def test_cheap_hostile_bodies_are_400_problems_never_500(client: FlaskClient, path: str, raw: str | bytes,
                                                           words: str) -> None:
     """JSON nested a thousand levels deep, numbers of thousands of digits, lone surrogates and bytes that are
-    not UTF-8 are refused by the body reader (api_gateway.bodies) before anything else reads them."""
+    not UTF-8 are refused by the body reader (api_gateway.http.bodies) before anything else reads them."""
     r = client.post(path, data=raw, content_type="application/json")
     problem = r.get_json()
     assert r.status_code == 400 and r.mimetype == "application/problem+json", problem
@@ -341,7 +342,7 @@ def test_cheap_hostile_bodies_are_400_problems_never_500(client: FlaskClient, pa
 
 
 def test_a_body_as_deep_as_the_limit_is_read() -> None:
-    from api_gateway.bodies import MAX_DEPTH, BodyError, parse
+    from api_gateway.http.bodies import MAX_DEPTH, BodyError, parse
 
     assert parse("[" * MAX_DEPTH + "]" * MAX_DEPTH)
     with pytest.raises(BodyError):

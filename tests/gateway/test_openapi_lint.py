@@ -1,7 +1,7 @@
 """The OpenAPI document as a generator's input (issue 39, part 1): valid OpenAPI 3.0 by
 openapi-spec-validator, every operation with a unique verb-noun `operationId` and a tag, the
 streams with their media types and item schemas, the problem answers read from the one catalogue
-(`api_gateway.problems`), and no private flask-smorest attribute anywhere in the gateway."""
+(`api_gateway.http.problems`), and no private flask-smorest attribute anywhere in the gateway."""
 from __future__ import annotations
 
 import re
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from openapi_spec_validator import validate
 
-from api_gateway import problems
 from api_gateway.app import API_DESCRIPTION, create_app
 from api_gateway.config import GatewayConfig
+from api_gateway.http import problems
 from api_gateway.tokens import KeyRing
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import grpc
 import pytest
 from domino.v1 import engine_pb2 as pb
 
-from api_gateway.problems import PROBLEM_TYPES
+from api_gateway.http.problems import PROBLEM_TYPES
 from clients.sdk import (
     AnswerTimeout,
     Bot,

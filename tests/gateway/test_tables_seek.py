@@ -202,7 +202,7 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
     from api_gateway.app import create_app
     from api_gateway.config import from_env
     from api_gateway.hosting.keepers import Keeper
-    from api_gateway.tables_routes import MATCHMAKING
+    from api_gateway.http.tables_routes import MATCHMAKING
 
     monkeypatch.setattr(Keeper, "start", lambda self: None)  # the passes are this test's calls
     env = gateway_env(tmp_path)

@@ -37,7 +37,7 @@ def test_a_match_its_gateway_did_not_archive_is_archived_by_a_later_pass_once(
     from api_gateway.archive import database
     from api_gateway.config import from_env
     from api_gateway.hosting.keepers import Keeper
-    from api_gateway.tables_routes import TABLES
+    from api_gateway.http.tables_routes import TABLES
 
     monkeypatch.setattr(Keeper, "start", lambda self: None)  # the keepers' passes are this test's calls
     env = gateway_env(tmp_path, store_url)

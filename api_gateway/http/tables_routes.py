@@ -1,6 +1,6 @@
 # mypy: allow-untyped-decorators
 """The online tables' REST face (issue 24; the contract: docs/tables.md): flask-smorest views over
-`api_gateway.hosting` (tables, matchmaking), and the seat streams (`api_gateway.seat_streams`).
+`api_gateway.hosting` (tables, matchmaking), and the seat streams (`api_gateway.streams.seats`).
 
 Credentials travel only in ``Authorization: Bearer <value>``; a browser's EventSource, which
 sends no header, starts its stream with a single-use ticket instead.
@@ -13,14 +13,13 @@ from typing import Any
 from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
 
-from api_gateway.bodies import Blueprint
 from api_gateway.config import GatewayConfig
 from api_gateway.hosting.tables import Tables
-from api_gateway.openapi import BODY, ENGINE, SEAT_STREAM, operation
-from api_gateway.problems import SealedForbidden
-from api_gateway.schemas import LegalAnswerSchema, MatchAnswerSchema
-from api_gateway.seat_streams import SeatStreams
-from api_gateway.table_schemas import (
+from api_gateway.http.bodies import Blueprint
+from api_gateway.http.openapi import BODY, ENGINE, SEAT_STREAM, operation
+from api_gateway.http.problems import SealedForbidden
+from api_gateway.http.schemas import LegalAnswerSchema, MatchAnswerSchema
+from api_gateway.http.table_schemas import (
     EmptySchema,
     EventsArgsSchema,
     InvitesSchema,
@@ -38,6 +37,7 @@ from api_gateway.table_schemas import (
     TableSchema,
     TicketSchema,
 )
+from api_gateway.streams.seats import SeatStreams
 
 Json = dict[str, Any]
 TABLES = "domino_tables"

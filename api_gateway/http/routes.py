@@ -23,11 +23,10 @@ from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
 from marshmallow import Schema
 
-from api_gateway import problems
-from api_gateway.bodies import Blueprint
-from api_gateway.matches import Matches
-from api_gateway.openapi import BODY, CARRIED, ENGINE, EXAMPLES, SPECTATOR_STREAM, operation
-from api_gateway.schemas import (
+from api_gateway.http import problems
+from api_gateway.http.bodies import Blueprint
+from api_gateway.http.openapi import BODY, CARRIED, ENGINE, EXAMPLES, SPECTATOR_STREAM, operation
+from api_gateway.http.schemas import (
     ApplySchema,
     CarrierSchema,
     ExportRecordSchema,
@@ -53,6 +52,7 @@ from api_gateway.schemas import (
     VariantSchema,
     ViewAnswerSchema,
 )
+from api_gateway.matches import Matches
 from api_gateway.streams import Streams
 
 Json = dict[str, Any]

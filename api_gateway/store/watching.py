@@ -17,7 +17,7 @@ from gevent import monkey
 
 from api_gateway.store import RESYNC, StoreUnavailable, Wakeups
 
-log = logging.getLogger("api_gateway.watching")
+log = logging.getLogger("api_gateway.store.watching")
 
 
 class Listener(Protocol):

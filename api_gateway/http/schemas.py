@@ -713,7 +713,7 @@ class NewMatchSchema(StrictSchema):
         "description": "transparent (default): the answer carries the state; sealed: an opaque token and "
                        "one key per seat"})
 
-    #: The same rules as `_one_source`, in the OpenAPI document (api_gateway/openapi.py). A null
+    #: The same rules as `_one_source`, in the OpenAPI document (api_gateway/http/openapi.py). A null
     #: seed is the same as none.
     OPENAPI_RULES: ClassVar[dict[str, Any]] = {"allOf": [
         {"not": {"required": ["seed", "deal"], "properties": {"seed": {"type": "integer"}}}},
@@ -913,7 +913,7 @@ class ProblemSchema(Schema):
 
 
 class ProblemTypeSchema(Schema):
-    """What a problem type means (`GET /v1/problems/{name}`), from `api_gateway.problems.PROBLEM_TYPES`."""
+    """What a problem type means (`GET /v1/problems/{name}`), from `api_gateway.http.problems.PROBLEM_TYPES`."""
 
     type = fields.String(metadata={"description": "the `type` member of its answers: /v1/problems/<name>"})
     title = fields.String()

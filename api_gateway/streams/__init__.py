@@ -5,7 +5,7 @@ gateway, health checks included, for minutes). What this module does about it:
 
 - one feed per watched match per worker (`Feed`), shared by all the match's streams,
   which reads the live store only when the match advanced: the worker watches the
-  match's wake-ups (`api_gateway.watching`, the store's `Wakeups`), an advance made by any worker of
+  match's wake-ups (`api_gateway.store.watching`, the store's `Wakeups`), an advance made by any worker of
   any gateway wakes the workers watching that match and no other, and with nothing
   happening no query runs. Each stream sleeps until its feed has news;
 - a client that leaves is noticed at once: the stream watches its socket for the end of
@@ -36,10 +36,10 @@ import gevent
 from gevent import monkey
 from gevent.event import AsyncResult, Event
 
+from api_gateway.http.problems import StreamRefused, UnknownMatch
 from api_gateway.metrics import SPECTATOR_STREAMS
-from api_gateway.problems import StreamRefused, UnknownMatch
 from api_gateway.store import StoreUnavailable
-from api_gateway.watching import Watching
+from api_gateway.store.watching import Watching
 
 log = logging.getLogger("api_gateway.streams")
 
@@ -59,7 +59,7 @@ def closed_line(reason: str) -> bytes:
 class Format:
     """How a stream writes what it has: its lines (from the `first`-th of its feed), its keepalive, its
     closing line, and what ends it with the match. Spectator streams are NDJSON (`NDJSON`); seat
-    streams are Server-Sent Events (`api_gateway.seat_streams`)."""
+    streams are Server-Sent Events (`api_gateway.streams.seats`)."""
 
     lines: Callable[[list[bytes], int], bytes]
     keepalive: bytes

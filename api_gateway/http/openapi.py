@@ -23,10 +23,10 @@ from typing import Any, TypeVar
 from apispec import BasePlugin
 from marshmallow import Schema
 
-from api_gateway import problems
-from api_gateway.bodies import Blueprint
-from api_gateway.schemas import ProblemSchema
-from api_gateway.stream_schemas import (
+from api_gateway.http import problems
+from api_gateway.http.bodies import Blueprint
+from api_gateway.http.schemas import ProblemSchema
+from api_gateway.http.stream_schemas import (
     SeatStreamUpdateSchema,
     SeatStreamViewSchema,
     SpectatorControlSchema,

@@ -8,7 +8,7 @@ phrase as the title, as RFC 9457 asks; the ones an operation documents are `PLAI
 
 Everything else reads the catalogue: `from_exception` (the one mapping from what the
 gateway raises to what the client sees), the OpenAPI document's problem answers of each
-operation (`api_gateway.openapi.operation`), `GET /v1/problems/{name}`, and docs/rest.md's
+operation (`api_gateway.http.openapi.operation`), `GET /v1/problems/{name}`, and docs/rest.md's
 table of errors (`markdown_table`, which tests/gateway/test_gateway_errors.py holds the page to).
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from api_gateway.engine import (
 from api_gateway.store import MatchExpired, StaleToken, StoreUnavailable
 from api_gateway.tokens import SeatKeyError, TokenError
 
-log = logging.getLogger("api_gateway.problems")
+log = logging.getLogger("api_gateway.http.problems")
 
 MEDIA_TYPE = "application/problem+json"
 TYPE_PREFIX = "/v1/problems/"

@@ -3,13 +3,13 @@
 A seat stream (`GET /v1/matches/{id}/events`, Server-Sent Events) sends `view`, `update`, `end` and
 `closed` events, each with one line of JSON as its data; the spectator stream
 (`GET /v1/matches/{id}/spectate`, NDJSON) sends a description, the match's events (the `Event`
-components) and control lines. `api_gateway.openapi` names them in the streams' answers.
+components) and control lines. `api_gateway.http.openapi` names them in the streams' answers.
 """
 from __future__ import annotations
 
 from marshmallow import Schema, fields
 
-from api_gateway.schemas import OneOf, event_field, view_field
+from api_gateway.http.schemas import OneOf, event_field, view_field
 
 CLOSED_REASONS = ["idle", "max-duration", "expired", "store-unavailable", "shutdown", "error"]
 

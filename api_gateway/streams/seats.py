@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
-from api_gateway.problems import UnknownMatch
+from api_gateway.http.problems import UnknownMatch
 from api_gateway.store import MatchExpired
+from api_gateway.store.watching import Watching
 from api_gateway.streams import Counts, Format, Limits, Stream, Streams
-from api_gateway.watching import Watching
 
 KEEPALIVE = b": keepalive\n\n"
 END = b"event: end\ndata: {}\n\n"

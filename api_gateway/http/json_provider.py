@@ -6,7 +6,7 @@ insertion order, non-string keys as strings). Anything orjson refuses (an
 integer beyond 64 bits, a type only Flask's default handler knows) falls back
 to Flask's own provider, so no answer can fail for being encoded this way.
 Reading JSON (`loads`: Flask's `request.get_json`) goes through
-`api_gateway.bodies.parse`, as the request schemas' bodies do.
+`api_gateway.http.bodies.parse`, as the request schemas' bodies do.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import orjson
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.sansio.response import Response
 
-from api_gateway import bodies
+from api_gateway.http import bodies
 
 # Dates go to Flask's handler (HTTP dates, as Flask writes them), not orjson's RFC 3339.
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME

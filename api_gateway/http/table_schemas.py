@@ -1,10 +1,17 @@
-"""The online tables' request and answer schemas (docs/tables.md): what `api_gateway.tables_routes`
+"""The online tables' request and answer schemas (docs/tables.md): what `api_gateway.http.tables_routes`
 validates and documents, and what its answers are serialized by."""
 from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from api_gateway.schemas import OneOf, OptionValue, StrictBoolean, StrictInteger, StrictSchema, view_field
+from api_gateway.http.schemas import (
+    OneOf,
+    OptionValue,
+    StrictBoolean,
+    StrictInteger,
+    StrictSchema,
+    view_field,
+)
 
 #: The levels of a table's bots.
 LEVELS = ["random", "greedy", "expert"]
