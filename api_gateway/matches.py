@@ -87,6 +87,17 @@ def _sealed_answer(keys: KeyRing, sealed: Sealed, answer: bytes, extra: Json | N
     return head[:-1] + b"," + answer[1:]
 
 
+def match_bytes(match_id: str) -> bytes:
+    """A sealed match's id as the store keys it; 404 unknown-match for text that is no match's id."""
+    try:
+        raw = bytes.fromhex(match_id)
+    except ValueError:
+        raw = b""
+    if len(raw) != MATCH_ID_BYTES:
+        raise UnknownMatch(match_id)
+    return raw
+
+
 def viewer_line(seq: int, line: bytes) -> bytes:
     """One viewer's line of a hosted match's version `seq` (docs/tables.md, the stream's `update`):
     ``{"seq": seq, "events", "view", "scores"}`` from the engine's line for that viewer (`seat_lines`)."""
@@ -373,12 +384,7 @@ class Matches:
     def public_lines(self, match_id: str, start: int) -> tuple[list[bytes], bool]:
         """A live sealed match's public lines from the `start`-th, and whether it is over."""
         self.keys  # noqa: B018 - 501 when sealed mode is off
-        try:
-            raw = bytes.fromhex(match_id)
-        except ValueError:
-            raw = b""
-        if len(raw) != MATCH_ID_BYTES:
-            raise UnknownMatch(match_id)
+        raw = match_bytes(match_id)
         try:
             return self.store.public(raw, start)
         except MatchExpired:

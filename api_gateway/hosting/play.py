@@ -8,7 +8,7 @@ from typing import Any
 
 from api_gateway.hosting.handoff import Handoff
 from api_gateway.http.problems import UnknownMatch
-from api_gateway.matches import Carried, ClockChange, Matches
+from api_gateway.matches import Carried, ClockChange, Matches, match_bytes
 from api_gateway.store import HostedMatch, MatchExpired, StaleToken
 from api_gateway.tokens import Principal
 
@@ -27,11 +27,7 @@ class HostedPlay:
     def hosted(self, match_id: str) -> HostedMatch:
         """A live hosted match (404 unknown-match without one)."""
         try:
-            raw = bytes.fromhex(match_id)
-        except ValueError:
-            raw = b""
-        try:
-            found: HostedMatch = self.matches.store.hosted(raw)
+            found: HostedMatch = self.matches.store.hosted(match_bytes(match_id))
         except MatchExpired:
             raise UnknownMatch(match_id) from None
         return found

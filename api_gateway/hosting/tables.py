@@ -27,7 +27,7 @@ from api_gateway.engine import EngineMalformed
 from api_gateway.hosting import records
 from api_gateway.hosting.play import HostedPlay
 from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
-from api_gateway.matches import MATCH_ID_BYTES, hosted_change
+from api_gateway.matches import hosted_change, match_bytes
 from api_gateway.store import Deal, HostedMatch, MatchExpired, StoreUnavailable, TableRow
 from api_gateway.tokens import HOST, host_key, new_sealed, seat_key
 
@@ -36,16 +36,6 @@ TICKET_TTL = 30
 #: The level of the bot that plays a seat its person left, on a table with ``on_leave: "bot"``.
 LEAVE_BOT = "greedy"
 _ATTEMPTS = 20
-
-
-def _match_bytes(match_id: str) -> bytes:
-    try:
-        raw = bytes.fromhex(match_id)
-    except ValueError:
-        raw = b""
-    if len(raw) != MATCH_ID_BYTES:
-        raise UnknownMatch(match_id)
-    return raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +283,7 @@ class Tables:
         of the store. A person whose seat a bot played on autopilot is back (any call with its credential):
         the seat is its own again, with time on its clock."""
         try:
-            hosted, row = self.store.seated(_match_bytes(match_id))
+            hosted, row = self.store.seated(match_bytes(match_id))
         except MatchExpired:
             raise UnknownMatch(match_id) from None
         rec = orjson.loads(row.record)
