@@ -356,7 +356,18 @@ class Matches:
             seat = self._acting_seat(carried, seat, "time out")  # a seat may only concede its own clock
         if seat is None:  # transparent mode without a seat is refused by the schema (422)
             raise SealedForbidden("the host key must name the seat that timed out", "seat")
+        if principal is not None and principal.is_host and carried.hosted is not None and carried.answered is None:
+            self._check_ran_out(carried.hosted, seat)
         return self._call("Timeout", carried, {**carried.args, "seat": seat})
+
+    def _check_ran_out(self, stored_clocks: bytes, seat: int) -> None:
+        """An online table's host may not end the match for a seat at will (that won a rating alone, the
+        second seat held as a guest): only a seat whose turn clock has run out, which the service's
+        keepers time out by themselves anyway."""
+        clocks = Clocks.load(orjson.loads(stored_clocks)) if stored_clocks else None
+        if clocks is None or clocks.running != seat or not clocks.expired(self.wall()):
+            raise SealedForbidden(f"a table's host key times out a seat only once its turn clock has run out, and "
+                                  f"seat {seat}'s has not (a table's clocks run out by themselves)", "seat")
 
     # ------------------------------------------------------------ records (docs/records.md)
 

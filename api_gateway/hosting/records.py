@@ -85,7 +85,7 @@ def holds(rec: Json, credential: str, who: str) -> bool:
     digest = secret_hash(credential)
     if who == HOST:
         return hmac.compare_digest(rec["host"], digest)
-    if not who.isdigit() or int(who) >= len(rec["seats"]):
+    if not (who.isascii() and who.isdigit()) or int(who) >= len(rec["seats"]):
         return False
     stored = rec["seats"][int(who)].get("cred")
     return stored is not None and hmac.compare_digest(stored, digest)
@@ -112,6 +112,22 @@ def seat_to_take(rec: Json, body: Json) -> int:
     if free_seats(rec) == 0:
         raise TableRefused("table-full", "every seat of this table is taken", "seat")
     raise TableRefused("seat-taken", f"seat {seat} is taken (or a bot's)", "seat")
+
+
+#: What a display name may not hold: control characters (NUL, newlines, ...) and the bidirectional
+#: controls that reorder what follows them (a right-to-left override makes "alice" of "ecila").
+_UNSHOWN = {chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F,
+                             *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF)}
+NAME_CHARS = 40
+
+
+def display_name(name: object, fallback: str) -> str:
+    """A seat's name as the table shows it: the controls and bidirectional marks removed, runs of spaces
+    made one, at most `NAME_CHARS` characters; `fallback` when nothing is left."""
+    if not isinstance(name, str):
+        return fallback
+    shown = " ".join("".join(" " if c in _UNSHOWN else c for c in name).split())[:NAME_CHARS].strip()
+    return shown or fallback
 
 
 def check_clock_without_rule(variant: str, clock: Json, people: int) -> None:

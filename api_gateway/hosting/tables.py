@@ -14,6 +14,7 @@ match through the gateway alone. No Flask here: `api_gateway.http.tables_routes`
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -100,6 +101,8 @@ class Tables:
                                                      "Authorization: Bearer <value>")
         table_id, _, rest = credential.partition(".")
         who, _, _ = rest.partition(".")
+        if not credential.isascii():
+            raise TableRefused("invalid-credential", "not a credential of this service")
         if table_id != rec["table_id"]:
             other = self.store.table(table_id) if 0 < len(table_id) <= 64 else None
             if other is not None and records.holds(orjson.loads(other.record), credential, who):
@@ -142,7 +145,8 @@ class Tables:
                 seat["invite"] = records.secret_hash(code)
                 invites.append(records.invite_answer(table_id, i, code, base_url))
             seats.append(seat)
-        rec: Json = {"table_id": table_id, "name": body.get("name"), "variant": variant, "players": players,
+        name = records.display_name(body.get("name"), "") or None
+        rec: Json = {"table_id": table_id, "name": name, "variant": variant, "players": players,
                      "options": options, "public": bool(body.get("public", False)),
                      "on_leave": body.get("on_leave") or "wait", "clock": clock, "seek": seek,
                      "created": self._clock(), "host": records.secret_hash(host),
@@ -161,8 +165,10 @@ class Tables:
             try:
                 before = (float(created), table_id)
             except ValueError:
+                before = None
+            if before is None or not math.isfinite(before[0]) or len(table_id) > 64:
                 raise TableRefused("bad-cursor", "cursor: pass the next_cursor of the previous page as it came",
-                                   "cursor") from None
+                                   "cursor")
         rows = self.store.lobby(variant, limit + 1, before)
         page = rows[:limit]
         tables = [self.view(orjson.loads(r.record)) for r in page]
@@ -206,7 +212,8 @@ class Tables:
                 was_bot.append(seat)
             cred = f"{table_id}.{seat}.{secrets.token_urlsafe(24)}"
             credential.append(cred)
-            s.update(taken=True, name=body.get("name") or f"Player {seat + 1}", cred=records.secret_hash(cred),
+            s.update(taken=True, name=records.display_name(body.get("name"), f"Player {seat + 1}"),
+                     cred=records.secret_hash(cred),
                      invite=None, player=player, bot=None)
             deal = self.deal(rec) if rec["match_id"] is None and records.all_seated(rec) else None
             return seat, deal
