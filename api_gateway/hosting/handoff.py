@@ -49,8 +49,8 @@ class Handoff:
                 if state is None:
                     state = self.matches.keys.open(hosted.token).state
                 rec = orjson.loads(row.record)
-                players = [s.get("player") if s["kind"] == "open" and s["taken"] and not s.get("bot") else None
-                           for s in rec["seats"]]
+                players = _one_seat_each(match_id, [s.get("player") if s["kind"] == "open" and s["taken"]
+                                                    and not s.get("bot") else None for s in rec["seats"]])
                 names = [s["name"] if s["taken"] and s.get("name") else None for s in rec["seats"]]
                 record = self.matches.engine.call("ExportRecord", {"view_as": HOST, "names": names,
                                                                    "prior": self.matches.prior_lines(match_id)},
@@ -76,3 +76,19 @@ class Handoff:
         made the last move failed to: its engine or store did not answer, or it stopped in between; or the
         match ended through its token, `POST /v1/matches/apply`): a keeper's pass. The number archived."""
         return sum(self.archive_match(match_id, None) for match_id in self.matches.store.unarchived(self._clock(), 20))
+
+
+def _one_seat_each(match_id: bytes, players: list[str | None]) -> list[str | None]:
+    """Each player at one seat: a seat of a player seen at an earlier seat is kept as nobody's (a table
+    refuses a second seat to a player; one taken before that rule is not lost from the archive for it)."""
+    seen: set[str] = set()
+    kept: list[str | None] = []
+    for player in players:
+        if player is not None and player in seen:
+            log.warning("hosted match %s: %s held two seats; the later one is archived as nobody's",
+                        match_id.hex(), player)
+            player = None
+        if player is not None:
+            seen.add(player)
+        kept.append(player)
+    return kept

@@ -49,7 +49,7 @@ class Matchmaking:
                     try:
                         return {**self.tables.join(rec["table_id"], {**join, "seat": s["seat"]}), "opened": False}
                     except TableRefused as exc:
-                        if exc.name not in ("seat-taken", "table-full", "match-over", "unknown-table"):
+                        if exc.name not in ("seat-taken", "table-full", "match-over", "unknown-table", "seat-held"):
                             raise
                     break
         wait = body.get("bots_after")

@@ -56,6 +56,13 @@ def table_row(rec: Json, version: int) -> TableRow:
                     rec["created"], rec["players"], clock_key(rec.get("clock")), seek is not None, fill_at)
 
 
+def seat_of(rec: Json, player: str | None) -> int | None:
+    """The seat a player holds at this table (None: none, or no player: a guest is a new player each time)."""
+    if player is None:
+        return None
+    return next((int(s["seat"]) for s in rec["seats"] if s["taken"] and s.get("player") == player), None)
+
+
 def all_seated(rec: Json) -> bool:
     return all(s["kind"] == "bot" or s["taken"] or s.get("bot") for s in rec["seats"])
 

@@ -207,6 +207,10 @@ class Tables:
                 raise TableRefused("match-over", "this table's match is over (its host may deal another: "
                                                  "POST .../again)")
             seat = records.seat_to_take(rec, body)
+            held = records.seat_of(rec, player)
+            if held is not None:
+                raise TableRefused("seat-held", f"{player} holds seat {held} of this table already (one person, "
+                                                "one seat)", "player")
             s = rec["seats"][seat]
             if s.get("bot") and rec["match_id"] is not None:
                 was_bot.append(seat)

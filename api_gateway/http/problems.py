@@ -155,6 +155,10 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("seat-taken", 409, "The seat is taken",
                 "Someone took this seat first (of two people racing for a seat, exactly one gets it), or it is a "
                 "bot's. Nothing changed: choose another free seat.", ("field",)),
+    ProblemType("seat-held", 409, "This player holds a seat of the table already",
+                "One person, one seat: a player (the id a host app vouches for) takes one seat of a table, so that "
+                "nobody plays against themself (a double click, two tabs, one assertion joining twice). Nothing "
+                "changed.", ("field",)),
     ProblemType("table-full", 409, "Every seat of the table is taken", "Nothing changed: try another table.", ("field",)),
     ProblemType("match-over", 409, "The table's match is over",
                 "Its seats cannot be taken any more; its host or a seat may deal another (POST .../again).", ("field",)),

@@ -163,7 +163,7 @@ class Join(MethodView):
         "invite": "K7QM2XPD", "name": "Boris"}}})
     @tables_blp.response(200, JoinAnswerSchema)
     @operation(tables_blp, "joinTable", *BODY, "invalid-player", "invalid-invite", "invite-required", "unknown-table",
-               "seat-taken", "table-full", "match-over", *_HOSTING, *ENGINE)
+               "seat-taken", "seat-held", "table-full", "match-over", *_HOSTING, *ENGINE)
     def post(self, body: Json, table_id: str) -> Json:
         """Take a seat (an invite, or a seat number on a public table): answers the seat's credential.
         The match is dealt when the last open seat is taken."""

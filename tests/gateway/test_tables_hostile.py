@@ -4,10 +4,17 @@ characters, and a table's host key cannot end the match for a seat whose clock h
 one person won rated matches alone, the second seat held as a guest)."""
 from __future__ import annotations
 
+import base64
+import time
+from pathlib import Path
+
+import jwt
 import pytest
 
-from .conftest import Gateway
+from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 from .test_tables import TWO_AND_TWO, call, ok, open_table, problem
+
+KEY = base64.b64encode(b"k" * 32).decode()
 
 pytestmark = pytest.mark.service
 
@@ -64,3 +71,27 @@ def test_a_table_s_host_cannot_time_out_a_seat_whose_clock_has_not_run_out(table
         mine = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.credentials[0]))
         conceded = call(gw, "POST", "/v1/matches/timeout", {"token": mine["token"], "seat_key": mine["seat_key"]})
         assert conceded.status in (200, 409), conceded.body[:300]  # 409: not its turn in Kozel's rule
+
+
+def test_one_person_holds_one_seat_of_a_table(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """The same player (one assertion joining both invites: a double click, two tabs) is refused the second
+    seat, so no match is played against oneself and then refused by the archive; a seek never seats a
+    player at a table where it sits already."""
+    gw = launch_gateway(engine_proc.address, "--workers", "1",
+                        env=gateway_env(tmp_path, GATEWAY_PLAYER_KEYS=f"k1:{KEY}"))
+    try:
+        now = int(time.time())
+        alice = jwt.encode({"sub": "alice", "iat": now, "exp": now + 3600}, b"k" * 32, algorithm="HS256",
+                           headers={"kid": "k1"})
+        opened = ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 2}), 201)
+        first = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join",
+                        {"invite": opened["invites"][0]["code"], "player": alice}))
+        assert first["player_id"] == "app:alice"
+        problem(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join",
+                     {"invite": opened["invites"][1]["code"], "player": alice}), 409, "seat-held")
+        assert ok(call(gw, "GET", f"/v1/tables/{opened['table_id']}"))["status"] == "waiting"  # nothing changed
+        sought = ok(call(gw, "POST", "/v1/seek", {"variant": "kozel", "players": 2, "player": alice}))
+        again = ok(call(gw, "POST", "/v1/seek", {"variant": "kozel", "players": 2, "player": alice}))
+        assert sought["opened"] and again["opened"] and again["table_id"] != sought["table_id"]
+    finally:
+        gw.stop()
