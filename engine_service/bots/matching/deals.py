@@ -98,42 +98,44 @@ class SeatDeals:
         return tuple(counts)
 
     def weight(self, counts: tuple[int, ...]) -> int:
-        """The number of ways the deal and the draws could have given a hand with these level counts."""
-        played = self.played
-        full = (1 << len(played)) - 1
+        """The number of ways the deal and the draws could have given a hand with these level counts.
+
+        The draws are filled from the last to the first. A tile may fill draw j when j is in its
+        interval; walking down, a tile becomes available at its hi and must be placed before j
+        passes below its lo (a tile with lo 0 may stay for the deal). Available tiles with the
+        same lo are alike for what is left, so the count only needs, per lo, how many wait:
+        choosing which of them fills a draw multiplies by that number."""
+        k = self.draws
+        arriving: list[list[int]] = [[] for _ in range(k + 1)]
+        for lo, hi in self.played:
+            arriving[hi].append(lo)
+        for lv, c in enumerate(counts):
+            arriving[k].extend([lv] * c)
         memo: dict[tuple[int, tuple[int, ...]], int] = {}
 
-        def fill(j: int, used: int, taken: tuple[int, ...]) -> int:
-            # Slots j, j-1, ..., 1 are still to be given a tile each; slot 0 takes what is left.
-            key = (used, taken)  # j is implied: slots given so far = used tiles + taken
+        def fill(j: int, waiting: tuple[int, ...]) -> int:
+            key = (j, waiting)
             hit = memo.get(key)
             if hit is not None:
                 return hit
-            for i, (lo, _hi) in enumerate(played):
-                if lo > j and not used >> i & 1:
-                    memo[key] = 0
-                    return 0  # a played tile that came by a later draw is still unplaced
-            for lv in range(j + 1, len(counts)):
-                if taken[lv] < counts[lv]:
-                    memo[key] = 0
-                    return 0
-            if j == 0:
-                ok = (used | sum(1 << i for i, (lo, _hi) in enumerate(played) if lo == 0)) == full
-                memo[key] = int(ok)
-                return int(ok)
-            total = 0
-            for i, (lo, hi) in enumerate(played):
-                if not used >> i & 1 and lo <= j <= hi:
-                    total += fill(j - 1, used | 1 << i, taken)
-            for lv in range(min(j, len(counts) - 1) + 1):
-                left = counts[lv] - taken[lv]
-                if left > 0:
-                    nxt = taken[:lv] + (taken[lv] + 1,) + taken[lv + 1:]
-                    total += left * fill(j - 1, used, nxt)
+            now = list(waiting)
+            for lo in arriving[j]:
+                now[lo] += 1
+            if any(now[j + 1:]):
+                total = 0  # a tile that could only have come by a later draw is left over
+            elif j == 0:
+                total = 1  # the deal takes what waits (all of lo 0)
+            else:
+                total = 0
+                for lo in range(j + 1):
+                    if now[lo]:
+                        now[lo] -= 1
+                        total += (now[lo] + 1) * fill(j - 1, tuple(now))
+                        now[lo] += 1
             memo[key] = total
             return total
 
-        return fill(self.draws, 0, (0,) * len(counts))
+        return fill(k, (0,) * (k + 1))
 
 
 def _interval(tile: int, end: int, acquired: list[int], proofs: list[tuple[int, int]],

@@ -4,22 +4,20 @@ A world deals the unseen tiles to the other seats (as many as each holds) and to
 the boneyard (in a random draw order). Deals being equally likely, a world's chance
 is proportional to the number of deals and draw sequences that lead to it: the
 product over the other seats of `deals.SeatDeals.weight` of its hand (1 for a seat
-that never drew). The sampler draws from exactly that, in two steps:
+that never drew). The sampler draws from exactly that, by sequential sampling with
+exact counts: the unseen tiles fall into classes by the seats that may hold them
+(`SeatDeals.possible`) and, for a seat whose hands differ in weight, the level
+they would sit at there; `_Counter` counts, from any point of a deal (the places
+left, the weighted seats' level counts so far), the weighted number of ways to
+finish it, and each world is drawn class by class, each split of a class among
+its seats and the boneyard with its share of those. Nothing is rejected or
+repaired, and no world is favoured: "deal the constrained seats first and repair"
+was not uniform (issue 42).
 
-1. A *proposal*, uniform over the worlds where every seat holds only tiles its
-   history allows (`SeatDeals.possible`), drawn exactly: the unseen tiles fall in
-   classes by the set of seats that may hold them; `_Counter` counts the ways to
-   split each class among those seats and the boneyard, and each world is drawn
-   class by class, each split with its share of the completions (sequential
-   sampling with exact counts: uniform, no repair and no bias).
-2. *Rejection*: the proposal is kept with chance prod weight / max weight, which
-   makes the kept worlds follow the product of the weights exactly. Seats that never
-   drew have one weight, so in games without a boneyard nothing is ever rejected.
-
-If no world fits (a history the rules did not play) or `MAX_PROPOSALS` are rejected
-in a row, the world is dealt ignoring what cannot be met and `Sampler.relaxed`
-counts it: a silent fallback would hide it. tests/bots/test_bots_exact.py checks the
-worlds against an exhaustive enumeration of the deals.
+If no world fits (a history the rules did not play), the world is dealt ignoring
+what cannot be met and `Sampler.relaxed` counts it: a silent fallback would hide
+it. tests/bots/test_exact_deals.py checks the worlds against an exhaustive
+enumeration of the deals.
 """
 from __future__ import annotations
 
@@ -31,54 +29,77 @@ from ...rules.tiles import bits
 from .deals import SeatDeals
 from .knowledge import Knowledge
 
-#: Proposals rejected in a row before a world is dealt regardless (counted in `Sampler.relaxed`).
-MAX_PROPOSALS = 2000
+#: A deal in progress: places left per seat, and per weighted seat how many of its tiles sit at each level.
+State = tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]
 
 
 class _Counter:
-    """Exact counts of the ways to deal classes of tiles to seats of given sizes (sequential sampling).
+    """Exact weighted counts of the ways to deal classes of tiles to seats of given sizes.
 
-    `classes[i]` is (tiles of the class, the seats, as indexes into the sizes, that may hold them);
+    `classes[i]` is (its tiles, the seats (indexes into the sizes) that may hold them, and per
+    weighted seat the level they would sit at there, -1 where that seat may not hold them);
+    `weighted` is, per weighted seat, (its index, its weights by level counts). A deal counts
+    its number of ways times the product of the weighted seats' weights (1 without any);
     the tiles not dealt to a seat go to the boneyard, which takes whatever is left.
     """
 
-    __slots__ = ("_count", "_splits", "classes")
+    __slots__ = ("_count", "_splits", "classes", "weighted")
 
-    def __init__(self, classes: list[tuple[list[int], list[int]]]) -> None:
+    def __init__(self, classes: list[tuple[list[int], list[int], tuple[int, ...]]],
+                 weighted: list[tuple[int, dict[tuple[int, ...], int], int]]) -> None:
         self.classes = classes
-        self._count: dict[tuple[int, tuple[int, ...]], int] = {}
-        self._splits: dict[tuple[int, tuple[int, ...]], list[tuple[int, tuple[int, ...]]]] = {}
+        self.weighted = weighted
+        self._count: dict[tuple[int, State], int] = {}
+        self._splits: dict[tuple[int, State], list[tuple[int, tuple[int, ...]]]] = {}
 
-    def count(self, i: int, room: tuple[int, ...]) -> int:
-        """The ways to deal classes i.. into seats with `room` places left, each filled exactly."""
-        key = (i, room)
+    def start(self, room: tuple[int, ...]) -> State:
+        return room, tuple((0,) * levels for _k, _w, levels in self.weighted)
+
+    def count(self, i: int, state: State) -> int:
+        """The weighted ways to deal classes i.. from `state`, every seat filled exactly."""
+        key = (i, state)
         hit = self._count.get(key)
         if hit is not None:
             return hit
         if i == len(self.classes):
-            total = int(not any(room))
+            room, hists = state
+            total = 0 if any(room) else 1
+            for (_k, weights, _levels), hist in zip(self.weighted, hists):
+                total *= weights.get(hist, 0)
         else:
-            total = sum(w for w, _x in self.splits(i, room))
+            total = sum(w for w, _x in self.splits(i, state))
         self._count[key] = total
         return total
 
-    def splits(self, i: int, room: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
-        """Every split of class i (how many to each of its seats) with its number of completions."""
-        key = (i, room)
+    def after(self, i: int, state: State, take: tuple[int, ...]) -> State:
+        """The state once class i has given `take[k]` tiles to each seat k."""
+        room, hists = state
+        levels = self.classes[i][2]
+        new_hists = []
+        for j, ((k, _w, _n), hist) in enumerate(zip(self.weighted, hists)):
+            if take[k]:
+                lv = levels[j]
+                hist = hist[:lv] + (hist[lv] + take[k],) + hist[lv + 1:]
+            new_hists.append(hist)
+        return tuple(r - t for r, t in zip(room, take)), tuple(new_hists)
+
+    def splits(self, i: int, state: State) -> list[tuple[int, tuple[int, ...]]]:
+        """Every split of class i (how many to each of its seats) with its weighted completions."""
+        key = (i, state)
         hit = self._splits.get(key)
         if hit is not None:
             return hit
-        tiles, seats = self.classes[i]
-        n = len(tiles)
+        tiles, seats, _levels = self.classes[i]
+        room = state[0]
         out: list[tuple[int, tuple[int, ...]]] = []
         take = [0] * len(room)
 
         def go(k: int, left: int, ways: int) -> None:
             if k == len(seats):
-                rest = tuple(r - t for r, t in zip(room, take))
-                w = ways * self.count(i + 1, rest)
+                x = tuple(take)
+                w = ways * self.count(i + 1, self.after(i, state, x))
                 if w:
-                    out.append((w, tuple(take)))
+                    out.append((w, x))
                 return
             s = seats[k]
             for c in range(min(left, room[s]) + 1):
@@ -86,17 +107,22 @@ class _Counter:
                 go(k + 1, left - c, ways * comb(left, c))
             take[s] = 0
 
-        go(0, n, 1)
+        go(0, len(tiles), 1)
         self._splits[key] = out
         return out
 
+    def total(self, room: tuple[int, ...]) -> int:
+        """The weighted number of deals (0: none fits)."""
+        return self.count(0, self.start(room))
+
     def draw(self, room: tuple[int, ...], rng: random.Random) -> list[int] | None:
-        """One deal, uniform: per seat a bit set of tiles (the rest: the boneyard); None when none exists."""
-        if not self.count(0, room):
+        """One deal with its weight's share: per seat a bit set of tiles (the rest: the boneyard)."""
+        state = self.start(room)
+        if not self.count(0, state):
             return None
         hands = [0] * len(room)
-        for i, (tiles, _seats) in enumerate(self.classes):
-            take = _pick(self.splits(i, room), rng)
+        for i, (tiles, _seats, _levels) in enumerate(self.classes):
+            take = _pick(self.splits(i, state), rng)
             pool = tiles.copy()
             rng.shuffle(pool)
             at = 0
@@ -104,7 +130,7 @@ class _Counter:
                 for t in pool[at:at + c]:
                     hands[s] |= 1 << t
                 at += c
-            room = tuple(r - t for r, t in zip(room, take))
+            state = self.after(i, state, take)
         return hands
 
 
@@ -121,7 +147,7 @@ def _pick(options: list[tuple[int, tuple[int, ...]]], rng: random.Random) -> tup
 class Sampler:
     """Deals worlds for one `Knowledge` from a seeded `random.Random` (see the module docstring)."""
 
-    __slots__ = ("counter", "deals", "know", "others", "relaxed", "rejected", "rng", "room", "unseen")
+    __slots__ = ("counter", "deals", "know", "others", "plain", "relaxed", "rng", "room", "unseen")
 
     def __init__(self, know: Knowledge, rng: random.Random) -> None:
         self.know = know
@@ -135,32 +161,30 @@ class Sampler:
             self.deals.append(deals)
         self.room = tuple(know.hand_sizes[s] for s in self.others)
         self.relaxed = 0
-        #: Proposals turned down so far (the price of step 2, for the bench and the tests).
-        self.rejected = 0
-        classes: dict[int, list[int]] = {}
+        #: The seats whose hands are not all alike in weight (they drew, and not every hand came the
+        #: same number of ways): their tiles' levels split the classes, their weights count.
+        weighted = [k for k, d in enumerate(self.deals) if d.draws and len(set(d.weights.values())) > 1]
+        classes: dict[tuple[int, tuple[int, ...]], list[int]] = {}
         for t in self.unseen:
             may = 0
             for k, deals in enumerate(self.deals):
                 if deals.possible >> t & 1:
                     may |= 1 << k
-            classes.setdefault(may, []).append(t)
-        self.counter = _Counter([(tiles, [k for k in range(len(self.others)) if may >> k & 1])
-                                 for may, tiles in sorted(classes.items())])
+            levels = tuple(self.deals[k].level[t] if may >> k & 1 else -1 for k in weighted)
+            classes.setdefault((may, levels), []).append(t)
+        listed = [(tiles, [k for k in range(len(self.others)) if may >> k & 1], levels)
+                  for (may, levels), tiles in sorted(classes.items())]
+        self.counter = _Counter(listed, [(k, self.deals[k].weights, self.deals[k].draws + 1) for k in weighted])
+        #: The same classes unweighted: how many worlds there are.
+        self.plain = _Counter([(tiles, seats, ()) for tiles, seats, _lv in listed], [])
 
     def hands(self) -> tuple[list[int], list[int]]:
         """One world: every seat's hand (this seat's as it is) and the boneyard in draw order."""
-        rng = self.rng
-        weighted = [d for d in self.deals if d.draws and len(d.weights) > 1]
-        for _ in range(MAX_PROPOSALS):
-            dealt = self.counter.draw(self.room, rng)
-            if dealt is None:
-                break
-            if weighted and not self._keep(dealt, rng):
-                self.rejected += 1
-                continue
-            return self._world(dealt)
-        self.relaxed += 1
-        return self._deal_free()
+        dealt = self.counter.draw(self.room, self.rng)
+        if dealt is None:
+            self.relaxed += 1
+            return self._deal_free()
+        return self._world(dealt)
 
     def weight(self, dealt: list[int]) -> int:
         """A world's weight: the product over the other seats (in `others` order) of their hands' weights."""
@@ -173,7 +197,7 @@ class Sampler:
     def every_world(self, limit: int) -> list[tuple[list[int], int]] | None:
         """Every world with its weight (the other seats' hands, in `others` order), when there are at
         most `limit` worlds to go through; None otherwise (then sample)."""
-        if self.counter.count(0, self.room) > limit:
+        if self.plain.total(self.room) > limit:
             return None
         out: list[tuple[list[int], int]] = []
         tiles = self.unseen
@@ -202,16 +226,6 @@ class Sampler:
 
         go(0)
         return out
-
-    def _keep(self, dealt: list[int], rng: random.Random) -> bool:
-        """Step 2: keep a proposal with chance prod weight / max weight."""
-        num = 1
-        den = 1
-        for hand, deals in zip(dealt, self.deals):
-            if deals.draws and len(deals.weights) > 1:
-                num *= deals.weights.get(deals.counts_of(hand), 0)
-                den *= deals.max_weight
-        return num == den or rng.randrange(den) < num
 
     def _world(self, dealt: list[int]) -> tuple[list[int], list[int]]:
         know = self.know
