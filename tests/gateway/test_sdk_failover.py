@@ -1,6 +1,6 @@
-"""The SDK and the terminal keep playing when their gateway dies: two real gateways on one SQLite store, each
-behind a port of this test's (`Front`) that stands for its listening socket, so that the gateway can be killed
-(SIGKILL, every process of it) at an exact moment of a move: before the move reaches it, or after it answered
+"""The SDK and the terminal keep playing when their gateway dies: two real gateways on one store (a SQLite
+file, or a Redis), each behind a port of this test's (`Front`) that stands for its listening socket, so that the
+gateway can be killed (SIGKILL, every process of it) at an exact moment of a move: before the move reaches it, or after it answered
 and before the answer gets back. Calls go on through the other address, the seat's stream resumes there by
 Last-Event-ID, a move whose answer was lost is not played twice, and `domino play --join` prints no traceback,
 five kills out of five."""
@@ -13,12 +13,14 @@ import socket
 import stat
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pexpect
 import pytest
 
+from bench.redis_server import RedisServer
 from clients.sdk import ConnectionLost, RestClient, Retrying, Unreachable
 from clients.sdk.seat_book import SeatBook
 
@@ -199,19 +201,35 @@ class Pair:
         front.up(self.start())
 
 
-@pytest.fixture
-def pair(engine_proc: EngineProc, start_gateway: Callable[..., Gateway], tmp_path: Path) -> Iterator[Pair]:
-    env = gateway_env(tmp_path)
+@contextmanager
+def two_gateways(engine: EngineProc, start_gateway: Callable[..., Gateway], tmp: Path,
+                 redis: bool = False) -> Iterator[Pair]:
+    """Two gateways on one store (a SQLite file, or a Redis of their own), each behind a `Front`."""
+    server = RedisServer(tmp) if redis else None
+    env = gateway_env(tmp, server.url if server else None)
 
     def start() -> Gateway:
-        return start_gateway(engine_proc.address, env=env)
+        return start_gateway(engine.address, env=env)
 
-    fronts = [Front(start()), Front(start())]
-    for front in fronts:
-        front.up()
-    yield Pair(fronts, start)
-    for front in fronts:
-        front.down()
+    fronts: list[Front] = []
+    try:
+        fronts += [Front(start()), Front(start())]
+        for front in fronts:
+            front.up()
+        yield Pair(fronts, start)
+    finally:
+        for front in fronts:
+            front.down()
+        if server is not None:
+            for front in fronts:
+                front.gateway.stop()
+            server.stop()
+
+
+@pytest.fixture
+def pair(engine_proc: EngineProc, start_gateway: Callable[..., Gateway], tmp_path: Path) -> Iterator[Pair]:
+    with two_gateways(engine_proc, start_gateway, tmp_path) as gateways:
+        yield gateways
 
 
 def test_calls_go_on_through_the_next_address_and_say_so(pair: Pair) -> None:
@@ -232,12 +250,20 @@ def test_calls_go_on_through_the_next_address_and_say_so(pair: Pair) -> None:
         api.variants()
 
 
-@pytest.mark.parametrize("before", [False, True], ids=["answer-lost", "move-lost"])
+@pytest.mark.parametrize(("before", "redis"), [(False, False), (True, False), (False, True)],
+                         ids=["answer-lost", "move-lost", "answer-lost-redis"])
 def test_a_seat_plays_on_through_the_second_gateway_when_the_first_is_killed_mid_move(
-        pair: Pair, before: bool) -> None:
+        engine_proc: EngineProc, start_gateway: Callable[..., Gateway], tmp_path: Path, before: bool,
+        redis: bool) -> None:
     """The seat's move is in flight when its gateway is SIGKILLed: the SDK raises `ConnectionLost` (it never
     sends a move twice by itself); its stream, read in another thread, resumes on the second gateway by
-    Last-Event-ID, every change once and in order, and the seat plays the rest of the round there."""
+    Last-Event-ID, every change once and in order, and the seat plays the rest of the round there. The
+    gateways share a SQLite file, or a Redis."""
+    with two_gateways(engine_proc, start_gateway, tmp_path, redis) as pair:
+        seat_plays_on_after_a_kill(pair, before)
+
+
+def seat_plays_on_after_a_kill(pair: Pair, before: bool) -> None:
     a, b = pair.fronts
     api = RestClient([a.url, b.url])
     opened = api.create_table("kozel", 4, seats=["open", "greedy", "greedy", "greedy"])
