@@ -10,12 +10,18 @@ read a seat's view only, like every bot, and never draw or pass while they can p
 - ``net``: one ply of lookahead in the counting games: the move with the most
   points now minus the most the next seat could score in reply with any tile it may
   hold (any tile this seat has not seen); ties to the heavier move. In the games that
-  score no points in play it plays as ``suits``.
+  score no points in play it plays as ``suits``. In Kingdomino it places as greedy
+  does, and picks the free tile with the most own gain now (its best placement's)
+  minus the most another player could gain from the best tile left after it (it
+  takes a tile the others want, not only one it wants).
 """
 from __future__ import annotations
 
 from typing import Any
 
+from engine_service.bots import suggest
+from engine_service.bots.kingdomino import knowledge as kd
+from engine_service.bots.kingdomino.policy import best_gain
 from engine_service.bots.matching.knowledge import Knowledge, read_view
 from engine_service.bots.matching.policy import move_pips, points_after
 from engine_service.bots.matching.sampler import build_round
@@ -29,6 +35,8 @@ OPPONENTS = ("suits", "net")
 
 def decide(view: dict[str, Any], level: str) -> str:
     """The action `level` ("suits" or "net") plays from a seat's view: one of ``view["legal"]``."""
+    if view.get("variant", "kingdomino") == "kingdomino" or "kingdoms" in view:
+        return _kingdomino(view, level)
     know = read_view(view)
     moves = know.legal
     if len(moves) == 1:
@@ -81,3 +89,23 @@ def _net_keys(know: Knowledge, playing: list[int]) -> dict[int, tuple[int, int]]
                     reply = max(reply, points_after(layout, m, family.in_play_points))
         keys[i] = (now - reply, move_pips(move))
     return keys
+
+
+def _kingdomino(view: dict[str, Any], level: str) -> str:
+    """Kingdomino's "net" (see the module docstring); "suits" means nothing there: it plays greedy."""
+    know = kd.read_view(view)
+    legal = know.legal
+    if level != "net" or len(legal) == 1 or legal[0][0] != "pick":
+        return suggest(view, "greedy")
+    mine = know.kingdoms[know.player]
+    now = mine.region_score()
+    others = [k for p, k in enumerate(know.kingdoms) if p != know.player]
+    others_now = [k.region_score() for k in others]
+    free = [a[1] for a in legal]
+    keys = []
+    for i, action in enumerate(legal):
+        gain = best_gain(mine, action[1], now)
+        left = [t for t in free if t != action[1]]
+        denied = max((best_gain(k, t, kn) for k, kn in zip(others, others_now) for t in left), default=0)
+        keys.append((gain - max(denied, 0), -i))
+    return know.legal_text[max(range(len(legal)), key=lambda i: keys[i])]
