@@ -66,11 +66,19 @@ class Timeouts:
 
     def _expire(self, match_id: str, hosted: HostedMatch, clocks: Clocks, seat: int) -> str:
         if clocks.setting.on_timeout == "autopilot":
+            level = clocks.setting.autopilot_level
             try:
-                self.play.seat_bot(match_id, seat, clocks.setting.autopilot_level,
-                                   lambda c, _now: c.on_autopilot(seat), hosted)
+                self.play.seat_bot(match_id, seat, level, lambda c, _now: c.on_autopilot(seat), hosted)
                 return "autopilot"
-            except EngineMalformed:  # the last seat a person plays: no bot may take it, the rule applies
-                pass
-        self.play.act(match_id, None, "Timeout", {"seat": seat}, hosted)
+            except EngineMalformed:  # the last seat a person plays: no bot may take it
+                away = [s for s in clocks.autopilot if s != seat]
+                if away:
+                    # Every other person is away too (a bot plays their seats). The seat away longest is
+                    # given back (its clock runs again) and the bot takes this one: the match goes on, a
+                    # move per clock at the worst, instead of waiting for ever with a clock that ran out.
+                    back = away[0]
+                    self.play.seat_bot(match_id, back, None, lambda c, now: c.given_back(back, now))
+                    self.play.seat_bot(match_id, seat, level, lambda c, _now: c.on_autopilot(seat))
+                    return "autopilot"
+        self.play.act(match_id, None, "Timeout", {"seat": seat}, hosted)  # the variant's rule
         return "timeout"

@@ -90,6 +90,30 @@ def test_autopilot_plays_the_seat_on_until_its_person_is_back(tables_gw: Gateway
     assert back["seq"] == seen["seq"] + 1  # the seat given back is a change every stream sees
 
 
+def test_when_every_person_is_away_the_autopilot_takes_turns_and_the_match_goes_on(tables_gw: Gateway) -> None:
+    """Block (no timeout rule), two people, both away: the first late seat goes on autopilot; when the
+    second's clock runs out too, no bot may take the last person's seat, so the seat away longest is given
+    back and the bot plays the late one. The match goes on, never a clock that ran out and does nothing
+    (it was: the table stayed playing with an expired clock, the keepers warning five times a second)."""
+    gw = tables_gw
+    table = open_table(gw, [{"kind": "open"}, {"kind": "open"}], variant="block", players=2,
+                       clock={"move": MOVE, "on_timeout": "autopilot", "autopilot_level": "greedy"})
+    first = latest_quietly(gw, table)
+    late = first["clocks"]["running"]
+    time.sleep(max(0.0, first["clocks"]["deadline"] - time.time()) + 1.5)
+    one_away = latest_quietly(gw, table)
+    assert one_away["clocks"]["autopilot"] == [late] and one_away["clocks"]["running"] == 1 - late, one_away
+    time.sleep(max(0.0, one_away["clocks"]["deadline"] - time.time()) + 1.5)
+    both = latest_quietly(gw, table)
+    assert both["clocks"]["autopilot"] == [1 - late], both["clocks"]  # the first is back, the second away
+    assert both["seq"] >= one_away["seq"] + 2 and (both["over"] or both["clocks"]["deadline"] > time.time())
+
+
+def latest_quietly(gw: Gateway, table: Table) -> Json:
+    """The table's latest view as its host sees it (a seat's own call would take that seat back)."""
+    return ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.host_key))
+
+
 def events_up_to(gw: Gateway, table: Table, seat: int, seq: int) -> list[Json]:
     """The events of `seat`'s stream from the first version to version `seq`."""
     stream = seat_stream(gw, table.match_id, table.credentials[seat], last=0)
