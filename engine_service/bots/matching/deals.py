@@ -39,8 +39,7 @@ Entry = tuple[str, int]
 class SeatDeals:
     """One other seat: its slots, its played tiles' intervals, its current tiles' levels, the weights."""
 
-    __slots__ = ("avail", "consistent", "draws", "hand_size", "level", "max_weight", "played",
-                 "possible", "weights")
+    __slots__ = ("avail", "consistent", "draws", "hand_size", "level", "played", "possible", "weights")
 
     def __init__(self, timeline: list[Entry], held: int, unseen: int, barred: int) -> None:
         """`held`: how many tiles the seat holds now; `unseen`: the tiles it may hold (bit set);
@@ -50,6 +49,7 @@ class SeatDeals:
         self.hand_size = held
         acquired = [-1, *draw_at]  # where each slot's tile came in
         proofs = [(i, numbers_tiles(v)) for i, (kind, v) in enumerate(timeline) if kind == "proof" and v]
+        #: False for a history the rules could not have played (no hand fits it).
         self.consistent = True
         self.played: list[tuple[int, int]] = []
         for pos, (kind, tile) in enumerate(timeline):
@@ -76,7 +76,6 @@ class SeatDeals:
             w = self.weight(counts)
             if w:
                 self.weights[counts] = w
-        self.max_weight = max(self.weights.values(), default=0)
         if not self.weights:
             self.consistent = False
         open_levels = 0
