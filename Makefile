@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check rules-wheel
+.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check rules-wheel ts-client
 
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
 # The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
@@ -35,7 +35,21 @@ $(BUF): scripts/buf/package.json scripts/buf/package-lock.json
 	bash scripts/buf-tools.sh
 	touch $(BUF)
 
-install: $(STAMP) $(BUF)
+## The TypeScript client's packages (clients/typescript, pinned by its lock file: openapi-typescript,
+## openapi-fetch, eventsource-parser, typescript); needs Node and npm.
+TSC := clients/typescript/node_modules/.bin/tsc
+$(TSC): clients/typescript/package.json clients/typescript/package-lock.json
+	bash scripts/ts-client-tools.sh
+	touch $(TSC)
+
+install: $(STAMP) $(BUF) $(TSC)
+
+## Regenerate the TypeScript client's types (clients/typescript/src/schema.d.ts) from the gateway's
+## OpenAPI document after changing the API, then compile it (tests/gateway/test_typescript_client.py
+## fails while the committed file is stale).
+ts-client: runtime $(TSC)
+	$(PY) scripts/openapi-document.py clients/typescript/openapi.json
+	cd clients/typescript && npm run --silent generate && npm run --silent build
 
 ## The contract's checks alone: lint, then no breaking change since the released contract.
 proto-check: $(BUF)

@@ -1,0 +1,103 @@
+/**
+ * Online tables: the service hosts the match, each person holds only their own seat's
+ * credential (sent as `Authorization: Bearer`), and follows the match on the seat's stream.
+ * `createTable` opens a table with one invite per open seat; `TableSeat.join` takes a seat.
+ */
+import { answer, bearer, type DominoClient } from "./client.js";
+import { seatEvents, type SeatEvent, type SeatStreamOptions } from "./events.js";
+import type { components } from "./schema.js";
+
+type Schemas = components["schemas"];
+export type NewTable = Schemas["NewTable"];
+export type NewTableAnswer = Schemas["NewTableAnswer"];
+export type Table = Schemas["Table"];
+export type JoinAnswer = Schemas["JoinAnswer"];
+export type SeatAnswer = Schemas["SeatAnswer"];
+export type MatchAnswer = Schemas["MatchAnswer"];
+
+/** Open a table: its id, the host's key, one invite (seat, code, link) per open seat. */
+export async function createTable(api: DominoClient, table: NewTable): Promise<NewTableAnswer> {
+  return answer(api.POST("/v1/tables", { body: table }));
+}
+
+/** A table as the lobby and its players see it (seats, status, the current match). */
+export async function getTable(api: DominoClient, tableId: string): Promise<Table> {
+  return answer(api.GET("/v1/tables/{table_id}", { params: { path: { table_id: tableId } } }));
+}
+
+/** A person's seat at a table, played by its credential alone (from any device). */
+export class TableSeat {
+  /** The match being played, once every open seat is taken. */
+  matchId: string | undefined;
+
+  constructor(
+    private readonly api: DominoClient,
+    readonly tableId: string,
+    readonly seat: number,
+    readonly credential: string,
+    matchId?: string | null,
+  ) {
+    this.matchId = matchId ?? undefined;
+  }
+
+  /** Take a seat: by an invite's code, or (a public table) by its number. */
+  static async join(
+    api: DominoClient, tableId: string, how: { invite?: string; seat?: number; name?: string },
+  ): Promise<TableSeat> {
+    const joined = await answer(api.POST("/v1/tables/{table_id}/join", {
+      params: { path: { table_id: tableId } }, body: how,
+    }));
+    if (joined.seat === undefined || joined.credential === undefined) {
+      throw new TypeError("the join answer has no seat or credential");
+    }
+    return new TableSeat(api, tableId, joined.seat, joined.credential, joined.match_id);
+  }
+
+  /** The match's id, asking the table until every open seat is taken (at most `timeoutMs`). */
+  async waitForMatch(timeoutMs = 10_000, pollMs = 100): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.matchId === undefined) {
+      const table = await getTable(this.api, this.tableId);
+      this.matchId = table.match_id ?? undefined;
+      if (this.matchId !== undefined) break;
+      if (Date.now() > deadline) throw new Error(`table ${this.tableId} dealt no match in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+    return this.matchId;
+  }
+
+  /** The seat's latest: `seq`, `view`, `scores`, `turn`, `over`. */
+  async view(): Promise<SeatAnswer> {
+    return answer(this.api.GET("/v1/matches/{match_id}/seat", this.init()));
+  }
+
+  /** The seat to move, and this seat's legal actions on its turn. */
+  async legal(): Promise<{ seat: number | null | undefined; actions: string[] }> {
+    const found = await answer(this.api.GET("/v1/matches/{match_id}/legal", this.init()));
+    return { seat: found.seat, actions: found.actions ?? [] };
+  }
+
+  /** Play `action` (the service's bots move after it). */
+  async apply(action: string): Promise<MatchAnswer> {
+    return answer(this.api.POST("/v1/matches/{match_id}/apply", { ...this.init(), body: { action } }));
+  }
+
+  /** Deal the next round once this one is over. */
+  async nextRound(): Promise<MatchAnswer> {
+    return answer(this.api.POST("/v1/matches/{match_id}/next-round", { ...this.init(), body: {} }));
+  }
+
+  /** The seat's live stream (see `seatEvents`): resumed with Last-Event-ID when a connection breaks. */
+  events(options: Omit<SeatStreamOptions, "matchId" | "credential"> = {}): AsyncGenerator<SeatEvent> {
+    return seatEvents(this.api, { ...options, matchId: this.requireMatch(), credential: this.credential });
+  }
+
+  private init(): { params: { path: { match_id: string } }; headers: { Authorization: string } } {
+    return { params: { path: { match_id: this.requireMatch() } }, headers: bearer(this.credential) };
+  }
+
+  private requireMatch(): string {
+    if (this.matchId === undefined) throw new Error("no match yet: call waitForMatch() first");
+    return this.matchId;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * A table between two clients: each takes its seat with its invite, follows its own seat's stream
+ * and moves when the stream says it is its turn, to the match's end (block, 2 players: one hand).
+ * The gateway closes every stream after a second (GATEWAY_SPECTATE_MAX=1), so streams are resumed
+ * with Last-Event-ID along the way; each seat must still see every version once, in order.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { createTable, TableSeat, type Reconnect, type SeatEvent } from "../src/index.js";
+import { client } from "./gateway.js";
+
+interface Played {
+  ids: number[];
+  moves: number;
+  reconnects: Reconnect[];
+  last: SeatEvent | undefined;
+  lastUpdate: SeatEvent | undefined;
+}
+
+async function follow(seat: TableSeat, maxMoves: number): Promise<Played> {
+  const played: Played = { ids: [], moves: 0, reconnects: [], last: undefined, lastUpdate: undefined };
+  for await (const event of seat.events({ onReconnect: (why) => played.reconnects.push(why) })) {
+    played.last = event;
+    if (event.id !== undefined) played.ids.push(event.id);
+    if (event.event === "end") break;
+    played.lastUpdate = event;
+    if (event.data.turn === seat.seat) {
+      assert.ok(played.moves < maxMoves, `seat ${seat.seat} moved ${maxMoves} times without the match ending`);
+      const legal = await seat.legal();
+      assert.equal(legal.seat, seat.seat);
+      await seat.apply(legal.actions[0]!);
+      played.moves++;
+    }
+  }
+  return played;
+}
+
+test("two clients play a table to its end, each following its own seat's stream", { timeout: 60_000 }, async () => {
+  const host = client();
+  const opened = await createTable(host, { variant: "block", players: 2, name: "TypeScript table" });
+  const invites = opened.invites ?? [];
+  assert.equal(invites.length, 2);
+  const anna = await TableSeat.join(client(), opened.table_id!, { invite: invites[0]!.code!, name: "Anna" });
+  const boris = await TableSeat.join(client(), opened.table_id!, { invite: invites[1]!.code!, name: "Boris" });
+  const matchId = await boris.waitForMatch();
+  assert.equal(await anna.waitForMatch(), matchId);
+  assert.deepEqual(new Set([anna.seat, boris.seat]), new Set([0, 1]));
+
+  const [a, b] = await Promise.all([follow(anna, 30), follow(boris, 30)]);
+
+  for (const played of [a, b]) {
+    assert.equal(played.last?.event, "end");
+    const first = played.ids[0]!;
+    assert.deepEqual(played.ids.slice(0, -1), played.ids.slice(0, -1).map((_, i) => first + i),
+                     "every version once, in order, across reconnections");
+    assert.ok(played.moves >= 1);
+    const data = played.lastUpdate?.data;
+    assert.ok(data !== undefined && data.view !== undefined && "match_over" in data.view);
+    assert.equal(data.view.match_over, true);
+  }
+  assert.deepEqual(a.ids, b.ids, "both seats saw the same versions");
+  const final = await anna.view();
+  assert.equal(final.over, true);
+  assert.equal(final.scores?.length, 2);
+});
+
+test("a seat's stream resumes after Last-Event-ID, and goes on across a close by the server", { timeout: 30_000 }, async () => {
+  const host = client();
+  const opened = await createTable(host, { variant: "block", players: 2 });
+  const [first, second] = opened.invites ?? [];
+  const lead = await TableSeat.join(client(), opened.table_id!, { invite: first!.code! });
+  const other = await TableSeat.join(client(), opened.table_id!, { invite: second!.code! });
+  await lead.waitForMatch();
+  await other.waitForMatch();
+  const [mover, watcher] = (await lead.legal()).seat === lead.seat ? [lead, other] : [other, lead];
+
+  // the first event is the seat's view; leaving the loop closes the connection
+  let seen: number | undefined;
+  for await (const event of watcher.events()) {
+    assert.equal(event.event, "view");
+    seen = event.id;
+    break;
+  }
+  assert.ok(seen !== undefined);
+  await mover.apply((await mover.legal()).actions[0]!);
+
+  // resumed after `seen`: the move comes as the next update, no view again
+  const reconnects: Reconnect[] = [];
+  let moved = false;
+  const after: SeatEvent[] = [];
+  for await (const event of watcher.events({
+    lastEventId: seen,
+    onReconnect: (why) => {
+      reconnects.push(why);
+      if (!moved) {   // the server closed the idle stream (max-duration, 1 s): make a change only now
+        moved = true;
+        void watcher.legal().then((legal) => watcher.apply(legal.actions[0]!));
+      }
+    },
+  })) {
+    after.push(event);
+    if (after.length === 2) break;
+  }
+  assert.deepEqual(after.map((e) => [e.event, e.id]), [["update", seen + 1], ["update", seen + 2]]);
+  assert.equal(reconnects[0]?.reason, "closed");
+  assert.equal(reconnects[0]?.detail, "max-duration");
+  assert.equal(reconnects[0]?.lastEventId, seen + 1);
+});
