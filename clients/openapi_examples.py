@@ -20,7 +20,7 @@ from engine_service import records
 from engine_service.rules import Kingdomino, Match, Tournament
 
 Json = dict[str, Any]
-TARGET = Path(__file__).resolve().parents[1] / "api_gateway" / "openapi_examples.json"
+TARGET = Path(__file__).resolve().parents[1] / "api_gateway" / "http" / "openapi_examples.json"
 SEED = 42
 
 

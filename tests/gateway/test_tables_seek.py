@@ -124,8 +124,9 @@ def player(user: str) -> str:
 
 
 def play_a_rated_match(gw: Gateway, winner: str, loser: str) -> str:
-    """A real Kozel match between two players and two bots, ended by the host timing the loser's seat out
-    (the variant's timeout rule): the gateway archives it and rates both. Its match id."""
+    """A real Kozel match between two players and two bots, ended by the loser conceding its own clock
+    (the variant's timeout rule; a table's host may not time a seat out at will): the gateway archives it
+    and rates both. Its match id."""
     opened = ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 4, "seats": [
         {"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "greedy"}, {"kind": "bot", "level": "greedy"}]}), 201)
     joined = [ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join",
@@ -133,8 +134,8 @@ def play_a_rated_match(gw: Gateway, winner: str, loser: str) -> str:
               for invite, user in zip(opened["invites"], (winner, loser), strict=True)]
     assert [j["player_id"] for j in joined] == [f"app:{winner}", f"app:{loser}"]
     match_id = joined[-1]["match_id"]
-    host = ok(call(gw, "GET", f"/v1/matches/{match_id}/seat", credential=opened["host_key"]))
-    ok(call(gw, "POST", "/v1/matches/timeout", {"token": host["token"], "seat_key": host["seat_key"], "seat": 1}))
+    seat = ok(call(gw, "GET", f"/v1/matches/{match_id}/seat", credential=joined[1]["credential"]))
+    ok(call(gw, "POST", "/v1/matches/timeout", {"token": seat["token"], "seat_key": seat["seat_key"]}))
     deadline = time.monotonic() + 15
     while (archived := call(gw, "GET", f"/v1/matches/{match_id}/record")).status == 404:
         assert time.monotonic() < deadline, "the match was not archived"
