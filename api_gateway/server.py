@@ -37,6 +37,7 @@ log = logging.getLogger("api_gateway.server")
 _FLAGS = {  # flag destination -> environment variable
     "host": "GATEWAY_HOST",
     "port": "GATEWAY_PORT",
+    "public_url": "GATEWAY_PUBLIC_URL",
     "metrics_port": "GATEWAY_METRICS_PORT",
     "engine": "GATEWAY_ENGINE",
     "engine_timeout": "GATEWAY_ENGINE_TIMEOUT",
@@ -59,6 +60,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", help="address to bind [GATEWAY_HOST, 127.0.0.1]")
     p.add_argument("--port", help=f"HTTP port, 0 for a free one [GATEWAY_PORT, {DEFAULT_PORT}]")
+    p.add_argument("--public-url", metavar="URL",
+                   help="the address people reach this gateway at (http://192.168.1.20:8080): the base of the "
+                        "invite links it hands out [GATEWAY_PUBLIC_URL, the address it listens on]")
     p.add_argument("--metrics-port", help="Prometheus /metrics port, 0 for a free one, 'off' for none "
                                           f"[GATEWAY_METRICS_PORT, {DEFAULT_METRICS_PORT}]")
     p.add_argument("--engine", metavar="TARGET",

@@ -89,6 +89,10 @@ def parser() -> argparse.ArgumentParser:
                                                           "take free ports [1]")
     p.add_argument("--port", type=_port, default=_env_default("GATEWAY_PORT", "8080"),
                    help="gateway HTTP port, 0 for a free one [GATEWAY_PORT, 8080]")
+    p.add_argument("--public-url", metavar="URL", default=None,
+                   help="the address people reach the gateway at (http://192.168.1.20:8080 for friends on the "
+                        "same network, with --host 0.0.0.0): the base of its invite links "
+                        "[GATEWAY_PUBLIC_URL, the address it listens on]")
     p.add_argument("--gateway-metrics-port", type=_metrics_port,
                    default=_env_default("GATEWAY_METRICS_PORT", "9102"),
                    help="Prometheus port of the gateway, 0 for a free one, off for none [GATEWAY_METRICS_PORT, 9102]")
@@ -134,6 +138,14 @@ def _engine_argv(host: str, port: str, metrics_port: str) -> list[str]:
     # -P: the working directory must not come before PYTHONPATH (build/compiled)
     return [sys.executable, "-P", "-m", "engine_service", "--host", host, "--port", port,
             "--metrics-port", metrics_port]
+
+
+def gateway_argv(args: argparse.Namespace, engines: Sequence[str]) -> list[str]:
+    """The gateway's command line: this command's flags that are the gateway's, and its engines' addresses."""
+    return [sys.executable, "-m", "api_gateway", "--host", args.host, "--port", str(args.port),
+            "--metrics-port", "off" if args.gateway_metrics_port is None else str(args.gateway_metrics_port),
+            "--engine", engine_target(engines), "--workers", str(args.workers),
+            *(["--public-url", args.public_url] if args.public_url else [])]
 
 
 def _restart(child: Child, env: dict[str, str]) -> Child | None:
@@ -204,10 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             metrics_port = ("off" if args.engine_metrics_port is None else args.engine_metrics_port) if i == 0 else 0
             children.append(_start(f"engine {i + 1}", _engine_argv(args.host, str(port), str(metrics_port)), env))
         engines = [str(c.address["grpc"]) for c in children]
-        children.append(_start("gateway", [
-            sys.executable, "-m", "api_gateway", "--host", args.host, "--port", str(args.port),
-            "--metrics-port", "off" if args.gateway_metrics_port is None else str(args.gateway_metrics_port),
-            "--engine", engine_target(engines), "--workers", str(args.workers)], env))
+        children.append(_start("gateway", gateway_argv(args, engines), env))
     except StartError as exc:
         print(f"domino serve all: {exc}", file=sys.stderr)
         _stop(children)
