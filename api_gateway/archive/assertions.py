@@ -16,6 +16,7 @@ pinned to one algorithm: an HMAC secret signs and checks **HS256** only, an
 Ed25519 public key checks **EdDSA** only (the host app keeps the private key), so
 neither ``none`` nor one key read as another (alg confusion) is ever accepted.
 
+`sign_assertion` signs one as a host app would (``python -m api_gateway.archive sign-player``).
 The service's own older format, ``p1.<kid>.<user>.<expires>.<tag>`` (HMAC keys
 only), is still read while host apps move over (`PlayerKeys.sign` makes one).
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 PREFIX_APP = "app:"
 #: A host app's user id: 1-64 of these, matched whole (safe in a URL path, an email address fits).
@@ -80,6 +82,47 @@ def _message(kid: str, user: str, expires: int) -> bytes:
     return f"domino-player:v1:{kid}:{user}:{expires}".encode()
 
 
+def _key_text(text: str, ed25519_half: str) -> tuple[str, str, bytes]:
+    """The id, algorithm and bytes of a key's text, ``kid:base64secret`` (HS256) or
+    ``kid:ed25519:base64key`` (EdDSA: the raw 32 bytes of the key's `ed25519_half`, public or private)."""
+    kid, _, rest = text.partition(":")
+    kind, _, b64 = rest.rpartition(":")  # "ed25519:<key>", or "<key>": an HMAC secret
+    if not _KID.fullmatch(kid) or not b64 or kind not in ("", "ed25519"):
+        raise PlayerIdError(f"player key {kid[:32]!r}: expected kid:base64key or kid:ed25519:base64key, "
+                            "kid of 1-32 of A-Z a-z 0-9 _ -")
+    try:
+        key = base64.b64decode(b64, validate=True)
+    except binascii.Error:
+        raise PlayerIdError(f"player key {kid!r}: not base64") from None
+    if kind == "ed25519" and len(key) != 32:
+        raise PlayerIdError(f"player key {kid!r}: an Ed25519 {ed25519_half} key is 32 bytes (raw), not {len(key)}")
+    return kid, EDDSA if kind == "ed25519" else HS256, key
+
+
+def sign_assertion(signing_key: str, user: str, lifetime: int = 24 * 3600, now: float | None = None) -> str:
+    """A player assertion as a host app's server signs one: a JWT naming `user` (``sub``), good for
+    `lifetime` seconds from `now` (``iat``, ``exp``), for this service (``aud``), its header's ``kid`` the key's.
+
+    `signing_key` is the host app's half of a key: ``kid:base64secret``, the HMAC secret the operator
+    holds too (HS256, at least `HS256_MIN_KEY` bytes), or ``kid:ed25519:base64privatekey``, the raw 32
+    bytes of the Ed25519 private key whose public half the operator holds (EdDSA). What
+    ``python -m api_gateway.archive sign-player`` prints; a host app uses its own JWT library
+    (docs/security.md, "Player assertions"). PlayerIdError for a user id or a key that cannot be used."""
+    if not USER.fullmatch(user):
+        raise PlayerIdError("user: 1-64 of A-Z a-z 0-9 . _ ~ @ + -")
+    if not 0 < lifetime <= MAX_LIFETIME:
+        raise PlayerIdError(f"lifetime: 1 to {MAX_LIFETIME} seconds (a year)")
+    kid, algorithm, key = _key_text(signing_key, "private")
+    secret: bytes | Ed25519PrivateKey = key
+    if algorithm == EDDSA:
+        secret = Ed25519PrivateKey.from_private_bytes(key)
+    elif len(key) < HS256_MIN_KEY:
+        raise PlayerIdError(f"player key {kid!r}: shorter than {HS256_MIN_KEY} bytes, too short for HS256")
+    issued = int(time.time() if now is None else now)
+    claims = {"sub": user, "iat": issued, "exp": issued + lifetime, "aud": AUDIENCE}
+    return jwt.encode(claims, secret, algorithm=algorithm, headers={"kid": kid})
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerKey:
     """One host app key: its id, the one algorithm it takes, and the key (an HMAC secret, or the raw
@@ -93,18 +136,8 @@ class PlayerKey:
     @classmethod
     def parse(cls, text: str) -> PlayerKey:
         """``kid:base64secret`` (HMAC, 16 bytes or more; 32 for JWTs) or ``kid:ed25519:base64publickey``."""
-        kid, _, rest = text.partition(":")
-        kind, _, b64 = rest.rpartition(":")  # "ed25519:<key>", or "<key>": an HMAC secret
-        if not _KID.fullmatch(kid) or not b64 or kind not in ("", "ed25519"):
-            raise PlayerIdError(f"player key {kid[:32]!r}: expected kid:base64key or kid:ed25519:base64key, "
-                                "kid of 1-32 of A-Z a-z 0-9 _ -")
-        try:
-            key = base64.b64decode(b64, validate=True)
-        except binascii.Error:
-            raise PlayerIdError(f"player key {kid!r}: not base64") from None
-        if kind == "ed25519":
-            if len(key) != 32:
-                raise PlayerIdError(f"player key {kid!r}: an Ed25519 public key is 32 bytes (raw), not {len(key)}")
+        kid, algorithm, key = _key_text(text, "public")
+        if algorithm == EDDSA:
             jwk = {"kty": "OKP", "crv": "Ed25519", "x": _b64(key), "alg": EDDSA}
         elif len(key) < 16:
             raise PlayerIdError(f"player key {kid!r}: at least 16 bytes")
