@@ -138,9 +138,9 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "Pass the `next` of the previous page of the same list (same player, variant and order) "
                 "as it came; omit `cursor` for the first page.", ("field",)),
     ProblemType("invalid-player", 400, "The player assertion does not check",
-                "A player id vouched for by the host app is an assertion it signs with a key the operator "
-                "configured (docs/tables.md, Ratings): this one is garbled, expired, signed with another "
-                "key, or the service holds no host app key.", ("field",)),
+                "A player id vouched for by the host app is an assertion, a JWT its server signs with a key the "
+                "operator configured (docs/security.md, \"Player assertions\"): this one is garbled, expired, "
+                "signed with another key, or the service holds no host app key.", ("field",)),
     ProblemType("archive-unavailable", 503, "The archive database is unavailable",
                 "Players, ratings and finished matches are kept in a database that did not answer; finished "
                 "matches wait and are archived when it is back. Try again after Retry-After seconds.", retry_after=True),
