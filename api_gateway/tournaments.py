@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Response, current_app
-from flask.views import MethodView
+from flask import current_app
 
 from api_gateway.engine import Engine
 from api_gateway.http.bodies import Blueprint
-from api_gateway.http.openapi import BODY, ENGINE, EXAMPLES, operation
-from api_gateway.http.routes import answer
+from api_gateway.http.openapi import BODY, ENGINE
+from api_gateway.http.routes import Operation, register
 from api_gateway.http.schemas import (
     NewTournamentSchema,
     RecordRoundSchema,
@@ -60,40 +59,28 @@ def tournaments() -> Tournaments:
 
 _REFUSED = (*BODY, "malformed", "too-large", *ENGINE)
 
+#: The POST operations of /v1/tournaments, registered as `api_gateway.http.routes` registers the matches'.
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(tournaments_blp, "", "NewTournament", "createTournament",
+              NewTournamentSchema(), "new_tournament", TournamentAnswerSchema, Tournaments.create, _REFUSED,
+              """Start a micro-tournament: the limit, who sits out round 1 (the best of `rating`, else by lot).
 
-@tournaments_blp.route("")
-class NewTournament(MethodView):
-    @tournaments_blp.arguments(NewTournamentSchema(), examples=EXAMPLES["new_tournament"])
-    @tournaments_blp.response(201, TournamentAnswerSchema)
-    @operation(tournaments_blp, "createTournament", *_REFUSED)
-    def post(self, body: Json) -> Response:
-        """Start a micro-tournament: the limit, who sits out round 1 (the best of `rating`, else by lot).
+              400: not 4-7 participants, a name twice, a rating naming someone else or too few.
+              """, status=201, service=tournaments),
+    Operation(tournaments_blp, "/rounds", "RecordRound", "recordTournamentRound",
+              RecordRoundSchema(), "record_round", TournamentAnswerSchema, Tournaments.record_round,
+              (*_REFUSED, "illegal-action"),
+              """Record the round `next_players` played: their points in seat order and the winning seat.
 
-        400: not 4-7 participants, a name twice, a rating naming someone else or too few.
-        """
-        return answer(tournaments().create(body), 201)
+              The new state and events (`tournament_round`, `eliminated`, `tournament_over`). 400: not 4 points,
+              points out of 0..200, the winner's points not 0, a state that does not add up; 409: the
+              tournament is over.
+              """, service=tournaments),
+    Operation(tournaments_blp, "/standings", "Standings", "getTournamentStandings",
+              TournamentCarrierSchema(), "standings", StandingsAnswerSchema, Tournaments.standings, _REFUSED,
+              """Everyone ranked (ties by dynamics, then lot), the next round's four players, whether it is over.""",
+              service=tournaments),
+)
 
-
-@tournaments_blp.route("/rounds")
-class RecordRound(MethodView):
-    @tournaments_blp.arguments(RecordRoundSchema(), examples=EXAMPLES["record_round"])
-    @tournaments_blp.response(200, TournamentAnswerSchema)
-    @operation(tournaments_blp, "recordTournamentRound", *_REFUSED, "illegal-action")
-    def post(self, body: Json) -> Response:
-        """Record the round `next_players` played: their points in seat order and the winning seat.
-
-        The new state and events (`tournament_round`, `eliminated`, `tournament_over`). 400: not 4 points,
-        points out of 0..200, the winner's points not 0, a state that does not add up; 409: the
-        tournament is over.
-        """
-        return answer(tournaments().record_round(body))
-
-
-@tournaments_blp.route("/standings")
-class Standings(MethodView):
-    @tournaments_blp.arguments(TournamentCarrierSchema(), examples=EXAMPLES["standings"])
-    @tournaments_blp.response(200, StandingsAnswerSchema)
-    @operation(tournaments_blp, "getTournamentStandings", *_REFUSED)
-    def post(self, body: Json) -> Response:
-        """Everyone ranked (ties by dynamics, then lot), the next round's four players, whether it is over."""
-        return answer(tournaments().standings(body))
+for _operation in OPERATIONS:
+    register(_operation)

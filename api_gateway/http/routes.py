@@ -112,13 +112,14 @@ class VariantOne(MethodView):
 
 @dataclass(frozen=True)
 class Operation:
-    """One POST operation on a carried match or record: a row of `OPERATIONS`, registered by `register`.
+    """One POST operation on a carried state (a match, a record, a tournament): a row of `OPERATIONS`
+    (or of `api_gateway.tournaments.OPERATIONS`), registered by `register`.
 
     The view it makes validates the body with `request` (documented with the examples
-    ``EXAMPLES[example]``), calls `call` on the app's `Matches` and answers the engine's JSON
-    as is (`answer`), documenting `answer_schema` for `status`, the problem types `problems` and the
-    stable `operation_id` a generated client names the call by.
-    `doc` is the view's docstring: its first paragraph the OpenAPI summary, the rest the description.
+    ``EXAMPLES[example]``), calls `call` on what `service` answers (the app's `Matches`, or its
+    `Tournaments`) and answers the engine's JSON as is (`answer`), documenting `answer_schema` for
+    `status`, the problem types `problems` and the stable `operation_id` a generated client names the
+    call by. `doc` is the view's docstring: its first paragraph the OpenAPI summary, the rest the description.
     """
 
     blueprint: Blueprint
@@ -128,10 +129,11 @@ class Operation:
     request: Schema
     example: str
     answer_schema: type[Schema]
-    call: Callable[[Matches, Json], bytes]
+    call: Callable[[Any, Json], bytes]  # a method of `service`'s class (Matches.apply)
     problems: tuple[str, ...]
     doc: str
     status: int = 200
+    service: Callable[[], Any] = matches
 
 
 #: Every POST operation of /v1/matches and /v1/records, in the order they are registered.
@@ -196,10 +198,10 @@ OPERATIONS: tuple[Operation, ...] = (
 
 def register(op: Operation) -> type[MethodView]:
     """`op`'s view on its blueprint: a MethodView named `op.name` whose `post` is documented as `op` says."""
-    call, status = op.call, op.status
+    call, service, status = op.call, op.service, op.status
 
     def post(self: MethodView, body: Json) -> Response:
-        return answer(call(matches(), body), status)
+        return answer(call(service(), body), status)
 
     post.__doc__ = op.doc
     documented = op.blueprint.arguments(op.request, examples=EXAMPLES[op.example])(

@@ -139,14 +139,24 @@ class Either(fields.Field[Any]):
         return self._schema(value).load(value)
 
 
-def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
-    return StrictInteger(validate=validate.Range(0, UINT32_MAX), metadata={"description": description},
-                         **kwargs)
-
-
 def _count(description: str, **kwargs: Any) -> StrictInteger:
     return StrictInteger(validate=validate.Range(0, UINT32_MAX), metadata={"description": description},
                          **kwargs)
+
+
+def _seat(description: str = "seat, 0-based", **kwargs: Any) -> StrictInteger:
+    return _count(description, **kwargs)
+
+
+def _many(schema: type[Schema], most: int, description: str, **kwargs: Any) -> fields.List[Any]:
+    """A list of `schema` objects, at most `most` of them."""
+    return fields.List(fields.Nested(schema), validate=validate.Length(max=most), metadata={"description": description},
+                       **kwargs)
+
+
+def _seed(description: str, **kwargs: Any) -> StrictInteger:
+    """A seed of the engine's lots (random deals, a bot's draws): any unsigned 64-bit integer."""
+    return StrictInteger(validate=validate.Range(0, UINT64_MAX), metadata={"description": description}, **kwargs)
 
 
 def _points(description: str, **kwargs: Any) -> StrictInteger:
@@ -237,10 +247,9 @@ class LedgerSchema(StrictSchema):
     scores = _ints("THE score per seat (or team), in every variant: what players call the score and an app "
                    "shows in its score table (K/O: equal to the written points, with `remembered` and `pot` "
                    "beside them; TF/A3/A5/B/BL: the running score)")
-    history = fields.List(fields.Nested(RoundRecordSchema), validate=validate.Length(max=10000),
-                          metadata={"description": "the last finished round (a state from before issue 27: every "
-                                                   "finished round, oldest first); the whole table is in the "
-                                                   "round_ended events and the record"})
+    history = _many(RoundRecordSchema, 10000, "the last finished round (a state from before issue 27: every "
+                                              "finished round, oldest first); the whole table is in the "
+                                              "round_ended events and the record")
 
 
 class RoundSchema(StrictSchema):
@@ -294,8 +303,7 @@ class MatchStateSchema(StrictSchema):
     players = StrictInteger(required=True, validate=validate.Range(0, UINT32_MAX))
     options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
                           metadata={"description": "options that differ from the preset's defaults"})
-    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX),
-                         metadata={"description": "seed of random deals; null when deals are explicit"})
+    seed = _seed("seed of random deals; null when deals are explicit", allow_none=True)
     round_number = _count("rounds dealt so far")
     ledger = fields.Nested(LedgerSchema)
     round = fields.Nested(RoundSchema, allow_none=True, metadata={"description": "null before the first deal"})
@@ -517,8 +525,7 @@ class KingdominoDealSchema(StrictSchema):
 class KingdominoDynastyDealSchema(StrictSchema):
     """A dynasty's explicit deals (option dynasty): one per game."""
 
-    games = fields.List(fields.Nested(KingdominoDealSchema), required=True, validate=validate.Length(max=3),
-                        metadata={"description": "3 deals, one per game"})
+    games = _many(KingdominoDealSchema, 3, "3 deals, one per game", required=True)
 
 
 class KingdominoResultSchema(StrictSchema):
@@ -536,8 +543,7 @@ class KingdominoDynastySchema(StrictSchema):
     """Dynasty state: the finished games and the explicit deals still to come."""
 
     games = fields.List(fields.Nested(KingdominoResultSchema), validate=validate.Length(max=2))
-    deals = fields.List(fields.Nested(KingdominoDealSchema), validate=validate.Length(max=2),
-                        metadata={"description": "explicit deals of the games not yet started (none with a seed)"})
+    deals = _many(KingdominoDealSchema, 2, "explicit deals of the games not yet started (none with a seed)")
 
 
 class KingdominoStateSchema(StrictSchema):
@@ -547,14 +553,11 @@ class KingdominoStateSchema(StrictSchema):
     players = StrictInteger(required=True, validate=validate.Range(2, 4))
     options = fields.Dict(keys=fields.String(validate=validate.Length(1, MAX_TEXT)), values=OptionValue(),
                           metadata={"description": "options that differ from the defaults"})
-    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX),
-                         metadata={"description": "null for an explicit deal"})
+    seed = _seed("null for an explicit deal", allow_none=True)
     kings = _kd_players("owner of each king, in first-pick order")
     pile = _kd_tiles("undrawn tiles in draw order")
-    current = fields.List(fields.Nested(KingdominoRowTileSchema), validate=validate.Length(max=4),
-                          metadata={"description": "the current row's tiles still to place, each with its king"})
-    next = fields.List(fields.Nested(KingdominoRowTileSchema), validate=validate.Length(max=4),
-                       metadata={"description": "the next row; a king or null on each"})
+    current = _many(KingdominoRowTileSchema, 4, "the current row's tiles still to place, each with its king")
+    next = _many(KingdominoRowTileSchema, 4, "the next row; a king or null on each")
     picker = StrictInteger(allow_none=True, validate=validate.Range(0, 3),
                            metadata={"description": "the king that picks now, or null"})
     kingdoms = _kd_log("per player, its place/discard actions in order")
@@ -700,9 +703,8 @@ class NewMatchSchema(StrictSchema):
     players = StrictInteger(required=True, validate=validate.Range(0, UINT32_MAX), metadata={"example": 4})
     options = fields.Dict(keys=fields.String(), values=OptionValue(),  # an unknown name is the engine's 400
                           metadata={"description": "overrides of the preset's defaults"})
-    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
-        "description": "deal from this seed; omitted or null: a random one (in sealed mode, omit it: "
-                       "whoever knows the seed knows every deal)"})
+    seed = _seed("deal from this seed; omitted or null: a random one (in sealed mode, omit it: "
+                 "whoever knows the seed knows every deal)", allow_none=True)
     deal = deal_field(metadata={"description": "or an explicit first deal (kingdomino: {tiles, kings}, or "
                                               "{games: [...]} for a dynasty)"})
     setup = fields.Nested(SetupSchema)
@@ -824,8 +826,7 @@ class SuggestSchema(CarrierSchema):
                           metadata={"description": "random, greedy or expert (docs/bots.md)", "example": "expert"})
     budget_ms = StrictInteger(validate=validate.Range(1, 10_000), metadata={
         "description": "a wall-clock cap on the expert's search (default: none; the answer is then reproducible)"})
-    seed = StrictInteger(validate=validate.Range(0, UINT64_MAX),
-                         metadata={"description": "the bot's seed (default: the match's)"})
+    seed = _seed("the bot's seed (default: the match's)")
 
 
 class HintsSchema(SeatArgumentSchema):
@@ -833,8 +834,7 @@ class HintsSchema(SeatArgumentSchema):
 
     budget_ms = StrictInteger(validate=validate.Range(1, 10_000),
                               metadata={"description": "a wall-clock cap on the expert's search"})
-    seed = StrictInteger(validate=validate.Range(0, UINT64_MAX),
-                         metadata={"description": "the coach's seed (default: the match's)"})
+    seed = _seed("the coach's seed (default: the match's)")
 
 
 # ---------------------------------------------------------------- answers
@@ -968,18 +968,15 @@ class TournamentStateSchema(StrictSchema):
 
     participants = fields.List(_participant(), required=True, validate=validate.Length(max=MAX_PARTICIPANTS),
                                metadata={"description": "4-7 distinct names, in the fixed tournament order"})
-    seed = StrictInteger(required=True, validate=validate.Range(0, UINT64_MAX),
-                         metadata={"description": "the lots (who sits out round 1 without a rating, ties)"})
+    seed = _seed("the lots (who sits out round 1 without a rating, ties)", required=True)
     limit = _count("derived: 100, 75, 60, 50 for 4, 5, 6, 7 participants")
     first_sitters = _indexes("participants who sat out round 1, ascending")
-    rounds = fields.List(fields.Nested(TournamentRoundSchema), validate=validate.Length(max=10000),
-                         metadata={"description": "every recorded round, oldest first"})
+    rounds = _many(TournamentRoundSchema, 10000, "every recorded round, oldest first")
     totals = _ints("derived: every participant's total now, by index")
     over = StrictBoolean(metadata={"description": "derived: 3 or fewer participants remain"})
     next_players = _indexes("derived: the four participants of the next round, seat order; empty once over")
-    standings = fields.List(fields.Nested(StandingSchema), validate=validate.Length(max=MAX_PARTICIPANTS),
-                            metadata={"description": "derived: everyone ranked, the eliminated last "
-                                                     "(latest out first)"})
+    standings = _many(StandingSchema, MAX_PARTICIPANTS, "derived: everyone ranked, the eliminated last "
+                                                        "(latest out first)")
 
 
 class NewTournamentSchema(StrictSchema):
@@ -988,8 +985,7 @@ class NewTournamentSchema(StrictSchema):
                                metadata={"description": "4-7 distinct names, in the fixed tournament order "
                                                         "(seats of a round follow it)", "uniqueItems": True,
                                          "example": ["Ann", "Bob", "Cid", "Dan", "Eve"]})
-    seed = StrictInteger(allow_none=True, validate=validate.Range(0, UINT64_MAX), metadata={
-        "description": "lots from this seed; omitted or null: a random one, recorded in the state"})
+    seed = _seed("lots from this seed; omitted or null: a random one, recorded in the state", allow_none=True)
     rating = fields.List(_participant(), validate=validate.Length(max=MAX_PARTICIPANTS), metadata={
         "description": "names, best first: with more than 4 participants the best sit out round 1 "
                        "(omitted: by lot)"})
