@@ -4,6 +4,7 @@
 // Play with friends (docs/tables.md): a seat at an online table, its credential in localStorage per table
 // (a reload comes back to the seat), the other seats' moves arriving on the seat's event stream.
 import { KINGDOMINO_TILES } from "/play/kingdomino-tiles.js";
+import { lang, setLanguage, t as tr, translatePage, variantName } from "/play/i18n.js";
 
 const LEVELS = ["expert", "greedy", "random", "human"];
 const $ = (id) => document.getElementById(id);
@@ -37,7 +38,7 @@ function take(answer) {
 // The round's turns in order, each a seat's play or knock (a draw does not end a turn): what the board
 // marks as the last moves.
 function remember(e) {
-  if (e.type === "round_dealt") game.moves = [];
+  if (e.type === "round_dealt") { game.moves = []; game.movesRound = e.number; }
   if (e.type === "played" || e.type === "passed") game.moves.push({ seat: e.seat, action: e.action ?? null });
 }
 // The turns since the seat's own last turn in this round (all of them before its first).
@@ -49,8 +50,13 @@ function turnsSince(seat) {
 }
 // The tiles played since then (the board marks them) ...
 const movesSince = (seat) => turnsSince(seat).filter((m) => m.action);
-// ... and the seats that knocked since then, which the board cannot show (their chips say so).
-const knockedSince = (seat) => new Set(turnsSince(seat).filter((m) => !m.action).map((m) => m.seat));
+// ... and the seats that knocked since then, which the board cannot show (their chips say so): only while
+// the round they knocked in is being played (not once it is over, nor in the next round when its deal
+// reached the page as a view without its events, as after a seat dealt it at a table).
+function knockedSince(seat, view) {
+  const stale = view.round_over || (game.movesRound != null && game.movesRound !== view.round_number);
+  return new Set(stale ? [] : turnsSince(seat).filter((m) => !m.action).map((m) => m.seat));
+}
 // The match's score table, a row per finished round. A state keeps the last round's row only (a call's
 // cost must not grow with the match), so the page keeps every row it has seen, by round number, with the
 // game it saves: a reload keeps them, and a view with no row yet is a match that has finished no round.
@@ -73,18 +79,20 @@ const isKD = () => game.variant === "kingdomino";
 const me = () => game.me ?? 0;
 // At a table a person is named by the name they gave ("Boris"), a bot by its seat and level.
 const person = (seat) => (game.table ? game.names?.[seat] : null);
+// Seats are numbered from 1 on the screen, as people count them (the API's seat 0 is "Seat 1").
+const seatNo = (seat) => seat + 1;
 function name(seat) {
-  if (seat === me()) return "You";
+  if (seat === me()) return tr("you");
   if (person(seat)) return person(seat);
   const level = game.levels[seat];
-  return level === "human" || level === "person" ? `Seat ${seat}` : `Seat ${seat} (${level})`;
+  return level === "human" || level === "person" ? tr("seat", seatNo(seat)) : tr("seat.level", seatNo(seat), level);
 }
-// Where room is short (seat chips, kings, marks on the board): "You", "Seat 1" (at a table, "Boris").
-const shortName = (seat) => (seat === me() ? "You" : person(seat) || `Seat ${seat}`);
-// A verb in the present that agrees with the seat: "You lead", "Seat 1 (expert) leads".
-const does = (seat, verb) => (seat === me() ? `You ${verb}` : `${name(seat)} ${verb}s`);
+// Where room is short (seat chips, kings, marks on the board): "You", "Seat 2" (at a table, "Boris").
+const shortName = (seat) => (seat === me() ? tr("you") : person(seat) || tr("seat", seatNo(seat)));
+// A verb in the present that agrees with the seat: "You lead", "Seat 2 (expert) leads" (i18n.js: leads, wins).
+const does = (seat, verb) => tr(verb, name(seat), seat === me());
 // The seat after a verb or a preposition: "won by you".
-const whom = (seat) => (seat === me() ? "you" : name(seat));
+const whom = (seat) => (seat === me() ? tr("you.lower") : name(seat));
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 // The variant as /v1/variants describes it, its family (RULES.md section) and an option's value in this match.
 const variantOf = () => variants.find((v) => v.name === game.variant) || { options: [] };
@@ -96,29 +104,33 @@ function warn(text) {
   const m = $("message"); m.textContent = text; m.hidden = !text;
   if (text) document.body.dataset.warnings = Number(document.body.dataset.warnings || 0) + 1;
 }
+// The log: its lines (`log`, in the page's language) and the events they tell (`told`), so that the
+// language switch retells the whole log.
 function logEvent(e) {
   const text = describe(e);
   if (!text) return;
   game.log.push(text);
+  game.told = [...(game.told || []), e].slice(-60);
   if (game.log.length > 60) game.log.shift();
 }
 function describe(e) {
   const who = e.seat != null ? name(e.seat) : e.player != null ? name(e.player) : "";
   switch (e.type) {
-    case "played": return `${who} played ${e.action}`;
-    case "drew": return e.tile ? `${who} drew ${e.tile}` : `${who} drew a tile`;
-    case "passed": return `${who} knocked`;
-    case "points_scored": return `${who} scored ${e.points}`;
-    case "round_ended": return `Round ${e.record.number} over: ${e.record.ending}`;
-    case "match_ended": return "Match over";
-    case "round_dealt": return `Round ${e.number} dealt` + (e.leader != null ? `; ${does(e.leader, "lead")}` : "");
-    case "tile_picked": return `${who} picked tile ${e.tile}`;
-    case "tile_placed": return `${who} placed tile ${e.tile}`;
-    case "tile_discarded": return `${who} discarded tile ${e.tile}`;
-    case "row_laid": return `New row: ${e.tiles.join(", ")}`;
-    case "game_over": return `Game over: ${e.scores.join(" / ")}`;
-    case "dynasty_over": return `Dynasty over: ${e.scores.join(" / ")}`;
-    case "timed_out": return `${who} timed out`;
+    case "played": return tr("log.played", who, e.action);
+    case "drew": return e.tile ? tr("log.drew", who, e.tile) : tr("log.drew-one", who);
+    case "passed": return tr("log.knocked", who);
+    // In play (All Fives, Threes and Fives): why, the open ends' count that scored.
+    case "points_scored": return tr("log.scored", who, e.points, e.count);
+    case "round_ended": return tr("log.round-over", e.record.number, tr("ending", e.record.ending));
+    case "match_ended": return tr("log.match-over");
+    case "round_dealt": return tr("log.dealt", e.number) + (e.leader != null ? `; ${does(e.leader, "leads")}` : "");
+    case "tile_picked": return tr("log.picked", who, e.tile);
+    case "tile_placed": return tr("log.placed", who, e.tile);
+    case "tile_discarded": return tr("log.discarded", who, e.tile);
+    case "row_laid": return tr("log.row", e.tiles.join(", "));
+    case "game_over": return tr("log.game-over", sidePoints(e.scores));
+    case "dynasty_over": return tr("log.dynasty-over", sidePoints(e.scores));
+    case "timed_out": return tr("log.timed-out", who);
     default: return null;
   }
 }
@@ -127,7 +139,7 @@ function describe(e) {
 async function loadVariants() {
   variants = (await call("/v1/variants")).variants;
   const select = $("variant");
-  select.replaceChildren(...variants.map((v) => new Option(v.name, v.name)));
+  select.replaceChildren(...variants.map((v) => new Option(variantName(v.name), v.name)));
   select.value = variants.some((v) => v.name === "kozel") ? "kozel" : variants[0].name;
   select.addEventListener("change", fillPlayers);
   $("players").addEventListener("change", fillLevels);
@@ -155,11 +167,11 @@ function fillLevels() {
   for (let seat = 1; seat < n; seat++) {
     const s = document.createElement("select");
     s.id = `level-${seat}`;
-    s.setAttribute("aria-label", `Seat ${seat}`);
-    s.replaceChildren(...LEVELS.map((l) => new Option(l, l)));
+    s.setAttribute("aria-label", tr("seat", seatNo(seat)));
+    s.replaceChildren(...LEVELS.map((l) => new Option(tr("level", l), l)));
     s.value = old[seat - 1] || "expert";
     const label = document.createElement("label");
-    label.append(`Seat ${seat} `, s);
+    label.append(`${tr("seat", seatNo(seat))} `, s);
     selects.push(label);
   }
   box.replaceChildren(...selects);
@@ -179,12 +191,12 @@ async function newMatch(event) {
     const answer = await call("/v1/matches", body);
     game = { variant, players, levels, token: answer.token, hostKey: answer.host_key,
              keys: answer.seat_keys.map((k, seat) => (levels[seat] === "human" || seat === 0 ? k : null)),
-             view: answer.view, scores: answer.scores, log: [], moves: [] };
+             view: answer.view, scores: answer.scores, log: [], told: [], moves: [] };
     pending = choosing = null;
     take(answer);
     $("setup-box").open = false;
     await showSeat(humanToMove() ?? 0);
-  } catch (err) { warn(`Could not start the match: ${err.message}`); }
+  } catch (err) { warn(tr("no-start", err.message)); }
 }
 function humanToMove() {
   const seat = game.view.to_move;
@@ -205,7 +217,7 @@ async function play(action) {
     take(await call("/v1/matches/apply", { ...carrier(seat), action }));
   } catch (err) {
     game.token = before;
-    warn(err.message.includes(action) ? `Not allowed: ${err.message}` : `Not allowed: ${action}: ${err.message}`);
+    warn(tr("not-allowed", err.message.includes(action) ? err.message : `${action}: ${err.message}`));
     return;
   }
   pending = choosing = null;
@@ -219,7 +231,7 @@ async function nextRound() {
   try {
     take(await call("/v1/matches/next-round", carrier(0)));
     await showSeat(humanToMove() ?? 0);
-  } catch (err) { warn(`No next round: ${err.message}`); }
+  } catch (err) { warn(tr("no-next", err.message)); }
 }
 // A click on a tile that cannot be played: the engine says why (nothing changes).
 function tryIllegal(tile) {
@@ -234,7 +246,7 @@ function tryIllegal(tile) {
 function render() {
   const view = game.view;
   showScreen("table");
-  $("match-title").textContent = `${game.variant}, ${plural(game.players, "player")}`
+  $("match-title").textContent = `${variantName(game.variant)}, ${tr("players", game.players)}`
     + (game.table ? ` · ${tableName(game.table)}` : "");
   renderTableBar(view);
   renderStatus(view);
@@ -243,7 +255,7 @@ function render() {
   renderScores(view);
   renderLegend(view);
   renderRatingChange(view);
-  $("log").replaceChildren(...game.log.slice(-25).map((t) => { const li = document.createElement("li"); li.textContent = t; return li; }));
+  $("log").replaceChildren(...game.log.slice(-25).map((text) => { const li = document.createElement("li"); li.textContent = text; return li; }));
   $("log").scrollTop = 1e6;
   document.body.dataset.renders = Number(document.body.dataset.renders || 0) + 1;   // for tests and screen readers' tools
 }
@@ -254,20 +266,21 @@ const toMove = (view) => (isOver(view) ? null : view.to_move ?? null);
 // " Boris's time ran out." when a turn clock ended the match: the archive's `timed_out` once the page has the
 // match's record, else the seat whose clock the last line shows at 0.
 function timedOut() {
-  const archived = game.ratingChange?.matchId === game.matchId ? game.ratingChange.timedOut : undefined;
+  // (Against the computer there is neither: a match with no id is not archived.)
+  const archived = game.ratingChange && game.ratingChange.matchId === game.matchId ? game.ratingChange.timedOut : undefined;
   const zero = (game.clocks?.remaining || []).findIndex((left) => left <= 0);
   const seat = archived !== undefined ? archived : zero >= 0 ? zero : null;
-  return seat == null ? "" : seat === me() ? " Your time ran out." : ` ${name(seat)}'s time ran out.`;
+  return seat == null ? "" : seat === me() ? tr("status.your-time") : tr("status.their-time", name(seat));
 }
 function renderStatus(view) {
   const seat = toMove(view);
-  if (isOver(view)) say(isKD() ? "The game is over." : view.match_over ? `The match is over.${timedOut()}` : "The round is over.");
-  else if (seat == null) say("Waiting.");
-  else if (seat === viewer(view)) say(seat === me() ? "Your turn" : `${name(seat)}: your turn` + (game.keys.filter(Boolean).length > 1 ? " (hot seat)" : ""));
-  else if (game.table && game.table.seats[seat]?.kind === "open" && !game.table.seats[seat].taken) say(`Waiting for someone to take seat ${seat}`);
-  else say(`${name(seat)} to move`);
+  if (isOver(view)) say(isKD() ? tr("status.game-over") : view.match_over ? tr("status.match-over") + timedOut() : tr("status.round-over"));
+  else if (seat == null) say(tr("status.waiting"));
+  else if (seat === viewer(view)) say(seat === me() ? tr("status.your-turn") : tr("status.seat-turn", name(seat)) + (game.keys.filter(Boolean).length > 1 ? tr("status.hot-seat") : ""));
+  else if (game.table && game.table.seats[seat]?.kind === "open" && !game.table.seats[seat].taken) say(tr("status.wait-seat", seatNo(seat)));
+  else say(tr("status.to-move", name(seat)));
   // At a table the other moves come while this tab may be in the background: its title says when it is yours.
-  if (game.table) document.title = (seat != null && seat === me() ? "Your turn · " : "") + "Domino table";
+  if (game.table) document.title = (seat != null && seat === me() ? tr("title.your-turn") : "") + tr("page.title");
 }
 // What to do now, above the board, with the buttons that do it when they belong there.
 function setPrompt(text, ...buttons) { const p = $("prompt"); p.replaceChildren(text, ...buttons); p.hidden = !text; }
@@ -276,7 +289,7 @@ function setPrompt(text, ...buttons) { const p = $("prompt"); p.replaceChildren(
 // screen beside the board on a phone, where the score table is below it.
 function renderSeats(view) {
   const moving = toMove(view);
-  const knocked = isKD() ? new Set() : knockedSince(viewer(view));
+  const knocked = isKD() ? new Set() : knockedSince(viewer(view), view);
   $("opponents").replaceChildren(...Array.from({ length: game.players }, (_, seat) => {
     const chip = document.createElement("span");
     chip.className = `seat seat-${seat}` + (seat === moving ? " to-move" : "") + (knocked.has(seat) ? " knocked" : "");
@@ -284,22 +297,22 @@ function renderSeats(view) {
     const who = document.createElement("b"); who.textContent = shortName(seat);
     const level = document.createElement("small"); level.textContent = seatNote(seat);
     const count = document.createElement("span");
-    count.textContent = isKD() ? `${view.scores[seat]} pts` : plural(view.hand_sizes[seat], "tile");
+    count.textContent = isKD() ? tr("chip.points", view.scores[seat]) : tr("tiles", view.hand_sizes[seat]);
     chip.append(who, level, count);
     const said = [count.textContent];
     if (!isKD()) {
       const score = document.createElement("small");
       score.className = "chip-score";
       // A side's score (a team's when the scores are the teams', seats 0+2 and 1+3).
-      score.textContent = `score ${game.scores[seat % game.scores.length]}`;
+      score.textContent = tr("chip.score", game.scores[seat % game.scores.length]);
       chip.append(score);
       said.push(score.textContent);
     }
     if (knocked.has(seat)) {
       const did = document.createElement("small");
-      did.className = "did"; did.textContent = "knocked";
+      did.className = "did"; did.textContent = tr("chip.knocked");
       chip.append(did);
-      said.push("knocked");
+      said.push(did.textContent);
     }
     const clock = clockChip(seat, chip);
     if (clock) said.push(clock);
@@ -317,9 +330,15 @@ const BYKOVO_LIMIT = 100;   // RULES.md B: 4 seats play to 100
 const remembers = () => family() === "K" || family() === "O";
 function sideNames() {
   return game.scores.length === game.players ? Array.from({ length: game.players }, (_, s) => name(s))
-    : game.scores.map((_, i) => `Team ${i + 1}`);
+    : game.scores.map((_, i) => tr("team", i + 1));
 }
-// What the score table's rows and markers mean, each with its explanation (the legend and the tooltips).
+// Points side by side, each with its side's name: "Anna 14 · Boris 17 · Seat 3 2" (not "14 / 17 / 2").
+function sidePoints(points) {
+  const names = points.length === game.players ? points.map((_, s) => shortName(s)) : points.map((_, i) => tr("team", i + 1));
+  return points.map((p, i) => `${names[i]} ${p}`).join(" · ");
+}
+// What the score table's rows and markers mean, each with its label and explanation (the legend and the
+// tooltips): {id: [label, explanation]}.
 function scoreTerms() {
   const f = family();
   if (remembers()) {
@@ -327,17 +346,15 @@ function scoreTerms() {
     // Eggs only where a fish scored to the single highest hand can tie (RULES.md K max_takes_all, O).
     const eggs = f === "K" ? option("fish_scoring") === "max_takes_all" : option("fish_scoring") !== "own";
     return {
-      Written: `the points that count. High is bad: the first to ${option("target")} written points is the ${animal} and loses.`,
-      Remembered: `a round below ${threshold} points is remembered, not written, until a round of ${threshold} or more `
-        + "writes it together with them; going out before that forgets them.",
-      fish: "the round ended blocked: nobody could play.",
-      ...(eggs && { eggs: "a fish with a tie for the highest hand: its points wait in the pot for the next round's highest hand." }),
+      written: [tr("scores.written"), tr("term.written", option("target"), animal)],
+      remembered: [tr("scores.remembered"), tr("term.remembered", threshold)],
+      fish: [tr("scores.fish"), tr("term.fish")],
+      ...(eggs && { eggs: [tr("scores.eggs-term"), tr("term.eggs")] }),
     };
   }
-  if (f === "B") return { Score: `the pips left in hand, 0 for the round's winner. High is bad: at ${BYKOVO_LIMIT} a seat is out.`,
-                          fish: "the round ended blocked with both ends on one number." };
-  if (f === "BL") return { Score: "the lightest hand scores the pips of the others. High is good." };
-  return { Score: `points scored in play and for the lightest hand. High is good: the first to ${option("target")} wins.` };
+  if (f === "B") return { score: [tr("scores.score"), tr("term.bykovo", BYKOVO_LIMIT)], fish: [tr("scores.fish"), tr("term.bykovo-fish")] };
+  if (f === "BL") return { score: [tr("scores.score"), tr("term.block")] };
+  return { score: [tr("scores.score"), tr("term.score", option("target"))] };
 }
 // The seats (teams) nearest to losing where high is bad: "Closest to the goat: Seat 2 (64 of 101)".
 function closestToLosing(view) {
@@ -345,10 +362,10 @@ function closestToLosing(view) {
   if (!animal || view.match_over) return null;
   const limit = family() === "B" ? BYKOVO_LIMIT : option("target");
   const top = Math.max(...game.scores);
-  const what = animal === "out" ? "being out" : `the ${animal}`;
-  if (!(top > 0)) return `Closest to ${what}: nobody has written points yet.`;
+  const what = animal === "out" ? tr("closest.out") : tr("animal", animal);
+  if (!(top > 0)) return tr("closest.none", what);
   const names = sideNames().filter((_, i) => game.scores[i] === top);
-  return `Closest to ${what}: ${names.join(", ")} (${top} of ${limit}).`;
+  return tr("closest.some", what, names.join(", "), top, limit);
 }
 function renderScores(view) {
   const table = document.createElement("table");
@@ -356,45 +373,50 @@ function renderScores(view) {
   const head = table.insertRow();
   const sides = sideNames();
   const terms = isKD() ? {} : scoreTerms();
-  // "Seat 1" over "expert" rather than "Seat 1 (expert)": four seats' columns fit a phone's width.
+  // "Seat 2" over "expert" rather than "Seat 2 (expert)", and a long name cut short (whole in its title):
+  // four seats' columns fit a phone's width and the side column of a wide screen.
   for (const label of ["", ...sides]) {
     const th = document.createElement("th");
     const [who, level] = label.split(" (");
-    th.textContent = who;
+    const full = document.createElement("span"); full.className = "who"; full.textContent = who;
+    th.append(full);
+    if (who) th.title = label;
     if (level) { const small = document.createElement("small"); small.textContent = level.slice(0, -1); th.append(small); }
     head.append(th);
   }
   if (isKD()) {
-    addRow(table, "Points", view.scores);
-    addRow(table, "Crowns", view.crowns);
-    addRow(table, "Largest region", view.largest_region);
-    if (view.dynasty) addRow(table, "Dynasty total", view.dynasty.totals?.map((t) => t.scores ?? t) ?? []);
+    addRow(table, tr("scores.points"), view.scores);
+    addRow(table, tr("scores.crowns"), view.crowns);
+    addRow(table, tr("scores.largest"), view.largest_region);
+    if (view.dynasty) addRow(table, tr("scores.dynasty"), view.dynasty.totals?.map((x) => x.scores ?? x) ?? []);
   } else {
     const ledger = view.ledger;
     for (const record of roundRows()) {
-      const row = addRow(table, `Round ${record.number}`, record.scores);
-      if (record.ending === "fish") marker(row.cells[0], "fish", "fish", terms.fish);
-      if (record.pot) marker(row.cells[0], "eggs", `eggs ${record.pot}`, terms.eggs);
+      const row = addRow(table, tr("scores.round", record.number), record.scores);
+      if (record.ending === "fish") marker(row.cells[0], "fish", tr("scores.fish"), terms.fish?.[1]);
+      if (record.pot) marker(row.cells[0], "eggs", tr("scores.eggs", record.pot), terms.eggs?.[1]);
     }
-    const total = addRow(table, remembers() ? "Written" : "Score", game.scores);
+    const total = addRow(table, remembers() ? tr("scores.written") : tr("scores.score"), game.scores,
+      (terms.written ?? terms.score)?.[1]);
     total.className = "total";
     if (remembers()) {
-      addRow(table, "Remembered", ledger.remembered);
-      if (ledger.pot) marker(total.cells[0], "eggs", `eggs in the pot: ${ledger.pot}`, terms.eggs);
+      addRow(table, tr("scores.remembered"), ledger.remembered, terms.remembered[1]);
+      if (ledger.pot) marker(total.cells[0], "eggs", tr("scores.pot", ledger.pot), terms.eggs?.[1]);
     }
+    // The losers' row: "Goat" and a mark under each loser (not the word again: "goat goat").
     if (view.match_over && view.losers?.length) {
       const animal = LOSER[family()];
-      const label = animal ? animal[0].toUpperCase() + animal.slice(1) : "Lost";
-      const row = addRow(table, label, sides.map((_, i) => (view.losers.includes(i) ? animal || "✗" : "")));
+      const label = animal ? tr("scores.loser", animal) : tr("scores.lost");
+      const row = addRow(table, label, sides.map((_, i) => (view.losers.includes(i) ? "✗" : "")));
       row.id = "losers";
+      for (const [i, cell] of [...row.cells].slice(1).entries()) if (view.losers.includes(i)) cell.title = tr("scores.loses");
     }
   }
-  for (const row of table.rows) { const term = terms[row.cells[0].firstChild?.textContent]; if (term) row.cells[0].title = term; }
   $("scores").replaceChildren(table);
 }
 // Under the score table: what its words mean, whether high is good, and who is closest to losing.
 function renderLegend(view) {
-  const lines = Object.entries(isKD() ? {} : scoreTerms()).map(([term, text]) => {
+  const lines = Object.values(isKD() ? {} : scoreTerms()).map(([term, text]) => {
     const li = document.createElement("li");
     const b = document.createElement("b"); b.textContent = term;
     li.append(b, `: ${text}`);
@@ -404,9 +426,12 @@ function renderLegend(view) {
   if (closest) { const li = document.createElement("li"); li.id = "closest"; li.textContent = closest; lines.push(li); }
   $("score-legend").replaceChildren(...lines);
 }
-function addRow(table, label, values) {
+// A row of the score table; `explanation` is its label's tooltip.
+function addRow(table, label, values, explanation) {
   const row = table.insertRow();
-  row.insertCell().textContent = label;
+  const head = row.insertCell();
+  head.textContent = label;
+  if (explanation) head.title = explanation;
   for (const v of values) row.insertCell().textContent = v;
   return row;
 }
@@ -425,16 +450,16 @@ function renderMatching(view) {
   const moves = legalMoves(view);
   if (choosing && !choosing.actions.every((a) => legal.includes(a))) choosing = null;
   $("board").className = "layout";
-  setPrompt(choosing ? `${choosing.tile} fits more than one end: tap one on the board, or a button below.` : "");
+  setPrompt(choosing ? tr("choose.prompt", choosing.tile) : "");
   // A heading over nothing read as a hand that failed to show: the seat that went out is told so.
-  const whose = mine === me() ? "Your hand" : `${name(mine)}'s hand`;
-  $("hand-title").textContent = (view.hand || []).length ? whose : `${whose} is empty`;
+  const whose = mine === me() ? tr("hand.yours") : tr("hand.of", name(mine));
+  $("hand-title").textContent = (view.hand || []).length ? whose : tr("hand.empty", whose);
   renderHand(view, legal, moves);
   renderChoices(moves);
   $("extra-actions").replaceChildren(...legal.filter((a) => a === "draw" || a === "pass").map((a) => {
     const b = document.createElement("button");
     b.type = "button"; b.dataset.action = a; b.className = "primary";
-    b.textContent = a === "draw" ? "Draw a tile" : "Pass (knock)";
+    b.textContent = a === "draw" ? tr("action.draw") : tr("action.pass");
     b.addEventListener("click", () => play(a));
     return b;
   }));
@@ -454,7 +479,7 @@ function renderHand(view, legal, moves) {
     b.type = "button";
     b.className = "tile" + (actions.length ? " legal" : "") + (choosing?.tile === tile ? " chosen" : "");
     b.dataset.tile = tile;
-    b.setAttribute("aria-label", `tile ${tile}` + (actions.length ? ", playable" : ""));
+    b.setAttribute("aria-label", tr("tile.aria", tile, actions.length > 0));
     const [x, y] = tile.split("-");
     const top = document.createElement("span"); top.textContent = x;
     const bottom = document.createElement("span"); bottom.textContent = y;
@@ -470,9 +495,10 @@ function renderHand(view, legal, moves) {
 function renderRoundEnd(view) {
   $("round-end").hidden = !view.round_over;
   if (!view.round_over) return;
-  $("round-result").textContent = `Round ${view.round_number}: ${view.ending}` +
-    (view.winner != null ? `, won by ${whom(view.winner)}` : "") + `. Round points ${view.round_points.join(" / ")}.` +
-    (view.match_over ? " The match is over." : "");
+  // Each seat's round points with its name: "Round points: You 0 · Boris 17 · Seat 3 2".
+  $("round-result").textContent = tr("round.result", view.round_number, tr("ending", view.ending)) +
+    (view.winner != null ? tr("round.won-by", whom(view.winner), view.winner === me()) : "") + tr("round.points", sidePoints(view.round_points)) +
+    (view.match_over ? tr("round.match-over") : "");
   $("revealed").replaceChildren(...(view.revealed_hands || []).map((h, seat) => {
     const p = document.createElement("p"); p.textContent = `${name(seat)}: ${h.join(" ") || "-"}`; return p; }));
   $("next-round").hidden = !!view.match_over;
@@ -494,7 +520,7 @@ function renderChoices(moves) {
   $("choices").replaceChildren(...(choosing?.actions || []).map((a) => {
     const b = document.createElement("button");
     b.type = "button"; b.dataset.action = a;
-    b.textContent = (moves.get(a)?.placements || []).map((p) => p.arm ? `${p.tile} on ${p.arm}${p.closes ? " (closing)" : ""}` : `${p.tile} (lead)`).join(" + ");
+    b.textContent = (moves.get(a)?.placements || []).map((p) => (p.arm ? tr("choice.on", p.tile, p.arm, p.closes) : tr("choice.lead", p.tile))).join(" + ");
     b.addEventListener("click", () => play(a));
     return b;
   }));
@@ -599,8 +625,8 @@ function drawLayout(layout, viewTable, openArms, playedBy, choice) {
   const svg = svgNode("svg", { id: "layout", role: "img" });
   if (!layout.length) {
     svg.setAttribute("viewBox", "-4 -1 8 2");
-    svg.setAttribute("aria-label", "the table is empty");
-    svg.append(svgNode("text", { x: 0, y: 0.2, "text-anchor": "middle", "font-size": 0.6, fill: "#fff" }, "The table is empty"));
+    svg.setAttribute("aria-label", tr("board.empty"));
+    svg.append(svgNode("text", { x: 0, y: 0.2, "text-anchor": "middle", "font-size": 0.6, fill: "#fff" }, tr("board.empty")));
     return svg;
   }
   const table = readTable(viewTable);
@@ -671,7 +697,7 @@ function drawLayout(layout, viewTable, openArms, playedBy, choice) {
   svg.setAttribute("viewBox", `${box.minX - m} ${box.minY - m} ${w} ${h}`);
   svg.style.maxWidth = `${w * MAX_UNIT_PX}px`;
   svg.style.maxHeight = `${h * MAX_UNIT_PX}px`;
-  svg.setAttribute("aria-label", `${rects.length} tiles on the table`);
+  svg.setAttribute("aria-label", tr("board.tiles", rects.length));
   return svg;
 }
 const PIPS = { 0: [], 1: [[.5, .5]], 2: [[.25, .25], [.75, .75]], 3: [[.25, .25], [.5, .5], [.75, .75]],
@@ -692,8 +718,8 @@ function domino(r, by) {
   for (const [hx, hy, value] of dbl ? [[r.x, r.y, r.tile.near], r.horizontal ? [r.x + r.w / 2, r.y, r.tile.near] : [r.x, r.y + r.h / 2, r.tile.near]] : halves) {
     for (const [px, py] of PIPS[value]) g.append(svgNode("circle", { cx: hx + px, cy: hy + py, r: 0.09 }));
   }
-  g.append(svgNode("title", {}, `${r.tile.near}-${r.tile.far}` + (r.spinner ? " (spinner)" : "")
-    + (by != null ? `, just played by ${whom(by)}` : "")));
+  g.append(svgNode("title", {}, `${r.tile.near}-${r.tile.far}` + (r.spinner ? tr("board.spinner") : "")
+    + (by != null ? tr("board.just-played", shortName(by)) : "")));
   return g;
 }
 // Where a tile's badge goes: on the side its arm leaves free. W's line and rows have their free side
@@ -708,7 +734,7 @@ function badgeSide(r) {
 }
 // The seat's badge beside a tile it just played; `size` scales it (1 = two thirds of a tile's width).
 function badge(r, seat, size, grow) {
-  const text = seat === me() ? "You" : String(seat);
+  const text = seat === me() ? tr("you") : String(seatNo(seat));
   const h = 0.66 * size, w = Math.max(h, (0.3 * text.length + 0.3) * size), gap = 0.06;
   const side = badgeSide(r);
   const x = { left: r.x - w - gap, sw: r.x - w - gap, right: r.x + r.w + gap, ne: r.x + r.w + gap }[side] ?? r.x + r.w / 2 - w / 2;
@@ -730,7 +756,7 @@ function endLabel(arm, x, y, size, grow) {
 // Where the chosen tile would lie on this end: a dashed outline named after the end, a tap plays there.
 function endTarget(arm, r, tile, actions, grow) {
   grow(r.x, r.y, r.w, r.h);
-  const g = svgNode("g", { class: "end-target", role: "button", tabindex: 0, "aria-label": `play ${tile} on ${arm}` });
+  const g = svgNode("g", { class: "end-target", role: "button", tabindex: 0, "aria-label": tr("board.play-on", tile, arm) });
   g.dataset.arm = arm;
   g.dataset.action = actions.join(" ");
   g.append(svgNode("rect", { x: r.x + 0.05, y: r.y + 0.05, width: r.w - 0.1, height: r.h - 0.1, rx: 0.12 }),
@@ -752,15 +778,15 @@ function renderKingdomino(view) {
     ({ action, tile, x, y, dir, x2: x + DIRS[dir][0], y2: y + DIRS[dir][1] }));
   const discards = moves.filter((m) => m.verb === "discard").map((m) => {
     const b = document.createElement("button"); b.type = "button"; b.dataset.action = m.action; b.className = "primary";
-    b.textContent = `Discard tile ${m.tile}`; b.addEventListener("click", () => play(m.action)); return b;
+    b.textContent = tr("kd.discard", m.tile); b.addEventListener("click", () => play(m.action)); return b;
   });
-  setPrompt(places.length ? `Place tile ${places[0].tile}: tap its first square in your kingdom, then the second` :
-    moves.some((m) => m.verb === "pick") ? "Pick a tile of the next row" :
-    discards.length ? "The tile fits nowhere in your kingdom: " : "", ...discards);
+  setPrompt(places.length ? tr("kd.place", places[0].tile) :
+    moves.some((m) => m.verb === "pick") ? tr("kd.pick") :
+    discards.length ? tr("kd.nowhere") : "", ...discards);
   const rows = document.createElement("div");
   rows.className = "rows";
-  rows.append(kingdominoRow("To place", view.current, "current", view, legal, places),
-    kingdominoRow("Next row", view.next, "next", view, legal, places));
+  rows.append(kingdominoRow(tr("kd.to-place"), view.current, "current", view, legal, places),
+    kingdominoRow(tr("kd.next-row"), view.next, "next", view, legal, places));
   // Yours first and large, then the others'.
   const kingdoms = document.createElement("div");
   kingdoms.className = "kingdoms";
@@ -776,8 +802,8 @@ function renderKingdomino(view) {
   $("round-end").hidden = !view.game_over;
   if (view.game_over) {
     const [first] = view.winners;
-    $("round-result").textContent = "Game over: " + (view.winners.length === 1 ? does(first, "win")
-      : `${view.winners.map(name).join(" and ")} share the win`) + ` (decided by ${view.decided_by}).`;
+    $("round-result").textContent = tr("kd.over", view.winners.length === 1 ? does(first, "wins")
+      : tr("kd.share", view.winners.map(name).join(tr("kd.and"))), view.decided_by);
     $("revealed").replaceChildren();
     $("next-round").hidden = true;
   }
@@ -830,8 +856,8 @@ function terrainLegend() {
     li.append(swatch, text);
     return li;
   };
-  list.append(...TERRAINS.map((t) => item("", t, t)), item("♛", "crown: a region scores squares × crowns", "crown"),
-    item("♜", "castle", "castle"));
+  list.append(...TERRAINS.map((x) => item("", tr("terrain", x), x)), item("♛", tr("kd.crown"), "crown"),
+    item("♜", tr("kd.castle"), "castle"));
   return list;
 }
 function kingdom(grid, player, places, size, small) {
@@ -873,7 +899,7 @@ function clickCell(x, y, places) {
     return;
   }
   if (places.some((p) => p.x === x && p.y === y)) { pending = { x, y }; warn(""); render(); return; }
-  if (tile == null) { warn("Nothing to place now."); return; }
+  if (tile == null) { warn(tr("kd.nothing")); return; }
   play(`place ${tile} ${x},${y} E`);   // not a legal first square: the engine says why, nothing changes
 }
 
@@ -922,10 +948,10 @@ function showScreen(which) {
 }
 // What a seat's chip says under its name: a bot's level, "seat free" for a person's seat nobody holds.
 function seatNote(seat) {
-  if (!game.table) return seat === 0 ? "" : game.levels[seat];
+  if (!game.table) return seat === 0 ? "" : tr("level", game.levels[seat]);
   const s = game.table.seats[seat];
-  if (!s || s.kind === "bot") return game.levels[seat] || "";
-  return s.taken ? "" : "seat free";
+  if (!s || s.kind === "bot") return game.levels[seat] ? tr("level", game.levels[seat]) : "";
+  return s.taken ? "" : tr("chip.free");
 }
 function fromTable(t) {
   return { variant: t.variant, players: t.players, levels: t.seats.map((s) => (s.kind === "bot" ? s.level : PERSON)),
@@ -1008,7 +1034,7 @@ function showMyTables() {
     const li = document.createElement("li");
     const a = document.createElement("a");
     a.href = `/play?table=${g.table.table_id}`;
-    a.textContent = `${tableName(g.table)}: ${g.table.variant}, seat ${g.me}`;
+    a.textContent = `${tableName(g.table)}: ${variantName(g.table.variant)}, ${tr("seat", seatNo(g.me))}`;
     li.append(a);
     return li;
   }));
@@ -1027,7 +1053,7 @@ function fillTableSeats() {
   const n = Number($("t-players").value);
   const box = $("t-seats");
   const old = [...box.querySelectorAll("select")].map((s) => s.value);
-  const you = document.createElement("label"); you.textContent = "Seat 0: you";
+  const you = document.createElement("label"); you.textContent = `${tr("seat", 1)}: ${tr("you.lower-self")}`;
   const seats = [you];
   for (let seat = 1; seat < n; seat++) {
     const s = document.createElement("select");
@@ -1035,7 +1061,7 @@ function fillTableSeats() {
     s.replaceChildren(...SEAT_KINDS.map((k) => new Option(k === PERSON ? "a person (invite)" : `bot: ${k}`, k)));
     s.value = old[seat - 1] || PERSON;
     const label = document.createElement("label");
-    label.append(`Seat ${seat} `, s);
+    label.append(`${tr("seat", seatNo(seat))} `, s);
     seats.push(label);
   }
   const legend = document.createElement("legend"); legend.textContent = "Seats";
@@ -1114,7 +1140,7 @@ function seated(joined, extra = {}) {
   leaveTable();
   game = { table: joined.table, credential: joined.credential, me: joined.seat, playerId: joined.player_id,
            hostKey: extra.hostKey ?? null, invites: extra.invites ?? [], ...fromTable(joined.table),
-           matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [], keys: [] };
+           matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], keys: [] };
   save();
   history.replaceState(null, "", `/play?table=${joined.table_id}`);
   $("setup-box").open = false;
@@ -1148,7 +1174,7 @@ async function resumeTable(saved) {
 async function startMatch(matchId) {
   stopWatching();
   const fresh = matchId !== game.matchId;
-  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], moves: [], rounds: {} });
+  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], rounds: {} });
   let latest;
   try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { matchUnreachable(err); return; }
   if (!game?.table || game.matchId !== matchId) return;
@@ -1186,7 +1212,7 @@ async function playAtTable(action) {
   try {
     absorb(await api(`/v1/matches/${game.matchId}/apply`, { action }, game.credential));
   } catch (err) {
-    warn(err.message.includes(action) ? `Not allowed: ${err.message}` : `Not allowed: ${action}: ${err.message}`);
+    warn(tr("not-allowed", err.message.includes(action) ? err.message : `${action}: ${err.message}`));
     return;
   }
   pending = choosing = null;
@@ -1219,7 +1245,7 @@ function renderTableBar(view) {
   $("table-bar").hidden = !game.table;
   $("table-invites").hidden = true;
   if (!game.table) return;
-  $("table-name").textContent = `${tableName(game.table)}: you are seat ${game.me}`;
+  $("table-name").textContent = tr("table.you-are", tableName(game.table), seatNo(game.me));
   $("play-again").hidden = !(view.match_over || view.game_over);
   // Someone left a person's seat: whoever opened the table gets a link to send for it.
   if (game.hostKey && freeSeats(game.table).length) showInvites($("table-invites"));
@@ -1323,8 +1349,8 @@ function seatLines(t, mine = null) {
     const li = document.createElement("li");
     li.dataset.seat = s.seat;
     li.className = `seat-${s.seat}`;
-    li.textContent = `Seat ${s.seat}: ` + (s.kind === "bot" ? `bot (${s.level})`
-      : s.taken ? `${s.name}${s.seat === mine ? " (you)" : ""}` : "free");
+    li.textContent = `${tr("seat", seatNo(s.seat))}: ` + (s.kind === "bot" ? tr("seats.bot", s.level)
+      : s.taken ? `${s.name}${s.seat === mine ? tr("seats.you") : ""}` : tr("seats.free"));
     return li;
   });
 }
@@ -1356,7 +1382,7 @@ async function showInvites(box) {
     const row = document.createElement("p");
     row.className = "invite";
     const label = document.createElement("label");
-    label.htmlFor = `invite-${i.seat}`; label.textContent = `Invite for seat ${i.seat}`;
+    label.htmlFor = `invite-${i.seat}`; label.textContent = tr("invite.for", seatNo(i.seat));
     const link = document.createElement("input");
     link.id = `invite-${i.seat}`; link.readOnly = true; link.dataset.seat = i.seat;
     link.value = i.link || `${location.origin}/play?table=${t.table_id}&invite=${i.code}`;
@@ -1404,9 +1430,9 @@ async function showJoin(id, invite) {
     }
     const pick = document.createElement("select");
     pick.id = "join-seat-number";
-    pick.replaceChildren(...free.map((s) => new Option(`Seat ${s.seat}`, String(s.seat))));
+    pick.replaceChildren(...free.map((s) => new Option(tr("seat", seatNo(s.seat)), String(s.seat))));
     const label = document.createElement("label");
-    label.append("Seat ", pick);
+    label.append(`${tr("seats.pick")} `, pick);
     $("join-seat").before(label);
   } else if (t.status === "over") {
     $("join-seat").disabled = true;
@@ -1462,12 +1488,12 @@ function lobbyItem(t) {
     if (s.kind !== "bot" && !s.taken) {
       const b = document.createElement("button");
       b.type = "button"; b.className = "primary"; b.dataset.seat = s.seat;
-      b.textContent = `Join seat ${s.seat}`;
+      b.textContent = tr("join.seat", seatNo(s.seat));
       b.addEventListener("click", () => joinPublic(t, s.seat));
       return b;
     }
     const span = document.createElement("span"); span.className = `taken seat-${s.seat}`;
-    span.textContent = s.kind === "bot" ? `Seat ${s.seat}: bot (${s.level})` : `Seat ${s.seat}: ${s.name}`;
+    span.textContent = `${tr("seat", seatNo(s.seat))}: ${s.kind === "bot" ? tr("seats.bot", s.level) : s.name}`;
     return span;
   }));
   li.append(title, about, seats);
@@ -1578,10 +1604,22 @@ function clockSetting() {
 // from GET /v1/players/{id}, "new" for a player with no archived match yet. Looked up once per player and
 // table, and again when a match there is over (its ratings moved).
 const ratings = new Map();   // player id -> {ordinal, points, matches} | "new" | "pending"
+// A guest id is made when its seat is taken (api_gateway/archive/players.py), so a guest can have an archived
+// match only from this table once a match here is over: before that it is new without asking. (The archive
+// answers 404 for a player it does not know, and the browser itself reports every failed load in the
+// console: a newcomer must not be looked up at all.) After a match, a guest is looked up when the record the
+// page read names them, or when the page read none (it came back later) but the table has finished a match.
+function mayBeRated(id) {
+  if (!id.startsWith("guest:")) return true;
+  const seats = game.ratingChange?.matchId ? game.ratingChange.seats || [] : null;
+  if (seats) return seats.some((s) => s.player === id);
+  return (game.table?.matches ?? 0) > 1 || game.table?.status === "over";
+}
 async function loadRatings(force = false) {
   const ids = (game?.playerIds || []).filter((id) => id && (force || !ratings.has(id)));
   const fam = family();
-  await Promise.all(ids.map(async (id) => {
+  for (const id of ids.filter((x) => !mayBeRated(x))) ratings.set(id, "new");
+  await Promise.all(ids.filter(mayBeRated).map(async (id) => {
     ratings.set(id, ratings.get(id) ?? "pending");
     try {
       const player = await api(`/v1/players/${encodeURIComponent(id)}`);
@@ -1600,7 +1638,7 @@ function ratingChip(seat, chip) {
   if (!r || r === "pending") return null;
   const el = document.createElement("small");
   el.className = "rating"; el.dataset.player = id;
-  el.textContent = r === "new" ? "rating: new" : `rating ${skillText(r.ordinal)}`;
+  el.textContent = r === "new" ? tr("rating.new") : tr("rating.of", skillText(r.ordinal));
   el.title = r === "new" ? "no match archived yet" : `skill ${skillText(r.ordinal)} (mu - 3 sigma), ${r.matches} match${r.matches === 1 ? "" : "es"}`
     + (family() === "K" ? `, ${r.points} rating points` : "");
   el.dataset.ordinal = r === "new" ? "" : String(r.ordinal);
@@ -1719,6 +1757,23 @@ function boardRow(e) {
 }
 
 // ---------------------------------------------------------------- start
+// The language: the static texts now, the rest as it is drawn; the switch redraws what is on the screen.
+translatePage();
+$("lang").value = lang;
+$("lang").addEventListener("change", () => { setLanguage($("lang").value); redrawInLanguage(); });
+function redrawInLanguage() {
+  const variant = $("variant").value;
+  for (const id of ["variant", "t-variant", "board-variant"]) {
+    for (const o of $(id).options) o.textContent = variantName(o.value);
+  }
+  $("variant").value = variant;
+  fillLevels();
+  if (document.body.dataset.screen === "table" && game?.view) {
+    if (game.told?.length === game.log.length) game.log = game.told.map(describe);
+    save();
+    render();
+  } else if (!document.body.dataset.screen) say(tr("status.choose"));
+}
 $("setup").addEventListener("submit", newMatch);
 $("next-round").addEventListener("click", nextRound);
 // The arms turn where the board's width says and the marks are sized to its scale: a board of a new

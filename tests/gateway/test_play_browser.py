@@ -183,7 +183,8 @@ class Round:
             log = table.page.eval_on_selector_all("#log li", "(items) => items.map((i) => i.textContent)")
             start = max((i for i, line in enumerate(log) if re.match(r"You (played|knocked)|Round \d+ dealt", line)),
                         default=-1)
-            knocked = {int(found[1]) for line in log[start + 1:] if (found := re.match(r"Seat (\d) .*knocked$", line))}
+            # The log numbers seats from 1, as the screen does ("Seat 2 (expert) knocked" is seat 1).
+            knocked = {int(found[1]) - 1 for line in log[start + 1:] if (found := re.match(r"Seat (\d) .*knocked$", line))}
         assert {int(s) for s in table.texts("#opponents .seat.knocked", "data-seat")} == knocked, knocked
         assert all(table.page.locator(f"#opponents .seat-{seat} .did").inner_text() == "knocked" for seat in knocked)
         self.knocks += len(knocked)
@@ -513,7 +514,7 @@ def test_a_whole_kingdomino_game(browser: Browser, gateway: Gateway, shots: Path
             table.wait_render(before)
     view = table.state()["view"]
     assert view["game_over"] and illegal_tried
-    assert re.match(r"Game over: (You win|Seat 1( \(greedy\))? wins|You and Seat 1( \(greedy\))? share the win) \(decided by ",
+    assert re.match(r"Game over: (You win|Seat 2( \(greedy\))? wins|You and Seat 2( \(greedy\))? share the win) \(decided by ",
                     page.inner_text("#round-result")), page.inner_text("#round-result")
     assert "Points" in page.inner_text("#scores") and "Crowns" in page.inner_text("#scores")
     page.screenshot(path=str(folder / "kingdomino-over.png"), full_page=True)
