@@ -1,11 +1,11 @@
 """The TypeScript client (clients/typescript, issue 39 part 2) in Node against a real engine and gateway.
 
 Its tests (clients/typescript/test, node's own runner) play a whole sealed Kozel match against bots (and
-docs/sdk.md's example, as written),
-a block table between two clients that each follow their own seat's event stream to the end, resume a
+docs/sdk.md's example, as written), a block table between two clients that each follow their own seat's
+event stream to the end, resume a
 seat's stream by Last-Event-ID and across the server's closing it, and check that the committed
 `src/schema.d.ts` is what openapi-typescript makes of the document this gateway serves. The gateway
-closes every stream after a second (GATEWAY_SPECTATE_MAX=1), so the streams are resumed along the way.
+closes every stream after a second (GATEWAY_SPECTATE_MAX=1): the resume test waits for that close.
 The packages come from the package's lock file (`npm ci`, also run by `make install`); tsc compiles
 the sources and tests, then `node --test` runs them with the gateway's URL in DOMINO_GATEWAY_URL.
 """

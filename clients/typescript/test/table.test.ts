@@ -1,8 +1,9 @@
 /**
  * A table between two clients: each takes its seat with its invite, follows its own seat's stream
- * and moves when the stream says it is its turn, to the match's end (block, 2 players: one hand).
- * The gateway closes every stream after a second (GATEWAY_SPECTATE_MAX=1), so streams are resumed
- * with Last-Event-ID along the way; each seat must still see every version once, in order.
+ * and moves when the stream says it is its turn, to the match's end (block, 2 players: one hand);
+ * each seat sees every version once, in order. The gateway closes every stream after a second
+ * (GATEWAY_SPECTATE_MAX=1): the resume test waits for that close and makes its change only after
+ * it, so the stream must have been resumed with Last-Event-ID to hand the change out.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -93,7 +94,7 @@ test("a seat's stream resumes after Last-Event-ID, and goes on across a close by
     lastEventId: seen,
     onReconnect: (why) => {
       reconnects.push(why);
-      if (!moved) {   // the server closed the idle stream (max-duration, 1 s): make a change only now
+      if (!moved && why.lastEventId === seen! + 1) {   // closed by the server after the update: move only now
         moved = true;
         void watcher.legal().then((legal) => watcher.apply(legal.actions[0]!));
       }
@@ -103,7 +104,6 @@ test("a seat's stream resumes after Last-Event-ID, and goes on across a close by
     if (after.length === 2) break;
   }
   assert.deepEqual(after.map((e) => [e.event, e.id]), [["update", seen + 1], ["update", seen + 2]]);
-  assert.equal(reconnects[0]?.reason, "closed");
-  assert.equal(reconnects[0]?.detail, "max-duration");
-  assert.equal(reconnects[0]?.lastEventId, seen + 1);
+  assert.ok(reconnects.some((why) => why.reason === "closed" && why.detail === "max-duration" &&
+                                     why.lastEventId === seen! + 1 && why.failures === 0), JSON.stringify(reconnects));
 });
