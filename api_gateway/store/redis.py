@@ -459,8 +459,9 @@ class RedisStore:
 
 class RedisWakeups:
     """One worker's wake-ups on Redis (`Wakeups`): one pub/sub connection subscribed to the channels of
-    the matches this worker's streams watch (``domino:m:<match id hex>``). Subscribing is confirmed
-    before `watch` returns, so every advance published after it is heard. When the connection is lost,
+    the matches this worker's streams watch (``domino:m:<match id hex>``). `watch` returns once Redis has
+    confirmed the subscription to the reader (`wait`, on the worker's one greenlet that reads; at most
+    `timeout` seconds), so every advance published after it is heard. When the connection is lost,
     `wait` subscribes again to every watched channel and answers `RESYNC`: what was published meanwhile
     is read from the log."""
 
@@ -473,13 +474,15 @@ class RedisWakeups:
         self._any = threading.Event()   # something is watched: `wait` has a subscription to read
         self._stopping = False
         self._lost = False
+        #: Subscriptions sent and not yet confirmed: set by `wait` when Redis confirms each.
+        self._confirming: dict[str, threading.Event] = {}
 
     def _channel(self, match_id: bytes) -> str:
         return self._store.CHANNEL + match_id.hex()
 
     def _connected(self) -> Any:
         if self._pubsub is None:
-            self._pubsub = self._store._redis.pubsub(ignore_subscribe_messages=True)
+            self._pubsub = self._store._redis.pubsub()
         return self._pubsub
 
     def watch(self, match_id: bytes) -> None:
@@ -488,12 +491,19 @@ class RedisWakeups:
             self._watched[match_id] = count + 1
             if count:
                 return
+            channel = self._channel(match_id)
+            confirmed = self._confirming[channel] = threading.Event()
             try:
-                self._store._run(partial(self._connected().subscribe, self._channel(match_id)))
+                self._store._run(partial(self._connected().subscribe, channel))
             except BaseException:
                 self._watched.pop(match_id, None)
+                self._confirming.pop(channel, None)
                 raise
             self._any.set()
+        # Redis takes a connection's commands in order, but not one connection's before another's: the log is
+        # read after this returns (on another connection), so the subscription must be in place by then.
+        confirmed.wait(self._store._timeout)
+        self._confirming.pop(channel, None)
 
     def unwatch(self, match_id: bytes) -> None:
         with self._lock:
@@ -511,7 +521,8 @@ class RedisWakeups:
         while not self._stopping:
             if not self._watched:
                 self._any.clear()
-                self._any.wait()
+                if not self._watched:  # (a watch between the two looks set it again)
+                    self._any.wait()
                 continue
             try:
                 if self._lost:
@@ -531,9 +542,16 @@ class RedisWakeups:
                     continue
                 message = pubsub.get_message(timeout=None)
                 pause = 0.5
-                if message is not None and message.get("type") == "message":
-                    channel = message["channel"]
-                    return {(channel.decode() if isinstance(channel, bytes) else channel)[len(self._store.CHANNEL):]}
+                if message is None:
+                    continue
+                channel = message["channel"]
+                channel = channel.decode() if isinstance(channel, bytes) else channel
+                if message.get("type") == "subscribe":
+                    confirmed = self._confirming.get(channel)
+                    if confirmed is not None:
+                        confirmed.set()
+                elif message.get("type") == "message":
+                    return {channel[len(self._store.CHANNEL):]}
             except Exception:  # Redis away: subscribe again once it is back, then read every watched match
                 self._lost = True
                 time.sleep(pause)

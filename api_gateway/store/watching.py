@@ -46,9 +46,9 @@ class Watching:
         """Wake the listeners of this match on its advances from now on (StoreUnavailable when the store
         is away)."""
         wakeups = self._wakeups()
-        wakeups.watch(bytes.fromhex(match_id))
-        if self._reader is None:
+        if self._reader is None:  # first: the reader confirms the subscription `watch` waits for (Redis)
             self._reader = gevent.spawn(self._read, wakeups)
+        wakeups.watch(bytes.fromhex(match_id))
 
     def unwatch(self, match_id: str) -> None:
         try:
