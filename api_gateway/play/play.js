@@ -937,8 +937,8 @@ const tableName = (t) => t.name || `Table ${t.table_id.slice(0, 6)}`;
 // variant's default, for a variant that has one.
 function aboutTable(t) {
   const target = t.options?.target ?? targetOption(t.variant)?.default;
-  return `${t.variant}, ${plural(t.players, "player")}, ` + (target != null ? `the match ends at ${target} points, ` : "")
-    + (t.public ? "public" : "private (invite only)");
+  return `${variantName(t.variant)}, ${tr("players", t.players)}, ` + (target != null ? tr("a.target", target) : "")
+    + (t.public ? tr("a.public") : tr("a.private"));
 }
 const freeSeats = (t) => t.seats.filter((s) => s.kind !== "bot" && !s.taken);
 function showScreen(which) {
@@ -1007,11 +1007,11 @@ function setUpFriends() {
   for (const id of ["t-your-name", "lobby-name", "join-name"]) $(id).value = myName;
   $("to-friends").addEventListener("click", () => {
     leaveTable(); warn(""); showScreen("friends"); showMyTables();
-    $("setup-box").open = false; $("match-title").textContent = "Play with friends";
-    say("Open a table: choose the seats for people and for the computer, then send each person their invite link.");
+    $("setup-box").open = false; $("match-title").textContent = tr("modes.friends");
+    say(tr("s.open"));
   });
   $("to-lobby").addEventListener("click", () => {
-    leaveTable(); warn(""); $("setup-box").open = false; $("match-title").textContent = "Public tables"; showLobby();
+    leaveTable(); warn(""); $("setup-box").open = false; $("match-title").textContent = tr("modes.lobby"); showLobby();
   });
   $("table-form").addEventListener("submit", openTable);
   $("lobby-refresh").addEventListener("click", () => { warn(""); showLobby(); });
@@ -1058,13 +1058,13 @@ function fillTableSeats() {
   for (let seat = 1; seat < n; seat++) {
     const s = document.createElement("select");
     s.id = `seat-kind-${seat}`;
-    s.replaceChildren(...SEAT_KINDS.map((k) => new Option(k === PERSON ? "a person (invite)" : `bot: ${k}`, k)));
+    s.replaceChildren(...SEAT_KINDS.map((k) => new Option(k === PERSON ? tr("f.person") : tr("f.bot-level", k), k)));
     s.value = old[seat - 1] || PERSON;
     const label = document.createElement("label");
     label.append(`${tr("seat", seatNo(seat))} `, s);
     seats.push(label);
   }
-  const legend = document.createElement("legend"); legend.textContent = "Seats";
+  const legend = document.createElement("legend"); legend.textContent = tr("f.seats");
   box.replaceChildren(legend, ...seats);
 }
 // The option `target` of a variant's preset (the score that ends the match: the losing limit in Kozel and
@@ -1092,7 +1092,7 @@ function refuseTarget(event) {
 }
 function myName(input) {
   const given = $(input).value.trim();
-  if (!given) { warn("Give your name first: the other players see it."); $(input).focus(); return null; }
+  if (!given) { warn(tr("s.name-first")); $(input).focus(); return null; }
   localStorage.setItem("domino-name", given);
   return given;
 }
@@ -1124,14 +1124,13 @@ async function openTable(event) {
 }
 function joinProblem(err) {
   switch (problemName(err)) {
-    case "invalid-invite": return "This invite link does not open a seat: its code is unknown or was used already. "
-      + "Ask whoever opened the table for a new link.";
-    case "invite-required": return "This table is private: a seat there is taken with an invite link only.";
-    case "seat-taken": return "Somebody took that seat a moment before you: choose another one.";
-    case "table-full": return "The table is full: every seat is taken.";
-    case "match-over": return "The match at this table is over.";
-    case "unknown-table": return "There is no such table: the link is wrong, or the table is gone.";
-    default: return `Could not take the seat: ${err.message}`;
+    case "invalid-invite": return tr("j.invalid-invite");
+    case "invite-required": return tr("j.invite-required");
+    case "seat-taken": return tr("j.seat-taken");
+    case "table-full": return tr("j.table-full");
+    case "match-over": return tr("j.match-over");
+    case "unknown-table": return tr("j.unknown-table");
+    default: return tr("j.other", err.message);
   }
 }
 // The seat is the person's: keep its credential, leave the invite out of the address (it is spent), and
@@ -1204,7 +1203,7 @@ function lostSeat(err) {
   game = null;
   showScreen("join");
   $("join-seat").disabled = true;
-  say("This seat is no longer yours.");
+  say(tr("s.seat-lost"));
   warn(err.status === 404 ? "There is no such table any more." : `The seat's credential no longer works: ${err.message}`);
 }
 async function playAtTable(action) {
@@ -1261,13 +1260,13 @@ async function leaveSeat() {
   leaveTable();
   showScreen("friends");
   showMyTables();
-  $("match-title").textContent = "Play with friends";
-  say("You left the table. Open another one, or join one from the public tables.");
+  $("match-title").textContent = tr("modes.friends");
+  say(tr("s.left"));
 }
 function live(state) {
   const el = $("live");
   el.dataset.state = state;
-  el.textContent = { live: "● live", connecting: "connecting…", reconnecting: "reconnecting…", over: "match over" }[state] || "";
+  el.textContent = state ? tr(`live.${state}`) : "";
 }
 
 // ---------------------------------------------------------------- the seat's stream
@@ -1362,8 +1361,7 @@ async function showWaiting() {
   $("waiting-about").textContent = aboutTable(t);
   $("waiting-seats").replaceChildren(...seatLines(t, game.me));
   const free = freeSeats(t);
-  say(free.length === 0 ? "Dealing…" : `Waiting for ${free.length === 1 ? "one more person" : `${free.length} more people`}`
-    + (game.hostKey ? ": send each their invite link." : "."));
+  say(free.length === 0 ? tr("w.dealing") : tr("w.waiting", free.length) + (game.hostKey ? tr("w.send") : "."));
   showInvites($("invites"));
 }
 // The host's invite links for the free seats (fresh ones when a free seat has none: someone left).
@@ -1387,11 +1385,11 @@ async function showInvites(box) {
     link.id = `invite-${i.seat}`; link.readOnly = true; link.dataset.seat = i.seat;
     link.value = i.link || `${location.origin}/play?table=${t.table_id}&invite=${i.code}`;
     const copy = document.createElement("button");
-    copy.type = "button"; copy.textContent = "Copy link"; copy.dataset.seat = i.seat;
+    copy.type = "button"; copy.textContent = tr("i.copy"); copy.dataset.seat = i.seat;
     copy.addEventListener("click", async () => {
       link.select();
-      try { await navigator.clipboard.writeText(link.value); copy.textContent = "Copied"; }
-      catch { copy.textContent = "Selected: copy it"; }
+      try { await navigator.clipboard.writeText(link.value); copy.textContent = tr("i.copied"); }
+      catch { copy.textContent = tr("i.selected"); }
     });
     row.append(label, link, copy);
     return row;
@@ -1406,14 +1404,14 @@ async function showJoin(id, invite) {
   joining = { id, invite };
   showScreen("join");
   $("setup-box").open = false;
-  $("match-title").textContent = "Play with friends";
+  $("match-title").textContent = tr("modes.friends");
   $("join-seat").disabled = false;
-  say("Give your name and take your seat.");
+  say(tr("s.give-name"));
   let t;
   try { t = await api(`/v1/tables/${id}`); } catch (err) {
     $("join-seat").disabled = true;
-    $("join-title").textContent = "No table";
-    say("This link opens no table.");
+    $("join-title").textContent = tr("s.no-table");
+    say(tr("s.no-table-link"));
     warn(joinProblem(err.status === 404 ? Object.assign(err, { body: { type: "unknown-table" } }) : err));
     return;
   }
@@ -1454,7 +1452,7 @@ let lobbyTimer = null, lobbyShown = "";
 async function showLobby(more = false) {
   clearTimeout(lobbyTimer);
   showScreen("lobby");
-  say("Public tables with a free seat: give your name and take one.");
+  say(tr("s.lobby"));
   const query = new URLSearchParams({ limit: "20" });
   if ($("lobby-variant").value) query.set("variant", $("lobby-variant").value);
   if (more && lobbyCursor) query.set("cursor", lobbyCursor);
@@ -1471,7 +1469,7 @@ async function showLobby(more = false) {
   lobbyShown = shown;
   if (!items.length) {
     const li = document.createElement("li"); li.className = "empty";
-    li.textContent = "No public table has a free seat now: open one with Play with friends.";
+    li.textContent = tr("s.lobby-empty");
     items.push(li);
   }
   $("lobby-list").replaceChildren(...items);
@@ -1482,7 +1480,7 @@ function lobbyItem(t) {
   const li = document.createElement("li");
   li.dataset.table = t.table_id;
   const title = document.createElement("b"); title.textContent = tableName(t);
-  const about = document.createElement("span"); about.textContent = ` ${t.variant}, ${plural(t.players, "player")}`;
+  const about = document.createElement("span"); about.textContent = ` ${variantName(t.variant)}, ${tr("players", t.players)}`;
   const seats = document.createElement("div"); seats.className = "lobby-seats";
   seats.append(...t.seats.map((s) => {
     if (s.kind !== "bot" && !s.taken) {
@@ -1552,7 +1550,7 @@ function clockChip(seat, chip) {
   const auto = (c.autopilot || []).includes(seat);
   if (auto) {
     const note = document.createElement("small");
-    note.className = "autopilot"; note.textContent = `autopilot (${c.setting?.autopilot_level || "bot"})`;
+    note.className = "autopilot"; note.textContent = tr("autopilot", c.setting?.autopilot_level || "bot");
     chip.append(note);
   }
   showClock(clock, seat);
@@ -1656,7 +1654,7 @@ async function renderRatingChange(view) {
   if (game.ratingChange?.matchId === game.matchId) { showRatingChange(game.ratingChange.seats); return; }
   if (changeFor === game.matchId) return;   // already asking
   const matchId = changeFor = game.matchId;
-  box.hidden = false; box.textContent = "Ratings: waiting for the archive…";
+  box.hidden = false; box.textContent = tr("r.waiting");
   for (let i = 0; i < RECORD_TRIES; i++) {
     try {
       const archived = await api(`/v1/matches/${matchId}/record`);
@@ -1672,14 +1670,14 @@ async function renderRatingChange(view) {
       await new Promise((done) => setTimeout(done, 500 * (i + 1)));
     }
   }
-  if (game?.matchId === matchId) box.textContent = "Ratings: the archive does not have this match yet.";
+  if (game?.matchId === matchId) box.textContent = tr("r.missing");
 }
 function showRatingChange(seats) {
   const box = $("rating-change");
   box.hidden = false;
   const title = document.createElement("b");
   const rated = game.ratingChange?.rated;
-  title.textContent = rated === false ? "Not rated (fewer than two players' sides)" : "Ratings after this match";
+  title.textContent = rated === false ? tr("r.not-rated") : tr("r.after");
   const list = document.createElement("ul");
   list.append(...seats.filter((s) => s.player).map((s) => {
     const li = document.createElement("li");
@@ -1711,7 +1709,7 @@ function setUpLeaderboard() {
 }
 async function showBoard(more = false) {
   showScreen("leaderboard");
-  say("The best players of the variant's family: a conservative skill rating, so a lucky newcomer is not on top.");
+  say(tr("s.board"));
   const query = new URLSearchParams({ variant: $("board-variant").value, by: $("board-by").value, limit: "20" });
   if (more && boardCursor) query.set("cursor", boardCursor);
   const gen = ++boardGen;
@@ -1724,7 +1722,7 @@ async function showBoard(more = false) {
   if (more) { $("board-list").append(...rows); return; }
   if (!rows.length) {
     const li = document.createElement("li"); li.className = "empty";
-    li.textContent = "Nobody is rated in this family yet: finish a match against another person.";
+    li.textContent = tr("s.board-empty");
     rows.push(li);
   }
   $("board-list").replaceChildren(...rows);
@@ -1768,6 +1766,7 @@ function redrawInLanguage() {
   }
   $("variant").value = variant;
   fillLevels();
+  fillTableSeats();
   if (document.body.dataset.screen === "table" && game?.view) {
     if (game.told?.length === game.log.length) game.log = game.told.map(describe);
     save();

@@ -412,6 +412,11 @@ def test_a_whole_all_fives_hand(browser: Browser, gateway: Gateway, shots: Path,
     view = table.state()["view"]
     assert view["round_over"]
     assert [int(c) for c in page.locator("#scores tr.total td").all_inner_texts()[1:]] == view["ledger"]["scores"]
+    # Each score in play says why: the open ends' count that made it ("You scored 15 (the open ends add up to 15)").
+    scored = [line for line in page.locator("#log li").all_inner_texts() if " scored " in line]
+    assert all(re.search(r" scored (\d+) \(the open ends add up to \1\)$", line) for line in scored), scored
+    # The round's points name their seats: "Round points: You 0 · Seat 2 (expert) 9." (not "0 / 9").
+    assert re.search(r"Round points: You \d+ · Seat 2 \d+\.", page.inner_text("#round-result")), page.inner_text("#round-result")
     if any(move.split("@")[-1].startswith(("N", "S")) for move in view["layout"]):
         assert table.count("#layout g.domino.spinner") >= 1
     if level != "human":

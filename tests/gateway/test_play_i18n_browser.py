@@ -78,6 +78,7 @@ def test_a_whole_kozel_match_in_russian_against_bots(browser: Browser, gateway: 
             result = page.inner_text("#round-result")
             assert result.startswith(f"Раунд {view['round_number']}: "), result
             assert ("рыба" in result) == (view["ending"] == "fish") and "Очки за раунд: Вы " in result, result
+            assert table.count("#opponents .seat.knocked") == 0   # a knock is said while its round is played
             if rounds == 1:
                 check_no_horizontal_scroll(page)
                 page.screenshot(path=str(shots / "kozel-ru-round-over.png"))
