@@ -24,7 +24,7 @@ __all__ = [
     "TooLarge", "TooManyStreams", "TransportError", "Unreachable", "ConnectionLost", "AnswerTimeout",
     "UnreadableAnswer", "StreamFailed", "transport_error", "problem_of", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
-    "SeatTaken", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
+    "SeatTaken", "SeatHeld", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -318,6 +318,12 @@ class SeatTaken(ClientProblem):
     type_name = "seat-taken"
 
 
+class SeatHeld(ClientProblem):
+    """409 seat-held: this player holds a seat of the table already (one person, one seat)."""
+
+    type_name = "seat-held"
+
+
 class TableFull(ClientProblem):
     """409 table-full: no seat of the table is free."""
 
@@ -349,8 +355,8 @@ class InvalidTicket(ClientProblem):
 
 
 TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
-    InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, TableFull, MatchOver,
-    NotSeated, MatchNotOver, InvalidTicket)
+    InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, SeatHeld, TableFull,
+    MatchOver, NotSeated, MatchNotOver, InvalidTicket)
 
 
 _EVERY_CLASS: tuple[type[ProblemError], ...] = (

@@ -425,7 +425,7 @@ class EventStream(Iterator[StreamEvent]):
         """A failure in a row: wait before the next connection, or give up (`StreamFailed`)."""
         wait = self._attempts.after(error, self._address, move_on=move_on, at_least=at_least, base=self._retry)
         if wait is None:
-            self._done = True
+            self.close()
             raise StreamFailed(f"GET {self._path}: {error} (every address failed, "
                                f"{self._attempts.waits + 1} times in a row)", self._address) from error
         time.sleep(wait)
@@ -437,7 +437,7 @@ class EventStream(Iterator[StreamEvent]):
                     self._connect()
                 except (TransportError, ServerProblem, EngineBusy, TooManyStreams) as err:
                     if isinstance(err, ProblemError) and err.status not in (503, 429):
-                        self._done = True
+                        self.close()
                         raise
                     retry_after = err.retry_after if isinstance(err, ProblemError) else None
                     self._failed(err, at_least=retry_after or 0.0,
@@ -475,8 +475,7 @@ class EventStream(Iterator[StreamEvent]):
                 self.last_event_id = event.id
             self._attempts.reset()
             if event.event == "end":
-                self._done = True
-                self._disconnect()
+                self.close()          # its connections too: nothing comes after the end
             return event
         raise StopIteration
 
@@ -563,7 +562,7 @@ class TablesApi:
                    name: str = "Guest", player: str | None = None) -> Seat:
         """Take a seat: by an `invite` code, or on a public table by `seat` number; `name` is shown to the
         others; `player` a player assertion (docs/tables.md "Player ids"; None: a guest). Refusals:
-        `InvalidInvite`, `InviteRequired`, `SeatTaken`, `TableFull`, `MatchOver`, `UnknownTable`."""
+        `InvalidInvite`, `InviteRequired`, `SeatTaken`, `SeatHeld`, `TableFull`, `MatchOver`, `UnknownTable`."""
         if (invite is None) == (seat is None):
             raise ValueError("join a table with an invite or (on a public table) a seat number: one of them")
         body: Json = {"name": name, **({"invite": invite} if invite is not None else {"seat": seat})}
