@@ -22,7 +22,7 @@ export async function answer<T>(
 ): Promise<T> {
   const { data, error, response } = await call;
   if (!response.ok || data === undefined) {
-    throw new DominoProblem(response.status, error);
+    throw new DominoProblem(response.status, error, response.headers.get("Retry-After"));
   }
   return data;
 }

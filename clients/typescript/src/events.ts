@@ -6,7 +6,8 @@
  * eventsource-parser. Each event's `id` is the match's version after it: the reader keeps the
  * latest, and when the connection breaks or the server closes the stream early (`closed`: idle,
  * max-duration, shutdown ...) it connects again with `Last-Event-ID`, so every change is handed
- * out once, in order, across reconnections. The event names and their data's schemas are the
+ * out once, in order, across reconnections. A refusal worth waiting out (429, 502, 503, 504) is
+ * tried again after the gateway's Retry-After (else a doubling wait); any other is thrown. The event names and their data's schemas are the
  * document's `x-events` (`SEAT_EVENT_SCHEMAS`, checked against the served document by the tests).
  */
 import { EventSourceParserStream, type EventSourceMessage } from "eventsource-parser/stream";
@@ -58,7 +59,7 @@ export interface SeatStreamOptions {
   signal?: AbortSignal;
   /** Failed connections in a row before giving up (default 10). */
   maxFailures?: number;
-  /** The first wait after a failed connection, doubled up to 5 s (default 250 ms). */
+  /** The first wait after a failed connection, doubled up to 5 s (default 250 ms; a Retry-After answered wins). */
   retryMs?: number;
   onReconnect?: (why: Reconnect) => void;
 }
@@ -79,11 +80,13 @@ export async function* seatEvents(api: DominoClient, options: SeatStreamOptions)
     const stop = (): void => connection.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", stop, { once: true });
     let why: Reconnect;
+    let askedWait: number | undefined;   // seconds, the gateway's Retry-After
     try {
       const opened = await open(api, options, lastEventId, connection.signal);
       if (opened instanceof DominoProblem) {
         if (!TRANSIENT.has(opened.status)) throw opened;
         why = { reason: "unavailable", detail: opened.message, lastEventId, failures: ++failures };
+        askedWait = opened.retryAfter;
       } else {
         failures = 0;
         let closed = "the connection ended";
@@ -115,7 +118,8 @@ export async function* seatEvents(api: DominoClient, options: SeatStreamOptions)
     }
     options.onReconnect?.(why);
     if (failures > 0) {
-      await wait(Math.min(5000, (options.retryMs ?? 250) * 2 ** (failures - 1)), options.signal);
+      const backoff = Math.min(5000, (options.retryMs ?? 250) * 2 ** (failures - 1));
+      await wait(askedWait === undefined ? backoff : Math.min(30_000, askedWait * 1000), options.signal);
     }
   }
 }
@@ -129,7 +133,7 @@ async function open(
   const { data, error, response } = await api.GET("/v1/matches/{match_id}/events", {
     params: { path: { match_id: options.matchId } }, headers, signal, parseAs: "stream", cache: "no-store",
   });
-  if (!response.ok || !data) return new DominoProblem(response.status, error);
+  if (!response.ok || !data) return new DominoProblem(response.status, error, response.headers.get("Retry-After"));
   return data.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
 }
 

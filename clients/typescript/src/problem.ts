@@ -16,8 +16,10 @@ export class DominoProblem extends Error {
   readonly problemName: string;
   /** The whole problem document, as answered (may be empty when the answer was not JSON). */
   readonly body: ProblemBody | Record<string, unknown>;
+  /** Seconds the gateway asked to wait before trying again (its Retry-After: 503 and 429 answers), if any. */
+  readonly retryAfter: number | undefined;
 
-  constructor(status: number, body: unknown) {
+  constructor(status: number, body: unknown, retryAfter?: string | null) {
     const doc = isRecord(body) ? body : {};
     const type = typeof doc["type"] === "string" ? doc["type"] : "about:blank";
     const title = typeof doc["title"] === "string" ? doc["title"] : `HTTP ${status}`;
@@ -27,6 +29,8 @@ export class DominoProblem extends Error {
     this.status = status;
     this.problemName = type.split("/").pop() ?? type;
     this.body = doc;
+    const seconds = retryAfter === undefined || retryAfter === null ? NaN : Number(retryAfter);
+    this.retryAfter = Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
   }
 }
 
