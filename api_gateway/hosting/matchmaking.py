@@ -5,6 +5,7 @@ live store's indexes (`seekable`, `fillable`), so neither depends on what else t
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,10 @@ log = logging.getLogger("api_gateway.hosting.matchmaking")
 Json = dict[str, Any]
 #: The most waiting tables of one seek key a seek considers (the oldest first).
 SEEKABLE = 1000
+#: Seconds a seeker holds its key's lease at most (its seek's engine and store calls take far less).
+LEASE_SECONDS = 5.0
+#: Seconds a seeker waits for its turn before it seeks all the same.
+SEEK_TURN = 3.0
 
 
 class Matchmaking:
@@ -35,11 +40,26 @@ class Matchmaking:
 
     def seek(self, body: Json, base_url: str) -> Json:
         """A seat at a waiting quick-play table of the seeker's key whose opener's skill is nearest the
-        seeker's (then the oldest), or a new one opened for others to find. Racing seekers: a seat taken
-        meanwhile sends the seeker on to the next table."""
-        variant, players = body["variant"], body["players"]
+        seeker's (then the oldest), or a new one opened for others to find. Seekers of one key take turns
+        (a lease in the store, across every gateway): of people seeking at the same moment the first opens
+        a table and the next are seated at it, rather than each opening their own."""
         clock = clock_setting(body)
-        skill = self._skill(body.get("player"), variant)
+        skill = self._skill(body.get("player"), body["variant"])
+        name = f"seek:{body['variant']}:{body['players']}:{records.clock_key(clock)}"
+        holder = secrets.token_bytes(8)
+        waited = time.monotonic() + SEEK_TURN
+        store = self.tables.store
+        while not store.lease(name, holder, LEASE_SECONDS):
+            if time.monotonic() > waited:  # a holder that is stuck: seek all the same (a race, no harm)
+                break
+            time.sleep(0.01)
+        try:
+            return self._seek(body, base_url, clock, skill)
+        finally:
+            store.release(name, holder)
+
+    def _seek(self, body: Json, base_url: str, clock: Json | None, skill: float) -> Json:
+        variant, players = body["variant"], body["players"]
         join: Json = {k: body[k] for k in ("name", "player") if k in body}
         waiting = [orjson.loads(r.record) for r in self.tables.store.seekable(variant, players,
                                                                                records.clock_key(clock), SEEKABLE)]

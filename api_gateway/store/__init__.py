@@ -46,6 +46,7 @@ from api_gateway.store.protocols import (
     Hosted,
     HostedMatch,
     HostedMatches,
+    Leases,
     LiveStore,
     MatchExpired,
     Receipt,
@@ -59,7 +60,7 @@ from api_gateway.store.protocols import (
 )
 
 __all__ = ["DEADLINES", "DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
-           "HostedMatches", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
+           "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "check_store", "default_url", "open_store"]
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = ["DEADLINES", "DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
-           "HostedMatches", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
+           "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "split_lines"]
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
@@ -266,7 +266,18 @@ class Tickets(Protocol):
         """Spend a ticket: its payload once, None when unknown, spent or expired."""
 
 
-class LiveStore(Versions, HostedMatches, TableRecords, Deadlines, ArchiveHandoff, Tickets, Protocol):
+class Leases(Protocol):
+    """Short exclusive leases, across every worker and gateway: what makes a step of several calls (a
+    seek: find a waiting table, or open one) one at a time for everybody who shares its name."""
+
+    def lease(self, name: str, holder: bytes, seconds: float) -> bool:
+        """Take the lease `name` for `holder` for `seconds` if nobody holds it (or its holder's time ran out)."""
+
+    def release(self, name: str, holder: bytes) -> None:
+        """Give the lease back, if `holder` still holds it."""
+
+
+class LiveStore(Versions, HostedMatches, TableRecords, Deadlines, ArchiveHandoff, Tickets, Leases, Protocol):
     """Everything the live store keeps: what `open_store` returns."""
 
     def wakeups(self) -> Wakeups:

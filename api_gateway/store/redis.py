@@ -142,6 +142,8 @@ class RedisStore:
                                            health_check_interval=30)
         self._advance = self._redis.register_script(_ADVANCE)
         self._seated = self._redis.register_script(_SEATED)
+        self._release = self._redis.register_script(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
         self._wakeups: RedisWakeups | None = None
         self._trips: Any = None
 
@@ -439,6 +441,15 @@ class RedisStore:
     def fillable(self, now: float, limit: int) -> list[TableRow]:
         ids = self._run(partial(self._redis.zrangebyscore, self.FILL, "-inf", repr(now), start=0, num=limit))
         return [r for r in self._rows(list(ids), self.FILL) if r.fill_at is not None]
+
+    LEASE = "domino:lease:"  # a lease's holder, a string with an expiry
+
+    def lease(self, name: str, holder: bytes, seconds: float) -> bool:
+        taken = self._run(lambda: self._redis.set(self.LEASE + name, holder, nx=True, px=max(1, int(seconds * 1000))))
+        return bool(taken)
+
+    def release(self, name: str, holder: bytes) -> None:
+        self._run(lambda: self._release(keys=[self.LEASE + name], args=[holder]))
 
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         self._run(lambda: self._redis.set(self.TICKET + ticket.hex(), payload, ex=ttl))

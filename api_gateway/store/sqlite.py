@@ -159,6 +159,8 @@ class SqliteStore:
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_seek ON tables_s2 (variant, players, clock, created) "
                          "WHERE seek = 1 AND free > 0")
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_fill ON tables_s2 (fill_at) WHERE fill_at IS NOT NULL")
+            conn.execute("CREATE TABLE IF NOT EXISTS leases_s1 (name TEXT PRIMARY KEY, holder BLOB NOT NULL, "
+                         "expires REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
             # records_s1: a sealed match's log lines that left its state, one row per round ended (issue 27).
@@ -505,6 +507,16 @@ class SqliteStore:
         if row is None or row[1] < self._clock():
             return None
         return bytes(row[0])
+
+    def lease(self, name: str, holder: bytes, seconds: float) -> bool:
+        now = self._clock()
+        taken: bool = self._run(lambda c: c.execute(
+            "INSERT INTO leases_s1 VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+            "expires = excluded.expires WHERE leases_s1.expires < ?", (name, holder, now + seconds, now)).rowcount == 1)
+        return taken
+
+    def release(self, name: str, holder: bytes) -> None:
+        self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
 
     def ping(self) -> None:
         self._run(lambda c: c.execute("SELECT 1").fetchone())

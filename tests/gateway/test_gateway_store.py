@@ -542,3 +542,15 @@ def test_a_hosted_match_that_ends_is_unarchived_until_confirmed(store: LiveStore
     assert store.hosted(plain).over and store.hosted(plain).token == "token2"  # the match itself stays
     store.archived(clocked)
     assert store.unarchived(10**10, 10) == []
+
+
+def test_a_lease_is_held_by_one_holder_until_given_back_or_run_out(store: LiveStore) -> None:
+    name = "seek:test:" + secrets.token_hex(4)
+    assert store.lease(name, b"anna", 30)
+    assert not store.lease(name, b"boris", 30)        # held
+    store.release(name, b"boris")                      # not boris's to give back
+    assert not store.lease(name, b"boris", 30)
+    store.release(name, b"anna")
+    assert store.lease(name, b"boris", 0.2)           # given back: boris takes it, briefly
+    time.sleep(0.3)
+    assert store.lease(name, b"clara", 30)            # boris's time ran out

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import pytest
 
 from api_gateway.archive.players import PlayerKeys
 
-from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
+from .conftest import EngineProc, Gateway, gateway_env, gateways_on_one_redis, launch_gateway
 from .test_tables import call, ok, problem
 
 pytestmark = pytest.mark.service
@@ -229,3 +231,27 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
     for table_id in opened:
         table = up.test_client().get(f"/v1/tables/{table_id}").get_json()
         assert table["match_id"] is not None and table["status"] == "playing"
+
+
+@pytest.mark.parametrize(("players", "tables"), [(2, 6), (4, 3)])
+def test_twelve_people_seeking_at_one_instant_make_full_tables(engine_proc: EngineProc, tmp_path: Path,
+                                                               players: int, tables: int) -> None:
+    """Twelve people seek the same quick play at the same instant, half through each of two gateways on one
+    Redis: they take turns (a lease per seek key), so they fill tables rather than each opening one (8 of
+    12 ended alone at tables of their own)."""
+    with gateways_on_one_redis(engine_proc, tmp_path, workers=2) as gws:
+        start = threading.Barrier(12)
+
+        def seeker(i: int) -> Json:
+            start.wait()
+            return seek(gws[i % 2], variant="block", players=players, name=f"P{i}")
+
+        with ThreadPoolExecutor(12) as pool:
+            seated = list(pool.map(seeker, range(12)))
+        by_table: dict[str, list[Json]] = {}
+        for s in seated:
+            by_table.setdefault(s["table_id"], []).append(s)
+        assert len(by_table) == tables, {t: len(s) for t, s in by_table.items()}
+        for table_id, people in by_table.items():
+            assert sorted(p["seat"] for p in people) == list(range(players))
+            assert ok(call(gws[0], "GET", f"/v1/tables/{table_id}"))["status"] == "playing"
