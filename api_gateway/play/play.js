@@ -497,7 +497,7 @@ function renderRoundEnd(view) {
   if (!view.round_over) return;
   // Each seat's round points with its name: "Round points: You 0 · Boris 17 · Seat 3 2".
   $("round-result").textContent = tr("round.result", view.round_number, tr("ending", view.ending)) +
-    (view.winner != null ? tr("round.won-by", whom(view.winner), view.winner === me()) : "") + tr("round.points", sidePoints(view.round_points)) +
+    (view.winner != null ? tr("round.won-by", whom(view.winner), view.winner === me(), view.ending) : "") + tr("round.points", sidePoints(view.round_points)) +
     (view.match_over ? tr("round.match-over") : "");
   $("revealed").replaceChildren(...(view.revealed_hands || []).map((h, seat) => {
     const p = document.createElement("p"); p.textContent = `${name(seat)}: ${h.join(" ") || "-"}`; return p; }));
@@ -1767,6 +1767,7 @@ function redrawInLanguage() {
   $("variant").value = variant;
   fillLevels();
   fillTableSeats();
+  live($("live").dataset.state || "");
   if (document.body.dataset.screen === "table" && game?.view) {
     if (game.told?.length === game.log.length) game.log = game.told.map(describe);
     save();
