@@ -39,6 +39,7 @@ from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
     END,
+    FINISHED_TTL,
     RESYNC,
     ArchiveHandoff,
     Deadlines,
@@ -59,7 +60,7 @@ from api_gateway.store.protocols import (
     Wakeups,
 )
 
-__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "check_store", "default_url", "open_store"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "split_lines"]
 
@@ -126,12 +126,22 @@ class TableRow:
     fill_at: float | None = None
 
 
+#: Seconds a finished match stays in the live store after its last change (its last views and record
+#: for the players; a table's match is in the archive by then): not a whole `ttl`, so that the store
+#: holds the matches being played, not every match ever played (issue 43).
+FINISHED_TTL = 3600
+
+
 class Versions(Protocol):
     """``match id -> latest version`` of every live sealed match, with what each advance leaves behind:
     its receipt (a retry's answer), the match's public lines for spectators, the log lines that left
-    the state (a record's `prior`)."""
+    the state (a record's `prior`). A record expires `ttl` seconds after its match's last use, or
+    `FINISHED_TTL` after the change that finished it (`kept`)."""
 
     ttl: int
+
+    def kept(self, over: bool) -> int:
+        """Seconds an advance keeps its match: `ttl`, or less once the match is over."""
 
     def create(self, match_id: bytes, public: bytes = b"") -> None:
         """A new match at version 0, its first public lines `public` (NDJSON)."""

@@ -24,6 +24,7 @@ from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
     END,
+    FINISHED_TTL,
     RESYNC,
     Deal,
     Hosted,
@@ -161,6 +162,9 @@ class RedisStore:
         except self._errors as exc:
             raise StoreUnavailable(f"token store {urlsplit(self.url).hostname}: {exc}") from None
 
+    def kept(self, over: bool) -> int:
+        return min(self.ttl, FINISHED_TTL) if over else self.ttl
+
     def ping(self) -> None:
         self._run(self._redis.ping)
 
@@ -222,7 +226,7 @@ class RedisStore:
         done, latest = self._run(lambda: self._advance(
             keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
                   self.DEADLINES, self.EVENTS + hexid],
-            args=[seq, seq + 1, self.ttl, digest, answer, len(lines), hosted.token if hosted is not None else "",
+            args=[seq, seq + 1, self.kept(over), digest, answer, len(lines), hosted.token if hosted is not None else "",
                   "1" if over else "0", hosted.clocks if hosted is not None else b"",
                   "" if hosted is None or hosted.deadline is None else repr(hosted.deadline), *lines, event,
                   record]))

@@ -23,6 +23,7 @@ from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
     END,
+    FINISHED_TTL,
     Deal,
     Hosted,
     HostedMatch,
@@ -50,7 +51,10 @@ except ImportError:  # pragma: no cover - gevent is a dependency of the gateway
 def _checkpoints(store: weakref.ref[SqliteStore], path: str, busy_ms: int, pid: int) -> None:
     """A SQLite store's checkpointer, on an OS thread of its own in each process that writes: every
     `SqliteStore.CHECKPOINT_EVERY` seconds it copies the WAL's new pages into the file (a PASSIVE
-    checkpoint: it waits for no reader or writer), on a connection of its own.
+    checkpoint: it waits for no reader or writer), on a connection of its own. Once the WAL holds more
+    than `WAL_PAGES` pages, a TRUNCATE checkpoint waits (up to the busy timeout) for the readers of old
+    pages to finish and starts the WAL again from nothing: under continuous stream reads a PASSIVE
+    checkpoint never finds the moment to restart it, and the WAL grew to a gigabyte in minutes (issue 43).
 
     SQLite's automatic checkpoint runs in the commit that fills the WAL to 1,000 pages, inside a
     request, with the fsyncs of synchronous=NORMAL: under gevent that stops the whole worker, and in a
@@ -70,7 +74,9 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, busy_ms: int, pid: 
                 return
             del alive
             try:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                _busy, frames, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if frames > SqliteStore.WAL_PAGES:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             except sqlite3.Error:
                 pass  # tried again next time; the WAL only grows meanwhile
     finally:
@@ -92,6 +98,8 @@ class SqliteStore:
     SWEEP_EVERY = 1000
     #: Seconds between two checkpoints of the WAL into the file (`_checkpoints`).
     CHECKPOINT_EVERY = 0.5
+    #: Pages in the WAL past which the checkpointer truncates it (about 16 MB of 4 KiB pages).
+    WAL_PAGES = 4000
 
     def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
                  busy_ms: int = 2000) -> None:
@@ -261,7 +269,7 @@ class SqliteStore:
                     c.execute("BEGIN IMMEDIATE")
                 done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
                                  "WHERE match_id = ? AND seq = ? AND expires >= ?",
-                                 (seq + 1, self._clock() + self.ttl, match_id, seq, self._clock()))
+                                 (seq + 1, self._clock() + self.kept(over), match_id, seq, self._clock()))
                 if done.rowcount != 1:
                     if receipt is not None:
                         stored = self._answered(c, match_id, seq, receipt.digest)
@@ -517,6 +525,9 @@ class SqliteStore:
 
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
+
+    def kept(self, over: bool) -> int:
+        return min(self.ttl, FINISHED_TTL) if over else self.ttl
 
     def ping(self) -> None:
         self._run(lambda c: c.execute("SELECT 1").fetchone())
