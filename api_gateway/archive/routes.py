@@ -63,8 +63,14 @@ class PlayerOne(MethodView):
     @operation(archive_blp, "getPlayer", "unknown-player", *_DATABASE)
     def get(self, player_id: str) -> Json:
         """A player: ratings per variant family (skill with its uncertainty, the source's rating points,
-        matches played, tournament places) and the last results."""
-        return archive().player(_player_id(player_id))
+        matches played, tournament places) and the last results. A valid player id the archive has no
+        match of yet is a newcomer: no ratings, no matches (`newcomer: true`), not a 404."""
+        pid = _player_id(player_id)
+        try:
+            return {**archive().player(pid), "newcomer": False}
+        except UnknownPlayer:
+            return {"id": pid, "name": None, "created_at": None, "matches": 0, "ratings": [], "recent": [],
+                    "newcomer": True}
 
 
 @archive_blp.route("/players/<string:player_id>/matches")
@@ -73,11 +79,14 @@ class PlayerMatches(MethodView):
     @archive_blp.response(200, PlayerMatchesSchema)
     @operation(archive_blp, "listPlayerMatches", *_QUERY, "unknown-player", *_DATABASE)
     def get(self, player_id: str, limit: int, cursor: str | None = None) -> Json:
-        """A player's archived matches, newest first (cursor-paginated)."""
+        """A player's archived matches, newest first (cursor-paginated); none yet for a newcomer."""
         pid = _player_id(player_id)
         scope = ["matches", pid]
         after = None if cursor is None else cursors.decode(cursor, scope, [int])[0]
-        return _page(archive().player_matches(pid, after, limit), scope)
+        try:
+            return _page(archive().player_matches(pid, after, limit), scope)
+        except UnknownPlayer:  # a newcomer: no match yet
+            return _page(Page([], None), scope)
 
 
 @archive_blp.route("/leaderboard")

@@ -82,8 +82,10 @@ class MatchSummarySchema(AnswerSchema):
 class PlayerSchema(AnswerSchema):
     id = fields.String(metadata={"example": "app:alice"})
     name = fields.String(allow_none=True)
-    created_at = fields.String()
+    created_at = fields.String(allow_none=True, metadata={"description": "null for a newcomer"})
     matches = StrictInteger(metadata={"description": "matches archived, every family"})
+    newcomer = fields.Boolean(metadata={"description": "no match of this player is archived yet (a valid id "
+                                                       "the archive has never seen: no ratings yet)"})
     ratings = fields.List(fields.Nested(RatingSchema), metadata={"description": "one per family played"})
     recent = fields.List(fields.Nested(MatchSummarySchema), metadata={"description": "the last 10 matches"})
 

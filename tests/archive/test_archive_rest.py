@@ -190,9 +190,8 @@ def test_bad_input_is_a_clear_problem(gateway: Gateway, archive: Archive) -> Non
     assert page["next"] is not None
     matches_of = gateway.get("/v1/players/app:erin/matches?limit=1")  # a cursor of another list
     cases = [
-        ("/v1/players/app:nobody", 404, "/v1/problems/unknown-player"),
         ("/v1/players/not-an-id", 404, "/v1/problems/unknown-player"),
-        ("/v1/players/app:nobody/matches", 404, "/v1/problems/unknown-player"),
+        ("/v1/players/not-an-id/matches", 404, "/v1/problems/unknown-player"),
         ("/v1/matches/never-played/record", 404, "/v1/problems/not-archived"),
         ("/v1/leaderboard?variant=no-such-variant", 404, "/v1/problems/unknown-variant"),
         ("/v1/leaderboard?variant=block&cursor=garbage!", 400, "/v1/problems/bad-cursor"),
@@ -231,14 +230,14 @@ def test_the_database_down_answers_503_with_retry_after_and_then_answers_again(
     migrate.dispose()
     gw = gateway_on(engine, url, tmp_path / "live.sqlite3", GATEWAY_DATABASE_TIMEOUT="1")
     try:
-        problem(gw.get("/v1/players/app:zed"), 404, "/v1/problems/unknown-player")
+        assert gw.get("/v1/players/app:zed").json["newcomer"]  # the database answers: a newcomer
         own_postgres.stop()
         for path in ("/v1/players/app:zed", "/v1/leaderboard?variant=kozel", "/v1/matches/x/record"):
             down = problem(gw.get(path), 503, "/v1/problems/archive-unavailable")
             assert gw.get(path).headers["retry-after"] == "3"
             assert str(own_postgres.port) not in str(down)   # the database's address is for the operator only
         own_postgres.start()
-        problem(gw.get("/v1/players/app:zed"), 404, "/v1/problems/unknown-player")
+        assert gw.get("/v1/players/app:zed").json["newcomer"]
         assert gw.get("/v1/leaderboard?variant=kozel").status == 200
     finally:
         gw.stop()
@@ -269,3 +268,18 @@ def test_an_embedded_archive_is_upgraded_by_the_gateway_at_start(engine: EngineP
     check = database.create(url)
     assert database.current(check) == database.head()
     check.dispose()
+
+
+def test_a_valid_player_id_the_archive_has_not_seen_is_a_newcomer(gateway: Gateway, archive: Archive) -> None:
+    """A page looks up every new player's rating: a newcomer is an answer (no ratings yet), not a 404 that
+    a browser logs as an error (issue 37)."""
+    for player in ("app:nobody-yet", "guest:AAAAAAAAAAAAAAAAAAAAAA"):
+        doc = gateway.get(f"/v1/players/{player}")
+        assert doc.status == 200, doc.json
+        loads(PlayerSchema(), doc.json)
+        assert doc.json == {"id": player, "name": None, "created_at": None, "matches": 0, "ratings": [],
+                            "recent": [], "newcomer": True}
+        listing = gateway.get(f"/v1/players/{player}/matches")
+        assert listing.status == 200 and listing.json == {"items": [], "next": None}
+    archive.finish("newcomer-no-more", ["app:nobody-yet", "app:someone"], engine_record(played("block", 2, seed=9)))
+    assert gateway.get("/v1/players/app:nobody-yet").json["newcomer"] is False
