@@ -8,16 +8,20 @@ sends no header, starts its stream with a single-use ticket instead.
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, current_app, request
 from flask.views import MethodView
+from marshmallow import Schema
 
 from api_gateway.config import GatewayConfig
-from api_gateway.hosting.tables import Tables
+from api_gateway.hosting.tables import SeatContext, Tables
 from api_gateway.http.bodies import Blueprint
 from api_gateway.http.openapi import BODY, ENGINE, SEAT_STREAM, operation
 from api_gateway.http.problems import SealedForbidden
+from api_gateway.http.routes import answer
 from api_gateway.http.schemas import LegalAnswerSchema, MatchAnswerSchema
 from api_gateway.http.table_schemas import (
     EmptySchema,
@@ -103,14 +107,6 @@ def link_base() -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _engine_answer(payload: bytes | Json) -> Response:
-    """An answer the engine wrote, or a seat's answer around the engine's view (its JSON face writes the
-    answer schemas' keys exactly: tests/gateway check it), sent as it is rather than dumped again."""
-    if isinstance(payload, bytes):
-        return current_app.response_class(payload, mimetype="application/json")
-    return jsonify(payload)
-
-
 # ---------------------------------------------------------------- tables
 
 
@@ -148,15 +144,6 @@ class Seek(MethodView):
         return found
 
 
-@tables_blp.route("/tables/<string:table_id>")
-class TableOne(MethodView):
-    @tables_blp.response(200, TableSchema)
-    @operation(tables_blp, "getTable", "unknown-table", *_HOSTING)
-    def get(self, table_id: str) -> Json:
-        """A table (anyone holding its id): seats, status, the current match."""
-        return tables().get(table_id)
-
-
 @tables_blp.route("/tables/<string:table_id>/join")
 class Join(MethodView):
     @tables_blp.arguments(JoinSchema(), examples={"invite": {"summary": "with an invite", "value": {
@@ -170,48 +157,82 @@ class Join(MethodView):
         return tables().join(table_id, body)
 
 
-@tables_blp.route("/tables/<string:table_id>/leave")
-class Leave(MethodView):
-    BODYLESS = True  # no body needed (one sent must be JSON)
+@dataclass(frozen=True)
+class CredentialCall:
+    """A call without a body on one table or one seat's match: a row of `CREDENTIAL_CALLS`, registered by
+    `register_call` (as `api_gateway.http.routes.register` registers the carried-state operations).
 
-    @tables_blp.response(200, TableAnswerSchema)
-    @operation(tables_blp, "leaveTable", *_SEAT, "not-seated", *ENGINE, credential=True)
-    def post(self, table_id: str) -> Json:
-        """Give up your seat (seat credential): a bot plays it, or the match waits, as the table says."""
-        return tables().leave(table_id, _bearer())
+    The view it makes (a MethodView named `name`, whose `method` is "get" or "post": a POST without a
+    body, `BODYLESS`) calls `call` with the app's `Tables`, the id in `path` and the credential of the
+    ``Authorization: Bearer`` header (None: none sent), documents `answer_schema`, the problem types
+    `problems`, the stable `operation_id` and, with `credential`, the bearer credential it takes.
+    A dict it answers is serialized by `answer_schema`; a `Response` (the engine's JSON) goes as it is.
+    `doc` is the view's docstring: its first paragraph the OpenAPI summary, the rest the description.
+    """
 
-
-@tables_blp.route("/tables/<string:table_id>/invites")
-class Invites(MethodView):
-    @tables_blp.response(200, InvitesSchema)
-    @operation(tables_blp, "renewInvites", *_SEAT, "sealed-forbidden", credential=True)
-    def get(self, table_id: str) -> Json:
-        """Fresh invites for every open seat not taken (host key); earlier unused ones stop working."""
-        return tables().invites(table_id, _bearer(), link_base())
-
-
-@tables_blp.route("/tables/<string:table_id>/again")
-class Again(MethodView):
-    BODYLESS = True  # no body needed (one sent must be JSON)
-
-    @tables_blp.response(200, TableAnswerSchema)
-    @operation(tables_blp, "playTableAgain", *_SEAT, "match-not-over", *ENGINE, credential=True)
-    def post(self, table_id: str) -> Json:
-        """Play again: a new match for the same seats once the current one is over (host key or a seat)."""
-        return tables().again(table_id, _bearer())
+    path: str
+    name: str
+    method: str
+    operation_id: str
+    answer_schema: type[Schema]
+    problems: tuple[str, ...]
+    call: Callable[[Tables, str, str | None], Json | Response]
+    doc: str
+    credential: bool = True
 
 
-# ---------------------------------------------------------------- the seat's match by credentials
+def register_call(row: CredentialCall) -> type[MethodView]:
+    """`row`'s view on the tables blueprint."""
+    call = row.call
+
+    def view(self: MethodView, **path: str) -> Json | Response:
+        (found,) = path.values()  # the table's or the match's id
+        return call(tables(), found, _bearer())
+
+    view.__doc__ = row.doc
+    documented = tables_blp.response(200, row.answer_schema)(
+        operation(tables_blp, row.operation_id, *row.problems, credential=row.credential)(view))
+    members: dict[str, Any] = {row.method: documented}
+    if row.method == "post":
+        members["BODYLESS"] = True  # no body needed (one sent must be JSON)
+    made: type[MethodView] = tables_blp.route(row.path)(type(row.name, (MethodView,), members))
+    return made
 
 
-@tables_blp.route("/matches/<string:match_id>/seat")
-class SeatLatest(MethodView):
-    @tables_blp.response(200, SeatAnswerSchema)
-    @operation(tables_blp, "getTableSeat", *_MATCH, credential=True)
-    def get(self, match_id: str) -> Response:
-        """Your seat's latest view, token and key, from any device (Bearer: seat credential or host key)."""
-        t = tables()
-        return _engine_answer(t.latest(t.context(match_id, _bearer())))
+def _on_seat(ask: Callable[[Tables, SeatContext], bytes | Json]) -> Callable[[Tables, str, str | None], Response]:
+    """A call on a seat's match: `ask` with the context of the credential's seat, the engine's answer as it is."""
+    return lambda t, match_id, credential: answer(ask(t, t.context(match_id, credential)))
+
+
+#: Every call without a body on one table or one seat's match, in the order they are registered.
+CREDENTIAL_CALLS: tuple[CredentialCall, ...] = (
+    CredentialCall("/tables/<string:table_id>", "TableOne", "get", "getTable", TableSchema,
+                   ("unknown-table", *_HOSTING), lambda t, table_id, _: t.get(table_id),
+                   """A table (anyone holding its id): seats, status, the current match.""", credential=False),
+    CredentialCall("/tables/<string:table_id>/leave", "Leave", "post", "leaveTable", TableAnswerSchema,
+                   (*_SEAT, "not-seated", *ENGINE), Tables.leave,
+                   """Give up your seat (seat credential): a bot plays it, or the match waits, as the table says."""),
+    CredentialCall("/tables/<string:table_id>/invites", "Invites", "get", "renewInvites", InvitesSchema,
+                   (*_SEAT, "sealed-forbidden"), lambda t, table_id, credential: t.invites(table_id, credential,
+                                                                                           link_base()),
+                   """Fresh invites for every open seat not taken (host key); earlier unused ones stop working."""),
+    CredentialCall("/tables/<string:table_id>/again", "Again", "post", "playTableAgain", TableAnswerSchema,
+                   (*_SEAT, "match-not-over", *ENGINE), Tables.again,
+                   "Play again: a new match for the same seats once the current one is over (host key or a seat)."),
+    CredentialCall("/matches/<string:match_id>/seat", "SeatLatest", "get", "getTableSeat", SeatAnswerSchema,
+                   _MATCH, _on_seat(Tables.latest),
+                   "Your seat's latest view, token and key, from any device (Bearer: seat credential or host key)."),
+    CredentialCall("/matches/<string:match_id>/legal", "SeatLegal", "get", "getTableLegalActions",
+                   LegalAnswerSchema, (*_MATCH, *ENGINE), _on_seat(Tables.legal),
+                   """The seat to move, and your legal actions when it is you."""),
+    CredentialCall("/matches/<string:match_id>/events/ticket", "Ticket", "post", "createStreamTicket", TicketSchema,
+                   _MATCH, lambda t, match_id, credential: t.ticket(t.context(match_id, credential)),
+                   """A single-use ticket good for starting one stream within 30 s (for EventSource, which sends no
+                   Authorization header): `GET .../events?ticket=...`."""),
+)
+
+for _call in CREDENTIAL_CALLS:
+    register_call(_call)
 
 
 @tables_blp.route("/matches/<string:match_id>/apply")
@@ -223,17 +244,7 @@ class SeatApply(MethodView):
     def post(self, body: Json, match_id: str) -> Response:
         """Act for your seat without a token (Bearer: the seat's credential); out of turn: 409."""
         t = tables()
-        return _engine_answer(t.apply(t.context(match_id, _bearer()), body["action"]))
-
-
-@tables_blp.route("/matches/<string:match_id>/legal")
-class SeatLegal(MethodView):
-    @tables_blp.response(200, LegalAnswerSchema)
-    @operation(tables_blp, "getTableLegalActions", *_MATCH, *ENGINE, credential=True)
-    def get(self, match_id: str) -> Response:
-        """The seat to move, and your legal actions when it is you."""
-        t = tables()
-        return _engine_answer(t.legal(t.context(match_id, _bearer())))
+        return answer(t.apply(t.context(match_id, _bearer()), body["action"]))
 
 
 @tables_blp.route("/matches/<string:match_id>/next-round")
@@ -244,20 +255,7 @@ class SeatNextRound(MethodView):
     def post(self, body: Json, match_id: str) -> Response:
         """Deal the next round once the current one is over (any seat, or the host)."""
         t = tables()
-        return _engine_answer(t.next_round(t.context(match_id, _bearer())))
-
-
-@tables_blp.route("/matches/<string:match_id>/events/ticket")
-class Ticket(MethodView):
-    BODYLESS = True  # no body needed (one sent must be JSON)
-
-    @tables_blp.response(200, TicketSchema)
-    @operation(tables_blp, "createStreamTicket", *_MATCH, credential=True)
-    def post(self, match_id: str) -> Json:
-        """A single-use ticket good for starting one stream within 30 s (for EventSource, which sends no
-        Authorization header): `GET .../events?ticket=...`."""
-        t = tables()
-        return t.ticket(t.context(match_id, _bearer()))
+        return answer(t.next_round(t.context(match_id, _bearer())))
 
 
 @tables_blp.route("/matches/<string:match_id>/events")
