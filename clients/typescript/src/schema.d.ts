@@ -365,7 +365,8 @@ export interface paths {
         };
         /**
          * A player: ratings per variant family (skill with its uncertainty, the source's rating points,
-         *     matches played, tournament places) and the last results.
+         *     matches played, tournament places) and the last results. A valid player id the archive has no
+         *     match of yet is a newcomer: no ratings, no matches (`newcomer: true`), not a 404.
          */
         get: operations["getPlayer"];
         put?: never;
@@ -385,7 +386,7 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A player's archived matches, newest first (cursor-paginated). */
+        /** A player's archived matches, newest first (cursor-paginated); none yet for a newcomer. */
         get: operations["listPlayerMatches"];
         put?: never;
         post?: never;
@@ -475,25 +476,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/tables/{table_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table_id: string;
-            };
-            cookie?: never;
-        };
-        /** A table (anyone holding its id): seats, status, the current match. */
-        get: operations["getTable"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/tables/{table_id}/join": {
         parameters: {
             query?: never;
@@ -510,6 +492,25 @@ export interface paths {
          *     The match is dealt when the last open seat is taken.
          */
         post: operations["joinTable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tables/{table_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: string;
+            };
+            cookie?: never;
+        };
+        /** A table (anyone holding its id): seats, status, the current match. */
+        get: operations["getTable"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -592,25 +593,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/matches/{match_id}/apply": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                match_id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Act for your seat without a token (Bearer: the seat's credential); out of turn: 409. */
-        post: operations["applyTableMove"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/matches/{match_id}/legal": {
         parameters: {
             query?: never;
@@ -624,25 +606,6 @@ export interface paths {
         get: operations["getTableLegalActions"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/matches/{match_id}/next-round": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                match_id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Deal the next round once the current one is over (any seat, or the host). */
-        post: operations["dealTableNextRound"];
         delete?: never;
         options?: never;
         head?: never;
@@ -665,6 +628,44 @@ export interface paths {
          *     Authorization header): `GET .../events?ticket=...`.
          */
         post: operations["createStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Act for your seat without a token (Bearer: the seat's credential); out of turn: 409. */
+        post: operations["applyTableMove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/next-round": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deal the next round once the current one is over (any seat, or the host). */
+        post: operations["dealTableNextRound"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1712,9 +1713,12 @@ export interface components {
             /** @example app:alice */
             id?: string;
             name?: string | null;
-            created_at?: string;
+            /** @description null for a newcomer */
+            created_at?: string | null;
             /** @description matches archived, every family */
             matches?: number;
+            /** @description no match of this player is archived yet (a valid id the archive has never seen: no ratings yet) */
+            newcomer?: boolean;
             /** @description one per family played */
             ratings?: components["schemas"]["Rating"][];
             /** @description the last 10 matches */
@@ -1935,16 +1939,16 @@ export interface components {
             } | null;
             over?: boolean;
         };
-        SeatApply: {
-            /** @example 6-6 */
-            action: string;
-        };
-        Empty: Record<string, never>;
         Ticket: {
             ticket?: string;
             /** @description seconds */
             expires_in?: number;
         };
+        SeatApply: {
+            /** @example 6-6 */
+            action: string;
+        };
+        Empty: Record<string, never>;
         ProblemType: {
             /** @description the `type` member of its answers: /v1/problems/<name> */
             type?: string;
@@ -4731,66 +4735,6 @@ export interface operations {
             };
         };
     };
-    getTable: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Table"];
-                };
-            };
-            /** @description `unknown-table`: No such table */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `store-unavailable`: The token version store is unavailable */
-            503: {
-                headers: {
-                    /** @description seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     joinTable: {
         parameters: {
             query?: never;
@@ -4910,6 +4854,66 @@ export interface operations {
             /** @description `engine-timeout`: The rules engine did not answer in time */
             504: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Table"];
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5310,6 +5314,202 @@ export interface operations {
             };
         };
     };
+    getTableLegalActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegalAnswer"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ticket"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     applyTableMove: {
         parameters: {
             query?: never;
@@ -5410,113 +5610,6 @@ export interface operations {
             };
             /** @description `validation-error`: The request does not match its schema */
             422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `engine-error`: The rules engine failed */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `store-unavailable`: The token version store is unavailable; `engine-unavailable`: The rules engine is unavailable */
-            503: {
-                headers: {
-                    /** @description seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `engine-timeout`: The rules engine did not answer in time */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getTableLegalActions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                match_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LegalAnswer"];
-                };
-            };
-            /** @description `invalid-credential`: Send a credential of this table */
-            401: {
-                headers: {
-                    /** @description `Bearer`: send a credential of this table */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `unknown-match`: No such live sealed match */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `match-expired`: The sealed match has expired */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5712,95 +5805,6 @@ export interface operations {
             /** @description `engine-timeout`: The rules engine did not answer in time */
             504: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createStreamTicket: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                match_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Ticket"];
-                };
-            };
-            /** @description `invalid-credential`: Send a credential of this table */
-            401: {
-                headers: {
-                    /** @description `Bearer`: send a credential of this table */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `unknown-match`: No such live sealed match */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `match-expired`: The sealed match has expired */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `store-unavailable`: The token version store is unavailable */
-            503: {
-                headers: {
-                    /** @description seconds to wait before trying again */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
