@@ -30,10 +30,11 @@ from typing import Any
 
 Json = dict[str, Any]
 
-#: Bounds of a setting, seconds: a move's limit, a bank, an increment.
-MOVE_LIMITS = (5.0, 3600.0)
-BANK_LIMITS = (30.0, 4 * 3600.0)
-INCREMENT_LIMITS = (0.0, 120.0)
+#: Bounds of a setting, seconds: a move's limit (5 s up to 14 days: real-time play and correspondence
+#: alike), a bank (up to 30 days), an increment (up to a day).
+MOVE_LIMITS = (5.0, 14 * 86400.0)
+BANK_LIMITS = (30.0, 30 * 86400.0)
+INCREMENT_LIMITS = (0.0, 86400.0)
 ON_TIMEOUT = ("rule", "autopilot")
 AUTOPILOT_LEVELS = ("random", "greedy", "expert")
 #: The least a bank is given back when a person returns from autopilot with no increment.
@@ -51,7 +52,7 @@ class ClockSettingError(ValueError):
 def _seconds(value: object, field: str, bounds: tuple[float, float]) -> float:
     low, high = bounds
     if type(value) not in (int, float) or not low <= float(value) <= high:  # type: ignore[arg-type]
-        raise ClockSettingError(field, f"seconds from {low:g} to {high:g}, not {value!r}")
+        raise ClockSettingError(field, f"seconds from {low:.0f} to {high:.0f}, not {value!r}")
     return float(value)  # type: ignore[arg-type]
 
 

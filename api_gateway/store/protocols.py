@@ -136,12 +136,15 @@ class Versions(Protocol):
     """``match id -> latest version`` of every live sealed match, with what each advance leaves behind:
     its receipt (a retry's answer), the match's public lines for spectators, the log lines that left
     the state (a record's `prior`). A record expires `ttl` seconds after its match's last use, or
-    `FINISHED_TTL` after the change that finished it (`kept`)."""
+    `FINISHED_TTL` after the change that finished it, and never before a running turn clock's deadline
+    (`kept`). A hosted match's advance keeps its table's record as long (`seated` needs both)."""
 
     ttl: int
 
-    def kept(self, over: bool) -> int:
-        """Seconds an advance keeps its match: `ttl`, or less once the match is over."""
+    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
+        """Seconds an advance keeps its match: `ttl`, or less once the match is over; and while a turn clock
+        runs (its `deadline`, unix seconds, at `now`), at least `ttl` past it: nothing expires while a clock
+        still runs, however long it allows (a correspondence clock: days)."""
 
     def create(self, match_id: bytes, public: bytes = b"") -> None:
         """A new match at version 0, its first public lines `public` (NDJSON)."""

@@ -75,6 +75,8 @@ end
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[4], 'token', ARGV[7], 'over', ARGV[8], 'clocks', ARGV[9])
   redis.call('EXPIRE', KEYS[4], ARGV[3])
+  local tid = redis.call('HGET', KEYS[4], 'table_id')
+  if tid then redis.call('EXPIRE', 'domino:tb2:' .. tid, ARGV[3], 'GT') end
   local match = string.sub(KEYS[4], 10)
   if ARGV[10] ~= '' and ARGV[8] ~= '1' then
     redis.call('ZADD', KEYS[5], ARGV[10], match)
@@ -162,8 +164,10 @@ class RedisStore:
         except self._errors as exc:
             raise StoreUnavailable(f"token store {urlsplit(self.url).hostname}: {exc}") from None
 
-    def kept(self, over: bool) -> int:
-        return min(self.ttl, FINISHED_TTL) if over else self.ttl
+    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
+        if over:
+            return min(self.ttl, FINISHED_TTL)
+        return self.ttl if deadline is None else max(self.ttl, int(deadline - now) + self.ttl)
 
     def ping(self) -> None:
         self._run(self._redis.ping)
@@ -201,21 +205,22 @@ class RedisStore:
         def work() -> Any:
             pipe = self._redis.pipeline(transaction=False)
             pipe.get(key)
-            pipe.expire(key, self.ttl)
-            pipe.expire(self.PUBLIC + match_id.hex(), self.ttl)
-            pipe.expire(self.RECEIPT + match_id.hex(), self.ttl)
-            pipe.expire(self.HOSTED + match_id.hex(), self.ttl)
-            pipe.expire(self.RECORD + match_id.hex(), self.ttl)
-            pipe.expire(self.EVENTS + match_id.hex(), self.ttl)
+            # pushed, never shortened (GT): a match kept past a long turn clock's deadline stays kept
+            pipe.expire(key, self.ttl, gt=True)
+            pipe.expire(self.PUBLIC + match_id.hex(), self.ttl, gt=True)
+            pipe.expire(self.RECEIPT + match_id.hex(), self.ttl, gt=True)
+            pipe.expire(self.HOSTED + match_id.hex(), self.ttl, gt=True)
+            pipe.expire(self.RECORD + match_id.hex(), self.ttl, gt=True)
+            pipe.expire(self.EVENTS + match_id.hex(), self.ttl, gt=True)
             pipe.hget(self.HOSTED + match_id.hex(), "clocks")
             found = pipe.execute()
-            return found[0], found[4], found[-1]
-        latest, hosted, clocks = self._run(work)
+            return found[0], found[-1]
+        latest, clocks = self._run(work)  # clocks: a hosted match's (b"" for none), None when not hosted
         if latest is None:
             raise MatchExpired()
         if int(latest) != seq:
             raise StaleToken(int(latest), seq)
-        return bytes(clocks or b"") if hosted else None
+        return None if clocks is None else bytes(clocks)
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
@@ -226,7 +231,8 @@ class RedisStore:
         done, latest = self._run(lambda: self._advance(
             keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
                   self.DEADLINES, self.EVENTS + hexid],
-            args=[seq, seq + 1, self.kept(over), digest, answer, len(lines), hosted.token if hosted is not None else "",
+            args=[seq, seq + 1, self.kept(over, hosted.deadline if hosted is not None else None, time.time()), digest,
+                  answer, len(lines), hosted.token if hosted is not None else "",
                   "1" if over else "0", hosted.clocks if hosted is not None else b"",
                   "" if hosted is None or hosted.deadline is None else repr(hosted.deadline), *lines, event,
                   record]))
@@ -375,13 +381,16 @@ class RedisStore:
                     version: Any = pipe.hget(key, "version")
                     if (int(version) if version is not None else 0) != row.version - 1:
                         return False
+                    left: Any = pipe.ttl(key)  # never sooner than its match's (a long clock's)
+                    keep = max(self.kept(False, deal.hosted.deadline if deal is not None else None, time.time()),
+                               int(left))
                     pipe.multi()
                     pipe.hset(key, mapping={"version": row.version, "record": row.record,
                                             "public": "1" if row.public else "0", "variant": row.variant,
                                             "free": row.free, "created": repr(row.created), "players": row.players,
                                             "clock": row.clock, "seek": "1" if row.seek else "0",
                                             "fill_at": "" if row.fill_at is None else repr(row.fill_at)})
-                    pipe.expire(key, self.ttl)
+                    pipe.expire(key, keep)
                     for index, member in ((self.LOBBY, row.public and row.free > 0),
                                           (self.LOBBY_OF + row.variant, row.public and row.free > 0),
                                           (self._seek_key(row.variant, row.players, row.clock), row.seek and row.free > 0)):
@@ -395,19 +404,19 @@ class RedisStore:
                         pipe.zrem(self.FILL, row.table_id)
                     if deal is not None:
                         hexid = deal.match_id.hex()
-                        pipe.set(self._key(deal.match_id), 0, ex=self.ttl)
+                        pipe.set(self._key(deal.match_id), 0, ex=keep)
                         lines = split_lines(deal.public)
                         if lines:
                             pipe.rpush(self.PUBLIC + hexid, *lines)
-                            pipe.expire(self.PUBLIC + hexid, self.ttl)
+                            pipe.expire(self.PUBLIC + hexid, keep)
                         pipe.hset(self.HOSTED + hexid, mapping={"table_id": row.table_id, "token": deal.hosted.token,
                                                                 "over": "0", "viewers": len(deal.hosted.lines),
                                                                 "clocks": deal.hosted.clocks})
-                        pipe.expire(self.HOSTED + hexid, self.ttl)
+                        pipe.expire(self.HOSTED + hexid, keep)
                         if deal.hosted.deadline is not None:
                             pipe.zadd(self.DEADLINES, {hexid: deal.hosted.deadline})
                         pipe.rpush(self.EVENTS + hexid, b"\n".join(deal.hosted.lines))
-                        pipe.expire(self.EVENTS + hexid, self.ttl)
+                        pipe.expire(self.EVENTS + hexid, keep)
                     if row.fill_at is not None or (deal is not None and deal.hosted.deadline is not None):
                         pipe.publish(self.CHANNEL + DEADLINES.hex(), b"")
                     pipe.execute()

@@ -262,6 +262,8 @@ class SqliteStore:
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
         lines = split_lines(public) + ([END] if over else [])
+        now = self._clock()
+        keep = self.kept(over, hosted.deadline if hosted is not None else None, now)
 
         def work(c: sqlite3.Connection) -> bytes | None:
             with c:
@@ -269,7 +271,7 @@ class SqliteStore:
                     c.execute("BEGIN IMMEDIATE")
                 done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
                                  "WHERE match_id = ? AND seq = ? AND expires >= ?",
-                                 (seq + 1, self._clock() + self.kept(over), match_id, seq, self._clock()))
+                                 (seq + 1, now + keep, match_id, seq, now))
                 if done.rowcount != 1:
                     if receipt is not None:
                         stored = self._answered(c, match_id, seq, receipt.digest)
@@ -282,6 +284,8 @@ class SqliteStore:
                               (match_id, seq, receipt.digest, receipt.answer))
                 if hosted is not None:
                     self._host(c, match_id, seq + 1, hosted, over)
+                    c.execute("UPDATE tables_s2 SET expires = MAX(expires, ?) "
+                              "WHERE table_id = (SELECT table_id FROM hosted_s2 WHERE match_id = ?)", (now + keep, match_id))
                 if record:
                     c.execute("INSERT OR REPLACE INTO records_s1 VALUES (?, ?, ?)", (match_id, seq, record))
                 watchers.extend(self._watchers(c, match_id))
@@ -422,15 +426,17 @@ class SqliteStore:
         def work(c: sqlite3.Connection) -> bool:
             with c:
                 c.execute("BEGIN IMMEDIATE")
-                found = c.execute("SELECT version FROM tables_s2 WHERE table_id = ? AND expires >= ?",
+                found = c.execute("SELECT version, expires FROM tables_s2 WHERE table_id = ? AND expires >= ?",
                                   (row.table_id, now)).fetchone()
                 if (found[0] if found is not None else 0) != row.version - 1:
                     return False
+                keep = self.kept(False, deal.hosted.deadline if deal is not None else None, now)
+                expires = max(now + keep, found[1] if found is not None else 0.0)  # never sooner than its match's
                 c.execute("INSERT OR REPLACE INTO tables_s2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (row.table_id, row.version, row.record, int(row.public), row.variant, row.free,
-                           row.created, now + self.ttl, row.players, row.clock, int(row.seek), row.fill_at))
+                           row.created, expires, row.players, row.clock, int(row.seek), row.fill_at))
                 if deal is not None:
-                    c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (deal.match_id, now + self.ttl))
+                    c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (deal.match_id, now + keep))
                     self._append(c, deal.match_id, split_lines(deal.public))
                     self._host(c, deal.match_id, 0, deal.hosted, False, row.table_id)
                 if row.fill_at is not None or (deal is not None and deal.hosted.deadline is not None):
@@ -526,8 +532,10 @@ class SqliteStore:
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
 
-    def kept(self, over: bool) -> int:
-        return min(self.ttl, FINISHED_TTL) if over else self.ttl
+    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
+        if over:
+            return min(self.ttl, FINISHED_TTL)
+        return self.ttl if deadline is None else max(self.ttl, int(deadline - now) + self.ttl)
 
     def ping(self) -> None:
         self._run(lambda c: c.execute("SELECT 1").fetchone())

@@ -616,3 +616,43 @@ def test_the_wal_stays_small_under_writes_and_continuous_reads(tmp_path: Path, m
             thread.join()
         store.close()
     assert largest < 6 * 1024 * 1024, f"the WAL reached {largest} bytes"
+
+
+def test_nothing_expires_while_a_turn_clock_runs(tmp_path: Path) -> None:
+    """A correspondence clock (days a move) outlives the idle lifetime: the match and its table are kept a
+    `ttl` past the running clock's deadline, even when nobody calls in between."""
+    now = [1000.0]
+    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0])
+    match = secrets.token_bytes(16)
+    three_days = 3 * 86400.0
+    assert store.put_table(TableRow("t-long", 1, b"{}", players=2),
+                           Deal(match, b"", Hosted("token0", [b"{}"], b'{"c":1}', now[0] + three_days)))
+    now[0] += 2 * 86400  # two days without a call: well past the idle lifetime
+    hosted, table = store.seated(match)
+    assert hosted.token == "token0" and table.table_id == "t-long"
+    store.advance(match, 0, hosted=Hosted("token1", [b"{}"], b'{"c":1}', now[0] + three_days))
+    now[0] += three_days + 1800  # past that move's deadline, within a ttl of it
+    assert store.seated(match)[0].token == "token1"
+    now[0] += 3600
+    with pytest.raises(MatchExpired):
+        store.seated(match)
+
+
+def test_redis_keeps_a_match_and_its_table_past_a_long_clock(redis_server: RedisServer) -> None:
+    """On Redis the keys' expiries say it: the match's keys and its table's outlive a three-day clock, and a
+    call's push of the idle lifetime never shortens them (EXPIRE ... GT)."""
+    import redis
+
+    store = RedisStore(redis_server.url, ttl=3600)
+    match = secrets.token_bytes(16)
+    three_days = 3 * 86400.0
+    assert store.put_table(TableRow("t-long-redis", 1, b"{}", players=2),
+                           Deal(match, b"", Hosted("token0", [b"{}"], b'{"c":1}', time.time() + three_days)))
+    store.check(match, 0)
+    store.advance(match, 0, hosted=Hosted("token1", [b"{}"], b'{"c":1}', time.time() + three_days))
+    store.check(match, 1)
+    with closing(redis.Redis.from_url(redis_server.url)) as conn:
+        for key in (RedisStore.PREFIX + match.hex(), RedisStore.HOSTED + match.hex(), RedisStore.EVENTS + match.hex(),
+                    RedisStore.TABLE + "t-long-redis"):
+            assert conn.ttl(key) > three_days, key
+    assert store.check(match, 1) == b'{"c":1}'  # still hosted, its clocks as stored

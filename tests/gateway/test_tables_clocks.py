@@ -150,7 +150,8 @@ ONE_PERSON = [{"kind": "open"}, {"kind": "bot"}]
 @pytest.mark.parametrize(("clock", "field", "table"), [
     ({"move": 1}, "clock.move", {}),
     ({"bank": 20}, "clock.bank", {}),
-    ({"bank": 300, "increment": 500}, "clock.increment", {}),
+    ({"bank": 300, "increment": 86401}, "clock.increment", {}),
+    ({"move": 14 * 86400 + 1}, "clock.move", {}),
     ({"move": 30, "on_timeout": "pause"}, "clock.on_timeout", {}),
     ({"move": 30, "bank": 300}, "clock", {}),
     # a variant with no timeout rule: the clock could only ever hand a seat to a bot, never the last person's
