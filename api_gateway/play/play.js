@@ -932,7 +932,7 @@ async function api(path, body, credential) {
   return data;
 }
 const problemName = (err) => String(err.body?.type || "").split("/").pop();
-const tableName = (t) => t.name || `Table ${t.table_id.slice(0, 6)}`;
+const tableName = (t) => t.name || tr("x.table", t.table_id.slice(0, 6));
 // "kozel, 3 players, the match ends at 30 points, private (invite only)": the target, the table's or its
 // variant's default, for a variant that has one.
 function aboutTable(t) {
@@ -1087,7 +1087,7 @@ function fillTableTarget() {
 function refuseTarget(event) {
   event.preventDefault();
   const spec = targetOption($("t-variant").value);
-  warn(`Points to end the match: a whole number from ${spec.minimum} to ${spec.maximum}, or blank for the variant's ${spec.default}.`);
+  warn(tr("x.target", spec.minimum, spec.maximum, spec.default));
   $("t-target").focus();
 }
 function myName(input) {
@@ -1115,12 +1115,12 @@ async function openTable(event) {
   if ($("t-name").value.trim()) body.name = $("t-name").value.trim();
   if ($("t-target").value) body.options = { target: Number($("t-target").value) };
   let opened;
-  try { opened = await api("/v1/tables", body); } catch (err) { warn(`Could not open the table: ${err.message}`); return; }
+  try { opened = await api("/v1/tables", body); } catch (err) { warn(tr("x.no-open", err.message)); return; }
   const mine = opened.invites.find((i) => i.seat === 0) || opened.invites[0];
   try {
     const joined = await api(`/v1/tables/${opened.table_id}/join`, { invite: mine.code, name: given });
     seated(joined, { hostKey: opened.host_key, invites: opened.invites.filter((i) => i.seat !== joined.seat) });
-  } catch (err) { warn(`The table is open, but your seat could not be taken: ${joinProblem(err)}`); }
+  } catch (err) { warn(tr("x.open-no-seat", joinProblem(err))); }
 }
 function joinProblem(err) {
   switch (problemName(err)) {
@@ -1192,7 +1192,7 @@ function matchUnreachable(err) {
   if (err.status === 401 || problemName(err) === "wrong-table" || problemName(err) === "unknown-table") { lostSeat(err); return; }
   closeStream();
   live("");
-  warn(`This match cannot be followed any more: ${err.message}`);
+  warn(tr("x.unfollowable", err.message));
   watchTable();
 }
 function lostSeat(err) {
@@ -1237,7 +1237,7 @@ async function playAgain() {
     else { showWaiting(); watchTable(); }   // a seat was left: the new match waits for someone to take it
   } catch (err) {
     if (err.status === 409) watchTable();   // another seat asked first: its match is coming
-    else warn(`No new match: ${err.message}`);
+    else warn(tr("x.no-again", err.message));
   }
 }
 function renderTableBar(view) {
@@ -1251,11 +1251,11 @@ function renderTableBar(view) {
 }
 // Leave the seat (POST leave): the credential stops working; the table goes on without this browser.
 async function leaveSeat() {
-  if (!confirm("Leave this table? Your seat is freed and this browser no longer holds it.")) return;
+  if (!confirm(tr("x.confirm-leave"))) return;
   warn("");
   const id = game.table.table_id;
   try { await api(`/v1/tables/${id}/leave`, {}, game.credential); }
-  catch (err) { if (![401, 409].includes(err.status)) { warn(`Could not leave the table: ${err.message}`); return; } }
+  catch (err) { if (![401, 409].includes(err.status)) { warn(tr("x.no-leave", err.message)); return; } }
   localStorage.removeItem(tableKey(id));
   leaveTable();
   showScreen("friends");
@@ -1457,7 +1457,7 @@ async function showLobby(more = false) {
   if ($("lobby-variant").value) query.set("variant", $("lobby-variant").value);
   if (more && lobbyCursor) query.set("cursor", lobbyCursor);
   let found;
-  try { found = await api(`/v1/tables?${query}`); } catch (err) { warn(`The lobby does not answer: ${err.message}`); return; }
+  try { found = await api(`/v1/tables?${query}`); } catch (err) { warn(tr("x.no-lobby", err.message)); return; }
   lobbyCursor = found.next_cursor ?? null;
   $("lobby-more").hidden = !lobbyCursor;
   const items = found.tables.map(lobbyItem);
@@ -1637,8 +1637,8 @@ function ratingChip(seat, chip) {
   const el = document.createElement("small");
   el.className = "rating"; el.dataset.player = id;
   el.textContent = r === "new" ? tr("rating.new") : tr("rating.of", skillText(r.ordinal));
-  el.title = r === "new" ? "no match archived yet" : `skill ${skillText(r.ordinal)} (mu - 3 sigma), ${r.matches} match${r.matches === 1 ? "" : "es"}`
-    + (family() === "K" ? `, ${r.points} rating points` : "");
+  el.title = r === "new" ? tr("x.no-archived") : tr("x.skill", skillText(r.ordinal), r.matches)
+    + (family() === "K" ? tr("x.points", r.points) : "");
   el.dataset.ordinal = r === "new" ? "" : String(r.ordinal);
   chip.append(el);
   return el.textContent;
@@ -1686,7 +1686,7 @@ function showRatingChange(seats) {
     const delta = after - before;
     li.dataset.delta = String(delta);
     li.textContent = `${shortName(s.seat)}: ${skillText(before)} → ${skillText(after)} (${delta >= 0 ? "+" : "−"}${skillText(Math.abs(delta))})`
-      + (family() === "K" ? `, +${s.points} rating points` : "") + `, place ${s.place}`;
+      + (family() === "K" ? tr("x.points", `+${s.points}`) : "") + tr("x.place", s.place);
     return li;
   }));
   box.replaceChildren(title, list);
@@ -1714,7 +1714,7 @@ async function showBoard(more = false) {
   if (more && boardCursor) query.set("cursor", boardCursor);
   const gen = ++boardGen;
   let page;
-  try { page = await api(`/v1/leaderboard?${query}`); } catch (err) { warn(`The leaderboard does not answer: ${err.message}`); return; }
+  try { page = await api(`/v1/leaderboard?${query}`); } catch (err) { warn(tr("x.no-board", err.message)); return; }
   if (gen !== boardGen || document.body.dataset.screen !== "leaderboard") return;   // asked again, or left
   boardCursor = page.next ?? null;
   $("board-more").hidden = !boardCursor;
@@ -1746,10 +1746,10 @@ function boardRow(e) {
   li.dataset.player = e.player; li.dataset.rank = e.rank;
   const rank = document.createElement("b"); rank.textContent = `${e.rank}.`;
   const who = document.createElement("span"); who.className = "who"; who.textContent = playerName(e);
-  if (e.player === myPlayerId()) { li.classList.add("me"); who.textContent += " (you)"; }
-  const skill = document.createElement("span"); skill.className = "skill"; skill.textContent = `rating ${skillText(e.skill.ordinal)}`;
+  if (e.player === myPlayerId()) { li.classList.add("me"); who.textContent += tr("seats.you"); }
+  const skill = document.createElement("span"); skill.className = "skill"; skill.textContent = tr("rating.of", skillText(e.skill.ordinal));
   const more = document.createElement("small");
-  more.textContent = `${e.matches} match${e.matches === 1 ? "" : "es"}, ${plural(e.wins, "win")}` + (e.points ? `, ${e.points} rating points` : "");
+  more.textContent = tr("x.matches-wins", e.matches, e.wins) + (e.points ? tr("x.points", e.points) : "");
   li.append(rank, " ", who, " ", skill, " ", more);
   return li;
 }
@@ -1768,7 +1768,12 @@ function redrawInLanguage() {
   fillLevels();
   fillTableSeats();
   live($("live").dataset.state || "");
-  if (document.body.dataset.screen === "table" && game?.view) {
+  const screen = document.body.dataset.screen;
+  if (screen === "friends") say(tr("s.open"));
+  else if (screen === "lobby") { lobbyShown = ""; showLobby(); }   // redrawn even when no table changed
+  else if (screen === "leaderboard") showBoard();
+  else if (screen === "waiting" && game?.table) showWaiting();
+  if (screen === "table" && game?.view) {
     if (game.told?.length === game.log.length) game.log = game.told.map(describe);
     save();
     render();

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from .conftest import Gateway
+from .conftest import REPO, Gateway
 from .test_play_browser import PHONE, Table, browser, check_no_horizontal_scroll, shots  # noqa: F401
 from .test_tables import call, ok
 
@@ -130,6 +130,18 @@ def test_the_language_switch_changes_the_page_at_once_and_is_remembered(browser:
     assert latin_words(page) == set(), latin_words(page)
     assert page.evaluate("localStorage.getItem('domino-lang')") == "ru"
 
+    # The other screens speak it too: the form to open a table for friends.
+    page.click("#setup-toggle")
+    page.click("#to-friends")
+    assert page.inner_text("#status").startswith("Откройте стол")
+    assert page.inner_text("#friends > h2") == "Открыть стол"
+    labels = page.locator("#table-form label > span").all_inner_texts()
+    assert {"Ваше имя", "Часы", "Если кто-то уйдёт"} <= set(labels) and not any(re.search("[A-Za-z]", x) for x in labels), labels
+    assert page.locator("#seat-kind-1 option[value=person]").text_content() == "человек (приглашение)"
+    page.goto(gateway.url + "/play")   # the match against the computer is kept in the tab: back to it
+    page.wait_for_selector("#scores table.scores")
+    assert page.inner_text("#side h2") == "Счёт"
+
     page.reload()
     page.wait_for_selector("#scores table.scores")
     assert page.input_value("#lang") == "ru" and page.inner_text("#side h2") == "Счёт"
@@ -179,3 +191,18 @@ def test_the_score_table_of_four_long_names_fits_a_laptop_and_a_phone(browser: B
     assert set(page.locator("#opponents .rating").all_inner_texts()) == {"rating: new"}
     assert errors == [], errors
     context.close()
+
+
+def test_every_word_the_page_asks_for_is_in_both_languages() -> None:
+    """Each key the page's HTML marks (data-i18n...) and each tr("key") of play.js is in i18n.js's English
+    table and in its Russian one: a missing key would show the key itself (English) or English (Russian)."""
+    play = REPO / "api_gateway" / "play"
+    source = (play / "i18n.js").read_text()
+    tables = {name: source[source.index(f"const {name} = {{"):] for name in ("EN", "RU")}
+    tables = {name: text[:text.index("\n};")] for name, text in tables.items()}
+    wanted = set(re.findall(r'data-i18n(?:-[a-z]+)?="([^"]+)"', (play / "index.html").read_text()))
+    wanted |= set(re.findall(r'\btr\("([^"]+)"', (play / "play.js").read_text()))
+    assert len(wanted) > 100, wanted
+    for name, table in tables.items():
+        missing = {key for key in wanted if not re.search(rf'(^|[\s{{,])("{re.escape(key)}"|{re.escape(key)}):', table, re.M)}
+        assert missing == set(), (name, missing)
