@@ -100,6 +100,8 @@ class SqliteStore:
     CHECKPOINT_EVERY = 0.5
     #: Pages in the WAL past which the checkpointer truncates it (about 16 MB of 4 KiB pages).
     WAL_PAGES = 4000
+    #: Seconds an advance waits at most to wake a worker whose queue of wake-ups is full.
+    WAKE_WAIT = 0.2
 
     def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
                  busy_ms: int = 2000) -> None:
@@ -495,6 +497,9 @@ class SqliteStore:
         of workers that are gone (refused: nobody bound to the address any more)."""
         if self._sender is None or self._sender_pid != os.getpid():
             self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            # A watcher whose queue is full makes the send wait (under gevent, this call only), at most
+            # this long: a worker that stopped reading (hung, stopped) must not hold up play.
+            self._sender.settimeout(self.WAKE_WAIT)
             self._sender_pid = os.getpid()
         gone = []
         for worker in watchers:
@@ -502,8 +507,8 @@ class SqliteStore:
                 self._sender.sendto(match_id, "\0" + worker)
             except (ConnectionRefusedError, FileNotFoundError):
                 gone.append((worker,))
-            except OSError:
-                pass  # the watcher reads again at its next wake-up or keepalive
+            except OSError:  # (a timeout included) that worker's feeds read it at their next wake-up
+                pass
         if gone:
             try:
                 self._run(lambda c: c.executemany("DELETE FROM watchers_s1 WHERE worker = ?", gone))
