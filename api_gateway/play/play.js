@@ -803,7 +803,7 @@ function renderKingdomino(view) {
   if (view.game_over) {
     const [first] = view.winners;
     $("round-result").textContent = tr("kd.over", view.winners.length === 1 ? does(first, "wins")
-      : tr("kd.share", view.winners.map(name).join(tr("kd.and"))), view.decided_by);
+      : tr("kd.share", view.winners.map(name).join(tr("kd.and"))), tr("kd.decided", view.decided_by));
     $("revealed").replaceChildren();
     $("next-round").hidden = true;
   }
@@ -835,7 +835,7 @@ function ktile(number) {
   const [, t1, c1, t2, c2] = TILE[number];
   const b = document.createElement("button");
   b.type = "button"; b.className = "ktile"; b.dataset.tile = number;
-  b.setAttribute("aria-label", `tile ${number}: ${t1} ${c1} crowns, ${t2} ${c2} crowns`);
+  b.setAttribute("aria-label", tr("kd.tile-aria", number, tr("terrain", t1), c1, tr("terrain", t2), c2));
   b.append(square(t1, c1), square(t2, c2));
   return b;
 }
