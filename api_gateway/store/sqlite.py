@@ -481,7 +481,8 @@ class SqliteStore:
         return [self._table_row(r) for r in rows]
 
     def next_fill(self) -> float | None:
-        row = self._run(lambda c: c.execute("SELECT MIN(fill_at) FROM tables_s2 WHERE fill_at IS NOT NULL").fetchone())
+        row = self._run(lambda c: c.execute("SELECT MIN(fill_at) FROM tables_s2 WHERE fill_at IS NOT NULL AND expires >= ?",
+                                            (self._clock(),)).fetchone())
         return None if row is None or row[0] is None else float(row[0])
 
     # ------------------------------------------------------------ wake-ups (`Wakeups`)
