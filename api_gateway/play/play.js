@@ -93,7 +93,6 @@ const shortName = (seat) => (seat === me() ? tr("you") : person(seat) || tr("sea
 const does = (seat, verb) => tr(verb, name(seat), seat === me());
 // The seat after a verb or a preposition: "won by you".
 const whom = (seat) => (seat === me() ? tr("you.lower") : name(seat));
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 // The variant as /v1/variants describes it, its family (RULES.md section) and an option's value in this match.
 const variantOf = () => variants.find((v) => v.name === game.variant) || { options: [] };
 const family = () => variantOf().family;
@@ -988,7 +987,7 @@ function absorb(a, inOrder = false) {
 function leaveTable() {
   closeStream();
   stopWatching();
-  document.title = "Domino table";
+  document.title = tr("page.title");
   if (game?.table) game = null;
   if (location.search) history.replaceState(null, "", "/play");
 }
