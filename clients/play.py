@@ -12,6 +12,9 @@ the sorted hand, the scores and what happened since the last turn; a move is the
 of a legal move or its notation (`3-6@E`, `draw`, `pick 17`, `place 17 1,0 E`). Every
 refused input gets a message saying why and changes nothing. The table is drawn to the
 terminal's width (a long line of tiles continues on the next line, between tiles).
+
+Every text is in English or Russian (clients/i18n.py): `--lang ru|en`, else the terminal's locale
+(LC_ALL, LC_MESSAGES, LANG starting with `ru`).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from clients.i18n import LANGUAGES, seat_number, t, use
 from clients.sdk import Bot, ProblemError, RestClient, SealedMatch, TransportError
 from clients.sdk.rest import LEVELS
 from clients.table import (
@@ -41,8 +45,8 @@ HUMAN = "human"
 RULE = "-" * 60
 
 
-#: "Seat 2", "team 1": a name that is kept whole on a line.
-_SIDE = re.compile(r"\b(Seat|team|Team) (\d)")
+#: "Seat 2", "team 1", "Место 2": a name that is kept whole on a line.
+_SIDE = re.compile(r"\b(Seat|team|Team|Место|команда) (\d)")
 
 
 class Quit(Exception):
@@ -73,8 +77,8 @@ class TerminalGame:
         self.read = read
         self.write = write
         self.humans = [0] + [seat for seat, level in enumerate(levels, 1) if level == HUMAN]
-        self.names = ["You"] + [f"Seat {seat} ({level})" if level != HUMAN else f"Seat {seat}"
-                                for seat, level in enumerate(levels, 1)]
+        self.names = [t("you")] + [t("seat.level", seat_number(seat), level) if level != HUMAN
+                                   else t("seat", seat_number(seat)) for seat, level in enumerate(levels, 1)]
         self.kingdomino = variant == "kingdomino"
         self.rounds: dict[int, Json] = {}  # the score table's rows seen (clients.table.keep_rounds)
         self._width = width
@@ -116,7 +120,7 @@ class TerminalGame:
                     viewer = _viewer(match.view)
                     self.refresh(match, viewer if viewer is not None else 0)
                     self.show_round_end(match)
-                    self.ask("Press Enter to deal the next round (q to quit): ", allow_empty=True)
+                    self.ask(t("next-round"), allow_empty=True)
                     match.next_round(seat=0)
                     self.show_events(match.events)
                     continue
@@ -128,11 +132,11 @@ class TerminalGame:
                     raise RuntimeError(f"seat {seat} is a bot but the service left it to move")
                 if _viewer(match.view) != seat:
                     if len(self.humans) > 1:
-                        self.write(f"\n== {self.names[seat]}: your turn (the others look away) ==")
+                        self.write(t("hot-seat", self.names[seat]))
                     self.refresh(match, seat)
                 self.turn(match, seat)
         except (Quit, KeyboardInterrupt):
-            self.write("Bye.")
+            self.write(t("bye"))
             return 0
 
     def refresh(self, match: SealedMatch, seat: int) -> None:
@@ -143,34 +147,32 @@ class TerminalGame:
         legal = match.view.get("legal") or match.legal_actions(seat)
         self.show_moves(legal)
         # "1-1" would read like the tile 1-1: a single move is "1"
-        numbers = "1 plays it" if len(legal) == 1 else f"1 to {len(legal)}"
+        numbers = t("numbers.one") if len(legal) == 1 else t("numbers.many", len(legal))
         while True:
-            text = self.ask(f"{self.names[seat]}, your move ({numbers}, or type a move; ? help, q quits): ")
+            text = self.ask(t("your-move", self.names[seat], self.names[seat] == t("you"), numbers))
             action = self.choose(text, legal)
             if action is None:
                 continue
             try:
                 events = match.apply(action, seat=seat)
             except ProblemError as err:
-                self.say(f"Not played: {in_words(err.detail or '', seat)}")
+                self.say(t("not-played", in_words(err.detail or "", seat)))
                 continue
             self.show_events(events)
             return
 
     def choose(self, text: str, legal: list[str]) -> str | None:
         if text == "?":
-            self.write("Type the number of a move from the list, or its notation: a lead 3-6, a tile on an arm "
-                       "3-6@E, several doubles 2-2@E+5-5@W, draw, pass; Kingdomino: pick 17, "
-                       "place 17 1,0 E, discard 17. q quits.")
+            self.write(t("help"))
             return None
         if text.isdigit():
             number = int(text)
             if not 1 <= number <= len(legal):
-                self.write(f"There is no move {number}: choose 1 to {len(legal)}.")
+                self.write(t("no-such-move", number, len(legal)))
                 return None
             return legal[number - 1]
         if not text:
-            self.write("Type a move number or a move.")
+            self.write(t("type-a-move"))
             return None
         return text
 
@@ -179,7 +181,7 @@ class TerminalGame:
             text = self.read(prompt).strip()
         except EOFError:
             raise Quit() from None
-        if text.lower() in ("q", "quit", "exit"):
+        if text.lower() in ("q", "quit", "exit", "й"):   # й: the q key on a Russian keyboard
             raise Quit()
         return text
 
@@ -197,38 +199,39 @@ class TerminalGame:
         if self.kingdomino:
             self.show_kingdoms(view)
             return
-        self.write(f"{self.variant}, round {view['round_number']}   to move: {self.names[view['to_move']]}")
+        self.write(t("table.header", t("variant", self.variant), view["round_number"], self.names[view["to_move"]]))
         for line in layout_lines(view["table"]):
             self.say(line, "  ")
         ends = ", ".join(f"{arm} {value}" for arm, value in view.get("ends", {}).items())
-        self.say(f"open ends: {ends or '-'}   count {view.get('count', 0)}   boneyard {view['boneyard_size']}", "  ")
+        self.say(t("table.ends", ends or "-", view.get("count", 0), view["boneyard_size"]), "  ")
         others = ", ".join(f"{self.names[s]} {n}" for s, n in enumerate(view["hand_sizes"]) if s != view["seat"])
-        self.say(f"tiles in hand: {others}", "  ")
+        self.say(t("table.in-hand", others), "  ")
         for line in ledger_lines(view, self.names, keep_rounds(self.rounds, view)):
             self.write("  " + line)
-        self.say("Your hand: " + " ".join(sorted_hand(view["hand"])))
+        self.say(t("table.your-hand") + " ".join(sorted_hand(view["hand"])))
 
     def show_kingdoms(self, view: Json) -> None:
         to_move = view.get("to_move")
-        self.write(f"kingdomino   to move: {self.names[to_move] if to_move is not None else '-'}   "
-                   f"pile {view['pile_size']} tiles")
+        self.write(t("kd.header", self.names[to_move] if to_move is not None else "-", view["pile_size"]))
         for player, grid in enumerate(view["grids"]):
-            self.write(f"{self.names[player]}: score {view['scores'][player]}, crowns {view['crowns'][player]}")
+            self.write(t("kd.kingdom", self.names[player], view["scores"][player], view["crowns"][player]))
             for line in kingdom_lines(grid):
                 self.write("    " + line)
         def row(tiles: list[Json]) -> str:
             return "  ".join(kingdomino_tile_text(t["tile"]) + (f" ({self.names[self.king_owner(view, t['king'])]})"
                                                                  if t.get("king") is not None else "")
                              for t in tiles)
-        for title, tiles in (("row to place:", view["current"]), ("next row:    ", view["next"])):
+        titles = (t("kd.row-to-place"), t("kd.next-row"))
+        width = max(map(len, titles))
+        for title, tiles in ((titles[0].ljust(width), view["current"]), (titles[1].ljust(width), view["next"])):
             line = f"{title} {row(tiles) or '-'}"
             if len(line) < self.width or len(tiles) < 2:
                 self.write(line)
             else:  # a tile's text has spaces in it: a row too wide for one line lists a tile per line
-                self.write(title)
+                self.write(title.rstrip())
                 for tile in tiles:
                     self.write("  " + row([tile]))
-        self.say("terrains: W wheat, F forest, L lake, G grassland, S swamp, M mine; digit = crowns; ## castle")
+        self.say(t("kd.terrains"))
 
     @staticmethod
     def king_owner(view: Json, king: int) -> int:
@@ -245,10 +248,10 @@ class TerminalGame:
     def show_round_end(self, match: Playable) -> None:
         view = match.view
         self.write(RULE)
-        self.say(f"Round {view['round_number']} over: {view['ending']}. "
-                 f"Round points: {points_text(view['round_points'], self.names)}")
+        self.say(t("round.over", view["round_number"], t("ending", view["ending"]),
+                   points_text(view["round_points"], self.names)))
         for seat, hand in enumerate(view.get("revealed_hands", [])):
-            self.say(f"{self.names[seat]} held: {' '.join(sorted_hand(hand)) or '-'}", "  ")
+            self.say(t("round.held", self.names[seat], " ".join(sorted_hand(hand)) or "-"), "  ")
         for line in ledger_lines(view, self.names, keep_rounds(self.rounds, view)):
             self.write("  " + line)
 
@@ -258,21 +261,20 @@ class TerminalGame:
         if self.kingdomino:
             self.show_kingdoms(view)
             winners = ", ".join(self.names[w] for w in view.get("winners", []))
-            self.say(f"Game over. Scores: {points_text(view['scores'], self.names)}. Winner: {winners} "
-                     f"(decided by {view['decided_by']})")
+            self.say(t("kd.over", points_text(view["scores"], self.names), winners, view["decided_by"]))
             return
         self.show_round_end(match)
         losers = ", ".join(self.names[s] for s in view.get("losers", []) if s < len(self.names))
-        animal = {"kozel": "the goat", "kozel-classic": "the goat", "osel": "the donkey"}.get(self.variant)
-        self.say(f"Match over. Final score: {points_text(match.scores, self.names)}." + (
-            f" {animal.capitalize()}: {losers}." if animal and losers else f" Losing: {losers}." if losers else ""))
+        animal = {"kozel": "goat", "kozel-classic": "goat", "osel": "donkey"}.get(self.variant)
+        self.say(t("match.over", points_text(match.scores, self.names)) + (
+            t("match.animal", animal, losers) if animal and losers else t("match.losing", losers) if losers else ""))
 
 
 def in_words(detail: str, seat: int) -> str:
     """A refusal as the person at the keyboard reads it: the engine names the seat ("'6-6': seat 0
     does not hold 6-6"), the person is "you" ("'6-6': you do not hold 6-6")."""
-    return (detail.replace(f"seat {seat} does not hold", "you do not hold")
-            .replace(f"seat {seat} holds", "you hold"))
+    return t("refusal", detail.replace(f"seat {seat} does not hold", "you do not hold")
+             .replace(f"seat {seat} holds", "you hold"))
 
 
 def _viewer(view: Json) -> int | None:
@@ -286,44 +288,49 @@ def _levels(text: str, players: int) -> list[str]:
     if len(levels) == 1 and players > 2:
         levels *= players - 1
     if len(levels) != players - 1:
-        raise argparse.ArgumentTypeError(f"--bots needs {players - 1} levels (one per other seat), got {len(levels)}")
+        raise argparse.ArgumentTypeError(t("cli.bots-count", players - 1, len(levels)))
     for level in levels:
         if level not in (*LEVELS, HUMAN):
-            raise argparse.ArgumentTypeError(f"unknown level {level!r}: {', '.join((*LEVELS, HUMAN))}")
+            raise argparse.ArgumentTypeError(t("cli.bots-level", level, ", ".join((*LEVELS, HUMAN))))
     return levels
 
 
+def language_flag(argv: Sequence[str]) -> str | None:
+    """`--lang` of the command line, read before the rest (the help and the errors are in that language);
+    None: not given."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--lang", choices=LANGUAGES)
+    known, _ = pre.parse_known_args(argv)
+    lang: str | None = known.lang
+    return lang
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="domino play", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", default="kozel", help="a preset name (GET /v1/variants), e.g. kozel, all-fives, "
-                                                          "kingdomino")
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--bots", default="expert", help="the other seats' levels, comma separated, in seat order: "
-                                                       "random, greedy, expert, or human (hot-seat)")
-    parser.add_argument("--url", action="append", default=[], metavar="URL",
-                        help="a REST gateway (`make run` starts one; default http://127.0.0.1:8080); repeated: "
-                             "other gateways of the same store, tried in turn when one cannot be reached")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="a variant option (JSON value), e.g. --option dynasty=true")
-    parser.add_argument("--join", metavar="LINK", help="play the seat of an online table an invite link is for "
-                                                       "(http://host:port/play?table=...&invite=...; the gateway "
-                                                       "is the link's, then each --url)")
-    parser.add_argument("--name", default="Terminal", help="with --join: the name the other players see")
-    parser.add_argument("--resume", nargs="?", const="", metavar="TABLE_ID",
-                        help="come back to a seat taken earlier with --join (the latest, or that table's): its "
-                             "credential is kept in the user's state directory")
-    parser.add_argument("--credential", metavar="CREDENTIAL",
-                        help="with --resume TABLE_ID and --url: the seat's credential (as --join showed it), "
-                             "for a seat taken on another device")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        use(language_flag(argv))
+    except SystemExit as stop:        # `--lang xx`: argparse said why
+        return int(stop.code or 0)
+    parser = argparse.ArgumentParser(prog="domino play", description=t("cli.description"))
+    parser.add_argument("--variant", default="kozel", help=t("cli.variant"))
+    parser.add_argument("--players", type=int, default=4, help=t("cli.players"))
+    parser.add_argument("--bots", default="expert", help=t("cli.bots"))
+    parser.add_argument("--url", action="append", default=[], metavar="URL", help=t("cli.url"))
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help=t("cli.option"))
+    parser.add_argument("--join", metavar="LINK", help=t("cli.join"))
+    parser.add_argument("--name", default="Terminal", help=t("cli.name"))
+    parser.add_argument("--resume", nargs="?", const="", metavar="TABLE_ID", help=t("cli.resume"))
+    parser.add_argument("--credential", metavar="CREDENTIAL", help=t("cli.credential"))
+    parser.add_argument("--lang", choices=LANGUAGES, help=t("cli.lang"))
     args = parser.parse_args(argv)
     if args.join and args.resume is not None:
-        parser.error("--join takes a new seat, --resume comes back to one: not both")
+        parser.error(t("cli.join-and-resume"))
     if args.join:
         return join(parser, args.join, args.name, args.url)
     if args.resume is not None:
         return resume(parser, args.resume or None, args.credential, args.url)
     if args.credential:
-        parser.error("--credential goes with --resume TABLE_ID")
+        parser.error(t("cli.credential-alone"))
     try:
         levels = _levels(args.bots, args.players)
     except argparse.ArgumentTypeError as err:
@@ -338,14 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError:
             options[name] = value
     api = RestClient(args.url or "http://127.0.0.1:8080")
-    try:
-        return TerminalGame(api, args.variant, args.players, levels, options or None).run()
-    except TransportError as err:
-        print(f"domino play: no gateway answered ({err}); start one with `make run`", file=sys.stderr)
-        return 1
-    except ProblemError as err:
-        print(f"domino play: {err.detail}", file=sys.stderr)
-        return 1
+    return _play_seat(lambda: TerminalGame(api, args.variant, args.players, levels, options or None),
+                      unreachable="cli.no-gateway")
 
 
 def join(parser: argparse.ArgumentParser, link: str, name: str, more: list[str]) -> int:
@@ -368,29 +369,31 @@ def resume(parser: argparse.ArgumentParser, table_id: str | None, credential: st
 
     if credential is not None:
         if table_id is None or not more:
-            parser.error("--credential needs --resume TABLE_ID and the gateway's --url")
+            parser.error(t("cli.credential-needs"))
         return _play_seat(lambda: JoinedGame(more, table_id, "Terminal", credential=credential))
     book = SeatBook()
     saved = book.find(table_id)
     if saved is None:
-        which = f"for table {table_id}" if table_id else "at all"
-        print(f"domino play: no seat kept {which} in {book.path}; take one with --join LINK", file=sys.stderr)
+        which = t("cli.for-table", table_id) if table_id else t("cli.at-all")
+        print(t("cli.no-seat-kept", which, book.path), file=sys.stderr)
         return 1
     return _play_seat(lambda: JoinedGame.resuming(saved, more))
 
 
-def _play_seat(game: Callable[[], Any]) -> int:
-    """Run a seat's game; what stops it before it starts is said in a line (never a traceback)."""
+def _play_seat(game: Callable[[], Any], unreachable: str = "cli.no-gateway-seat") -> int:
+    """Run a game; what stops it is said in a line (never a traceback): no gateway (the catalogue's
+    `unreachable` words it),
+    a refusal, or an error of this program (its traceback kept in a file)."""
     try:
         code: int = game().run()
     except TransportError as err:
-        print(f"domino play: no gateway answered ({err})", file=sys.stderr)
+        print(t(unreachable, err), file=sys.stderr)
         return 1
     except ProblemError as err:
-        print(f"domino play: {err.detail}", file=sys.stderr)
+        print(t("cli.problem", err.detail), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("Bye.")
+        print(t("bye"))
         return 0
     except Exception as err:  # noqa: BLE001 - a bug of this program: said in a line, its traceback in a file
         import traceback
@@ -402,11 +405,10 @@ def _play_seat(game: Callable[[], Any]) -> int:
             log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             with log.open("a") as out:
                 out.write(traceback.format_exc())
-            where = f"; the details are in {log}"
+            where = t("cli.bug-log", log)
         except OSError:
             where = ""
-        print(f"domino play: stopped by an error of this program ({type(err).__name__}: {err}){where}",
-              file=sys.stderr)
+        print(t("cli.bug", f"{type(err).__name__}: {err}", where), file=sys.stderr)
         return 1
     return code
 

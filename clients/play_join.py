@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from clients.i18n import seat_number, t
 from clients.play import RULE, Playable, Quit, TerminalGame, _viewer
 from clients.sdk import (
     AnswerTimeout,
@@ -133,9 +134,9 @@ class SeatScreen(_Held):
             except ConnectionLost as err:
                 latest = self.seat.view()
                 if latest.get("seq") != self.seq:
-                    self.note(f"(The {what}'s answer was lost: {reason(err)}; it counted.)")
+                    self.note(t(f"lost.{what}", reason(err)))
                     return None
-                self.note(f"(The {what} did not get through: {reason(err)}; sent again.)")
+                self.note(t(f"resent.{what}", reason(err)))
         return call()                       # a connection that keeps breaking: its error ends the game
 
 
@@ -144,21 +145,21 @@ def seat_names(table: Table, mine: int) -> list[str]:
     names = []
     for seat in table.seats:
         if seat.seat == mine:
-            names.append("You")
+            names.append(t("you"))
         else:
-            label = seat.name or (f"{seat.level} bot" if seat.kind == "bot" else "free")
-            names.append(f"Seat {seat.seat} ({label})")
+            label = seat.name or (t("seat.bot", seat.level) if seat.kind == "bot" else t("seat.free"))
+            names.append(f"{t('seat', seat_number(seat.seat))} ({label})")
     return names
 
 
 def reason(err: Exception) -> str:
     """A failure as the person reads it: "cannot be reached", "the connection broke", "503 Engine unavailable"."""
     if isinstance(err, Unreachable):
-        return "cannot be reached"
+        return t("why.unreachable")
     if isinstance(err, AnswerTimeout):
-        return "no answer in time"
+        return t("why.timeout")
     if isinstance(err, ConnectionLost):
-        return "the connection broke"
+        return t("why.broke")
     if isinstance(err, ProblemError):
         return f"{err.status} {err.title or err.detail}"
     return str(err)
@@ -198,10 +199,9 @@ class JoinedGame(TerminalGame):
     def retrying(self, retrying: Retrying) -> None:
         """What the client does after a failure, said to the person: another address, or a wait."""
         if retrying.wait >= 1:            # a shorter wait (a stream connecting again) is not worth a line
-            self.say(f"(No answer from {retrying.failed}: {reason(retrying.error)}. "
-                     f"Trying {retrying.address} in {retrying.wait:.0f} s ...)")
+            self.say(t("retry.wait", retrying.failed, reason(retrying.error), retrying.address, f"{retrying.wait:.0f}"))
         elif retrying.address != retrying.failed:
-            self.say(f"(The gateway {retrying.failed} {reason(retrying.error)}; going on with {retrying.address}.)")
+            self.say(t("retry.other", retrying.failed, reason(retrying.error), retrying.address))
 
     def run(self) -> int:
         try:
@@ -210,29 +210,29 @@ class JoinedGame(TerminalGame):
             self.leave()
             return 0
         except TimeoutError as err:       # nobody came to the other seats
-            self.say(f"{err}.")
+            self.say(t("no-match-dealt", err))
             self.leave()
             return 1
         except (InvalidCredential, NotSeated):
             self.book.forget(self.table_id)
-            self.say("That seat was given up: its credential no longer works. Ask the table's host for an invite.")
+            self.say(t("seat.given-up"))
             return 1
         except TransportError as err:     # every gateway failed for the whole patience: the seat is kept
-            self.say(f"No gateway answered ({', '.join(self.api.urls)}): {err}.")
+            self.say(t("no-gateway.all", ", ".join(self.api.urls), err))
             if self.seat is not None:
-                self.say(f"Your seat is kept: `domino play --resume {self.table_id}` comes back to it.")
+                self.say(t("seat.kept", self.table_id))
             return 1
 
     def leave(self) -> None:
         if self.seat is None:
-            self.write("Bye.")
+            self.write(t("bye"))
             return
         try:
             self.seat.leave()
             self.book.forget(self.table_id)
-            self.write(f"Bye. You left seat {self.seat.seat}; the table's host can invite someone else to it.")
+            self.write(t("left", seat_number(self.seat.seat or 0)))
         except (ProblemError, TransportError):
-            self.write("Bye.")
+            self.write(t("bye"))
 
     def take_seat(self) -> Seat:
         """The seat: taken by the invite (its credential shown and saved), or the saved one come back to."""
@@ -241,7 +241,7 @@ class JoinedGame(TerminalGame):
             seat = Seat(self.api, self.table_id, self.seat_number, self.credential, None, self.table.match_id)
             if seat.match_id is not None:     # the credential still works (else InvalidCredential: given up)
                 seat.seat = seat.view().get("seat", seat.seat)
-            self.say(f"Back at seat {seat.seat} of table{title}: {self.variant}, {self.players} players.")
+            self.say(t("back", seat_number(seat.seat or 0), title, t("variant", self.variant), t("players", self.players)))
             return seat
         assert self.invite is not None
         try:
@@ -249,14 +249,12 @@ class JoinedGame(TerminalGame):
         except InvalidInvite:
             saved = self.book.find(self.table_id)
             if saved is not None:
-                self.say(f"This invite is spent; you hold seat {saved.seat} of this table: "
-                         f"`domino play --resume {self.table_id}` comes back to it.")
+                self.say(t("invite.spent", seat_number(saved.seat), self.table_id))
             raise
         kept = self.book.save(SavedSeat(self.table_id, int(seat.seat or 0), seat.credential, self.api.urls,
                                         self.person, self.variant))
-        self.say(f"You took seat {seat.seat} at table{title}: {self.variant}, {self.players} players.")
-        self.say(f"Your seat's credential: {seat.credential} (kept in {self.book.path}; "
-                 f"`domino play --resume {kept.table_id}` comes back to this seat).")
+        self.say(t("took", seat_number(seat.seat or 0), title, t("variant", self.variant), t("players", self.players)))
+        self.say(t("credential", seat.credential, self.book.path, kept.table_id))
         return seat
 
     def play(self) -> int:
@@ -265,14 +263,14 @@ class JoinedGame(TerminalGame):
         self.humans = [seat.seat]
         self.names = seat_names(self.api.table(self.table_id), seat.seat)
         if seat.match_id is None:
-            self.say("Waiting for the other seats to be taken ...")
+            self.say(t("waiting.seats"))
             seat.wait_for_match(timeout=self.wait)
         self.table = self.api.table(self.table_id)
         self.names = seat_names(self.table, seat.seat)
-        self.say("At the table: " + ", ".join(self.names) + ".")
+        self.say(t("at-table", ", ".join(self.names)))
         self.show_ratings()
         if self.table.raw.get("clock"):
-            self.say(f"Clock: {clock_setting_text(self.table.raw['clock'])}.")
+            self.say(t("clock", clock_setting_text(self.table.raw["clock"])))
         screen = self.screen = SeatScreen(seat)
         screen.note = self.say
         with seat.events(reconnects=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF) as stream:
@@ -325,7 +323,7 @@ class JoinedGame(TerminalGame):
         if self.my_turn and screen is not None and seat is not None and seat.seat is not None:
             left = screen.left(seat.seat)
             if left is not None:
-                prompt = f"[{clock_text(left)} left] {prompt}"
+                prompt = t("clock.left", clock_text(left)) + prompt
         return super().ask(prompt, allow_empty)
 
     def family(self) -> str:
@@ -351,10 +349,10 @@ class JoinedGame(TerminalGame):
                     player = None                     # no match archived yet
                 shown.append(f"{self.names[s.seat]} {rating_of(player, family)}")
         except (ProblemError, TransportError) as err:
-            self.say(f"(No ratings: {err}.)")
+            self.say(t("ratings.none", err))
             return
         if shown:
-            self.say("Ratings: " + ", ".join(shown) + ".")
+            self.say(t("ratings", ", ".join(shown)))
 
     def show_rating_change(self, tries: int = 10) -> None:
         """Each player's rating before and after the match, once the archive holds it (asked again a few
@@ -368,20 +366,20 @@ class JoinedGame(TerminalGame):
                 break
             except ProblemError as err:
                 if err.status not in (404, 503):
-                    self.say(f"(No ratings: {err}.)")
+                    self.say(t("ratings.none", err))
                     return
             except TransportError as err:
-                self.say(f"(No ratings: {err}.)")
+                self.say(t("ratings.none", err))
                 return
             time.sleep(0.5 * (attempt + 1))
         else:
-            self.say("(The archive does not hold the match yet: no ratings to show.)")
+            self.say(t("ratings.not-archived"))
             return
         lines = rating_change_lines(archived, self.names, str(archived.get("family", "")))
         if not archived.get("rated") or not lines:
-            self.say("Not rated: fewer than two sides held by players.")
+            self.say(t("ratings.not-rated"))
             return
-        self.say("Ratings after the match:")
+        self.say(t("ratings.after"))
         for line in lines:
             self.say(line, "  ")
 
@@ -392,11 +390,10 @@ class JoinedGame(TerminalGame):
             super().show_end(match)
         else:
             out = [s for s, left in enumerate(match.clocks.get("remaining", [])) if left <= 0]
-            who = f"{self.names[out[0]]}'s time ran out" if out else "a clock ran out"
+            who = t("time-out.seat", self.names[out[0]]) if out else t("time-out.a-clock")
             self.write(RULE)
-            who = "your time ran out" if out and out[0] == (self.seat.seat if self.seat else None) else who
-            self.say(f"Match over: {who} (the variant's timeout rule). "
-                     f"Final score: {points_text(match.scores, self.names)}.")
+            who = t("time-out.yours") if out and out[0] == (self.seat.seat if self.seat else None) else who
+            self.say(t("time-out.over", who, points_text(match.scores, self.names)))
         self.show_rating_change()
 
     def turn(self, match: Playable, seat: int) -> None:
@@ -405,7 +402,7 @@ class JoinedGame(TerminalGame):
         try:
             super().turn(match, seat)
         except MatchEnded:
-            self.say("Too late: the match is over.")
+            self.say(t("too-late"))
         finally:
             self.my_turn = False
 
@@ -423,7 +420,7 @@ class JoinedGame(TerminalGame):
                     return False          # dealt by another seat: its round_dealt comes on the stream
                 self.round_shown = number
                 self.show_round_end(screen)
-                self.ask("Press Enter to deal the next round (q to quit): ", allow_empty=True)
+                self.ask(t("next-round"), allow_empty=True)
                 try:
                     dealt = screen.send(seat.next_round, "deal")
                 except ProblemError as err:
@@ -447,5 +444,5 @@ class JoinedGame(TerminalGame):
             kind = self.table.seats[to_move].kind if to_move < len(self.table.seats) else "open"
             if kind == "open" and self.waiting_for != screen.seq:
                 self.waiting_for = screen.seq      # once for each state that waits for another person
-                self.say(f"Waiting for {self.names[to_move]} to move ...")
+                self.say(t("waiting.move", self.names[to_move]))
             return False

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from clients.i18n import t
+
 Json = dict[str, Any]
 
 
@@ -76,7 +78,7 @@ def layout_lines(view_table: Json) -> list[str]:
     """The line W .. lead .. E in reading order, then each spinner's N and S arms; spinners are `*starred*`."""
     table = arms(view_table)
     if table.lead is None:
-        return ["(the table is empty)"]
+        return [t("table.empty")]
     spinners = set(table.anchors.values())
 
     def text(arm: str, index: int, reverse: bool = False) -> str:
@@ -90,8 +92,8 @@ def layout_lines(view_table: Json) -> list[str]:
     for name in sorted((n for n in table.arms if n not in ("W", "E")), key=_arm_order):
         anchor = table.anchors.get(name, ("", 0))
         base = text(*anchor)
-        tiles = " ".join(t.text() for t in table.arms[name]) or "(empty)"
-        lines.append(f"{name:<3}from {base}: {tiles}")
+        tiles = " ".join(laid.text() for laid in table.arms[name]) or t("table.arm-empty")
+        lines.append(f"{name:<3}{t('table.from')} {base}: {tiles}")
     return lines
 
 
@@ -108,7 +110,7 @@ def sorted_hand(hand: list[str]) -> list[str]:
 
 def side_names(count: int, names: list[str]) -> list[str]:
     """Who a list of `count` points is for: the seats' names, or the teams (seats 0+2, 1+3)."""
-    return names if count == len(names) else [f"team {i + 1}" for i in range(count)]
+    return names if count == len(names) else [t("team", i + 1) for i in range(count)]
 
 
 def points_text(points: list[int], names: list[str]) -> str:
@@ -136,19 +138,22 @@ def ledger_lines(view: Json, names: list[str], rows: list[Json] | None = None) -
     sides = side_names(len(scores), names)
     kozel_like = view.get("variant", "").startswith(("kozel", "osel"))
     width = max(8, *(len(n) for n in sides))
-    header = "round    " + "".join(f"{n:>{width + 1}}" for n in sides)
+    labels = [t("ledger.round"), t("ledger.score"), t("ledger.remember")]
+    first = max(9, *(len(label) + 1 for label in labels))   # the column of the rows' labels
+    header = labels[0].ljust(first) + "".join(f"{n:>{width + 1}}" for n in sides)
     lines = [header]
     for record in ledger.get("history", []) if rows is None else rows:
-        marker = {"fish": " fish", "out": "", "blocked": " blocked", "sortir": " sortir"}.get(record["ending"], "")
+        ending = record["ending"]
+        marker = f" {t('ledger.' + ending)}" if ending in ("fish", "blocked", "sortir") else ""
         row = "".join(f"{v:>{width + 1}}" for v in record["scores"])
         if record.get("pot"):
-            marker += f" eggs {record['pot']}"
-        lines.append(f"{record['number']:<9}{row}{marker}")
-    lines.append("score    " + "".join(f"{v:>{width + 1}}" for v in scores))
+            marker += " " + t("ledger.eggs", record["pot"])
+        lines.append(f"{record['number']:<{first}}{row}{marker}")
+    lines.append(labels[1].ljust(first) + "".join(f"{v:>{width + 1}}" for v in scores))
     if kozel_like:
-        lines.append("remember " + "".join(f"{v:>{width + 1}}" for v in ledger.get("remembered", [])))
+        lines.append(labels[2].ljust(first) + "".join(f"{v:>{width + 1}}" for v in ledger.get("remembered", [])))
         if ledger.get("pot"):
-            lines.append(f"eggs in the pot: {ledger['pot']}")
+            lines.append(t("ledger.pot", ledger["pot"]))
     return lines
 
 
@@ -202,41 +207,40 @@ def event_line(event: Json, names: list[str]) -> str | None:
     who = names[event["seat"]] if "seat" in event and event["seat"] is not None else ""
     player = names[event["player"]] if event.get("player") is not None else ""
     if kind == "played":
-        return f"{who} played {event['action']}"
+        return t("ev.played", who, event["action"])
     if kind == "drew":
-        return f"{who} drew {event['tile']}" if event.get("tile") else f"{who} drew a tile"
+        return t("ev.drew", who, event["tile"]) if event.get("tile") else t("ev.drew-one", who)
     if kind == "passed":
-        return f"{who} knocked (passed)"
+        return t("ev.knocked", who)
     if kind == "points_scored":
-        return f"{who} scored {event['points']}"
+        return t("ev.scored", who, event["points"])
     if kind == "round_ended":
         record = event["record"]
-        how = {"fish": "fish (blocked)", "out": "a player went out"}.get(record["ending"], record["ending"])
-        return f"round {record['number']} over: {how}; round points: {points_text(record['round_points'], names)}"
+        return t("ev.round-over", record["number"], t("ev.how", record["ending"]),
+                 points_text(record["round_points"], names))
     if kind == "match_ended":
         losers = ", ".join(names[s] for s in event.get("losers", []) if s < len(names))
-        return f"match over; losing: {losers}" if losers else "match over"
+        return t("ev.match-over-losing", losers) if losers else t("ev.match-over")
     if kind == "round_dealt":
-        return f"round {event['number']} dealt; {names[event['leader']]} leads" if event.get(
-            "leader") is not None else f"round {event['number']} dealt"
+        return t("ev.dealt-leads", event["number"], names[event["leader"]]) if event.get(
+            "leader") is not None else t("ev.dealt", event["number"])
     if kind == "tile_picked":
-        return f"{player} picked tile {event['tile']}"
+        return t("ev.picked", player, event["tile"])
     if kind == "tile_placed":
         square = event["square"]
         where = f"{square[0]},{square[1]}" if isinstance(square, list) else square
-        return f"{player} placed tile {event['tile']} at {where} {event['direction']}"
+        return t("ev.placed", player, event["tile"], where, event["direction"])
     if kind == "tile_discarded":
-        return f"{player} discarded tile {event['tile']}"
+        return t("ev.discarded", player, event["tile"])
     if kind == "row_laid":
-        return "new row: " + ", ".join(map(str, event["tiles"]))
+        return t("ev.row", ", ".join(map(str, event["tiles"])))
     if kind == "game_over":
-        return (f"game over: scores {points_text(event['scores'], names)}; winners "
-                + ", ".join(names[w] for w in event["winners"]))
+        return t("ev.game-over", points_text(event["scores"], names), ", ".join(names[w] for w in event["winners"]))
     if kind == "dynasty_over":
-        return (f"dynasty over: totals {points_text(event['scores'], names)}; winners "
-                + ", ".join(names[w] for w in event["winners"]))
+        return t("ev.dynasty-over", points_text(event["scores"], names),
+                 ", ".join(names[w] for w in event["winners"]))
     if kind == "timed_out":
-        return f"{player or who} timed out"
+        return t("ev.timed-out", player or who)
     return None
 
 
@@ -270,24 +274,24 @@ def clocks_line(clocks: Json, names: list[str], since: float, now_wall: float, o
     for seat, name in enumerate(names):
         text = f"{name} {clock_text(seconds_left(clocks, seat, since, now_wall))}"
         if clocks.get("running") == seat and not over:
-            text += " (running)"
+            text += t("clocks.running")
         if seat in clocks.get("autopilot", []):
-            text += " (autopilot)"
+            text += t("clocks.autopilot")
         parts.append(text)
-    return "clocks: " + ", ".join(parts)
+    return t("clocks", ", ".join(parts))
 
 
 def clock_setting_text(setting: Json | None) -> str:
     """`10 s a move` or `5 min + 5 s a move`, and what happens when it runs out."""
     if not setting:
-        return "no clock"
+        return t("clock.none")
     if setting.get("move") is not None:
-        kind = f"{setting['move']:g} s a move"
+        kind = t("clock.move", f"{setting['move']:g}")
     else:
-        kind = f"{clock_text(float(setting['bank']))} a match + {setting.get('increment', 0):g} s a move"
-    rule = ("the variant's timeout rule" if setting.get("on_timeout", "rule") == "rule"
-            else f"a {setting.get('autopilot_level', 'greedy')} bot plays on")
-    return f"{kind}; when it runs out: {rule}"
+        kind = t("clock.bank", clock_text(float(setting["bank"])), f"{setting.get('increment', 0):g}")
+    rule = (t("clock.rule") if setting.get("on_timeout", "rule") == "rule"
+            else t("clock.autopilot", setting.get("autopilot_level", "greedy")))
+    return t("clock.setting", kind, rule)
 
 
 def skill_text(ordinal: float) -> str:
@@ -298,7 +302,7 @@ def skill_text(ordinal: float) -> str:
 def rating_of(player: Json | None, family: str) -> str:
     """`rating 3.4` from `GET /v1/players/{id}` (the family's skill ordinal), `rating: new` for none yet."""
     found = next((r for r in (player or {}).get("ratings", []) if r.get("family") == family), None)
-    return "rating: new" if found is None else f"rating {skill_text(found['skill']['ordinal'])}"
+    return t("rating.new") if found is None else t("rating.of", skill_text(found["skill"]["ordinal"]))
 
 
 def rating_change_lines(archived: Json, names: list[str], family: str) -> list[str]:
@@ -311,9 +315,9 @@ def rating_change_lines(archived: Json, names: list[str], family: str) -> list[s
         before = (s.get("skill_before") or {}).get("ordinal", 0.0)
         after = (s.get("skill_after") or {}).get("ordinal", before)
         delta = after - before
-        points = f", +{s['points']} rating points" if family == "K" else ""
-        lines.append(f"{names[s['seat']]}: {skill_text(before)} -> {skill_text(after)} "
-                     f"({'+' if delta >= 0 else '-'}{skill_text(abs(delta))}){points}, place {s['place']}")
+        points = t("rating.points", s["points"]) if family == "K" else ""
+        lines.append(t("rating.change", names[s["seat"]], skill_text(before), skill_text(after),
+                       f"{'+' if delta >= 0 else '-'}{skill_text(abs(delta))}", points, s["place"]))
     return lines
 
 
