@@ -153,3 +153,27 @@ def test_bench_report_shows_each_matchups_latest_run(tmp_path: Path) -> None:
     assert "by hand" in text and "old" not in text
     assert "**0.550**" in text and "**0.714**" not in text and "**0.600**" in text
     assert svg.read_text().count("<rect") == 1 + 2  # the background and one bar per matchup
+
+
+@pytest.mark.service
+def test_bench_peers_tiny_compares_both_servers_and_checks_hidden_hands(capsys: pytest.CaptureFixture[str],
+                                                                        tmp_path: Path) -> None:
+    """`domino bench peers --tiny` (issue 43): the same block game on our gateway and on boardgame.io, one load
+    tool: every figure for both with its ratio, and no player shown the other hand, while boardgame.io as shipped
+    (its sync's unfiltered initialState) is caught by the same check. Needs node and npm (`npm ci` on first use)."""
+    out = tmp_path / "peers.json"
+    r = _run(capsys, ["peers", "--tiny", "--json", "--save", str(out)])
+    assert r["kind"] == "peers" and json.loads(out.read_text())["kind"] == "peers"
+    assert r["peer"] == "boardgame.io 0.50.2" and r["uptime_before"] and len(r["loadavg_after"]) == 3
+    for target in ("ours", "peer"):
+        for load in ("full", "half", "low"):
+            run = r["runs"][target][load]
+            assert run["moves"] > 0 and run["server_cpu_s_per_1000_moves"] > 0, (target, load, run)
+            assert 0 < run["delay_ms"]["p50"] <= run["delay_ms"]["p99"], (target, load, run)
+        hidden = r["hidden_hand"][target]
+        assert hidden["messages_checked"] > 0 and hidden["messages_leaking"] == 0 and not hidden["violations"]
+    assert r["hidden_hand"]["peer_stock"]["leak_found"] and r["hidden_hand"]["peer_stock"]["messages_leaking"] > 0
+    for name in ("moves_per_s_at_saturation", "server_cpu_s_per_1000_moves_at_saturation",
+                 "server_cpu_s_per_1000_moves_at_half_load", *(f"delay_{q}_ms_{load}" for load in ("low", "half", "full")
+                                                               for q in ("p50", "p99"))):
+        assert r["figures"][name]["ours/peer"] > 0, name

@@ -1,0 +1,267 @@
+"""`domino bench peers`: our host against a peer game server, the same game, one load tool (issue 43).
+
+    domino bench peers [--seconds S] [--matches N] [--json]
+
+The game: 2-player block dominoes with hidden hands (the engine's `block` variant; the same
+rules written for boardgame.io in bench/peers/boardgameio/game.js). The servers, started here
+on free ports and stopped at the end:
+
+- **ours**: the engine and the gateway as `domino bench service` starts them (the gateway's
+  default 2 workers, its embedded SQLite store in a fresh directory; the per-address stream
+  and connection caps lifted, since every simulated player comes from 127.0.0.1);
+- **peer**: boardgame.io (the version pinned in bench/peers/boardgameio/package-lock.json,
+  `npm ci` run here when node_modules is missing), its `Server` with the default in-memory
+  storage, one Node process (server.js), moves over socket.io, hands hidden by `playerView`.
+
+The load, for both: bench/peers/boardgameio/load.js (Node), `--matches` matches at once,
+each simulated player on its own connections, random legal moves, a new match (ours: a new
+table, both seats joined by invite, both seats' event streams open) as soon as one ends.
+Three loads, each server's phases interleaved with the other's: saturation (as fast as the
+server answers), half of that server's saturation, and low (20 moves/s). For each: moves/s,
+the servers' CPU-seconds per 1,000 moves (utime + stime from /proc/<pid>/stat over the
+measured window: ours the gateway's master and workers and the engine, the peer its Node
+process; match set-up is part of the work on both), and the delay from a move's sending to
+its arrival at the other player, p50 / p99. Ratios are ours / peer.
+
+The hidden-hand check runs in every phase, on both: no message a player receives carries a
+tile of the other player's hand before that tile is played (ours: until the hand ends, when
+the engine reveals the hands by design). A leak fails the run. boardgame.io 0.50.2 as shipped
+sends each player the match's unfiltered `initialState` (both dealt hands) in its `sync`
+message: server.js withholds it, and a short run against the stock server shows the leak
+(`hidden_hand.peer_stock`), so the check is seen to catch one. Results to
+bench/results/peers.json.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from bench.compiled import ROOT
+from bench.service import BenchError, Proc, save, start_engine, start_gateway
+from clients.serve_all import dev_token_keys
+
+Json = dict[str, Any]
+
+PEER_DIR = ROOT / "bench" / "peers" / "boardgameio"
+#: The low load of the issue's table, moves per second.
+LOW_RATE = 20.0
+#: Seconds each load run plays before its measured window.
+WARMUP = 2.0
+
+
+def ensure_peer_installed(log: TextIO) -> str:
+    """The pinned boardgame.io in bench/peers/boardgameio/node_modules (`npm ci` when missing); its version."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise BenchError("domino bench peers needs Node 20 and npm (node and npm on PATH)")
+    installed = PEER_DIR / "node_modules" / "boardgame.io" / "package.json"
+    if not installed.exists():
+        print("bench peers: npm ci in bench/peers/boardgameio", file=log)
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PEER_DIR, capture_output=True,
+                              text=True, timeout=600)
+        if done.returncode != 0:
+            raise BenchError(f"npm ci failed: {done.stderr[-2000:]}")
+    version: str = json.loads(installed.read_text())["version"]
+    return version
+
+
+def start_peer(workdir: Path, stock: bool = False) -> Proc:
+    """boardgame.io's server (server.js) on a free port; `stock`: as shipped, without withholding initialState."""
+    name = "peer-stock" if stock else "peer"
+    log = workdir / f"{name}.log"
+    popen = subprocess.Popen(["node", "server.js", *(["--stock"] if stock else [])], cwd=PEER_DIR,
+                             stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
+                             env={**os.environ, "NODE_ENV": "production"})
+    assert popen.stdout is not None
+    line = popen.stdout.readline()
+    if not line:
+        popen.wait(timeout=10)
+        raise BenchError(f"{name} did not start: {log.read_text()[-2000:]}")
+    return Proc(name, popen, json.loads(line)["http"], log)
+
+
+def start_ours(workdir: Path) -> list[Proc]:
+    """The engine, then the gateway over it (its default workers) on a store of its own: [engine, gateway]."""
+    engine = start_engine(workdir)
+    gateway = start_gateway(workdir, [engine], dev_token_keys(), env={
+        "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}",
+        "GATEWAY_DATABASE": f"sqlite:///{workdir / 'archive.sqlite3'}",
+        "GATEWAY_STREAMS_PER_ADDRESS": "100000", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0"})
+    return [engine, gateway]
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(c) for c in (task / "children").read_text().split()]
+    return kids
+
+
+def server_pids(procs: list[Proc]) -> list[int]:
+    """The processes doing a server's work: each started process and its children (the gateway's workers)."""
+    pids: list[int] = []
+    for proc in procs:
+        pids += [proc.popen.pid, *_children(proc.popen.pid)]
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time the processes have used so far (/proc/<pid>/stat fields 14 and 15)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime: fields 14, 15 counted from 1 with pid, comm
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def load(target: str, server: list[Proc], matches: int, seconds: float, rate: float | None,
+         warmup: float = WARMUP) -> Json:
+    """One run of load.js against `server`: its report plus the servers' CPU over the measured window."""
+    url = f"http://{server[-1].address}"
+    argv = ["node", "load.js", "--target", target, "--url", url, "--matches", str(matches),
+            "--warmup", str(warmup), "--seconds", str(seconds), *(["--rate", str(rate)] if rate else [])]
+    popen = subprocess.Popen(argv, cwd=PEER_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert popen.stdout is not None and popen.stderr is not None
+    pids = server_pids(server)
+    cpu = {}
+    report: Json | None = None
+    for line in popen.stdout:
+        line = line.strip()
+        if line in ("window-start", "window-end"):
+            cpu[line] = cpu_seconds(pids)
+        elif line.startswith("{"):
+            report = json.loads(line)
+    popen.wait(timeout=60)
+    if report is None or len(cpu) != 2:
+        raise BenchError(f"load.js against {target} gave no report: {popen.stderr.read()[-2000:]}")
+    if report["moves"] == 0:
+        raise BenchError(f"no move was played against {target}: {report['errors'][:5]}")
+    used = cpu["window-end"] - cpu["window-start"]
+    report["server_cpu_s"] = round(used, 3)
+    report["server_cpu_s_per_1000_moves"] = round(used / report["moves"] * 1000, 3)
+    report["server_cores"] = round(used / report["window_s"], 2)
+    return report
+
+
+def _ratio(ours: float | None, peer: float | None) -> float | None:
+    return None if not ours or not peer else round(ours / peer, 2)
+
+
+def _hidden(runs: list[Json]) -> Json:
+    return {"messages_checked": sum(r["hidden_hand"]["messages_checked"] for r in runs),
+            "messages_leaking": sum(r["hidden_hand"]["messages_leaking"] for r in runs),
+            "unchecked": sum(r["hidden_hand"]["unchecked"] for r in runs),
+            "violations": [v for r in runs for v in r["hidden_hand"]["violations"]][:20]}
+
+
+def run(seconds: float = 10.0, matches: int = 32, tiny: bool = False, log: TextIO = sys.stderr) -> Json:
+    version = ensure_peer_installed(log)
+    if tiny:
+        seconds, matches, warmup = 0.5, 4, 0.3
+    else:
+        warmup = WARMUP
+    result: Json = {"kind": "peers", "peer": f"boardgame.io {version}", "node": _node_version(),
+                    "load_tool": "bench/peers/boardgameio/load.js (Node)", "seconds": seconds,
+                    "matches_at_once": matches, "low_rate": LOW_RATE,
+                    "uptime_before": _uptime(), "loadavg_before": list(os.getloadavg())}
+    with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
+        workdir = Path(tmp)
+        procs: list[Proc] = []
+        try:
+            ours = start_ours(workdir)
+            procs += ours
+            peer = start_peer(workdir)
+            procs.append(peer)
+            servers = {"ours": ours, "peer": [peer]}
+            runs: dict[str, dict[str, Json]] = {"ours": {}, "peer": {}}
+            for target in ("peer", "ours"):
+                print(f"bench peers: {target} at saturation", file=log)
+                runs[target]["full"] = load(target, servers[target], matches, seconds, None, warmup)
+            for target in ("peer", "ours"):
+                half = runs[target]["full"]["moves_per_s"] / 2
+                print(f"bench peers: {target} at half load ({half:.0f} moves/s)", file=log)
+                runs[target]["half"] = load(target, servers[target], matches, seconds, half, warmup)
+            for target in ("peer", "ours"):
+                print(f"bench peers: {target} at low load ({LOW_RATE:.0f} moves/s)", file=log)
+                runs[target]["low"] = load(target, servers[target], matches, seconds, LOW_RATE, warmup)
+            stock = start_peer(workdir, stock=True)
+            procs.append(stock)
+            print("bench peers: boardgame.io as shipped, for the hidden-hand check", file=log)
+            stock_run = load("peer", [stock], 2, 1.0, None, 0.5)
+        finally:
+            for proc in reversed(procs):
+                proc.stop()
+    result["uptime_after"] = _uptime()
+    result["loadavg_after"] = list(os.getloadavg())
+    result["runs"] = runs
+    result["figures"] = _figures(runs)
+    result["hidden_hand"] = {"ours": _hidden(list(runs["ours"].values())),
+                             "peer": _hidden(list(runs["peer"].values())),
+                             "peer_stock": _hidden([stock_run])}
+    result["errors"] = {t: [e for r in runs[t].values() for e in r["errors"]][:10] for t in runs}
+    _assert_hidden(result["hidden_hand"])
+    return result
+
+
+def _figures(runs: dict[str, dict[str, Json]]) -> Json:
+    """The issue's table: each figure for both, and ours / peer."""
+    figures: Json = {}
+
+    def row(name: str, ours: float | None, peer: float | None) -> None:
+        figures[name] = {"ours": ours, "peer": peer, "ours/peer": _ratio(ours, peer)}
+
+    row("moves_per_s_at_saturation", runs["ours"]["full"]["moves_per_s"], runs["peer"]["full"]["moves_per_s"])
+    row("server_cpu_s_per_1000_moves_at_saturation", runs["ours"]["full"]["server_cpu_s_per_1000_moves"],
+        runs["peer"]["full"]["server_cpu_s_per_1000_moves"])
+    row("server_cpu_s_per_1000_moves_at_half_load", runs["ours"]["half"]["server_cpu_s_per_1000_moves"],
+        runs["peer"]["half"]["server_cpu_s_per_1000_moves"])
+    for load_name in ("low", "half", "full"):
+        for q in ("p50", "p99"):
+            row(f"delay_{q}_ms_{load_name}", runs["ours"][load_name]["delay_ms"][q],
+                runs["peer"][load_name]["delay_ms"][q])
+    return figures
+
+
+def _assert_hidden(hidden: Json) -> None:
+    """A leak of either server fails the run; so does a check that saw nothing or missed the stock leak."""
+    for target in ("ours", "peer"):
+        h = hidden[target]
+        if h["messages_leaking"]:
+            raise BenchError(f"{target}: a player received the other hand's tiles: {h['violations'][:5]}")
+        if h["messages_checked"] == 0:
+            raise BenchError(f"{target}: the hidden-hand check saw no message")
+    hidden["peer_stock"]["leak_found"] = hidden["peer_stock"]["messages_leaking"] > 0
+
+
+def _node_version() -> str:
+    return subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def format_text(r: Json) -> str:
+    lines = [f"domino bench peers: ours (gateway, 2 workers, + engine) against {r['peer']} (one Node process), "
+             f"{r['matches_at_once']} matches at once, {r['seconds']} s per load, load tool {r['load_tool']}",
+             f"machine load before: {r['uptime_before']}", f"machine load after:  {r['uptime_after']}",
+             f"{'figure':46} {'ours':>10} {'peer':>10} {'ours/peer':>10}"]
+    for name, f in r["figures"].items():
+        lines.append(f"{name:46} {f['ours']!s:>10} {f['peer']!s:>10} {f['ours/peer']!s:>10}")
+    for target in ("ours", "peer", "peer_stock"):
+        h = r["hidden_hand"][target]
+        lines.append(f"hidden hand, {target}: {h['messages_checked']} messages checked, "
+                     f"{h['messages_leaking']} carried a tile of the other hand"
+                     + (" (boardgame.io's sync initialState)" if target == "peer_stock" and h["messages_leaking"] else ""))
+    for target, errors in r["errors"].items():
+        if errors:
+            lines.append(f"{target}: {len(errors)} errors, first: {errors[0]}")
+    return "\n".join(lines)
+
+
+__all__ = ["run", "format_text", "save"]
