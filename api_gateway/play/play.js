@@ -1605,12 +1605,13 @@ const ratings = new Map();   // player id -> {ordinal, points, matches} | "new" 
 // match only from this table once a match here is over: before that it is new without asking. (The archive
 // answers 404 for a player it does not know, and the browser itself reports every failed load in the
 // console: a newcomer must not be looked up at all.) After a match, a guest is looked up when the record the
-// page read names them, or when the page read none (it came back later) but the table has finished a match.
+// page read names them (the page reads the record of a match it sees over, then looks the players up again),
+// or when the page read none but an earlier match at the table is over (it was dealt again since).
 function mayBeRated(id) {
   if (!id.startsWith("guest:")) return true;
   const seats = game.ratingChange?.matchId ? game.ratingChange.seats || [] : null;
   if (seats) return seats.some((s) => s.player === id);
-  return (game.table?.matches ?? 0) > 1 || game.table?.status === "over";
+  return (game.table?.matches ?? 0) > 1;
 }
 async function loadRatings(force = false) {
   const ids = (game?.playerIds || []).filter((id) => id && (force || !ratings.has(id)));
