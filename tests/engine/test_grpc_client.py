@@ -14,8 +14,11 @@ import orjson
 import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1.channel import ENGINE, JSON_ENGINE, service_config
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from api_gateway.engine import Engine
 from clients.engine_client import EngineClient, EngineError
+from engine_service.health import NOT_SERVING, SERVING, HealthServicer
 from engine_service.rules import (
     PRESETS,
     IllegalActionError,
@@ -204,3 +207,72 @@ def test_no_server_is_an_engine_error() -> None:
     with EngineClient(f"127.0.0.1:{port}", timeout=2, max_attempts=2) as c, pytest.raises(EngineError) as info:
         c.list_variants()
     assert info.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class CountedHealth(HealthServicer):
+    """The engine's health service, counting the calls it gets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set(JSON_ENGINE, SERVING)
+        self.checks = self.watches = 0
+
+    def Check(self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext) -> Any:
+        self.checks += 1
+        return super().Check(request, context)
+
+    def Watch(self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext,
+              send_response_callback: Any = None) -> None:
+        self.watches += 1
+        super().Watch(request, context, send_response_callback)
+
+    Watch.experimental_non_blocking = True  # type: ignore[attr-defined]
+    Watch.experimental_thread_pool = HealthServicer.Watch.experimental_thread_pool  # type: ignore[attr-defined]
+
+
+def _health_server(port: int = 0) -> tuple[grpc.Server, CountedHealth, int]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    health = CountedHealth()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    return server, health, bound
+
+
+def test_the_gateways_readiness_is_the_engines_watched_health_not_a_call_per_probe(
+        wait_until: Callable[..., bool]) -> None:
+    """`Engine.ready()` reads what one Health/Watch stream last said: many probes open one watch and make no
+    Check; NOT_SERVING and a stopped engine show within a bound, and a restarted engine is ready again."""
+    server, health, port = _health_server()
+    engine = Engine(f"127.0.0.1:{port}", timeout=2.0)
+    try:
+        assert engine.ready() == (True, "SERVING")
+        watches = health.watches  # the probe's, and the channel's own health check's (healthCheckConfig)
+        for _ in range(50):
+            assert engine.ready() == (True, "SERVING")
+        assert (health.watches, health.checks) == (watches, 0)
+        health.set(JSON_ENGINE, NOT_SERVING)
+        assert wait_until(lambda: engine.ready() == (False, "NOT_SERVING"), 5.0)
+        server.stop(0).wait()
+        assert wait_until(lambda: engine.ready() == (False, "UNAVAILABLE"), 5.0)
+        server, health, _ = _health_server(port)
+        assert wait_until(lambda: engine.ready() == (True, "SERVING"), 10.0)
+        assert health.checks == 0
+    finally:
+        engine.close()
+        server.stop(0)
+
+
+def test_readiness_with_no_engine_is_not_ready_within_the_probe_deadline() -> None:
+    """Nobody listening: the first probe answers not ready (the watch's failure) within the probe timeout."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    engine = Engine(f"127.0.0.1:{port}", timeout=2.0)
+    try:
+        started = time.monotonic()
+        ready, status = engine.ready()
+        assert not ready and status in ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+        assert time.monotonic() - started < 1.9  # PROBE_TIMEOUT (1 s) and no more
+    finally:
+        engine.close()
