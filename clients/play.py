@@ -298,7 +298,7 @@ def _levels(text: str, players: int) -> list[str]:
 def language_flag(argv: Sequence[str]) -> str | None:
     """`--lang` of the command line, read before the rest (the help and the errors are in that language);
     None: not given."""
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(prog="domino play", add_help=False)
     pre.add_argument("--lang", choices=LANGUAGES)
     known, _ = pre.parse_known_args(argv)
     lang: str | None = known.lang

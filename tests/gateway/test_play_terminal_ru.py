@@ -79,6 +79,30 @@ def test_a_whole_kozel_round_against_bots_in_russian(gateway: Gateway) -> None:
 
 
 @pytest.mark.service
+def test_a_whole_kingdomino_game_against_a_bot_in_russian(gateway: Gateway) -> None:
+    child = spawn(gateway.url, "--variant", "kingdomino", "--players", "2", "--bots", "greedy")
+    screen = ""
+    for _ in range(100):
+        index = child.expect([MOVE_RU, r"Игра окончена\. Очки: .*\n"])
+        screen += child.before + child.after
+        if index:
+            break
+        child.sendline("1")
+    else:
+        raise AssertionError("the game did not end")
+    child.expect(pexpect.EOF)
+    screen += child.before
+    flat = re.sub(r"\s+", " ", screen)
+    assert "Лоскутное королевство ходит: Вы" in flat and "положить: " in flat and "следующий ряд: " in flat
+    assert "местность: W пшеница, F лес" in flat and re.search(r"Вы: очки \d+, короны \d+", flat), screen[-3000:]
+    assert re.search(r"Вы: выбрал плитку \d+", flat) and re.search(r"Место 2 \(жадный\): положил плитку", flat)
+    assert re.search(r"Игра окончена\. Очки: Вы \d+, Место 2 \(жадный\) \d+\. Победитель: .+ \(решило: ", flat)
+    assert not [word for word in ENGLISH if word in screen], [word for word in ENGLISH if word in screen]
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.service
 def test_lang_en_overrides_a_russian_terminal(gateway: Gateway) -> None:
     child = spawn(gateway.url, "--variant", "kozel", "--players", "4", "--bots", "expert", "--lang", "en")
     child.expect(MOVE_EN)
