@@ -53,15 +53,22 @@ def test_bench_service_tiny_runs_or_says_why_not(capsys: pytest.CaptureFixture[s
     if shutil.which("h2load") is None or shutil.which("wrk") is None:
         assert "nghttp2-client" in r["skipped"]["all"] or "wrk" in r["skipped"]["all"]
         return
-    for name in ("grpc_health", "grpc_apply", "rest_readyz", "rest_apply_transparent", "rest_apply_sealed"):
+    for name in ("grpc_health", "grpc_apply", "bare_healthz", "rest_healthz", "rest_readyz", "rest_apply_transparent",
+                 "rest_apply_sealed"):
         assert r["paths"][name]["saturation_req_per_s"] > 0, name
         lat = r["latency"][name]
         assert 0 < lat["p50_ms"] <= lat["p90_ms"] <= lat["p99_ms"], name
-    for key in ("grpc_apply/grpc_health", "rest_apply_sealed/rest_readyz"):
-        assert r["ratios"][key]["median"] > 0
+    for key in ("grpc_apply/grpc_health", "rest_readyz/rest_healthz", "rest_healthz/bare_healthz",
+                "rest_apply_sealed/bare_healthz", "rest_apply_transparent/bare_healthz"):
+        assert r["ratios"][key]["median"] > 0, key
+    assert not any(key.endswith("/rest_readyz") for key in r["ratios"])  # issue 40: no ratio to readyz
     assert r["scale_out"]["ratio"]["median"] > 0
     assert r["sizes"]["kozel4_mid_round_sealed_token_chars"] > 0
-    assert set(r["checks"]) >= {"grpc_apply_vs_health", "rest_apply_sealed_vs_readyz", "rest_p99_at_half_load_ms"}
+    assert set(r["checks"]) == {"grpc_apply_vs_health", "rest_readyz_vs_healthz", "rest_apply_sealed_vs_bare",
+                                "rest_p99_at_half_load_ms"} | ({"grpc_apply_vs_health_compiled"}
+                                                               if r["compiled"]["used"] else set())
+    assert r["checks"]["rest_readyz_vs_healthz"]["target"] == 0.5
+    assert r["checks"]["rest_apply_sealed_vs_bare"]["target"] == 0.18
 
 
 @pytest.mark.service
@@ -93,6 +100,30 @@ def test_bench_report_writes_tables_and_plot(capsys: pytest.CaptureFixture[str],
     assert "written by hand" in text and "tail" in text and "old" not in text
     assert "kozel-4" in text and "Cost of statelessness" in text
     assert svg.read_text().startswith("<svg")
+
+
+def test_bench_report_shows_the_service_ratios_to_the_floor() -> None:
+    """The service section lists the bare floor and the gateway's healthz as paths, and each ratio with the bar
+    the run itself carried (issue 40's: readyz / healthz, sealed apply / bare floor); a ratio without one has none."""
+    from bench.report import service_tables
+    from bench.service import TARGETS
+
+    def ratio(median: float) -> dict[str, float]:
+        return {"median": median, "min": median - 0.01, "max": median + 0.01, "n": 3}
+
+    paths = {name: {"saturation_req_per_s": rate, "saturation_runs": [rate]}
+             for name, rate in (("bare_healthz", 7000.0), ("rest_healthz", 6000.0), ("rest_readyz", 5400.0),
+                                ("rest_apply_sealed", 1100.0))}
+    run = {"kind": "service", "skipped": {}, "targets": TARGETS, "paths": paths, "latency": {},
+           "settings": {"started": "2026-12-06T02:00:00Z", "repeats": 3, "seconds": 5.0, "cpus": 2,
+                        "loadavg_before": [3.0, 3.0, 3.0]},
+           "ratios": {"rest_readyz/rest_healthz": ratio(0.9), "rest_apply_sealed/bare_healthz": ratio(0.16),
+                      "rest_healthz/bare_healthz": ratio(0.86)}}
+    text = "\n".join(service_tables(run))
+    assert "| bare Flask /healthz (the floor) | 7,000 |" in text and "| REST /healthz | 6,000 |" in text
+    assert "| rest_readyz/rest_healthz | 0.90 | 0.89 | 0.91 | ≥ 0.50 |" in text
+    assert "| rest_apply_sealed/bare_healthz | 0.16 | 0.15 | 0.17 | ≥ 0.18 |" in text
+    assert "| rest_healthz/bare_healthz | 0.86 | 0.85 | 0.87 | – |" in text
 
 
 def test_bench_bots_tiny_plays_every_family(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -167,9 +198,10 @@ def test_bench_peers_tiny_compares_both_servers_and_checks_hidden_hands(capsys: 
     assert r["peer"] == "boardgame.io 0.50.2" and r["uptime_before"] and len(r["loadavg_after"]) == 3
     for target in ("ours", "peer"):
         for load in ("full", "half", "low"):
-            run = r["runs"][target][load]
-            assert run["moves"] > 0 and run["server_cpu_s_per_1000_moves"] > 0, (target, load, run)
-            assert 0 < run["delay_ms"]["p50"] <= run["delay_ms"]["p99"], (target, load, run)
+            summary = r["summary"][target][load]
+            assert len(r["runs"][target][load]) == r["repeats"] == 1
+            assert summary["moves"] > 0 and summary["server_cpu_s_per_1000_moves"] > 0, (target, load, summary)
+            assert 0 < summary["p50_ms"] <= summary["p99_ms"], (target, load, summary)
         hidden = r["hidden_hand"][target]
         assert hidden["messages_checked"] > 0 and hidden["messages_leaking"] == 0 and not hidden["violations"]
     assert r["hidden_hand"]["peer_stock"]["leak_found"] and r["hidden_hand"]["peer_stock"]["messages_leaking"] > 0
