@@ -8,7 +8,7 @@
     domino bench tables [--moves N]   # issue 24: a move to the other seat's stream, one gateway and two
     domino bench lobby [--tables N]   # issue 36: a lobby page and a seek with 20,000 public tables open
     domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
-    domino bench peers [--seconds S] [--matches N]   # issue 43: ours against boardgame.io, one load tool
+    domino bench peers [--seconds S] [--matches N] [--repeats R]   # issue 43: ours against boardgame.io, one load tool
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -105,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     common(pe)
     pe.add_argument("--seconds", type=float, default=10.0, help="measured seconds per load (default 10)")
     pe.add_argument("--matches", type=int, default=32, help="matches played at once (default 32)")
+    pe.add_argument("--repeats", type=int, default=3, help="interleaved runs per load (default 3)")
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -165,7 +166,8 @@ def main(argv: list[str]) -> int:
     elif args.what == "peers":
         from bench import peers
 
-        result = peers.run(seconds=args.seconds, matches=args.matches, tiny=args.tiny, log=sys.stderr)
+        result = peers.run(seconds=args.seconds, matches=args.matches, repeats=args.repeats, tiny=args.tiny,
+                           log=sys.stderr)
         text = peers.format_text(result)
         save = peers.save
     elif args.what == "bots":

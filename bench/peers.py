@@ -1,6 +1,6 @@
 """`domino bench peers`: our host against a peer game server, the same game, one load tool (issue 43).
 
-    domino bench peers [--seconds S] [--matches N] [--json]
+    domino bench peers [--seconds S] [--matches N] [--repeats R] [--json]
 
 The game: 2-player block dominoes with hidden hands (the engine's `block` variant; the same
 rules written for boardgame.io in bench/peers/boardgameio/game.js). The servers, started here
@@ -16,12 +16,15 @@ on free ports and stopped at the end:
 The load, for both: bench/peers/boardgameio/load.js (Node), `--matches` matches at once,
 each simulated player on its own connections, random legal moves, a new match (ours: a new
 table, both seats joined by invite, both seats' event streams open) as soon as one ends.
-Three loads, each server's phases interleaved with the other's: saturation (as fast as the
-server answers), half of that server's saturation, and low (20 moves/s). For each: moves/s,
+Three loads, each run `--repeats` times with the two servers' runs interleaved (the medians
+are reported): saturation (as fast as the server answers), half of that server's saturation,
+and low (20 moves/s). For each: moves/s,
 the servers' CPU-seconds per 1,000 moves (utime + stime from /proc/<pid>/stat over the
 measured window: ours the gateway's master and workers and the engine, the peer its Node
 process; match set-up is part of the work on both), and the delay from a move's sending to
-its arrival at the other player, p50 / p99. Ratios are ours / peer.
+its arrival at the other player, p50 / p99; also the cores the servers and the load tool
+used (on a shared machine a saturation figure is only the server's when the load tool is not
+the one at a full core). Ratios are ours / peer.
 
 The hidden-hand check runs in every phase, on both: no message a player receives carries a
 tile of the other player's hand before that tile is played (ours: until the hand ends, when
@@ -36,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +53,7 @@ from clients.serve_all import dev_token_keys
 Json = dict[str, Any]
 
 PEER_DIR = ROOT / "bench" / "peers" / "boardgameio"
+TARGETS = ("peer", "ours")
 #: The low load of the issue's table, moves per second.
 LOW_RATE = 20.0
 #: Seconds each load run plays before its measured window.
@@ -159,16 +164,18 @@ def _hidden(runs: list[Json]) -> Json:
             "violations": [v for r in runs for v in r["hidden_hand"]["violations"]][:20]}
 
 
-def run(seconds: float = 10.0, matches: int = 32, tiny: bool = False, log: TextIO = sys.stderr) -> Json:
+def run(seconds: float = 10.0, matches: int = 32, repeats: int = 3, tiny: bool = False,
+        log: TextIO = sys.stderr) -> Json:
     version = ensure_peer_installed(log)
     if tiny:
-        seconds, matches, warmup = 0.5, 4, 0.3
+        seconds, matches, repeats, warmup = 0.5, 4, 1, 0.2
     else:
         warmup = WARMUP
     result: Json = {"kind": "peers", "peer": f"boardgame.io {version}", "node": _node_version(),
                     "load_tool": "bench/peers/boardgameio/load.js (Node)", "seconds": seconds,
-                    "matches_at_once": matches, "low_rate": LOW_RATE,
+                    "matches_at_once": matches, "repeats": repeats, "low_rate": LOW_RATE,
                     "uptime_before": _uptime(), "loadavg_before": list(os.getloadavg())}
+    runs: dict[str, dict[str, list[Json]]] = {t: {"full": [], "half": [], "low": []} for t in TARGETS}
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
         workdir = Path(tmp)
         procs: list[Proc] = []
@@ -178,17 +185,15 @@ def run(seconds: float = 10.0, matches: int = 32, tiny: bool = False, log: TextI
             peer = start_peer(workdir)
             procs.append(peer)
             servers = {"ours": ours, "peer": [peer]}
-            runs: dict[str, dict[str, Json]] = {"ours": {}, "peer": {}}
-            for target in ("peer", "ours"):
-                print(f"bench peers: {target} at saturation", file=log)
-                runs[target]["full"] = load(target, servers[target], matches, seconds, None, warmup)
-            for target in ("peer", "ours"):
-                half = runs[target]["full"]["moves_per_s"] / 2
-                print(f"bench peers: {target} at half load ({half:.0f} moves/s)", file=log)
-                runs[target]["half"] = load(target, servers[target], matches, seconds, half, warmup)
-            for target in ("peer", "ours"):
-                print(f"bench peers: {target} at low load ({LOW_RATE:.0f} moves/s)", file=log)
-                runs[target]["low"] = load(target, servers[target], matches, seconds, LOW_RATE, warmup)
+            for load_name in ("full", "half", "low"):
+                for i in range(repeats):
+                    for target in TARGETS:
+                        rate = (None if load_name == "full" else LOW_RATE if load_name == "low"
+                                else _median([r["moves_per_s"] for r in runs[target]["full"]]) / 2)
+                        print(f"bench peers: {target} at {load_name} load"
+                              + (f" ({rate:.0f} moves/s)" if rate else " (saturation)") + f", {i + 1}/{repeats}",
+                              file=log)
+                        runs[target][load_name].append(load(target, servers[target], matches, seconds, rate, warmup))
             stock = start_peer(workdir, stock=True)
             procs.append(stock)
             print("bench peers: boardgame.io as shipped, for the hidden-hand check", file=log)
@@ -199,31 +204,46 @@ def run(seconds: float = 10.0, matches: int = 32, tiny: bool = False, log: TextI
     result["uptime_after"] = _uptime()
     result["loadavg_after"] = list(os.getloadavg())
     result["runs"] = runs
-    result["figures"] = _figures(runs)
-    result["hidden_hand"] = {"ours": _hidden(list(runs["ours"].values())),
-                             "peer": _hidden(list(runs["peer"].values())),
-                             "peer_stock": _hidden([stock_run])}
-    result["errors"] = {t: [e for r in runs[t].values() for e in r["errors"]][:10] for t in runs}
+    result["summary"] = {t: {name: _summary(reps) for name, reps in runs[t].items()} for t in TARGETS}
+    result["figures"] = _figures(result["summary"])
+    result["hidden_hand"] = {t: _hidden([r for reps in runs[t].values() for r in reps]) for t in TARGETS}
+    result["hidden_hand"]["peer_stock"] = _hidden([stock_run])
+    result["errors"] = {t: [e for reps in runs[t].values() for r in reps for e in r["errors"]][:10] for t in TARGETS}
     _assert_hidden(result["hidden_hand"])
     return result
 
 
-def _figures(runs: dict[str, dict[str, Json]]) -> Json:
+def _median(xs: list[float]) -> float:
+    return float(statistics.median(xs))
+
+
+def _summary(reps: list[Json]) -> Json:
+    """One load's repeats: the median of each figure, the moves and errors summed."""
+    return {"moves": sum(r["moves"] for r in reps),
+            "moves_per_s": _median([r["moves_per_s"] for r in reps]),
+            "server_cpu_s_per_1000_moves": _median([r["server_cpu_s_per_1000_moves"] for r in reps]),
+            "p50_ms": _median([r["delay_ms"]["p50"] for r in reps]),
+            "p99_ms": _median([r["delay_ms"]["p99"] for r in reps]),
+            "server_cores": _median([r["server_cores"] for r in reps]),
+            "load_tool_cores": _median([r["load_tool_cores"] for r in reps]),
+            "errors": sum(r["error_count"] for r in reps)}
+
+
+def _figures(summary: Json) -> Json:
     """The issue's table: each figure for both, and ours / peer."""
     figures: Json = {}
+    ours, peer = summary["ours"], summary["peer"]
 
-    def row(name: str, ours: float | None, peer: float | None) -> None:
-        figures[name] = {"ours": ours, "peer": peer, "ours/peer": _ratio(ours, peer)}
+    def row(name: str, load_name: str, key: str) -> None:
+        a, b = ours[load_name][key], peer[load_name][key]
+        figures[name] = {"ours": a, "peer": b, "ours/peer": _ratio(a, b)}
 
-    row("moves_per_s_at_saturation", runs["ours"]["full"]["moves_per_s"], runs["peer"]["full"]["moves_per_s"])
-    row("server_cpu_s_per_1000_moves_at_saturation", runs["ours"]["full"]["server_cpu_s_per_1000_moves"],
-        runs["peer"]["full"]["server_cpu_s_per_1000_moves"])
-    row("server_cpu_s_per_1000_moves_at_half_load", runs["ours"]["half"]["server_cpu_s_per_1000_moves"],
-        runs["peer"]["half"]["server_cpu_s_per_1000_moves"])
+    row("moves_per_s_at_saturation", "full", "moves_per_s")
+    row("server_cpu_s_per_1000_moves_at_saturation", "full", "server_cpu_s_per_1000_moves")
+    row("server_cpu_s_per_1000_moves_at_half_load", "half", "server_cpu_s_per_1000_moves")
     for load_name in ("low", "half", "full"):
         for q in ("p50", "p99"):
-            row(f"delay_{q}_ms_{load_name}", runs["ours"][load_name]["delay_ms"][q],
-                runs["peer"][load_name]["delay_ms"][q])
+            row(f"delay_{q}_ms_{load_name}", load_name, f"{q}_ms")
     return figures
 
 
@@ -248,19 +268,24 @@ def _uptime() -> str:
 
 def format_text(r: Json) -> str:
     lines = [f"domino bench peers: ours (gateway, 2 workers, + engine) against {r['peer']} (one Node process), "
-             f"{r['matches_at_once']} matches at once, {r['seconds']} s per load, load tool {r['load_tool']}",
+             f"{r['matches_at_once']} matches at once, {r['seconds']} s per load, median of {r['repeats']}, "
+             f"load tool {r['load_tool']}",
              f"machine load before: {r['uptime_before']}", f"machine load after:  {r['uptime_after']}",
              f"{'figure':46} {'ours':>10} {'peer':>10} {'ours/peer':>10}"]
     for name, f in r["figures"].items():
         lines.append(f"{name:46} {f['ours']!s:>10} {f['peer']!s:>10} {f['ours/peer']!s:>10}")
-    for target in ("ours", "peer", "peer_stock"):
+    for target in TARGETS:
+        for name, s in r["summary"][target].items():
+            lines.append(f"{target} {name}: {s['moves_per_s']} moves/s, server {s['server_cores']} cores, "
+                         f"load tool {s['load_tool_cores']} cores, {s['errors']} errors")
+    for target in (*TARGETS, "peer_stock"):
         h = r["hidden_hand"][target]
         lines.append(f"hidden hand, {target}: {h['messages_checked']} messages checked, "
                      f"{h['messages_leaking']} carried a tile of the other hand"
                      + (" (boardgame.io's sync initialState)" if target == "peer_stock" and h["messages_leaking"] else ""))
     for target, errors in r["errors"].items():
         if errors:
-            lines.append(f"{target}: {len(errors)} errors, first: {errors[0]}")
+            lines.append(f"{target}: first error: {errors[0]}")
     return "\n".join(lines)
 
 

@@ -200,12 +200,13 @@ def test_bench_peers_tiny_compares_both_servers_and_checks_hidden_hands(capsys: 
         for load in ("full", "half", "low"):
             summary = r["summary"][target][load]
             assert len(r["runs"][target][load]) == r["repeats"] == 1
-            assert summary["moves"] > 0 and summary["server_cpu_s_per_1000_moves"] > 0, (target, load, summary)
+            # (a short window may hold less CPU than one clock tick of /proc/<pid>/stat: >= 0)
+            assert summary["moves"] > 0 and summary["server_cpu_s_per_1000_moves"] >= 0, (target, load, summary)
             assert 0 < summary["p50_ms"] <= summary["p99_ms"], (target, load, summary)
         hidden = r["hidden_hand"][target]
         assert hidden["messages_checked"] > 0 and hidden["messages_leaking"] == 0 and not hidden["violations"]
     assert r["hidden_hand"]["peer_stock"]["leak_found"] and r["hidden_hand"]["peer_stock"]["messages_leaking"] > 0
-    for name in ("moves_per_s_at_saturation", "server_cpu_s_per_1000_moves_at_saturation",
-                 "server_cpu_s_per_1000_moves_at_half_load", *(f"delay_{q}_ms_{load}" for load in ("low", "half", "full")
-                                                               for q in ("p50", "p99"))):
+    assert set(r["figures"]) >= {"server_cpu_s_per_1000_moves_at_saturation", "server_cpu_s_per_1000_moves_at_half_load"}
+    for name in ("moves_per_s_at_saturation", *(f"delay_{q}_ms_{load}" for load in ("low", "half", "full")
+                                                 for q in ("p50", "p99"))):
         assert r["figures"][name]["ours/peer"] > 0, name

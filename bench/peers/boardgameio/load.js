@@ -19,7 +19,8 @@
  * A move counts when it has reached the other player; its delay is from sending it (the apply
  * request, the socket.io action) to its arrival on the other player's connection. `--rate`
  * paces the moves (all matches together) to that many per second; without it, as fast as the
- * server answers (saturation). Moves are counted in a window of `--seconds` after `--warmup`;
+ * server answers (saturation). Moves are counted in a window of `--seconds` after `--warmup`
+ * (and after every one of the matches at once has been dealt, so the window never measures set-up);
  * the lines `window-start` and `window-end` are printed at its edges (bench/peers.py reads
  * the servers' CPU time there), then one JSON line with the results.
  *
@@ -56,9 +57,12 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let phase = 'warmup';
 /** The `finish` of every match being played: called at the window's end, so the run ends at once. */
 const playing = new Set();
-const stats = { moves: 0, delays: [], checked: 0, leaking: 0, unchecked: 0, violations: [], errors: [], matches: 0 };
+const stats = {
+  moves: 0, delays: [], checked: 0, leaking: 0, unchecked: 0, violations: [], errors: [], errorCount: 0, matches: 0, dealt: 0,
+};
 
 function error(text) {
+  stats.errorCount += 1;
   if (stats.errors.length < 20) stats.errors.push(String(text).slice(0, 500));
 }
 
@@ -123,6 +127,10 @@ class Watcher {
 
   flush() {
     if (this.dealt[0] === null || this.dealt[1] === null) return;
+    if (!this.seen) {
+      this.seen = true;
+      stats.dealt += 1;
+    }
     for (const { seat, tiles, sent } of this.waiting) {
       stats.checked += 1;
       const leaked = [...tiles].filter((tile) => this.dealt[1 - seat].has(tile) && !sent.has(tile));
@@ -384,15 +392,20 @@ function percentile(sorted, q) {
 async function main() {
   const players = Array.from({ length: opts.matches }, () => player());
   await sleep(opts.warmup * 1000);
+  const ready = now() + 30000; // and every player has a match dealt (both hands seen), at most 30 s more
+  while (stats.dealt < opts.matches && now() < ready) await sleep(20);
   phase = 'window';
   process.stdout.write('window-start\n');
   const started = now();
+  const cpuStart = process.cpuUsage();
   await sleep(opts.seconds * 1000);
   const window = (now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
   phase = 'done';
   process.stdout.write('window-end\n');
   for (const finish of playing) finish();
   const moves = stats.moves;
+  const errorCount = stats.errorCount;
   const delays = stats.delays.slice().sort((a, b) => a - b);
   await Promise.race([Promise.all(players), sleep(15000)]);
   const round = (x) => (x === null ? null : Math.round(x * 100) / 100);
@@ -408,6 +421,8 @@ async function main() {
       max: round(delays.length ? delays[delays.length - 1] : null), n: delays.length },
     hidden_hand: { messages_checked: stats.checked, messages_leaking: stats.leaking, unchecked: stats.unchecked,
       violations: stats.violations },
+    load_tool_cores: Math.round(((cpu.user + cpu.system) / 1e6 / window) * 100) / 100,
+    error_count: errorCount,
     errors: stats.errors,
   }) + '\n');
   process.exit(0);
