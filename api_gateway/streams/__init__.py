@@ -82,6 +82,19 @@ def _quiet_line(lim: Limits, now: float, start: float, last_line: float, last_wr
     return None
 
 
+def _tail(fmt: Format, over: bool, closed: str | None, quiet: bytes | None) -> tuple[bytes, bool]:
+    """What a stream writes after its news, and whether it then ends: its end with the match's (NDJSON's
+    end mark is the last line already), its closing line when its feed stopped (`closed`: why), else its
+    quiet line (`_quiet_line`: a keepalive, or the close of an idle or too long stream)."""
+    if over:
+        return fmt.end, True
+    if closed is not None:
+        return fmt.closed(closed), True
+    if quiet is not None:
+        return quiet, quiet is not fmt.keepalive
+    return b"", False
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """A worker's bounds on its spectator streams (`api_gateway.config`: GATEWAY_SPECTATE_*, GATEWAY_STREAMS*)."""
@@ -430,19 +443,13 @@ class Stream:
                     yield fmt.lines(news, sent)
                     sent = feed.sent[wake] = sent + len(news)
                     last_line = last_write = now
-                if feed.over:
-                    if fmt.end:
-                        yield fmt.end
-                    return                      # (NDJSON: its last line is the end mark)
-                if feed.closed is not None:
-                    yield fmt.closed(feed.closed if feed.closed != "unwatched" else "error")
-                    return
-                quiet = _quiet_line(lim, now, start, last_line, last_write, fmt)
-                if quiet is not None:
-                    yield quiet
-                    if quiet is not fmt.keepalive:
-                        return
+                closed = None if feed.closed is None else feed.closed if feed.closed != "unwatched" else "error"
+                tail, ends = _tail(fmt, feed.over, closed, _quiet_line(lim, now, start, last_line, last_write, fmt))
+                if tail:
+                    yield tail
                     last_write = now
+                if ends:
+                    return
         finally:
             gone.stop()
             feed.wakes.discard(wake)
@@ -476,16 +483,12 @@ class Stream:
                 yield fmt.lines(lines, sent)
                 sent += len(lines)
                 last_line = last_write = now
-            if over:
-                if fmt.end:
-                    yield fmt.end
-                return
-            quiet = _quiet_line(lim, now, start, last_line, last_write, fmt)
-            if quiet is not None:
-                yield quiet
-                if quiet is not fmt.keepalive:
-                    return
+            tail, ends = _tail(fmt, over, None, _quiet_line(lim, now, start, last_line, last_write, fmt))
+            if tail:
+                yield tail
                 last_write = now
+            if ends:
+                return
 
 
 class _SocketWatch:
