@@ -242,6 +242,7 @@ async function oursMatch() {
     acted[seat] = seq;
     try {
       await paced();
+      if (over) return; // the match ended (or the run did) while this move waited for its turn
       const legal = await call(agents[seat], 'GET', `/v1/matches/${matchId}/legal`, undefined, credentials[seat]);
       if (!legal.actions || legal.actions.length === 0) return;
       const action = legal.actions[Math.floor(Math.random() * legal.actions.length)];
@@ -307,8 +308,9 @@ async function peerMatch() {
   const watcher = new Watcher();
   const pending = [null, null]; // seat -> the move it sent: {fromState, sentAt, sentPhase}
   const acted = [-1, -1];
+  let over = false;
   let finish;
-  const done = new Promise((resolve) => { finish = resolve; });
+  const done = new Promise((resolve) => { finish = () => { over = true; resolve(); }; });
   playing.add(finish);
   const clients = [0, 1].map((seat) => Client({
     game: BlockDominoes,
@@ -323,6 +325,7 @@ async function peerMatch() {
     if (acted[seat] >= state._stateID) return;
     acted[seat] = state._stateID;
     await paced();
+    if (over) return; // the match ended (or the run did) while this move waited for its turn
     const moves = legalMoves(state.G.hands[seat], state.G.ends);
     const sentPhase = phase;
     pending[seat] = { fromState: state._stateID, sentAt: now(), sentPhase };
@@ -349,7 +352,12 @@ async function peerMatch() {
         finish();
         return;
       }
-      if (state.ctx.currentPlayer === String(seat)) act(seat, state);
+      if (state.ctx.currentPlayer === String(seat)) {
+        act(seat, state).catch((e) => {
+          if (!over) error(e.message);
+          finish();
+        });
+      }
     });
     client.start();
     client.transport.socket.onAny((event, ...args) => watcher.received(seat, args));
