@@ -147,7 +147,8 @@ def seat_names(table: Table, mine: int) -> list[str]:
         if seat.seat == mine:
             names.append(t("you"))
         else:
-            label = seat.name or (t("seat.bot", seat.level) if seat.kind == "bot" else t("seat.free"))
+            # a bot is named by its level in the screen's language (the gateway names it "greedy bot")
+            label = t("seat.bot", seat.level) if seat.kind == "bot" else seat.name or t("seat.free")
             names.append(f"{t('seat', seat_number(seat.seat))} ({label})")
     return names
 

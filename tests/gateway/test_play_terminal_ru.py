@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import re
 import sys
+from pathlib import Path
 
 import pexpect
 import pytest
 
 from clients import i18n
+from clients.sdk import RestClient
 
 from .conftest import REPO, Gateway
 
@@ -21,12 +23,15 @@ ENGLISH = ("Your hand", "your move", "open ends", "tiles in hand", "round points
            "knocked", "score ", "remember", "Seat ", "Traceback")
 
 
-def spawn(url: str, *args: str, lang: str = "ru_RU.UTF-8") -> pexpect.spawn:
-    """`domino play` in a terminal whose locale is `lang` (LANG; LC_ALL and LC_MESSAGES unset, so LANG
-    decides), 120 columns wide."""
+def spawn(url: str | None, *args: str, lang: str = "ru_RU.UTF-8", state: Path | None = None) -> pexpect.spawn:
+    """`domino play` (with `--url url` unless None) in a terminal whose locale is `lang` (LANG; LC_ALL and
+    LC_MESSAGES unset, so LANG decides), 120 columns wide; `state`: where it keeps the seats it takes."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "LC_ALL", "LC_MESSAGES", "LANGUAGE")}
     env["LANG"] = lang
-    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", "--url", url, *args],
+    if state is not None:
+        env["XDG_STATE_HOME"] = str(state)
+    where = ["--url", url] if url else []
+    child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", *where, *args],
                           cwd=str(REPO), encoding="utf-8", timeout=60, dimensions=(50, 120), env=env)
     child.str_last_chars = 3000
     return child
@@ -100,6 +105,43 @@ def test_a_whole_kingdomino_game_against_a_bot_in_russian(gateway: Gateway) -> N
     assert not [word for word in ENGLISH if word in screen], [word for word in ENGLISH if word in screen]
     child.close()
     assert child.exitstatus == 0
+
+
+@pytest.mark.service
+def test_a_seat_of_a_table_joined_and_resumed_in_russian_to_the_matchs_end(gateway: Gateway, tmp_path: Path) -> None:
+    """`--join` and `--resume` with `--lang ru` in a terminal whose locale is not Russian: the seat taken,
+    its credential kept, the terminal closed and come back to, a short match (to 1 point) played to the goat."""
+    api = RestClient(gateway.url)
+    opened = api.create_table("kozel", 4, seats=["open", "greedy", "expert", "random"], name="Стол",
+                              options={"target": 1})
+    child = spawn(None, "--join", opened.invites[0].link, "--name", "Таня", "--lang", "ru", lang="C.UTF-8",
+                  state=tmp_path)
+    child.expect('Вы заняли место 1 за столом "Стол": Козёл, 4 игрока.')
+    child.expect(r"Ключ вашего места: \S+ \(сохранён\s+в\s")
+    child.expect(r"За столом: Вы, Место 2 \(бот, жадный\), Место 3 \(бот, эксперт\), Место 4 \(бот, случайный\)\.")
+    child.expect(r"Рейтинг: Вы рейтинг: новый\.")
+    child.expect(MOVE_RU)
+    child.close(force=True)                    # the terminal window closed: the seat is kept
+    child = spawn(None, "--resume", "--lang", "ru", lang="C.UTF-8", state=tmp_path)
+    child.expect('Вы снова за столом "Стол", место 1: Козёл, 4 игрока.')
+    screen = ""
+    for _ in range(200):
+        index = child.expect([MOVE_RU, "Нажмите Enter, чтобы раздать следующий раунд",
+                              r"Партия окончена\. Итоговый счёт: .*\.", pexpect.EOF])
+        screen += child.before + (child.after if isinstance(child.after, str) else "")
+        if index >= 2:
+            break
+        child.sendline("1" if index == 0 else "")
+    assert index == 2, screen[-3000:]
+    child.expect(pexpect.EOF)
+    screen += child.before
+    child.close()
+    assert child.exitstatus == 0, screen[-3000:]
+    flat = re.sub(r"\s+", " ", screen)
+    assert re.search(r"Козёл: (Вы|Место [234] \(бот, [а-я]+\))(, Место [234] \(бот, [а-я]+\))*\.", flat), screen[-3000:]
+    assert re.search(r"Место [234] \(бот, [а-я]+\): (ход \d-\d|стучит)", flat), screen[-3000:]
+    assert "Без рейтинга: меньше двух сторон-игроков." in flat or "Рейтинг после партии:" in flat, screen[-3000:]
+    assert not [word for word in ENGLISH if word in screen], [word for word in ENGLISH if word in screen]
 
 
 @pytest.mark.service
