@@ -42,7 +42,13 @@ import orjson
 
 from api_gateway.clocks import Clocks
 from api_gateway.engine import Engine
-from api_gateway.http.problems import SealedForbidden, SealedModeDisabled, UnknownMatch, UnknownVariant
+from api_gateway.http.problems import (
+    HelpRefused,
+    SealedForbidden,
+    SealedModeDisabled,
+    UnknownMatch,
+    UnknownVariant,
+)
 from api_gateway.store import Hosted, LiveStore, MatchExpired, Receipt, StaleToken
 from api_gateway.tokens import HOST, KeyRing, Principal, Sealed, host_key, new_sealed, principal_for, seat_key
 
@@ -302,6 +308,7 @@ class Matches:
         assert carried.principal is not None
         if carried.principal.is_host:
             raise SealedForbidden("the host key has no seat to suggest a move for: use a seat key", "seat_key")
+        self._no_help_if_rated(carried, "a suggested move")
         return self.engine.call("Suggest", {**carried.args, "view_as": carried.viewer}, carried.sealed.state).answer
 
     def hints(self, body: Mapping[str, Any]) -> bytes:
@@ -315,8 +322,22 @@ class Matches:
             raise SealedForbidden("the host key has no seat to coach: use a seat key", "seat_key")
         if body.get("seat") is not None and body["seat"] != principal.seat:
             raise SealedForbidden(f"{principal.label}'s key is coached on its own view only", "seat")
+        self._no_help_if_rated(carried, "the coach")
         args = {k: v for k, v in carried.args.items() if k != "seat"}
         return self.engine.call("Hints", {**args, "view_as": carried.viewer}, carried.sealed.state).answer
+
+    def _no_help_if_rated(self, carried: Carried, what: str) -> None:
+        """A seat of a rated table's match gets no help from the engine (its table read: one more store trip,
+        for hosted matches only)."""
+        if carried.hosted is None or carried.sealed is None:
+            return
+        try:
+            _, row = self.store.seated(carried.sealed.match_id)
+        except MatchExpired:
+            return
+        if orjson.loads(row.record).get("rated", True):
+            raise HelpRefused(f"{what} is not for a seat of a rated match (its table is rated: a casual table, "
+                              "\"rated\": false, allows it)")
 
     def apply(self, body: Mapping[str, Any]) -> bytes:
         carried = self.load(body, "Apply")

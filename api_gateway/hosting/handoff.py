@@ -51,6 +51,8 @@ class Handoff:
                 rec = orjson.loads(row.record)
                 players = _one_seat_each(match_id, [s.get("player") if s["kind"] == "open" and s["taken"]
                                                     and not s.get("bot") else None for s in rec["seats"]])
+                if not rec.get("rated", True):  # casual: archived as played, nobody's rating changed
+                    players = [None] * len(players)
                 names = [s["name"] if s["taken"] and s.get("name") else None for s in rec["seats"]]
                 record = self.matches.engine.call("ExportRecord", {"view_as": HOST, "names": names,
                                                                    "prior": self.matches.prior_lines(match_id)},

@@ -45,7 +45,8 @@ class Matchmaking:
         a table and the next are seated at it, rather than each opening their own."""
         clock = clock_setting(body)
         skill = self._skill(body.get("player"), body["variant"])
-        name = f"seek:{body['variant']}:{body['players']}:{records.clock_key(clock)}"
+        rated = bool(body.get("rated", True))
+        name = f"seek:{body['variant']}:{body['players']}:{records.clock_key(clock)}:{int(rated)}"
         holder = secrets.token_bytes(8)
         waited = time.monotonic() + SEEK_TURN
         store = self.tables.store
@@ -54,15 +55,15 @@ class Matchmaking:
                 break
             time.sleep(0.01)
         try:
-            return self._seek(body, base_url, clock, skill)
+            return self._seek(body, base_url, clock, skill, rated)
         finally:
             store.release(name, holder)
 
-    def _seek(self, body: Json, base_url: str, clock: Json | None, skill: float) -> Json:
+    def _seek(self, body: Json, base_url: str, clock: Json | None, skill: float, rated: bool) -> Json:
         variant, players = body["variant"], body["players"]
         join: Json = {k: body[k] for k in ("name", "player") if k in body}
-        waiting = [orjson.loads(r.record) for r in self.tables.store.seekable(variant, players,
-                                                                               records.clock_key(clock), SEEKABLE)]
+        waiting = [rec for r in self.tables.store.seekable(variant, players, records.clock_key(clock), SEEKABLE)
+                   if (rec := orjson.loads(r.record)).get("rated", True) == rated]
         for rec in sorted(waiting, key=lambda rec: (abs(rec["seek"]["skill"] - skill), rec["created"])):
             for s in rec["seats"]:
                 if s["kind"] == "open" and not s["taken"]:
@@ -74,7 +75,7 @@ class Matchmaking:
                     break
         wait = body.get("bots_after")
         opened = self.tables.create({"variant": variant, "players": players, "options": body.get("options") or {},
-                                     "public": True, "name": f"Quick play: {variant}",
+                                     "public": True, "name": f"Quick play: {variant}", "rated": rated,
                                      **({"clock": body["clock"]} if body.get("clock") is not None else {})},
                                     base_url, seek={"skill": skill,
                                                     "fill_at": None if wait is None else self._clock() + wait,

@@ -83,6 +83,7 @@ def view(rec: Json, over: bool) -> Json:
     status = "over" if over else "waiting" if waiting or rec["match_id"] is None else "playing"
     return {"table_id": rec["table_id"], "name": rec["name"], "variant": rec["variant"],
             "players": rec["players"], "options": rec["options"], "public": rec["public"],
+            "rated": rec.get("rated", True),
             "on_leave": rec["on_leave"], "clock": rec.get("clock"), "seats": seats, "status": status,
             "match_id": rec["match_id"], "matches": rec["matches"], "created": int(rec["created"])}
 

@@ -148,6 +148,7 @@ class Tables:
         name = records.display_name(body.get("name"), "") or None
         rec: Json = {"table_id": table_id, "name": name, "variant": variant, "players": players,
                      "options": options, "public": bool(body.get("public", False)),
+                     "rated": bool(body.get("rated", True)),
                      "on_leave": body.get("on_leave") or "wait", "clock": clock, "seek": seek,
                      "created": self._clock(), "host": records.secret_hash(host),
                      "seats": seats, "match_id": None, "matches": 0}

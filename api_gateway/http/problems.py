@@ -155,6 +155,10 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("seat-taken", 409, "The seat is taken",
                 "Someone took this seat first (of two people racing for a seat, exactly one gets it), or it is a "
                 "bot's. Nothing changed: choose another free seat.", ("field",)),
+    ProblemType("help-refused", 403, "No engine help in a rated match",
+                "An online table's match is rated unless its table says `\"rated\": false`: no seat may ask the "
+                "engine for a move (suggest) or the coach (hints) while it plays, or the rating would be the "
+                "engine's. Open a casual table for help.", ("field",)),
     ProblemType("seat-held", 409, "This player holds a seat of the table already",
                 "One person, one seat: a player (the id a host app vouches for) takes one seat of a table, so that "
                 "nobody plays against themself (a double click, two tabs, one assertion joining twice). Nothing "
@@ -198,6 +202,10 @@ def markdown_table() -> str:
             members.append("`WWW-Authenticate: Bearer` header")
         rows.append(f"| {t.status} | `{t.name}` | {t.title} | {', '.join(members)} |")
     return "\n".join(rows) + "\n"
+
+
+class HelpRefused(PermissionError):
+    """A seat of a rated table's match asked the engine for help (suggest, hints)."""
 
 
 class SealedForbidden(PermissionError):
@@ -379,6 +387,8 @@ def from_exception(exc: BaseException) -> Problem:
         return Problem.of("wrong-seat-key", str(exc), field="seat_key")
     if isinstance(exc, SealedForbidden):
         return Problem.of("sealed-forbidden", str(exc), field=exc.field)
+    if isinstance(exc, HelpRefused):
+        return Problem.of("help-refused", str(exc), field="token")
     if isinstance(exc, UnknownMatch):
         return Problem.of("unknown-match", f"no live sealed match {str(exc.args[0])[:64]!r}", field="match_id")
     if isinstance(exc, UnknownVariant):

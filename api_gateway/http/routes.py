@@ -88,7 +88,7 @@ def matches() -> Matches:
     return found
 
 
-_BOTS = (*CARRIED, "engine-busy")  # a client's expert suggestion or hints may find every bot slot busy
+_BOTS = (*CARRIED, "engine-busy", "help-refused")  # every bot slot may be busy; a rated table's seat gets no help
 _RECORD = (*BODY, "malformed", "illegal-action", "too-large", *ENGINE)
 
 

@@ -31,14 +31,17 @@ class NewTableSchema(StrictSchema):
     seats = fields.List(fields.Nested(SeatSpecSchema), validate=validate.Length(1, 16), metadata={
         "description": "one per seat (default: all open); at least one open"})
     public = StrictBoolean(metadata={"description": "listed in the lobby (GET /v1/tables); default false"})
+    rated = StrictBoolean(metadata={"description": "true (the default): the match changes its players' ratings "
+                                                   "(with two people or more) and no seat may ask the engine for "
+                                                   "help (suggest, hints); false: casual, help allowed, no rating"})
     on_leave = fields.String(validate=OneOf(["wait", "bot"]), metadata={
         "description": "wait (default): the match waits for someone to take a freed seat; bot: a greedy bot "
                        "plays it"})
     name = fields.String(validate=validate.Length(1, 60))
     clock = fields.Dict(metadata={
         "description": 'a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} '
-                       '(5-3600, each move) or {"bank": seconds, "increment": seconds} (30-14400 a match, 0-120 '
-                       'more after each move), with "on_timeout": "rule" (the variant\'s timeout rule: the '
+                       '(5 s to 14 days, each move) or {"bank": seconds, "increment": seconds} (30 s to 30 days '
+                       'a match, up to a day more after each move), with "on_timeout": "rule" (the variant\'s timeout rule: the '
                        'match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by '
                        'default, plays the seat on until its person is back)',
         "example": {"move": 30}})
@@ -59,6 +62,7 @@ class SeekSchema(StrictSchema):
         "description": "a table this seek opens fills its free seats with bots after this many seconds without "
                        "people; none: it waits for people"})
     bots_level = fields.String(validate=OneOf(LEVELS), metadata={"description": "those bots' level (greedy)"})
+    rated = StrictBoolean(metadata={"description": "rated (the default) or casual tables only (as POST /v1/tables)"})
 
 
 class TableSeatSchema(Schema):
@@ -80,6 +84,7 @@ class TableSchema(Schema):
     players = fields.Integer()
     options = fields.Dict()
     public = fields.Boolean()
+    rated = fields.Boolean(metadata={"description": "rated (no engine help for a seat) or casual"})
     on_leave = fields.String()
     clock = fields.Dict(allow_none=True, metadata={"description": "the table's turn clock setting, null: none"})
     seats = fields.List(fields.Nested(TableSeatSchema))

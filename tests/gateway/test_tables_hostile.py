@@ -95,3 +95,35 @@ def test_one_person_holds_one_seat_of_a_table(engine_proc: EngineProc, tmp_path:
         assert sought["opened"] and again["opened"] and again["table_id"] != sought["table_id"]
     finally:
         gw.stop()
+
+
+def test_a_rated_table_gives_no_seat_engine_help_and_a_casual_one_does(tables_gw: Gateway) -> None:
+    """Rated (the default): a seat's suggest and hints are refused with a problem saying why, or the rating
+    would be the expert bot's; casual (`"rated": false`): both answer."""
+    gw = tables_gw
+    for rated in (True, False):
+        body: dict[str, object] = {} if rated else {"rated": False}
+        table = open_table(gw, [{"kind": "open"}, {"kind": "open"}], variant="kozel", players=2, **body)
+        assert ok(call(gw, "GET", f"/v1/tables/{table.table_id}"))["rated"] is rated
+        for credential in table.credentials:
+            seat = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=credential))
+            carried = {"token": seat["token"], "seat_key": seat["seat_key"]}
+            for path in ("/v1/matches/suggest", "/v1/matches/hints"):
+                reply = call(gw, "POST", path, {**carried, **({"level": "expert"} if "suggest" in path else {})})
+                if rated:
+                    problem(reply, 403, "help-refused")
+                else:
+                    assert reply.status in (200, 409), (path, reply.status, reply.body[:300])  # 409: not its turn
+
+
+def test_a_casual_table_s_match_is_archived_and_changes_no_rating(tables_gw: Gateway) -> None:
+    gw = tables_gw
+    table = open_table(gw, [{"kind": "open"}, {"kind": "open"}], variant="kozel", players=2, rated=False)
+    seat = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.credentials[1]))
+    ok(call(gw, "POST", "/v1/matches/timeout", {"token": seat["token"], "seat_key": seat["seat_key"]}))
+    deadline = time.monotonic() + 15
+    while (archived := call(gw, "GET", f"/v1/matches/{table.match_id}/record")).status == 404:
+        assert time.monotonic() < deadline, "the casual match was not archived"
+        time.sleep(0.1)
+    record = ok(archived)
+    assert record["rated"] is False and all(s["player"] is None for s in record["seats"]), record["seats"]
