@@ -1786,6 +1786,8 @@ export interface components {
                 [key: string]: unknown;
             };
             public?: boolean;
+            /** @description rated (no engine help for a seat) or casual */
+            rated?: boolean;
             on_leave?: string;
             /** @description the table's turn clock setting, null: none */
             clock?: {
@@ -1830,6 +1832,8 @@ export interface components {
             seats?: components["schemas"]["SeatSpec"][];
             /** @description listed in the lobby (GET /v1/tables); default false */
             public?: boolean;
+            /** @description true (the default): the match changes its players' ratings (with two people or more) and no seat may ask the engine for help (suggest, hints); false: casual, help allowed, no rating */
+            rated?: boolean;
             /**
              * @description wait (default): the match waits for someone to take a freed seat; bot: a greedy bot plays it
              * @enum {string}
@@ -1837,7 +1841,7 @@ export interface components {
             on_leave?: "wait" | "bot";
             name?: string;
             /**
-             * @description a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} (5-3600, each move) or {"bank": seconds, "increment": seconds} (30-14400 a match, 0-120 more after each move), with "on_timeout": "rule" (the variant's timeout rule: the match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by default, plays the seat on until its person is back)
+             * @description a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} (5 s to 14 days, each move) or {"bank": seconds, "increment": seconds} (30 s to 30 days a match, up to a day more after each move), with "on_timeout": "rule" (the variant's timeout rule: the match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by default, plays the seat on until its person is back)
              * @example {
              *       "move": 30
              *     }
@@ -1883,6 +1887,8 @@ export interface components {
              * @enum {string}
              */
             bots_level?: "random" | "greedy" | "expert";
+            /** @description rated (the default) or casual tables only (as POST /v1/tables) */
+            rated?: boolean;
         };
         SeekAnswer: {
             table_id?: string;
@@ -3181,7 +3187,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `wrong-seat-key`: The seat key does not belong to this match; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            /** @description `wrong-seat-key`: The seat key does not belong to this match; `sealed-forbidden`: Not allowed to this caller in sealed mode; `help-refused`: No engine help in a rated match */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3326,7 +3332,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `wrong-seat-key`: The seat key does not belong to this match; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            /** @description `wrong-seat-key`: The seat key does not belong to this match; `sealed-forbidden`: Not allowed to this caller in sealed mode; `help-refused`: No engine help in a rated match */
             403: {
                 headers: {
                     [name: string]: unknown;
