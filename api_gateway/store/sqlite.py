@@ -9,6 +9,7 @@ the match's watchers in its own transaction and sends each a datagram holding th
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -118,6 +119,7 @@ class SqliteStore:
         self._wakeups: SqliteWakeups | None = None
         self._trips: Any = None
         self._sender: socket.socket | None = None
+        self._wake_lock = threading.Lock()
         self._sender_pid = 0
         with self._lock:
             self._conn()  # creates the file and the table now: a bad path fails at start, naming it
@@ -503,13 +505,20 @@ class SqliteStore:
             self._sender.settimeout(self.WAKE_WAIT)
             self._sender_pid = os.getpid()
         gone = []
-        for worker in watchers:
-            try:
-                self._sender.sendto(match_id, "\0" + worker)
-            except (ConnectionRefusedError, FileNotFoundError):
-                gone.append((worker,))
-            except OSError:  # (a timeout included) that worker's feeds read it at their next wake-up
-                pass
+        # One send at a time on this worker's socket: two greenlets may not both wait on one socket (gevent
+        # raises), and the move is made already, so nothing here may fail its call.
+        if not self._wake_lock.acquire(timeout=self.WAKE_WAIT):
+            return
+        try:
+            for worker in watchers:
+                try:
+                    self._sender.sendto(match_id, "\0" + worker)
+                except (ConnectionRefusedError, FileNotFoundError):
+                    gone.append((worker,))
+                except OSError:  # (a timeout included) that worker's feeds read it at their next wake-up
+                    pass
+        finally:
+            self._wake_lock.release()
         if gone:
             try:
                 self._run(lambda c: c.executemany("DELETE FROM watchers_s1 WHERE worker = ?", gone))
@@ -596,6 +605,8 @@ class SqliteWakeups:
         self.pid = os.getpid()
         self.address = f"domino-wake-{self.pid}-{secrets.token_hex(8)}"
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        with contextlib.suppress(OSError):  # room for a burst of wake-ups while the worker is busy
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self._socket.bind("\0" + self.address)
         self._watched: dict[bytes, int] = {}
         self._stopping = False

@@ -656,3 +656,40 @@ def test_redis_keeps_a_match_and_its_table_past_a_long_clock(redis_server: Redis
                     RedisStore.TABLE + "t-long-redis"):
             assert conn.ttl(key) > three_days, key
     assert store.check(match, 1) == b'{"c":1}'  # still hosted, its clocks as stored
+
+
+GREENLETS_WAKING = """
+from gevent import monkey
+monkey.patch_all()
+import secrets, sys
+import gevent
+from api_gateway.store.sqlite import SqliteStore
+
+store = SqliteStore(sys.argv[1])
+store.WAKE_WAIT = 0.05
+watcher = SqliteStore(sys.argv[1]).wakeups()  # a worker that never reads: its queue fills
+matches = [secrets.token_bytes(16) for _ in range(300)]
+for match in matches:
+    store.create(match)
+    watcher.watch(match)
+
+def move(match):
+    store.advance(match, 0)
+    return True
+
+done = [g.value for g in gevent.joinall([gevent.spawn(move, m) for m in matches], raise_error=True)]
+print(sum(done))
+"""
+
+
+def test_moves_made_while_a_watching_worker_does_not_read_all_succeed_under_gevent(tmp_path: Path) -> None:
+    """Many greenlets of one worker advancing matches that a stuck worker watches: each advance waits at most
+    a moment to wake it, one at a time on the worker's socket (two greenlets waiting on one socket made
+    gevent raise, and a saved move answered 500), and every one succeeds."""
+    import subprocess
+    import sys
+
+    found = subprocess.run([sys.executable, "-c", GREENLETS_WAKING, str(tmp_path / "v.sqlite3")],
+                           capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).resolve().parents[2]))
+    assert found.returncode == 0, found.stderr[-3000:]
+    assert found.stdout.strip() == "300", found.stdout + found.stderr[-2000:]
