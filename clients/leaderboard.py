@@ -20,7 +20,8 @@ def show(api: RestClient, variant: str, by: str, limit: int, cursor: str | None,
     """Write the board's pages from `cursor` (None: the first) until the last, or until the person stops."""
     first = True
     while True:
-        query = {"variant": variant, "by": by, "limit": str(limit), **({"cursor": cursor} if cursor else {})}
+        query = {"variant": variant, "by": by, "limit": str(limit), "provisional": "true",  # every rated player
+                 **({"cursor": cursor} if cursor else {})}
         page = api.request("GET", "/v1/leaderboard?" + urlencode(query))
         if first:
             write(f"Leaderboard: {variant} (family {page['family']}), by {by}")

@@ -333,7 +333,8 @@ def leaderboard_lines(page: Json) -> list[str]:
     """A page of `GET /v1/leaderboard`: `  1. Anna        rating 3.4   2 matches, 1 win, 9 rating points`."""
     lines = []
     for e in page.get("items", []):
-        extra = f", {e['points']} rating points" if e.get("points") else ""
+        extra = (f", {e['points']} rating points" if e.get("points") else "") + (
+            ", provisional" if e.get("provisional") else "")  # fewer than 5 rated matches
         wins = f"{e['wins']} win{'' if e['wins'] == 1 else 's'}"
         matches = f"{e['matches']} match{'' if e['matches'] == 1 else 'es'}"
         lines.append(f"{e['rank']:>4}. {player_name(e):<20} rating {skill_text(e['skill']['ordinal']):>6}   "

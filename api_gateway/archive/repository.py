@@ -46,6 +46,10 @@ ORDERS: dict[str, tuple[Column[Any], ...]] = {
 #: The Python types of each order's keyset (what a cursor carries).
 KEY_TYPES: dict[str, tuple[type, ...]] = {"skill": (float, str), "points": (int, str), "places": (int, int, int, str)}
 #: Who is on each board: rated at least once, with points, with an official place.
+#: Rated matches of a family after which a player's rating there is established, not provisional: the
+#: skill boards list established players (a rating from one or two matches says little), unless asked.
+ESTABLISHED = 5
+
 _ON_BOARD: dict[str, ColumnElement[bool]] = {
     "skill": ratings.c.rated > 0,
     "points": ratings.c.points > 0,
@@ -215,6 +219,7 @@ class Repository:
             "matches": sum(r.matches for r in rows),
             "ratings": [{"family": r.family, "skill": _skill(r.mu, r.sigma), "points": r.points,
                          "matches": r.matches, "rated": r.rated, "wins": r.wins,
+                         "provisional": r.rated < ESTABLISHED,
                          "places": {"first": r.places_1, "second": r.places_2, "third": r.places_3}} for r in rows],
             "recent": recent.items,
         }
@@ -256,17 +261,23 @@ class Repository:
                 "skill_after": _skill(r.mu_after, r.sigma_after)})
         return found
 
-    def leaderboard(self, family: str, by: str, after: tuple[Any, ...] | None, rank: int, limit: int) -> Page:
-        """The family's players best first by `by` (skill, points or places), after the keyset `after`."""
+    def leaderboard(self, family: str, by: str, after: tuple[Any, ...] | None, rank: int, limit: int,
+                    provisional: bool = False) -> Page:
+        """The family's players best first by `by` (skill, points or places), after the keyset `after`: the
+        established ones (`ESTABLISHED` rated matches; every one for the tournaments' places), or with
+        `provisional` every rated player, each marked."""
         order = ORDERS[by]
         query: Select[Any] = (select(ratings, players.c.name).join(players, players.c.id == ratings.c.player_id)
                               .where(ratings.c.family == family, _ON_BOARD[by]))
+        if not provisional and by != "places":
+            query = query.where(ratings.c.rated >= ESTABLISHED)
         if after is not None:
             query = query.where(tuple_(*order) < tuple_(*after))
         with database.reading(self.engine) as conn:
             rows = conn.execute(query.order_by(*(c.desc() for c in order)).limit(limit + 1)).all()
         items = [{"rank": rank + i + 1, "player": r.player_id, "name": r.name, "skill": _skill(r.mu, r.sigma),
                   "points": r.points, "matches": r.matches, "rated": r.rated, "wins": r.wins,
+                  "provisional": r.rated < ESTABLISHED,
                   "places": {"first": r.places_1, "second": r.places_2, "third": r.places_3}}
                  for i, r in enumerate(rows[:limit])]
         last = tuple(getattr(rows[limit - 1], c.key) for c in order) if len(rows) > limit else None

@@ -94,17 +94,17 @@ class Leaderboard(MethodView):
     @archive_blp.arguments(LeaderboardArgsSchema(), location="query", as_kwargs=True, unknown=RAISE)
     @archive_blp.response(200, LeaderboardSchema)
     @operation(archive_blp, "getLeaderboard", *_QUERY, "unknown-variant", *_DATABASE, *ENGINE)
-    def get(self, variant: str, by: str, limit: int, cursor: str | None = None) -> Json:
+    def get(self, variant: str, by: str, limit: int, provisional: bool, cursor: str | None = None) -> Json:
         """The best players of a variant's family: by skill (default), the source's points, or Bykovo
         tournament places; cursor-paginated, ranks counted across pages."""
         found = archive()
         family = found.family(variant)
-        scope = ["leaderboard", family, by]
+        scope = ["leaderboard", family, by, int(provisional)]
         rank, after = 0, None
         if cursor is not None:
             rank, *key = cursors.decode(cursor, scope, [int, *KEY_TYPES[by]])
             after = tuple(key)
-        page = found.leaderboard(family, by, after, rank, limit)
+        page = found.leaderboard(family, by, after, rank, limit, provisional)
         last = page.items[-1]["rank"] if page.items else rank
         return _page(Page(page.items, None if page.last is None else (last, *page.last)), scope,
                      {"variant": variant, "family": family, "by": by})

@@ -28,6 +28,9 @@ class LeaderboardArgsSchema(PageArgsSchema):
     by = fields.String(load_default="skill", validate=OneOf(sorted(ORDERS)), metadata={
         "description": "skill (the conservative skill rating, mu - 3 sigma), points (the source's rating "
                        "points: Kozel) or places (the Bykovo tournament's official places, 1st first)"})
+    provisional = fields.Boolean(load_default=False, metadata={
+        "description": "true: every rated player, the provisional ones (fewer than 5 rated matches in the family) "
+                       "marked; false (the default): established players only"})
 
 
 class AnswerSchema(Schema):
@@ -54,6 +57,8 @@ class RatingSchema(AnswerSchema):
     matches = StrictInteger(metadata={"description": "matches of this family archived"})
     rated = StrictInteger(metadata={"description": "of which rated (two sides or more held by players)"})
     wins = StrictInteger(metadata={"description": "rated matches finished in first place"})
+    provisional = fields.Boolean(metadata={"description": "fewer than 5 rated matches in the family (the "
+                                                          "skill boards list established players only)"})
     places = fields.Nested(PlacesSchema, metadata={"description": "Bykovo tournaments' official places"})
 
 
@@ -104,6 +109,8 @@ class LeaderEntrySchema(AnswerSchema):
     matches = StrictInteger()
     rated = StrictInteger()
     wins = StrictInteger()
+    provisional = fields.Boolean(metadata={"description": "fewer than 5 rated matches in the family: the rating "
+                                                          "says little yet"})
     places = fields.Nested(PlacesSchema)
 
 

@@ -212,8 +212,9 @@ class Archive:
         found: Page = self._read(lambda: self.repository.player_matches(player_id, after, limit))
         return found
 
-    def leaderboard(self, family: str, by: str, after: tuple[Any, ...] | None, rank: int, limit: int) -> Page:
-        found: Page = self._read(lambda: self.repository.leaderboard(family, by, after, rank, limit))
+    def leaderboard(self, family: str, by: str, after: tuple[Any, ...] | None, rank: int, limit: int,
+                    provisional: bool = False) -> Page:
+        found: Page = self._read(lambda: self.repository.leaderboard(family, by, after, rank, limit, provisional))
         return found
 
     def archived(self, match_id: str) -> Json:

@@ -106,6 +106,7 @@ const EN = {
   // tables (play with friends), ratings
   "table.you-are": (name, n) => `${name}: you are seat ${n}`,
   "rating.new": "rating: new", "rating.of": (r) => `rating ${r}`,
+  "rating.provisional": "provisional: fewer than 5 rated matches",
   "you.lower-self": "you", "seats.bot": (level) => `bot (${level})`, "seats.you": " (you)", "seats.free": "free",
   // the screens to play with friends, the lobby, the leaderboard (index.html)
   "f.your-tables": "Your tables",
@@ -279,6 +280,7 @@ const RU = {
   "kd.crown": "корона: область приносит клетки × короны", "kd.castle": "замок",
   "table.you-are": (name, n) => `${name}: ваше место ${n}`,
   "rating.new": "рейтинг: новый", "rating.of": (r) => `рейтинг ${r}`,
+  "rating.provisional": "предварительный: меньше 5 партий на рейтинг",
   "you.lower-self": "вы", "seats.bot": (level) => `бот (${RU.level(level)})`, "seats.you": " (вы)", "seats.free": "свободно",
   "f.your-tables": "Ваши столы",
   "f.open": "Открыть стол",

@@ -1710,7 +1710,9 @@ function setUpLeaderboard() {
 async function showBoard(more = false) {
   showScreen("leaderboard");
   say(tr("s.board"));
-  const query = new URLSearchParams({ variant: $("board-variant").value, by: $("board-by").value, limit: "20" });
+  // every rated player, the provisional ones (fewer than 5 rated matches) marked with a "?"
+  const query = new URLSearchParams({ variant: $("board-variant").value, by: $("board-by").value, limit: "20",
+                                      provisional: "true" });
   if (more && boardCursor) query.set("cursor", boardCursor);
   const gen = ++boardGen;
   let page;
@@ -1748,6 +1750,7 @@ function boardRow(e) {
   const who = document.createElement("span"); who.className = "who"; who.textContent = playerName(e);
   if (e.player === myPlayerId()) { li.classList.add("me"); who.textContent += tr("seats.you"); }
   const skill = document.createElement("span"); skill.className = "skill"; skill.textContent = tr("rating.of", skillText(e.skill.ordinal));
+  if (e.provisional) { skill.textContent += "?"; skill.title = tr("rating.provisional"); li.dataset.provisional = "1"; }
   const more = document.createElement("small");
   more.textContent = tr("x.matches-wins", e.matches, e.wins) + (e.points ? tr("x.points", e.points) : "");
   li.append(rank, " ", who, " ", skill, " ", more);

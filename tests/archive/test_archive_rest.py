@@ -132,10 +132,14 @@ def test_a_sealed_match_played_over_rest_is_archived_and_read_back(gateway: Gate
         loads(PlayerMatchesSchema(), listing.json)
         assert [m["match_id"] for m in listing.json["items"]] == [match_id] and listing.json["next"] is None
     for variant in ("kozel", "kozel-classic"):   # one board per family
-        board = gateway.get(f"/v1/leaderboard?variant={variant}")
+        board = gateway.get(f"/v1/leaderboard?variant={variant}&provisional=true")
         loads(LeaderboardSchema(), board.json)
         assert board.json["family"] == "K"
-        assert {e["player"] for e in board.json["items"]} >= {"app:alice", "app:bob"}
+        listed = {e["player"]: e for e in board.json["items"]}
+        assert listed.keys() >= {"app:alice", "app:bob"} and listed["app:alice"]["provisional"]
+        # one rated match: provisional, so not on the board of established players
+        established = gateway.get(f"/v1/leaderboard?variant={variant}").json["items"]
+        assert not {e["player"] for e in established} & {"app:alice", "app:bob"}
 
 
 def test_the_archived_record_is_served_by_a_gateway_that_never_saw_the_live_match(
@@ -158,14 +162,14 @@ def test_the_leaderboard_and_a_players_matches_page_by_cursor(gateway: Gateway, 
         seats = [people[(i + j) % 5] for j in range(3)]
         assert archive.finish(f"page-{i}", seats, engine_record(played("osel", 3, seed=300 + i))) == "recorded"
     seen: list[dict[str, Any]] = []
-    path = "/v1/leaderboard?variant=osel&limit=2"
+    path = "/v1/leaderboard?variant=osel&limit=2&provisional=true"
     while True:
         page = gateway.get(path)
         assert page.status == 200, page.json
         seen += page.json["items"]
         if page.json["next"] is None:
             break
-        path = f"/v1/leaderboard?variant=osel&limit=2&cursor={page.json['next']}"
+        path = f"/v1/leaderboard?variant=osel&limit=2&provisional=true&cursor={page.json['next']}"
     assert [e["rank"] for e in seen] == list(range(1, len(seen) + 1))
     assert {e["player"] for e in seen} == set(people)
     ordinals = [e["skill"]["ordinal"] for e in seen]
@@ -186,7 +190,7 @@ def problem(reply: Any, status: int, kind: str) -> dict[str, Any]:
 
 def test_bad_input_is_a_clear_problem(gateway: Gateway, archive: Archive) -> None:
     archive.finish("bad-input", ["app:erin", "app:finn"], engine_record(played("block", 2, seed=4)))
-    page = gateway.get("/v1/leaderboard?variant=block&limit=1").json
+    page = gateway.get("/v1/leaderboard?variant=block&limit=1&provisional=true").json
     assert page["next"] is not None
     matches_of = gateway.get("/v1/players/app:erin/matches?limit=1")  # a cursor of another list
     cases = [
@@ -195,8 +199,10 @@ def test_bad_input_is_a_clear_problem(gateway: Gateway, archive: Archive) -> Non
         ("/v1/matches/never-played/record", 404, "/v1/problems/not-archived"),
         ("/v1/leaderboard?variant=no-such-variant", 404, "/v1/problems/unknown-variant"),
         ("/v1/leaderboard?variant=block&cursor=garbage!", 400, "/v1/problems/bad-cursor"),
-        (f"/v1/leaderboard?variant=osel&cursor={page['next']}", 400, "/v1/problems/bad-cursor"),
-        (f"/v1/leaderboard?variant=block&by=points&cursor={page['next']}", 400, "/v1/problems/bad-cursor"),
+        (f"/v1/leaderboard?variant=osel&provisional=true&cursor={page['next']}", 400, "/v1/problems/bad-cursor"),
+        (f"/v1/leaderboard?variant=block&cursor={page['next']}", 400, "/v1/problems/bad-cursor"),  # another board
+        (f"/v1/leaderboard?variant=block&by=points&provisional=true&cursor={page['next']}", 400,
+         "/v1/problems/bad-cursor"),
         (f"/v1/players/app:finn/matches?cursor={page['next']}", 400, "/v1/problems/bad-cursor"),
         ("/v1/leaderboard", 422, "/v1/problems/validation-error"),
         ("/v1/leaderboard?variant=block&limit=0", 422, "/v1/problems/validation-error"),
@@ -283,3 +289,21 @@ def test_a_valid_player_id_the_archive_has_not_seen_is_a_newcomer(gateway: Gatew
         assert listing.status == 200 and listing.json == {"items": [], "next": None}
     archive.finish("newcomer-no-more", ["app:nobody-yet", "app:someone"], engine_record(played("block", 2, seed=9)))
     assert gateway.get("/v1/players/app:nobody-yet").json["newcomer"] is False
+
+
+def test_a_player_is_provisional_until_five_rated_matches_and_then_on_the_board(gateway: Gateway,
+                                                                                archive: Archive) -> None:
+    """Ratings from a few matches say little: a player is provisional until 5 rated matches in the family,
+    and the skill board lists established players (every rated one, marked, with `provisional=true`)."""
+    regular, newcomer = "app:regular-5", "app:once-1"
+    for i in range(5):
+        opponent = newcomer if i == 0 else f"app:someone-{i}"
+        archive.finish(f"provisional-{i}", [regular, opponent], engine_record(played("block", 2, seed=500 + i)))
+    rating = next(r for r in gateway.get(f"/v1/players/{regular}").json["ratings"] if r["family"] == "BL")
+    assert rating["rated"] == 5 and rating["provisional"] is False
+    assert gateway.get(f"/v1/players/{newcomer}").json["ratings"][0]["provisional"] is True
+    established = {e["player"] for e in gateway.get("/v1/leaderboard?variant=block&limit=100").json["items"]}
+    everyone = {e["player"]: e["provisional"]
+                for e in gateway.get("/v1/leaderboard?variant=block&limit=100&provisional=true").json["items"]}
+    assert regular in established and newcomer not in established
+    assert everyone[regular] is False and everyone[newcomer] is True

@@ -203,7 +203,7 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
         anna.page.click("#to-leaderboard")
         anna.wait_for(lambda: anna.screen() == "leaderboard" and anna.page.locator("#board-list li[data-player]").count() == 2,
                       "the leaderboard")
-        board = get(clocks_gw, "/v1/leaderboard?variant=kozel")
+        board = get(clocks_gw, "/v1/leaderboard?variant=kozel&provisional=true")
         rows = anna.page.eval_on_selector_all(
             "#board-list li", "(ls) => ls.map((l) => [l.dataset.player, Number(l.dataset.rank), l.querySelector('.who').textContent])")
         assert [(p, r) for p, r, _ in rows] == [(e["player"], e["rank"]) for e in board["items"]] == \
@@ -220,8 +220,8 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
 
         # More players than a page (20): eleven more rated matches between guests, played through the gateway.
         play_rated_matches(clocks_gw, 11)
-        first = get(clocks_gw, "/v1/leaderboard?variant=kozel&limit=20")
-        second = get(clocks_gw, f"/v1/leaderboard?variant=kozel&limit=20&cursor={first['next']}")
+        first = get(clocks_gw, "/v1/leaderboard?variant=kozel&limit=20&provisional=true")
+        second = get(clocks_gw, f"/v1/leaderboard?variant=kozel&limit=20&provisional=true&cursor={first['next']}")
         assert len(first["items"]) == 20 and len(second["items"]) == 4 and second["next"] is None
         anna.page.click("#board-refresh")
         anna.wait_for(lambda: anna.page.locator("#board-list li[data-player]").count() == 20, "the first page")
