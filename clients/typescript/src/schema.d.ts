@@ -1679,6 +1679,8 @@ export interface components {
             rated?: number;
             /** @description rated matches finished in first place */
             wins?: number;
+            /** @description fewer than 5 rated matches in the family (the skill boards list established players only) */
+            provisional?: boolean;
             /** @description Bykovo tournaments' official places */
             places?: components["schemas"]["Places"];
         };
@@ -1738,6 +1740,8 @@ export interface components {
             matches?: number;
             rated?: number;
             wins?: number;
+            /** @description fewer than 5 rated matches in the family: the rating says little yet */
+            provisional?: boolean;
             places?: components["schemas"]["Places"];
         };
         Leaderboard: {
@@ -4304,6 +4308,8 @@ export interface operations {
                 variant: string;
                 /** @description skill (the conservative skill rating, mu - 3 sigma), points (the source's rating points: Kozel) or places (the Bykovo tournament's official places, 1st first) */
                 by?: "places" | "points" | "skill";
+                /** @description true: every rated player, the provisional ones (fewer than 5 rated matches in the family) marked; false (the default): established players only */
+                provisional?: boolean;
             };
             header?: never;
             path?: never;
