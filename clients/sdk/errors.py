@@ -20,7 +20,7 @@ import httpx
 __all__ = [
     "ArchiveUnavailable", "BadCursor", "ClientProblem", "EngineBusy", "EngineError", "EngineTimeout", "EngineUnavailable", "IllegalAction", "InternalError",
     "InvalidPlayer", "InvalidToken", "Malformed", "MalformedJson", "MatchExpired", "Misdeal", "NotArchived", "NotFound", "ProblemError",
-    "SealedForbidden", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
+    "SealedForbidden", "HelpRefused", "SealedModeDisabled", "ServerProblem", "StaleToken", "StoreUnavailable",
     "TooLarge", "TooManyStreams", "TransportError", "Unreachable", "ConnectionLost", "AnswerTimeout",
     "UnreadableAnswer", "StreamFailed", "transport_error", "problem_of", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
@@ -193,6 +193,12 @@ class SealedForbidden(ClientProblem):
     type_name = "sealed-forbidden"
 
 
+class HelpRefused(ClientProblem):
+    """403 help-refused: a seat of a rated table's match asked for a suggestion or hints (a casual table allows them)."""
+
+    type_name = "help-refused"
+
+
 class EngineBusy(ClientProblem):
     """429 engine-busy: every bot of the engine was thinking for other calls (retried by the client,
     after `Retry-After`, before it is raised)."""
@@ -361,7 +367,7 @@ TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
 
 _EVERY_CLASS: tuple[type[ProblemError], ...] = (
     ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
-    StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, SealedModeDisabled, EngineUnavailable,
+    StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, HelpRefused, SealedModeDisabled, EngineUnavailable,
     StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, UnknownPlayer, NotArchived,
     BadCursor, InvalidPlayer, ArchiveUnavailable, *TABLE_PROBLEMS)
 PROBLEM_CLASSES: dict[str, type[ProblemError]] = {cls.type_name: cls for cls in _EVERY_CLASS}
