@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from api_gateway.store import DEADLINES, StoreUnavailable
 from api_gateway.store.watching import Watching
@@ -23,21 +24,21 @@ log = logging.getLogger("api_gateway.hosting.keepers")
 _DEADLINES = DEADLINES.hex()
 
 
+@dataclass(eq=False)
 class Keeper:
-    """`job` whenever `next_time` (unix seconds, None: nothing due) has come, until `stop`."""
+    """`job` whenever `next_time` (unix seconds, None: nothing due) has come, until `stop`; `period`: the
+    least pause between two passes."""
 
-    def __init__(self, name: str, job: Callable[[], object], next_time: Callable[[], float | None],
-                 watching: Watching, period: float, clock: Callable[[], float] = time.time) -> None:
-        self.name = name
-        self.job = job
-        self.next_time = next_time
-        self.period = period
-        self._watching = watching
-        self._clock = clock
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._watched = False
+    name: str
+    job: Callable[[], object]
+    next_time: Callable[[], float | None]
+    watching: Watching
+    period: float
+    clock: Callable[[], float] = time.time
+    _wake: threading.Event = field(default_factory=threading.Event, init=False)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False)
+    _thread: threading.Thread | None = field(default=None, init=False)
+    _watched: bool = field(default=False, init=False)
 
     def poke(self, match_id: str) -> None:
         if match_id == _DEADLINES:
@@ -48,25 +49,25 @@ class Keeper:
 
     def start(self) -> None:
         if self._thread is None:
-            if self._watching.usable:
-                self._watching.add(self)
+            if self.watching.usable:
+                self.watching.add(self)
             self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
             self._thread.start()
 
     def _sleep(self) -> float | None:
         """Seconds until the next pass (None: until woken); watches the deadlines first, so that a deadline
         written after the read below wakes it."""
-        if not self._watching.usable:
+        if not self.watching.usable:
             return self.period
         try:
             if not self._watched:
-                self._watching.watch(_DEADLINES)
+                self.watching.watch(_DEADLINES)
                 self._watched = True
             due = self.next_time()
         except StoreUnavailable as exc:
             log.warning("%s: the store does not answer: %s", self.name, exc)
             return self.period
-        return None if due is None else max(self.period, due - self._clock())
+        return None if due is None else max(self.period, due - self.clock())
 
     def _run(self) -> None:
         while not self._stop.is_set():
