@@ -4,10 +4,9 @@ its own (a greenlet under gevent).
 
 A keeper sleeps until the earliest deadline of its kind (`next_time`, one indexed read of the store),
 and is woken early when any gateway writes a deadline (`store.DEADLINES`, through the worker's
-`Watching`): with no clock running, no table waiting and nothing to hand over, it reads nothing. Between
-two passes it waits at least `period` seconds, so a pass that fails (the engine down) is retried at
-that pace, not in a loop. Where the worker has no wake-ups (the threaded development server), it
-looks every `period` seconds."""
+`Watching`): with no clock running, no table waiting and nothing to hand over, it reads nothing. A
+deadline still due after a pass (the engine down) is tried again `period` seconds later, not in a loop.
+Where the worker has no wake-ups (the threaded development server), it looks every `period` seconds."""
 from __future__ import annotations
 
 import logging
@@ -27,7 +26,7 @@ _DEADLINES = DEADLINES.hex()
 @dataclass(eq=False)
 class Keeper:
     """`job` whenever `next_time` (unix seconds, None: nothing due) has come, until `stop`; `period`: the
-    least pause between two passes."""
+    pause before a deadline still due after a pass is tried again."""
 
     name: str
     job: Callable[[], object]
@@ -67,7 +66,12 @@ class Keeper:
         except StoreUnavailable as exc:
             log.warning("%s: the store does not answer: %s", self.name, exc)
             return self.period
-        return None if due is None else max(self.period, due - self.clock())
+        if due is None:
+            return None
+        ahead = due - self.clock()
+        # due later: wake then, to the moment; due already (a pass just failed to do it, or it is new): after
+        # the least pause, so that an engine that does not answer is tried at that pace, not in a loop
+        return ahead if ahead > 0 else self.period
 
     def _run(self) -> None:
         while not self._stop.is_set():
