@@ -38,6 +38,9 @@ class Keeper:
     _stop: threading.Event = field(default_factory=threading.Event, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
     _watched: bool = field(default=False, init=False)
+    #: The earliest deadline the last look found (`_sleep`), and the one the last pass began with.
+    _due: float | None = field(default=None, init=False)
+    _passed: float | None = field(default=None, init=False)
 
     def poke(self, match_id: str) -> None:
         if match_id == _DEADLINES:
@@ -66,18 +69,22 @@ class Keeper:
         except StoreUnavailable as exc:
             log.warning("%s: the store does not answer: %s", self.name, exc)
             return self.period
+        self._due = due
         if due is None:
             return None
         ahead = due - self.clock()
-        # due later: wake then, to the moment; due already (a pass just failed to do it, or it is new): after
-        # the least pause, so that an engine that does not answer is tried at that pace, not in a loop
-        return ahead if ahead > 0 else self.period
+        if ahead > 0:
+            return ahead  # wake then, to the moment
+        # due already: at once, unless it is the deadline the last pass found due and did not do (an engine
+        # that does not answer): that one is tried again after `period`, not in a loop
+        return self.period if due == self._passed else 0.0
 
     def _run(self) -> None:
         while not self._stop.is_set():
             if self._wake.wait(self._sleep()):  # woken by a new deadline: read the earliest one again
                 self._wake.clear()
                 continue
+            self._passed = self._due
             try:
                 self.job()
             except StoreUnavailable as exc:  # the store is back soon: the work is still due then
