@@ -253,9 +253,9 @@ def stream_tables(r: Json) -> list[str]:
                         ("two_gateways", "apply on gateway A, stream from gateway B, one Redis")):
         m = r[name]
         out.append(f"| {label} | {m['p50_ms']} | {m['p99_ms']} | {m['max_ms']} |")
-    out += ["", f"p50 two gateways / one: x{r['p50_two_over_one']} (same run). A change wakes at once the streams "
-            "of the worker that made it, through Redis (pub/sub) every gateway's, and with SQLite the host's other "
-            "workers' within 50 ms (a change log each worker reads with one query)."]
+    out += ["", f"p50 two gateways / one: x{r['p50_two_over_one']} (same run). A change wakes at once the workers "
+            "whose streams watch its match, and no other: through Redis a message on the match's channel, on one "
+            "host a datagram to each watching worker's socket (docs/design.md, \"Hosting\")."]
     m = r.get("memory")
     if m:
         rss = m["rss_kib"]
@@ -265,7 +265,8 @@ def stream_tables(r: Json) -> list[str]:
     if "clocks_one_gateway" in r:
         out += ["", "### Turn clocks: from a deadline to the timeout on a stream", "",
                 f"{r['clock_tables']} tables per setup with a 5 s move clock whose seat to move never moves; "
-                "nobody calls: the gateways' keepers (every 0.2 s in each worker) apply each clock. Time from the "
+                "nobody calls: each gateway worker's clock keeper sleeps until the earliest deadline and applies "
+                "each clock that ran out. Time from the "
                 "deadline to the timeout's update on the other person's stream.", "",
                 "| setup | p50 ms | p99 ms | worst ms |", "|---|---:|---:|---:|"]
         for name, label in (("clocks_one_gateway", "one gateway, SQLite store"),
