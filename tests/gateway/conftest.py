@@ -335,3 +335,14 @@ def tables_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory)
                         env=gateway_env(tmp_path_factory.mktemp("tables"), GATEWAY_SPECTATE_KEEPALIVE="1"))
     yield gw
     gw.stop()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A live store's URL: a SQLite file of the test's own, or a Redis started for it."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
+        return
+    server = RedisServer(tmp_path)
+    yield server.url
+    server.stop()

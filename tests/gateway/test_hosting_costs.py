@@ -6,28 +6,17 @@ token opening through `KeyRing.open`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-from .conftest import EngineProc, Gateway, InProcess, RedisServer, gateway_env
+from .conftest import EngineProc, Gateway, InProcess, gateway_env
 from .test_tables import call, ok, open_table
 
 pytestmark = pytest.mark.service
 
 ONE_AND_A_BOT = [{"kind": "open"}, {"kind": "bot", "level": "random"}]
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'live.sqlite3'}"
-        return
-    server = RedisServer(tmp_path)
-    yield server.url
-    server.stop()
 
 
 class Counted:
