@@ -29,6 +29,7 @@ from typing import Any
 
 from bench.redis_server import RedisServer
 from bench.service import BenchError, Proc, start_engine, start_gateway
+from bench.tables import save as save  # the same results file as the tables bench
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]
@@ -120,8 +121,3 @@ def format_text(r: Json) -> str:
                      f"{m['lobby_next_page']['p50_ms']} ms; seeks {m['seek_ms'][0]} and {m['seek_ms'][1]} ms; "
                      f"after {r['foreign_tables']} foreign tables: paired {m['paired']}, filled {m['filled']}")
     return "\n".join(lines)
-
-
-def save(result: Json, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
