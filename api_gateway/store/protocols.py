@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = ["DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
-           "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
+           "HostedMatches", "Counters", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "split_lines"]
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
@@ -290,7 +290,18 @@ class Leases(Protocol):
         """Give the lease back, if `holder` still holds it."""
 
 
-class LiveStore(Versions, HostedMatches, TableRecords, Deadlines, ArchiveHandoff, Tickets, Leases, Protocol):
+class Counters(Protocol):
+    """Fixed-window counters shared by every gateway of one store: what the limits count (requests of one
+    kind per address, player or credential; `api_gateway.http.limits`)."""
+
+    def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
+        """Count `weight` more against `key` in its current window of `window` seconds (a new window starts
+        with the first hit after the last one ended): the count so far in the window, this hit included,
+        and the seconds until the window ends."""
+
+
+class LiveStore(Versions, HostedMatches, TableRecords, Deadlines, ArchiveHandoff, Tickets, Leases, Counters,
+                Protocol):
     """Everything the live store keeps: what `open_store` returns."""
 
     def wakeups(self) -> Wakeups:

@@ -101,6 +101,18 @@ return {1, 0}
 
 # KEYS: the match's version, its hosted hash; ARGV: the tables' key prefix, then the table fields to read.
 # {}: no such hosted match; else {version, table_id, token, over, viewers, clocks, <table fields>}.
+#: `RedisStore.hit`: count a hit in the key's window, the window starting with the first hit (its expiry);
+#: answers the count and the milliseconds left of the window.
+_HIT = """
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  left = tonumber(ARGV[2])
+end
+return {n, left}
+"""
+
 _SEATED = """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return {} end
@@ -129,6 +141,7 @@ class RedisStore:
     SEEKABLE = "domino:seek:"  # quick-play tables waiting, by creation time: <variant>:<players>:<clock>
     FILL = "domino:fill"  # quick-play tables by the time their wait for people ends
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
+    COUNTER = "domino:n:"  # a limit's counter in its window, a string with an expiry (the window's end)
     DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
     UNARCHIVED = "domino:unarchived"  # hosted matches over and not yet confirmed archived, by deadline (_ADVANCE)
     CHANNEL = "domino:m:"  # pub/sub: a match's advances (its new version), for the workers watching it
@@ -147,6 +160,7 @@ class RedisStore:
         self._seated = self._redis.register_script(_SEATED)
         self._release = self._redis.register_script(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
+        self._hit = self._redis.register_script(_HIT)
         self._wakeups: RedisWakeups | None = None
         self._trips: Any = None
 
@@ -463,6 +477,10 @@ class RedisStore:
 
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda: self._release(keys=[self.LEASE + name], args=[holder]))
+
+    def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
+        count, left = self._run(lambda: self._hit(keys=[self.COUNTER + key], args=[weight, max(1, int(window * 1000))]))
+        return int(count), int(left) / 1000
 
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         self._run(lambda: self._redis.set(self.TICKET + ticket.hex(), payload, ex=ttl))

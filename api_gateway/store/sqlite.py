@@ -173,6 +173,8 @@ class SqliteStore:
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_fill ON tables_s2 (fill_at) WHERE fill_at IS NOT NULL")
             conn.execute("CREATE TABLE IF NOT EXISTS leases_s1 (name TEXT PRIMARY KEY, holder BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS counters_s1 (key TEXT PRIMARY KEY, count INTEGER NOT NULL, "
+                         "ends REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
             # records_s1: a sealed match's log lines that left its state, one row per round ended (issue 27).
@@ -547,6 +549,16 @@ class SqliteStore:
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
 
+    def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
+        now = self._clock()
+        count, ends = self._run(lambda c: c.execute(
+            "INSERT INTO counters_s1 VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+            "count = CASE WHEN counters_s1.ends <= ? THEN excluded.count ELSE counters_s1.count + excluded.count END, "
+            "ends = CASE WHEN counters_s1.ends <= ? THEN excluded.ends ELSE counters_s1.ends END "
+            "RETURNING count, ends", (key, weight, now + window, now, now)).fetchone())
+        self._sweep()
+        return int(count), max(0.0, float(ends) - now)
+
     def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
         if over:
             return min(self.ttl, FINISHED_TTL)
@@ -579,6 +591,7 @@ class SqliteStore:
                     c.executemany("DELETE FROM versions_s1 WHERE match_id = ?", gone)
                     c.execute("DELETE FROM tables_s2 WHERE expires < ?", (now,))
                     c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (now,))
+                    c.execute("DELETE FROM counters_s1 WHERE ends < ?", (now,))
             self._run(sweep)
 
     def close(self) -> None:

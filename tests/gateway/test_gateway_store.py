@@ -556,6 +556,20 @@ def test_a_lease_is_held_by_one_holder_until_given_back_or_run_out(store: LiveSt
     assert store.lease(name, b"clara", 30)            # boris's time ran out
 
 
+def test_a_counter_counts_hits_in_its_window_and_starts_again_after(store: LiveStore) -> None:
+    key = "test:" + secrets.token_hex(4)
+    assert store.hit(key, 30)[0] == 1
+    count, left = store.hit(key, 30, weight=2)
+    assert count == 3 and 0 < left <= 30
+    assert store.hit("other:" + key, 30)[0] == 1       # keys count apart
+    assert store.hit(key, 0.2)[0] == 4                  # the window is the first hit's
+    short = "short:" + key
+    store.hit(short, 0.2)
+    time.sleep(0.3)
+    count, left = store.hit(short, 0.2)
+    assert count == 1 and 0 < left < 0.25              # its window ended: a new one
+
+
 def test_a_finished_match_leaves_the_store_long_before_a_live_one(store: LiveStore) -> None:
     """The change that ends a match keeps it `FINISHED_TTL` (its last views and record), not a whole idle
     lifetime: the store holds the matches being played, not every match ever played (issue 43)."""
