@@ -163,6 +163,22 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "One person, one seat: a player (the id a host app vouches for) takes one seat of a table, so that "
                 "nobody plays against themself (a double click, two tabs, one assertion joining twice). Nothing "
                 "changed.", ("field",)),
+    ProblemType("rate-limited", 429, "Too many requests of this kind",
+                "The service bounds what one client may open or ask for in a while, so that one client's flood "
+                "never slows everybody's play: tables opened and seeks made per address and per player, stream "
+                "tickets per credential (`limit` names which was reached). Ordinary play never meets them. Nothing "
+                "was done: try again after Retry-After seconds.", ("limit",), retry_after=True),
+    ProblemType("abort-closed", 409, "The match can no longer be aborted",
+                "A match may be aborted (ended with no result, no rating) only before every person at the table "
+                "has made a move. Resign instead (POST .../resign). Nothing changed.", ("field",)),
+    ProblemType("claim-refused", 409, "No victory to claim",
+                "Victory may be claimed only when another seat's person has been gone (no open stream and no call) "
+                "for the table's claim time (`claim_after` of the table): the seats and how long each has been "
+                "away are in the table's `presence`. Nothing changed.", ("field",)),
+    ProblemType("spectators-off", 403, "This table has no spectators",
+                "A private table is watched by its seats and its host only, unless its host opened it with "
+                "`\"spectators\": true` (then anyone with its spectator link may watch). Nothing was sent.",
+                ("field",)),
     ProblemType("table-full", 409, "Every seat of the table is taken", "Nothing changed: try another table.", ("field",)),
     ProblemType("match-over", 409, "The table's match is over",
                 "Its seats cannot be taken any more; its host or a seat may deal another (POST .../again).", ("field",)),
