@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = ["DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
-           "HostedMatches", "Counters", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
+           "HostedMatches", "Counters", "Leases", "LiveStore", "Presence", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "split_lines"]
 
 #: Seconds a match may stay idle before its record (and so its tokens) expire: a day.
@@ -300,8 +300,21 @@ class Counters(Protocol):
         and the seconds until the window ends."""
 
 
+class Presence(Protocol):
+    """Whether each seat of a hosted match is here: until when its person counts as here (an open stream
+    is renewed by its worker every few seconds, a call counts for a while: `api_gateway.hosting.presence`).
+    What a match's presence is kept with the match, and goes with it."""
+
+    def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
+        """For each match of `marks`, each of its seats counts as here until the time given (a later time
+        already kept stays); one round trip for them all (a worker renews all its open streams at once)."""
+
+    def presence(self, match_id: bytes) -> dict[int, float]:
+        """Until when each seat seen so far counts as here (a seat never seen is absent)."""
+
+
 class LiveStore(Versions, HostedMatches, TableRecords, Deadlines, ArchiveHandoff, Tickets, Leases, Counters,
-                Protocol):
+                Presence, Protocol):
     """Everything the live store keeps: what `open_store` returns."""
 
     def wakeups(self) -> Wakeups:

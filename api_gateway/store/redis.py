@@ -113,6 +113,15 @@ end
 return {n, left}
 """
 
+#: `RedisStore.seen`: each seat's time kept unless a later one is (ARGV: the key's lifetime, then seat, time pairs).
+_SEEN = """
+for i = 2, #ARGV, 2 do
+  local kept = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+  if tonumber(ARGV[i + 1]) > kept then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+"""
+
 _SEATED = """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return {} end
@@ -141,6 +150,7 @@ class RedisStore:
     SEEKABLE = "domino:seek:"  # quick-play tables waiting, by creation time: <variant>:<players>:<clock>
     FILL = "domino:fill"  # quick-play tables by the time their wait for people ends
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
+    PRESENCE = "domino:pr:"  # a hosted match's presence, a hash: seat -> until when it counts as here
     COUNTER = "domino:n:"  # a limit's counter in its window, a string with an expiry (the window's end)
     DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
     UNARCHIVED = "domino:unarchived"  # hosted matches over and not yet confirmed archived, by deadline (_ADVANCE)
@@ -161,6 +171,7 @@ class RedisStore:
         self._release = self._redis.register_script(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
         self._hit = self._redis.register_script(_HIT)
+        self._seen = self._redis.register_script(_SEEN)
         self._wakeups: RedisWakeups | None = None
         self._trips: Any = None
 
@@ -477,6 +488,21 @@ class RedisStore:
 
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda: self._release(keys=[self.LEASE + name], args=[holder]))
+
+    def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=False)
+            for match_id, until in marks.items():
+                args: list[Any] = [self.ttl]
+                for seat, t in until.items():
+                    args += [seat, repr(t)]
+                self._seen(keys=[self.PRESENCE + match_id.hex()], args=args, client=pipe)
+            return pipe.execute()
+        self._run(work)
+
+    def presence(self, match_id: bytes) -> dict[int, float]:
+        found = self._run(lambda: self._redis.hgetall(self.PRESENCE + match_id.hex()))
+        return {int(seat): float(until) for seat, until in found.items()}
 
     def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
         count, left = self._run(lambda: self._hit(keys=[self.COUNTER + key], args=[weight, max(1, int(window * 1000))]))

@@ -173,6 +173,8 @@ class SqliteStore:
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_fill ON tables_s2 (fill_at) WHERE fill_at IS NOT NULL")
             conn.execute("CREATE TABLE IF NOT EXISTS leases_s1 (name TEXT PRIMARY KEY, holder BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS presence_s1 (match_id BLOB NOT NULL, seat INTEGER NOT NULL, "
+                         "until REAL NOT NULL, PRIMARY KEY (match_id, seat)) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS counters_s1 (key TEXT PRIMARY KEY, count INTEGER NOT NULL, "
                          "ends REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
@@ -549,6 +551,20 @@ class SqliteStore:
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
 
+    def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
+        rows = [(match_id, seat, t) for match_id, until in marks.items() for seat, t in until.items()]
+
+        def work(c: sqlite3.Connection) -> None:
+            with c:
+                c.executemany("INSERT INTO presence_s1 VALUES (?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                              "until = max(until, excluded.until)", rows)
+        self._run(work)
+
+    def presence(self, match_id: bytes) -> dict[int, float]:
+        rows = self._run(lambda c: c.execute("SELECT seat, until FROM presence_s1 WHERE match_id = ?",
+                                             (match_id,)).fetchall())
+        return {int(seat): float(until) for seat, until in rows}
+
     def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
         now = self._clock()
         count, ends = self._run(lambda c: c.execute(
@@ -602,7 +618,7 @@ class SqliteStore:
 
 
 #: The tables whose rows belong to one match (keyed by its id first): swept with its version row.
-_PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1")
+_PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1", "presence_s1")
 
 
 

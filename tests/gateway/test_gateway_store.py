@@ -556,6 +556,17 @@ def test_a_lease_is_held_by_one_holder_until_given_back_or_run_out(store: LiveSt
     assert store.lease(name, b"clara", 30)            # boris's time ran out
 
 
+def test_presence_keeps_the_latest_time_each_seat_counts_as_here(store: LiveStore) -> None:
+    match = secrets.token_bytes(16)
+    assert store.presence(match) == {}
+    other = secrets.token_bytes(16)
+    store.seen({match: {0: 100.0, 2: 50.0}})
+    store.seen({match: {0: 90.0, 1: 70.5}, other: {3: 1.0}})  # an earlier time for seat 0 does not shorten it
+    assert store.presence(match) == {0: 100.0, 1: 70.5, 2: 50.0}
+    assert store.presence(other) == {3: 1.0}
+    assert store.presence(secrets.token_bytes(16)) == {}
+
+
 def test_a_counter_counts_hits_in_its_window_and_starts_again_after(store: LiveStore) -> None:
     key = "test:" + secrets.token_hex(4)
     assert store.hit(key, 30)[0] == 1
