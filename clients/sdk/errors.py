@@ -25,6 +25,7 @@ __all__ = [
     "UnreadableAnswer", "StreamFailed", "transport_error", "problem_of", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
     "SeatTaken", "SeatHeld", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
+    "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -213,6 +214,20 @@ class TooManyStreams(ClientProblem):
     type_name = "too-many-streams"
 
 
+class RateLimited(ClientProblem):
+    """429 rate-limited: one of the service's limits on what a client may open or ask for in a while (tables
+    opened, seeks, stream tickets: `limit` names which) was reached; nothing was done. Try again after
+    `retry_after` seconds (the answer's `Retry-After`). Ordinary play never meets them."""
+
+    type_name = "rate-limited"
+
+    @property
+    def limit(self) -> str | None:
+        """Which limit was reached (the problem's `limit` member)."""
+        limit = self.problem.get("limit")
+        return None if limit is None else str(limit)
+
+
 class TooLarge(ClientProblem):
     """413 too-large: the request, or the answer it asks for, is over the service's message limit."""
 
@@ -360,15 +375,36 @@ class InvalidTicket(ClientProblem):
     type_name = "invalid-ticket"
 
 
+class AbortClosed(ClientProblem):
+    """409 abort-closed: the match can no longer be aborted (every person at the table has made a move); resign
+    instead (`Seat.resign()`). Nothing changed."""
+
+    type_name = "abort-closed"
+
+
+class ClaimRefused(ClientProblem):
+    """409 claim-refused: no victory to claim: no other person's seat has been gone (no open stream, no call)
+    for the table's `claim_after` seconds. Nothing changed."""
+
+    type_name = "claim-refused"
+
+
+class SpectatorsOff(ClientProblem):
+    """403 spectators-off: a private table watched without its spectator link (`?watch=<code>`), or one opened
+    without spectators. Nothing was sent."""
+
+    type_name = "spectators-off"
+
+
 TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
     InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, SeatHeld, TableFull,
-    MatchOver, NotSeated, MatchNotOver, InvalidTicket)
+    MatchOver, NotSeated, MatchNotOver, InvalidTicket, AbortClosed, ClaimRefused, SpectatorsOff)
 
 
 _EVERY_CLASS: tuple[type[ProblemError], ...] = (
     ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
     StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, HelpRefused, SealedModeDisabled, EngineUnavailable,
-    StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, UnknownPlayer, NotArchived,
+    StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, RateLimited, UnknownPlayer, NotArchived,
     BadCursor, InvalidPlayer, ArchiveUnavailable, *TABLE_PROBLEMS)
 PROBLEM_CLASSES: dict[str, type[ProblemError]] = {cls.type_name: cls for cls in _EVERY_CLASS}
 

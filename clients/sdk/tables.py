@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from clients.sdk.rest import Legal, RestClient
 
 __all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "StreamEvent", "Table", "TableSeat", "parse_invite_link",
-           "seat_spec"]
+           "parse_watch_link", "seat_spec"]
 
 Json = dict[str, Any]
 #: `event: closed` reasons of a stream that simply lasted its time (no event for a while, or its longest):
@@ -61,7 +61,10 @@ OnLeave = Literal["wait", "bot"]
 @dataclass(frozen=True, slots=True)
 class TableSeat:
     """One seat of a table: `kind` "open" (a person's) or "bot" (with its `level`), whether it is `taken`, the
-    name it is shown by, and the `player` id holding a person's seat (`GET /v1/players/{id}`: its ratings)."""
+    name it is shown by, and the `player` id holding a person's seat (`GET /v1/players/{id}`: its ratings).
+
+    Presence, while a match is dealt: `here` (the seat's person has a stream open or called lately) and
+    `away_since` (unix seconds since when they have not); both None with no match, and for a bot's seat."""
 
     seat: int
     kind: str
@@ -69,11 +72,20 @@ class TableSeat:
     taken: bool
     name: str | None
     player: str | None = None
+    here: bool | None = None
+    away_since: int | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> TableSeat:
+        here, away = data.get("here"), data.get("away_since")
         return cls(int(data["seat"]), str(data["kind"]), data.get("level"), bool(data.get("taken")), data.get("name"),
-                   data.get("player"))
+                   data.get("player"), None if here is None else bool(here), None if away is None else int(away))
+
+    def away_for(self, now: float | None = None) -> float | None:
+        """Seconds this seat's person has been gone (None: here, a bot, or no match dealt)."""
+        if self.here is not False or self.away_since is None:
+            return None
+        return max(0.0, (time.time() if now is None else now) - self.away_since)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,20 +105,36 @@ class Table:
     matches: int
     created: int
     raw: Json = field(repr=False, compare=False)
+    #: rated (ratings change, no engine help for a seat) or casual
+    rated: bool = True
+    #: a private table anyone with its spectator link may watch
+    spectators: bool = False
+    #: seconds a person's seat must have been gone before the others may claim victory (`Seat.claim()`)
+    claim_after: int | None = None
 
     @classmethod
     def from_json(cls, data: Json) -> Table:
+        claim_after = data.get("claim_after")
         return cls(table_id=str(data["table_id"]), name=data.get("name"), variant=str(data["variant"]),
                    players=int(data["players"]), options=dict(data.get("options") or {}),
                    public=bool(data.get("public")), on_leave=str(data.get("on_leave", "wait")),
                    seats=[TableSeat.from_json(s) for s in data.get("seats", [])], status=str(data.get("status", "")),
                    match_id=data.get("match_id"), matches=int(data.get("matches", 0)),
-                   created=int(data.get("created", 0)), raw=data)
+                   created=int(data.get("created", 0)), raw=data, rated=bool(data.get("rated", True)),
+                   spectators=bool(data.get("spectators", False)),
+                   claim_after=None if claim_after is None else int(claim_after))
 
     @property
     def free_seats(self) -> list[int]:
         """The open seats nobody has taken yet."""
         return [s.seat for s in self.seats if s.kind == "open" and not s.taken]
+
+    def claimable(self, now: float | None = None) -> list[int]:
+        """The seats whose person has been gone at least `claim_after` seconds (as this answer saw them): the
+        others may claim victory (`Seat.claim()`). The gateway decides; this is what a client shows."""
+        if self.claim_after is None or self.status != "playing":
+            return []
+        return [s.seat for s in self.seats if (away := s.away_for(now)) is not None and away >= self.claim_after]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +163,18 @@ def parse_invite_link(link: str) -> tuple[str, str, str]:
     return f"{parts.scheme}://{parts.netloc}{base}", tables[0], invites[0]
 
 
+def parse_watch_link(link: str) -> tuple[str, str, str]:
+    """`(gateway_url, table_id, watch_code)` of a spectator link `http://host:port/play?table=<id>&watch=<code>`;
+    a link that is not one raises `ValueError`."""
+    parts = urllib.parse.urlsplit(link.strip())
+    query = urllib.parse.parse_qs(parts.query)
+    tables, codes = query.get("table", []), query.get("watch", [])
+    if parts.scheme not in ("http", "https") or not parts.netloc or len(tables) != 1 or len(codes) != 1:
+        raise ValueError(f"not a spectator link (http://host:port/play?table=<id>&watch=<code>): {link!r}")
+    base = parts.path.rsplit("/play", 1)[0] if parts.path.endswith("/play") else ""
+    return f"{parts.scheme}://{parts.netloc}{base}", tables[0], codes[0]
+
+
 def seat_spec(seat: str | Json) -> Json:
     """A seat of `create_table(seats=...)`: "open" (a person's), a bot's level ("random", "greedy", "expert"), or
     the JSON object itself (`{"kind": "bot", "level": "greedy"}`)."""
@@ -147,13 +187,20 @@ def seat_spec(seat: str | Json) -> Json:
 
 @dataclass(slots=True)
 class OpenedTable:
-    """What opening a table answers: its id, the host key (its owner's credential) and one invite per open seat."""
+    """What opening a table answers: its id, the host key (its owner's credential), one invite per open seat, and
+    for a private table with spectators its `spectator_link` (`.../play?table=<id>&watch=<code>`)."""
 
     client: RestClient = field(repr=False)
     table_id: str
     host_key: str = field(repr=False)
     invites: list[Invite]
     table: Table
+    spectator_link: str | None = None
+
+    @property
+    def watch_code(self) -> str | None:
+        """The code of the spectator link (for `RestClient.table(id, watch=...)` and `watch_events`)."""
+        return parse_watch_link(self.spectator_link)[2] if self.spectator_link else None
 
     def refresh(self) -> Table:
         """The table now (also kept in `table`)."""
@@ -264,8 +311,26 @@ class Seat:
         is refused with a 409 and the round is dealt once)."""
         return self._take(self._call("POST", "next-round", {}))
 
+    def resign(self) -> Json:
+        """Resign the match (`POST .../resign`): this seat loses, as its timeout where the variant has a timeout
+        rule, else placed last; the answer is as `apply`'s, its `events` `resigned` then the match's end.
+        A match already over: `IllegalAction`."""
+        return self._take(self._call("POST", "resign", {}))
+
+    def abort(self) -> Json:
+        """Abort the match (`POST .../abort`): it ends with no result and no rating. Only before every person at
+        the table has made a move; after that `AbortClosed` (resign instead). Events: `aborted`, the end."""
+        return self._take(self._call("POST", "abort", {}))
+
+    def claim(self) -> Json:
+        """Claim victory (`POST .../claim`) over a person whose seat has been gone (no open stream, no call) for
+        the table's `claim_after` seconds (`Table.claimable()`): scored as that seat's timeout. Events: `gone`,
+        the end. Nobody gone long enough: `ClaimRefused`."""
+        return self._take(self._call("POST", "claim", {}))
+
     def leave(self) -> Table:
-        """Give up the seat: the credential stops working; the table's `on_leave` says who plays it now."""
+        """Give up the seat: the credential stops working; the table's `on_leave` says who plays it now.
+        Leaving a rated table's match once it can no longer be aborted resigns it."""
         answer = self.client.request("POST", f"/v1/tables/{self.table_id}/leave", {}, auth=self.credential)
         return Table.from_json(answer["table"])
 
@@ -523,12 +588,22 @@ class TablesApi:
 
     def create_table(self, variant: str, players: int, *, seats: Sequence[str | Json] | None = None,
                      options: Json | None = None, public: bool = False, on_leave: OnLeave = "wait",
-                     name: str | None = None, clock: Json | None = None) -> OpenedTable:
+                     name: str | None = None, clock: Json | None = None, rated: bool | None = None,
+                     spectators: bool | None = None, claim_after: int | None = None) -> OpenedTable:
         """Open a table (`POST /v1/tables`). `seats`: one per seat, "open" (a person's, the default for all) or
         a bot's level; `public` tables are listed in the lobby; `on_leave`: "wait" for someone to take a seat
         its person left, or "bot" to let a greedy bot play it; `clock`: a turn clock the service applies
-        (`{"move": 30}` or `{"bank": 300, "increment": 5}`, and `on_timeout`: docs/tables.md, Clocks)."""
+        (`{"move": 30}` or `{"bank": 300, "increment": 5}`, and `on_timeout`: docs/tables.md, Clocks).
+        `rated`: False for a casual table (engine help allowed, no rating; None: the gateway's default, rated);
+        `spectators`: a private table anyone with its `spectator_link` may watch; `claim_after`: seconds a
+        person's seat must be gone before the others may claim victory (None: the gateway's default)."""
         body: Json = {"variant": variant, "players": players, "public": public, "on_leave": on_leave}
+        if rated is not None:
+            body["rated"] = rated
+        if spectators is not None:
+            body["spectators"] = spectators
+        if claim_after is not None:
+            body["claim_after"] = claim_after
         if seats is not None:
             body["seats"] = [seat_spec(s) for s in seats]
         if options is not None:
@@ -539,7 +614,8 @@ class TablesApi:
             body["clock"] = clock
         answer = self._client().request("POST", "/v1/tables", body)
         return OpenedTable(self._client(), answer["table_id"], answer["host_key"],
-                           [Invite.from_json(i) for i in answer.get("invites", [])], Table.from_json(answer["table"]))
+                           [Invite.from_json(i) for i in answer.get("invites", [])], Table.from_json(answer["table"]),
+                           answer.get("spectator_link"))
 
     def list_tables(self, variant: str | None = None, *, limit: int = 20) -> Iterator[Table]:
         """The lobby: every public table with a seat free, newest first, page by page (`limit` a page,
@@ -554,9 +630,23 @@ class TablesApi:
             if not cursor:
                 return
 
-    def table(self, table_id: str) -> Table:
-        """A table by its id (anyone holding the id may look)."""
-        return Table.from_json(self._client().request("GET", f"/v1/tables/{urllib.parse.quote(table_id, safe='')}"))
+    def table(self, table_id: str, *, watch: str | None = None, invite: str | None = None,
+              auth: str | None = None) -> Table:
+        """A table by its id. A public table: anyone holding the id may look. A private one: its seats and host
+        (`auth`: a credential or the host key), a spectator link's `watch` code (else `SpectatorsOff`), or an
+        `invite` code while that invite is unused."""
+        query = urllib.parse.urlencode({**({"watch": watch} if watch else {}), **({"invite": invite} if invite else {})})
+        path = f"/v1/tables/{urllib.parse.quote(table_id, safe='')}" + (f"?{query}" if query else "")
+        return Table.from_json(self._client().request("GET", path, auth=auth))
+
+    def watch_events(self, match_id: str, watch: str | None = None, *, idle_timeout: float = 60.0,
+                     reconnects: int = 30) -> EventStream:
+        """A spectator's stream of a match (`GET /v1/matches/{id}/events`, no credential): the public view, then
+        every change. A private table's needs its spectator link's `watch` code (else `SpectatorsOff`)."""
+        path = f"/v1/matches/{urllib.parse.quote(match_id, safe='')}/events"
+        if watch:
+            path += "?" + urllib.parse.urlencode({"watch": watch})
+        return EventStream(self._client().gateways, path, None, idle_timeout=idle_timeout, reconnects=reconnects)
 
     def join_table(self, table_id: str, invite: str | None = None, seat: int | None = None, *,
                    name: str = "Guest", player: str | None = None) -> Seat:
