@@ -36,6 +36,12 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_DATABASE_TIMEOUT | 5 | seconds to connect to the archive database, and for each statement or lock wait |
 | GATEWAY_ARCHIVE_RETRY | 2 | seconds between two tries to write the finished matches waiting in the outbox (the database was down) |
 | GATEWAY_PLAYER_KEYS | (none) | keys that check the player assertions (JWTs) host apps sign, by `kid`: `kid:base64secret` (HS256) or `kid:ed25519:base64publickey` (EdDSA), comma-separated, newest first (docs/security.md, Player assertions); none: every player is a guest |
+| GATEWAY_LIMIT_TABLES_PER_ADDRESS | 600/60 | tables one client address may open (`POST /v1/tables`) per window, `count/seconds` (several, comma-separated: each applies; `0` or `off`: no limit); more: 429 rate-limited, counted in the live store, shared by every gateway on it (docs/security.md, Limits) |
+| GATEWAY_LIMIT_SEEKS_PER_ADDRESS | 600/60 | quick-play seeks (`POST /v1/seek`) of one client address per window, as above |
+| GATEWAY_LIMIT_SEEKS_PER_PLAYER | 60/60 | seeks of one player (the id its assertion proves, from any address) per window, as above |
+| GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL | 60/60 | stream tickets (`POST /v1/matches/{id}/events/ticket`) of one credential per window, as above |
+| GATEWAY_LIMIT_SEALED_PER_ADDRESS | 1200/60 | sealed matches one client address may start (`POST /v1/matches` with `"mode": "sealed"`) per window, as above |
+| GATEWAY_PRESENCE_SECONDS | 25 | seconds a seat of an online table counts as here after its stream's last renewal (renewed every 0.4 of this while open) or its last call; then away (docs/tables.md, Presence) |
 | GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
 | LOG_LEVEL | INFO | |
 """
@@ -91,6 +97,13 @@ class GatewayConfig:
     database_timeout: float = 5.0
     archive_retry: float = 2.0
     player_keys: str = ""
+    presence_seconds: float = 25.0
+    # Limits (`api_gateway.http.limits`): (count, seconds) windows, each applies; () = no limit.
+    limit_tables_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
+    limit_seeks_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
+    limit_seeks_per_player: tuple[tuple[int, int], ...] = ((60, 60),)
+    limit_tickets_per_credential: tuple[tuple[int, int], ...] = ((60, 60),)
+    limit_sealed_per_address: tuple[tuple[int, int], ...] = ((1200, 60),)
     log_level: str = "INFO"
 
 
@@ -124,6 +137,19 @@ def _seconds(name: str, text: str, zero: bool = False) -> float:
     return value
 
 
+def windows(name: str, text: str) -> tuple[tuple[int, int], ...]:
+    """A limit's windows: ``count/seconds`` terms, comma-separated (``600/60``, ``600/60,5000/86400``;
+    a bare count is per 60 s); ``0`` or ``off``: no limit (no windows)."""
+    if text.strip().lower() in ("0", "off"):
+        return ()
+    found = []
+    for term in text.split(","):
+        count, slash, seconds = term.strip().partition("/")
+        found.append((_int(name, count.strip(), 1, 10_000_000),
+                      _int(name, seconds.strip() if slash else "60", 1, 7 * 24 * 3600)))
+    return tuple(found)
+
+
 def public_url(name: str, text: str) -> str:
     """An absolute http(s) URL with a host and no query or fragment, without its trailing slash."""
     url = urlsplit(text.strip())
@@ -148,6 +174,10 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     def pick_int(name: str, default: int, low: int, high: int) -> int:
         text = get(name)
         return default if text is None else _int(name, text, low, high)
+
+    def pick_windows(name: str, default: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        text = get(name)
+        return default if text is None else windows(name, text)
 
     level = (get("LOG_LEVEL") or d.log_level).strip().upper()
     if level not in _LEVELS:
@@ -194,6 +224,13 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         else _seconds("GATEWAY_DATABASE_TIMEOUT", db_timeout_text),
         archive_retry=d.archive_retry if retry_text is None else _seconds("GATEWAY_ARCHIVE_RETRY", retry_text),
         player_keys=environ.get("GATEWAY_PLAYER_KEYS", "").strip(),
+        presence_seconds=_seconds("GATEWAY_PRESENCE_SECONDS", get("GATEWAY_PRESENCE_SECONDS") or "25"),
         dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
+        limit_tables_per_address=pick_windows("GATEWAY_LIMIT_TABLES_PER_ADDRESS", d.limit_tables_per_address),
+        limit_seeks_per_address=pick_windows("GATEWAY_LIMIT_SEEKS_PER_ADDRESS", d.limit_seeks_per_address),
+        limit_seeks_per_player=pick_windows("GATEWAY_LIMIT_SEEKS_PER_PLAYER", d.limit_seeks_per_player),
+        limit_tickets_per_credential=pick_windows("GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL",
+                                                  d.limit_tickets_per_credential),
+        limit_sealed_per_address=pick_windows("GATEWAY_LIMIT_SEALED_PER_ADDRESS", d.limit_sealed_per_address),
         log_level=level,
     )

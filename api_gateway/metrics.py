@@ -7,6 +7,8 @@
   retries included, whatever the outcome.
 - ``domino_gateway_engine_call_errors_total{method, code}``: engine calls that did not
   answer OK, by gRPC status name.
+- ``domino_gateway_limit_refusals_total{limit}``: requests answered 429 rate-limited, by the
+  limit they met (`api_gateway.http.limits`).
 
 `route` is the URL rule (``/v1/variants/<name>``), or ``<unmatched>`` for a
 path no rule matches, so hostile URLs cannot grow the label set; `method` is
@@ -76,6 +78,12 @@ CLOCK_TIMEOUTS = Counter(
     "autopilot (a bot plays the seat on), lost (another gateway applied it first, or the seat moved in time), "
     "failed (the engine or the store did not answer: tried again on the next pass).",
     ["outcome"],
+)
+LIMIT_REFUSALS = Counter(
+    "domino_gateway_limit_refusals_total",
+    "Requests answered 429 rate-limited, by the limit they met (`api_gateway.http.limits`: tables-per-address, "
+    "seeks-per-address, seeks-per-player, tickets-per-credential, sealed-per-address).",
+    ["limit"],
 )
 STORE_TRIPS = Counter(
     "domino_gateway_store_round_trips_total",
