@@ -197,6 +197,11 @@ class Matches:
     # ------------------------------------------------------------ carrying the match
 
     @property
+    def sealed(self) -> bool:
+        """Whether sealed mode is on (keys configured)."""
+        return self._keys is not None
+
+    @property
     def keys(self) -> KeyRing:
         if self._keys is None:
             raise SealedModeDisabled("set STATE_TOKEN_KEYS to use sealed mode")

@@ -67,23 +67,61 @@ def all_seated(rec: Json) -> bool:
     return all(s["kind"] == "bot" or s["taken"] or s.get("bot") for s in rec["seats"])
 
 
-def view(rec: Json, over: bool) -> Json:
+def persons(rec: Json) -> list[int]:
+    """The seats a person plays now (taken, and no bot playing it since its person left)."""
+    return [int(s["seat"]) for s in rec["seats"] if s["kind"] == "open" and s["taken"] and not s.get("bot")]
+
+
+#: Seconds a seat must be gone before the others may claim victory, unless the table says.
+CLAIM_AFTER = 120
+
+
+def claim_after(rec: Json) -> int:
+    """The table's claim time: as it was opened with, else `CLAIM_AFTER`, or its clock's longest wait for one
+    move if longer (a correspondence table's seat is not gone while its clock lets it think)."""
+    if rec.get("claim_after") is not None:
+        return int(rec["claim_after"])
+    clock = rec.get("clock") or {}
+    return int(max(CLAIM_AFTER, clock.get("move") or 0, clock.get("bank") or 0))
+
+
+#: The events of a seat's own action (domino: `seat`; Kingdomino: `player`).
+_ACTIONS = frozenset({"played", "drew", "passed", "tile_placed", "tile_picked", "tile_discarded"})
+
+
+def moved(lines: list[bytes]) -> set[int]:
+    """The seats that made a move in a match, from its public lines (the table's public stream)."""
+    seats: set[int] = set()
+    for line in lines:
+        for e in orjson.loads(line).get("events") or ():
+            if e.get("type") in _ACTIONS:
+                who = e.get("seat", e.get("player"))
+                if isinstance(who, int):
+                    seats.add(who)
+    return seats
+
+
+def view(rec: Json, over: bool, presence: dict[int, Json] | None = None) -> Json:
     """The table as anyone holding its id sees it (no hash; each taken seat's player id, public as on
-    the leaderboard, so a client can show the player's rating beside the name)."""
+    the leaderboard, so a client can show the player's rating beside the name; `presence`: whether each
+    person's seat is here, `hosting.presence.seat_presence`)."""
     seats = []
     waiting = False
     for s in rec["seats"]:
         bot = s["level"] if s["kind"] == "bot" else s.get("bot")
         if s["kind"] == "open" and not s["taken"] and not (bot and rec["match_id"]):
             waiting = True
+        shown = (presence or {}).get(s["seat"], {})
         seats.append({"seat": s["seat"], "kind": s["kind"], "level": bot,
                       "taken": s["kind"] == "bot" or s["taken"],
                       "name": s["name"] if s["taken"] else (f"{bot} bot" if bot else None),
-                      "player": s.get("player") if s["kind"] == "open" and s["taken"] else None})
+                      "player": s.get("player") if s["kind"] == "open" and s["taken"] else None,
+                      "here": shown.get("here"), "away_since": shown.get("away_since")})
     status = "over" if over else "waiting" if waiting or rec["match_id"] is None else "playing"
     return {"table_id": rec["table_id"], "name": rec["name"], "variant": rec["variant"],
             "players": rec["players"], "options": rec["options"], "public": rec["public"],
-            "rated": rec.get("rated", True),
+            "rated": rec.get("rated", True), "spectators": bool(rec.get("spectators")),
+            "claim_after": claim_after(rec),
             "on_leave": rec["on_leave"], "clock": rec.get("clock"), "seats": seats, "status": status,
             "match_id": rec["match_id"], "matches": rec["matches"], "created": int(rec["created"])}
 
@@ -97,6 +135,12 @@ def holds(rec: Json, credential: str, who: str) -> bool:
         return False
     stored = rec["seats"][int(who)].get("cred")
     return stored is not None and hmac.compare_digest(stored, digest)
+
+
+def holds_watch(rec: Json, code: str) -> bool:
+    """Whether `code` is this private table's spectator code."""
+    stored = rec.get("watch")
+    return stored is not None and hmac.compare_digest(stored, secret_hash(code.strip().upper()))
 
 
 def seat_to_take(rec: Json, body: Json) -> int:

@@ -24,9 +24,10 @@ from typing import Any
 import orjson
 
 from api_gateway.clocks import Clocks, ClockSetting, ClockSettingError
-from api_gateway.engine import EngineMalformed
+from api_gateway.engine import EngineIllegal, EngineMalformed
 from api_gateway.hosting import records
 from api_gateway.hosting.play import HostedPlay
+from api_gateway.hosting.presence import Presence, seat_presence
 from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.matches import hosted_change, match_bytes
 from api_gateway.store import Deal, HostedMatch, MatchExpired, StoreUnavailable, TableRow
@@ -53,11 +54,13 @@ class SeatContext:
 class Tables:
     """The tables of the live store (one instance per app)."""
 
-    def __init__(self, play: HostedPlay, archive: Any = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, play: HostedPlay, archive: Any = None, clock: Callable[[], float] = time.time,
+                 presence: Presence | None = None) -> None:
         self.play = play
         self.matches = play.matches
         self.archive = archive
         self._clock = clock
+        self.presence = presence if presence is not None else Presence(lambda: self.matches.store, clock)
 
     @property
     def store(self) -> Any:
@@ -146,18 +149,52 @@ class Tables:
                 invites.append(records.invite_answer(table_id, i, code, base_url))
             seats.append(seat)
         name = records.display_name(body.get("name"), "") or None
+        public = bool(body.get("public", False))
+        watch = records.new_invite() if body.get("spectators") and not public else None
         rec: Json = {"table_id": table_id, "name": name, "variant": variant, "players": players,
-                     "options": options, "public": bool(body.get("public", False)),
-                     "rated": bool(body.get("rated", True)),
+                     "options": options, "public": public,
+                     "rated": bool(body.get("rated", True)), "spectators": watch is not None,
+                     "watch": None if watch is None else records.secret_hash(watch),
+                     "claim_after": body.get("claim_after"),
                      "on_leave": body.get("on_leave") or "wait", "clock": clock, "seek": seek,
                      "created": self._clock(), "host": records.secret_hash(host),
                      "seats": seats, "match_id": None, "matches": 0}
         if not self.store.put_table(records.table_row(rec, 1)):
             raise StoreUnavailable("a new table's id was taken")  # 128 random bits: never
-        return {"table_id": table_id, "host_key": host, "invites": invites, "table": self.view(rec, False)}
+        link = None if watch is None else f"{base_url.rstrip('/')}/play?table={table_id}&watch={watch}"
+        return {"table_id": table_id, "host_key": host, "invites": invites, "spectator_link": link,
+                "table": self.view(rec, False)}
 
-    def get(self, table_id: str) -> Json:
-        return self.view(self._row(table_id)[1])
+    def get(self, table_id: str, credential: str | None = None, invite: str | None = None,
+            watch: str | None = None) -> Json:
+        """A table as its seats, its host, its spectators (a public table's: anyone; a private one's: whoever
+        holds its spectator link, if it has one) or whoever holds one of its unused invites see it; with
+        whether each person's seat is here."""
+        rec = self._row(table_id)[1]
+        if credential is not None:
+            self._who(rec, credential)
+        elif invite is not None:
+            records.seat_to_take(rec, {"invite": invite})  # 409 invalid-invite: used, or not this table's
+        else:
+            self.check_watcher(rec, watch)
+        over = self._over(rec)
+        presence = None
+        if rec["match_id"] is not None and not over:
+            presence = seat_presence(self.store.presence(bytes.fromhex(rec["match_id"])), records.persons(rec),
+                                     rec.get("dealt", rec["created"]), self._clock())
+        return records.view(rec, over, presence)
+
+    @staticmethod
+    def check_watcher(rec: Json, watch: str | None) -> None:
+        """Anyone may watch a public table; a private one, whoever holds its spectator link (403 spectators-off)."""
+        if rec["public"]:
+            return
+        if rec.get("watch") is None:
+            raise TableRefused("spectators-off", "this table is private and has no spectators: its seats and "
+                                                 "host only (send a credential)", "watch")
+        if watch is None or not records.holds_watch(rec, watch):
+            raise TableRefused("spectators-off", "this private table is watched with its spectator link only "
+                                                 "(watch=...)", "watch")
 
     def lobby(self, variant: str | None, limit: int, cursor: str | None) -> Json:
         before: tuple[float, str] | None = None
@@ -187,6 +224,7 @@ class Tables:
         token = self.matches.keys.seal(sealed)
         rec["match_id"] = sealed.match_id_hex
         rec["matches"] += 1
+        rec["dealt"] = self._clock()
         clocks = b""
         if rec.get("clock") is not None:
             turn = orjson.loads(reply.watcher).get("turn")
@@ -230,6 +268,17 @@ class Tables:
                 "match_id": rec["match_id"], "table": self.view(rec)}
 
     def leave(self, table_id: str, credential: str | None) -> Json:
+        """Give up a seat. Leaving a rated match once every person has moved is a resign (the match ends,
+        the leaver's side losing), so that leaving a lost match does not make it unrated."""
+        _, before = self._row(table_id)
+        seat = self._who(before, credential)
+        if seat is not None and before["seats"][seat]["taken"] and before.get("rated", True) \
+                and before["match_id"] is not None and seat in records.persons(before) and not self._over(before) \
+                and not self._abortable(before):
+            try:
+                self.play.act(before["match_id"], seat, "EndMatch", {"seat": seat, "how": "resign"})
+            except EngineIllegal:  # it ended meanwhile
+                pass
         bot: list[str] = []
 
         def change(rec: Json) -> tuple[int, None]:
@@ -290,6 +339,28 @@ class Tables:
         """A live hosted match (404 unknown-match without one)."""
         return self.play.hosted(match_id)
 
+    def watchable(self, match_id: str, watch: str | None) -> HostedMatch:
+        """A hosted match a spectator may watch (its table public, or private with spectators and `watch` its
+        code): 403 spectators-off otherwise."""
+        try:
+            hosted, row = self.store.seated(match_bytes(match_id))
+        except MatchExpired:
+            raise UnknownMatch(match_id) from None
+        self.check_watcher(orjson.loads(row.record), watch)
+        return hosted
+
+    def check_spectate(self, match_id: str) -> None:
+        """`GET /v1/matches/{id}/spectate` (by match id alone) watches no private table's match."""
+        if not self.matches.sealed or len(match_id) != 2 * 16:
+            return  # sealed mode off, or no match's id: the stream answers why
+        try:
+            _, row = self.store.seated(match_bytes(match_id))
+        except MatchExpired:
+            return  # not a table's match
+        if not orjson.loads(row.record)["public"]:
+            raise TableRefused("spectators-off", "a private table's match is watched through its table's stream "
+                                                 "(GET /v1/matches/{id}/events) with its spectator link", "match_id")
+
     def context(self, match_id: str, credential: str | None) -> SeatContext:
         """Who a credential is at a hosted match, with the match's latest version and its table: one read
         of the store. A person whose seat a bot played on autopilot is back (any call with its credential):
@@ -300,6 +371,8 @@ class Tables:
             raise UnknownMatch(match_id) from None
         rec = orjson.loads(row.record)
         seat = self._who(rec, credential)
+        if seat is not None and not hosted.over:
+            self.presence.called(bytes.fromhex(match_id), seat)
         if seat is not None and hosted.clocks and not hosted.over \
                 and seat in orjson.loads(hosted.clocks).get("autopilot", ()):
             self.play.seat_bot(match_id, seat, None, lambda c, now: c.given_back(seat, now))
@@ -321,6 +394,54 @@ class Tables:
         if ctx.seat is None:
             raise SealedForbidden("the host key cannot act: use the seat's credential", "Authorization")
         return self.play.act(ctx.match_id, ctx.seat, "Apply", {"action": action, "seat": ctx.seat}, ctx.hosted)
+
+    # ------------------------------------------------------------ the exits of a match
+
+    def resign(self, ctx: SeatContext) -> bytes:
+        """The seat resigns: its side loses (the variant's timeout rule scores it where there is one)."""
+        seat = self._seat(ctx, "resign")
+        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": seat, "how": "resign"}, ctx.hosted)
+
+    def abort(self, ctx: SeatContext) -> bytes:
+        """The match ends with no result and no rating: only before every person at the table has moved."""
+        seat = self._seat(ctx, "abort")
+        if not self._abortable(ctx.table, ctx.hosted):
+            raise TableRefused("abort-closed", "every person at this table has made a move: the match can no "
+                                               "longer be aborted (resign instead)", "Authorization")
+        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": seat, "how": "abort"}, ctx.hosted)
+
+    def claim(self, ctx: SeatContext) -> bytes:
+        """Victory claimed against the person's seat gone longest (no open stream and no call for the table's
+        claim time): scored as that seat's timeout where the variant has the rule, else its side placed last."""
+        seat = self._seat(ctx, "claim victory")
+        if ctx.hosted.over:
+            raise TableRefused("claim-refused", "the match is over", "Authorization")
+        now = self._clock()
+        wait = records.claim_after(ctx.table)
+        others = [s for s in records.persons(ctx.table) if s != seat]
+        shown = seat_presence(self.store.presence(bytes.fromhex(ctx.match_id)), others,
+                              ctx.table.get("dealt", ctx.table["created"]), now)
+        gone = sorted((p["away_since"], s) for s, p in shown.items()
+                      if not p["here"] and now - p["away_since"] >= wait)
+        if not gone:
+            raise TableRefused("claim-refused", f"no other person's seat has been gone for {wait} s (the table's "
+                                                "claim_after): see the table's seats' here and away_since",
+                               "Authorization")
+        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": gone[0][1], "how": "gone"}, ctx.hosted)
+
+    @staticmethod
+    def _seat(ctx: SeatContext, what: str) -> int:
+        if ctx.seat is None:
+            raise SealedForbidden(f"the host key cannot {what}: use a seat's credential", "Authorization")
+        return ctx.seat
+
+    def _abortable(self, rec: Json, hosted: HostedMatch | None = None) -> bool:
+        """Whether some person at the table has not moved yet in its match (the abort window)."""
+        match_id = bytes.fromhex(rec["match_id"])
+        if hosted is None:
+            hosted = self.store.hosted(match_id)
+        lines, _ = self.store.lines(match_id, hosted.viewers - 1, 0)
+        return not set(records.persons(rec)) <= records.moved(lines)
 
     def legal(self, ctx: SeatContext) -> bytes:
         return self.matches.legal_actions(self.play.carried(ctx.hosted, ctx.seat, {}))

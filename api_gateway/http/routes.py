@@ -224,9 +224,13 @@ def streams() -> Streams:
 class Spectate(MethodView):
     @matches_blp.response(200, content_type="application/x-ndjson", description=SPECTATOR_STREAM["description"])
     @operation(matches_blp, "spectateMatch", "unknown-match", "too-many-streams", "sealed-mode-disabled",
-               "store-unavailable", answer=SPECTATOR_STREAM)
+               "store-unavailable", "spectators-off", answer=SPECTATOR_STREAM)
     def get(self, match_id: str) -> Response:
-        """Watch a live sealed match (anyone with its `match_id`): its public events as they happen."""
+        """Watch a live sealed match (anyone with its `match_id`): its public events as they happen.
+
+        A private online table's match is watched only through its table's stream, with its spectator link
+        (403 spectators-off here)."""
+        current_app.extensions["domino_tables"].check_spectate(match_id)
         # 404 / 429 / 501 / 503 before the stream starts
         stream = streams().open(match_id, request.remote_addr or "", request.environ.get("gunicorn.socket"))
         return current_app.response_class(

@@ -36,7 +36,14 @@ class NewTableSchema(StrictSchema):
                                                    "help (suggest, hints); false: casual, help allowed, no rating"})
     on_leave = fields.String(validate=OneOf(["wait", "bot"]), metadata={
         "description": "wait (default): the match waits for someone to take a freed seat; bot: a greedy bot "
-                       "plays it"})
+                       "plays it. Leaving a rated match once every person has moved is a resign"})
+    spectators = StrictBoolean(metadata={
+        "description": "a private table: true gives a spectator link (the answer's `spectator_link`) that lets "
+                       "anyone holding it watch; false (the default): its seats and host only. A public table "
+                       "is watched by anyone"})
+    claim_after = StrictInteger(validate=validate.Range(10, 14 * 24 * 3600), metadata={
+        "description": "seconds a person's seat must be gone (no open stream, no call) before the others may "
+                       "claim victory (POST .../claim); default 120, or a clock's longest wait for one move if longer"})
     name = fields.String(validate=validate.Length(1, 60))
     clock = fields.Dict(metadata={
         "description": 'a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} '
@@ -75,6 +82,12 @@ class TableSeatSchema(Schema):
     player = fields.String(allow_none=True, metadata={"description": "the player id holding a person's seat "
                                                                      "(GET /v1/players/{id}: its ratings); null: free "
                                                                      "or a bot"})
+    here = fields.Boolean(allow_none=True, metadata={
+        "description": "a person's seat while its match is played: true while its person has the seat's stream "
+                       "open or made a call lately (GET /v1/tables/{id} only; null elsewhere, and for free seats "
+                       "and bots)"})
+    away_since = fields.Integer(allow_none=True, metadata={
+        "description": "unix seconds since which an away seat's person counts as gone (null: here, or not known)"})
 
 
 class TableSchema(Schema):
@@ -85,6 +98,8 @@ class TableSchema(Schema):
     options = fields.Dict()
     public = fields.Boolean()
     rated = fields.Boolean(metadata={"description": "rated (no engine help for a seat) or casual"})
+    spectators = fields.Boolean(metadata={"description": "a private table anyone with its spectator link may watch"})
+    claim_after = fields.Integer(metadata={"description": "seconds a seat must be gone before the others may claim"})
     on_leave = fields.String()
     clock = fields.Dict(allow_none=True, metadata={"description": "the table's turn clock setting, null: none"})
     seats = fields.List(fields.Nested(TableSeatSchema))
@@ -105,7 +120,20 @@ class NewTableAnswerSchema(Schema):
     host_key = fields.String(metadata={"description": "the table's owner: send as Authorization: Bearer; "
                                                       "answered once"})
     invites = fields.List(fields.Nested(InviteSchema))
+    spectator_link = fields.String(allow_none=True, metadata={
+        "description": "a private table with spectators: the page's link that watches it (answered once); null "
+                       "otherwise"})
     table = fields.Nested(TableSchema)
+
+
+class TableArgsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    invite = fields.String(validate=validate.Length(1, 64), metadata={
+        "description": "a private table: an unused invite of it shows the table to whoever will take the seat"})
+    watch = fields.String(validate=validate.Length(1, 64), metadata={
+        "description": "a private table: its spectator code (from the spectator link)"})
 
 
 class InvitesSchema(Schema):
@@ -188,6 +216,8 @@ class EventsArgsSchema(Schema):
         "description": "resume after this event id (as the Last-Event-ID header)"})
     seat = fields.Integer(validate=validate.Range(0, 64), metadata={
         "description": "the seat whose stream this is (must be the credential's own)"})
+    watch = fields.String(validate=validate.Length(1, 64), metadata={
+        "description": "a private table's spectator code: its public stream without a credential"})
 
 
 class TicketSchema(Schema):

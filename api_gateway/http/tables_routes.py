@@ -38,6 +38,7 @@ from api_gateway.http.table_schemas import (
     SeekAnswerSchema,
     SeekSchema,
     TableAnswerSchema,
+    TableArgsSchema,
     TableSchema,
     TicketSchema,
 )
@@ -206,12 +207,12 @@ def _on_seat(ask: Callable[[Tables, SeatContext], bytes | Json]) -> Callable[[Ta
 
 #: Every call without a body on one table or one seat's match, in the order they are registered.
 CREDENTIAL_CALLS: tuple[CredentialCall, ...] = (
-    CredentialCall("/tables/<string:table_id>", "TableOne", "get", "getTable", TableSchema,
-                   ("unknown-table", *_HOSTING), lambda t, table_id, _: t.get(table_id),
-                   """A table (anyone holding its id): seats, status, the current match.""", credential=False),
     CredentialCall("/tables/<string:table_id>/leave", "Leave", "post", "leaveTable", TableAnswerSchema,
                    (*_SEAT, "not-seated", *ENGINE), Tables.leave,
-                   """Give up your seat (seat credential): a bot plays it, or the match waits, as the table says."""),
+                   """Give up your seat (seat credential): a bot plays it, or the match waits, as the table says.
+
+                   Leaving a rated match once every person has moved is a resign: the match ends, your side
+                   losing."""),
     CredentialCall("/tables/<string:table_id>/invites", "Invites", "get", "renewInvites", InvitesSchema,
                    (*_SEAT, "sealed-forbidden"), lambda t, table_id, credential: t.invites(table_id, credential,
                                                                                            link_base()),
@@ -225,6 +226,26 @@ CREDENTIAL_CALLS: tuple[CredentialCall, ...] = (
     CredentialCall("/matches/<string:match_id>/legal", "SeatLegal", "get", "getTableLegalActions",
                    LegalAnswerSchema, (*_MATCH, *ENGINE), _on_seat(Tables.legal),
                    """The seat to move, and your legal actions when it is you."""),
+    CredentialCall("/matches/<string:match_id>/resign", "SeatResign", "post", "resignTableMatch", MatchAnswerSchema,
+                   (*_MATCH, "illegal-action", *ENGINE), _on_seat(Tables.resign),
+                   """Resign (seat credential): your side loses and the match ends.
+
+                   Where the variant has a timeout rule (Kozel's formula, Kingdomino's forfeit) it is scored as
+                   your seat's timeout; elsewhere your side is placed last. Events: `resigned`, then the end."""),
+    CredentialCall("/matches/<string:match_id>/abort", "SeatAbort", "post", "abortTableMatch", MatchAnswerSchema,
+                   (*_MATCH, "abort-closed", "illegal-action", *ENGINE), _on_seat(Tables.abort),
+                   """Abort (seat credential): the match ends with no result and no rating.
+
+                   Only before every person at the table has made a move (409 abort-closed after). Events:
+                   `aborted`, then the end; archived as aborted."""),
+    CredentialCall("/matches/<string:match_id>/claim", "SeatClaim", "post", "claimTableVictory", MatchAnswerSchema,
+                   (*_MATCH, "claim-refused", "illegal-action", *ENGINE), _on_seat(Tables.claim),
+                   """Claim victory (seat credential) when another person's seat has gone.
+
+                   A seat is gone when its person has had no stream open and made no call for the table's
+                   `claim_after` seconds (the table's seats say `here` and `away_since`). Scored as that seat's
+                   timeout where the variant has the rule, else its side placed last. Events: `gone`, then the
+                   end; 409 claim-refused when no seat has gone."""),
     CredentialCall("/matches/<string:match_id>/events/ticket", "Ticket", "post", "createStreamTicket", TicketSchema,
                    _MATCH, lambda t, match_id, credential: t.ticket(t.context(match_id, credential)),
                    """A single-use ticket good for starting one stream within 30 s (for EventSource, which sends no
@@ -233,6 +254,21 @@ CREDENTIAL_CALLS: tuple[CredentialCall, ...] = (
 
 for _call in CREDENTIAL_CALLS:
     register_call(_call)
+
+
+@tables_blp.route("/tables/<string:table_id>")
+class TableOne(MethodView):
+    @tables_blp.arguments(TableArgsSchema(), location="query", as_kwargs=True)
+    @tables_blp.response(200, TableSchema)
+    @operation(tables_blp, "getTable", "validation-error", "unknown-table", "invalid-credential", "wrong-table",
+               "invalid-invite", "spectators-off", *_HOSTING, credential=True)
+    def get(self, table_id: str, invite: str | None = None, watch: str | None = None) -> Json:
+        """A table: seats (each person's `here`), status, the current match.
+
+        A public table: anyone holding its id. A private one: its seats and host (Bearer), whoever holds one
+        of its unused invites (`invite`), or its spectator link's code (`watch`, when its host gave it
+        spectators); else 403 spectators-off."""
+        return tables().get(table_id, _bearer(), invite, watch)
 
 
 @tables_blp.route("/matches/<string:match_id>/apply")
@@ -263,9 +299,10 @@ class Events(MethodView):
     @tables_blp.arguments(EventsArgsSchema(), location="query", as_kwargs=True)
     @tables_blp.response(200, content_type="text/event-stream", description=SEAT_STREAM["description"])
     @operation(tables_blp, "streamTableEvents", "validation-error", "invalid-ticket", *_MATCH, "too-many-streams",
+               "spectators-off",
                credential=True, answer=SEAT_STREAM)
     def get(self, match_id: str, ticket: str | None = None, last_event_id: int | None = None,
-            seat: int | None = None) -> Response:
+            seat: int | None = None, watch: str | None = None) -> Response:
         """A seat's stream (Bearer or `ticket`), or the public one (the host, or no credential: a spectator)."""
         t = tables()
         credential = _bearer()
@@ -273,10 +310,11 @@ class Events(MethodView):
         if credential is not None:
             ctx = t.context(match_id, credential)
             who, viewers = ctx.seat, ctx.hosted.viewers
-        else:
+        elif ticket is not None:
             viewers = t.hosted(match_id).viewers
-            if ticket is not None:
-                who = t.spend_ticket(match_id, ticket)
+            who = t.spend_ticket(match_id, ticket)
+        else:  # a spectator: a public table's, or a private one's with its spectator code
+            viewers = t.watchable(match_id, watch).viewers
         if seat is not None and seat != who:
             raise SealedForbidden("a seat's stream opens with that seat's own credential (or its ticket) only",
                                   "seat")

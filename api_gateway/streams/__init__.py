@@ -391,16 +391,23 @@ class Stream:
         self._match_id, self._address, self._sock = match_id, address, sock
         self._first, self._over = first, over
         self._released = False
+        self._closed: list[Callable[[], None]] = []
         self._body = self._lines()
 
     def __iter__(self) -> Iterator[bytes]:
         return self._body
+
+    def on_close(self, call: Callable[[], None]) -> None:
+        """`call` once when the stream closes (a seat stream's presence: `hosting.presence`)."""
+        self._closed.append(call)
 
     def close(self) -> None:
         self._body.close()
         if not self._released:
             self._released = True
             self._owner._release(self._match_id, self._address)
+            for call in self._closed:
+                call()
 
     def _lines(self) -> Generator[bytes, None, None]:
         """The lines as they come: ends with the match, when the client leaves, after `idle` seconds

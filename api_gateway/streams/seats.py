@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from api_gateway.hosting.presence import Presence
 from api_gateway.http.problems import UnknownMatch
 from api_gateway.store import MatchExpired
 from api_gateway.store.watching import Watching
@@ -52,8 +53,9 @@ class SeatStreams:
     the worker's spectator streams (`counts`)."""
 
     def __init__(self, store: Callable[[], Any], limits: Limits, per_seat: int, watching: Watching,
-                 counts: Counts | None = None) -> None:
+                 counts: Counts | None = None, presence: Presence | None = None) -> None:
         self._store = store
+        self._presence = presence
         counts = counts if counts is not None else Counts()
         self.seats = Streams(self._lines, Limits(limits.idle, limits.longest, limits.keepalive, limits.streams,
                                                  per_seat, limits.per_address), watching, fmt=SSE, what="seat",
@@ -89,4 +91,7 @@ class SeatStreams:
             return head + (END if over else b"")
 
         streams = self.seats if seat is not None else self.public
-        return streams.open(key, address, sock, intro)
+        stream = streams.open(key, address, sock, intro)
+        if seat is not None and self._presence is not None:  # an open seat stream: its person is here
+            stream.on_close(self._presence.streaming(bytes.fromhex(match_id), seat))
+        return stream
