@@ -39,6 +39,7 @@ from api_gateway.hosting.handoff import Handoff
 from api_gateway.hosting.keepers import Keeper
 from api_gateway.hosting.matchmaking import Matchmaking
 from api_gateway.hosting.play import HostedPlay
+from api_gateway.hosting.presence import Presence
 from api_gateway.hosting.tables import Tables
 from api_gateway.hosting.timeouts import OUTCOMES, Timeouts
 from api_gateway.http import problems
@@ -227,14 +228,15 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
     watching = Watching(lambda: matches.store.wakeups())
     spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits, watching)
+    presence = Presence(lambda: matches.store, renew_every=0.4 * cfg.presence_seconds, here_for=cfg.presence_seconds)
     app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, watching,
-                                               spectators.counts)
+                                               spectators.counts, presence)
     app.extensions[TOURNAMENTS] = Tournaments(engine)
     app.extensions[ARCHIVE] = archive = Archive.from_config(cfg, lambda v: matches.variant(v)["family"])
     archive.start()
     handoff = Handoff(matches, archive)
     play = HostedPlay(matches, handoff)
-    app.extensions[TABLES] = tables = Tables(play, archive)
+    app.extensions[TABLES] = tables = Tables(play, archive, presence=presence)
     app.extensions[MATCHMAKING] = matchmaking = Matchmaking(tables)
     if store is not None:  # online tables host sealed matches: their clocks run out and their ends are handed over here
         for outcome in OUTCOMES:  # every series exists (at 0) from the worker's start: the dashboard's clock panel

@@ -41,6 +41,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_LIMIT_SEEKS_PER_PLAYER | 60/60 | seeks of one player (the id its assertion proves, from any address) per window, as above |
 | GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL | 60/60 | stream tickets (`POST /v1/matches/{id}/events/ticket`) of one credential per window, as above |
 | GATEWAY_LIMIT_SEALED_PER_ADDRESS | 1200/60 | sealed matches one client address may start (`POST /v1/matches` with `"mode": "sealed"`) per window, as above |
+| GATEWAY_PRESENCE_SECONDS | 25 | seconds a seat of an online table counts as here after its stream's last renewal (renewed every 0.4 of this while open) or its last call; then away (docs/tables.md, Presence) |
 | GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
 | LOG_LEVEL | INFO | |
 """
@@ -96,6 +97,7 @@ class GatewayConfig:
     database_timeout: float = 5.0
     archive_retry: float = 2.0
     player_keys: str = ""
+    presence_seconds: float = 25.0
     # Limits (`api_gateway.http.limits`): (count, seconds) windows, each applies; () = no limit.
     limit_tables_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
     limit_seeks_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
@@ -222,6 +224,7 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         else _seconds("GATEWAY_DATABASE_TIMEOUT", db_timeout_text),
         archive_retry=d.archive_retry if retry_text is None else _seconds("GATEWAY_ARCHIVE_RETRY", retry_text),
         player_keys=environ.get("GATEWAY_PLAYER_KEYS", "").strip(),
+        presence_seconds=_seconds("GATEWAY_PRESENCE_SECONDS", get("GATEWAY_PRESENCE_SECONDS") or "25"),
         dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
         limit_tables_per_address=pick_windows("GATEWAY_LIMIT_TABLES_PER_ADDRESS", d.limit_tables_per_address),
         limit_seeks_per_address=pick_windows("GATEWAY_LIMIT_SEEKS_PER_ADDRESS", d.limit_seeks_per_address),
