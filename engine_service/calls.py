@@ -233,6 +233,14 @@ def timeout(game: Game, seat: object) -> list[Event]:
     return events
 
 
+def end_match(game: Game, seat: object, how: object) -> list[Event]:
+    """An exit of the match (issue 37, `rules.exits`): `seat` resigns, was gone or aborts (`how`); the
+    match (Kingdomino: the game, a dynasty all of it) ends at once."""
+    events = game.end(how, seat)
+    metrics.record_events(game.variant, events)
+    return events
+
+
 # ---------------------------------------------------------------- computer opponents (issue 15)
 
 #: The longest wall-clock cap a caller may put on one suggestion or hint.

@@ -329,6 +329,10 @@ class EngineServicer(pb_grpc.EngineServicer):
         kind, game = _load_game(request)
         return _game_answer(kind, game, calls.seat_bot(game, request.seat, _optional(request, "level")))
 
+    def EndMatch(self, request: pb.EndMatchRequest, context: grpc.ServicerContext) -> pb.GameResponse:
+        kind, game = _load_game(request)
+        return _game_answer(kind, game, calls.end_match(game, request.seat, request.how))
+
     def Hints(self, request: pb.HintsRequest, context: grpc.ServicerContext) -> pb.HintsResponse:
         kind, game = _load_game(request)
         hints = calls.hints(game, request.seat, _optional(request, "budget_ms"), _optional(request, "seed"))

@@ -7,12 +7,15 @@ given. Everything the archive derives comes from that record:
 
 - ``variant`` and ``players``; the ``result`` (``winners``, ``losers``,
   ``rating``, ``scores``; Kingdomino ``winners``, ``decided_by``, ``scores``);
-- a seat that timed out (its ``timeout N`` step);
+- a seat that timed out (its ``timeout N`` step), or that resigned or was gone (``resign N``,
+  ``gone N``: the exits of a match, issue 37, placed as a timeout is);
+- whether the match was aborted (its ``abort N`` step: `FinishedMatch.aborted`, read from the record,
+  not kept apart: no result, so no rating);
 - the **sides**: as many as the result has scores, seat ``s`` on side
   ``s % sides`` (partners sit opposite: seats 0+2 against 1+3, RULES.md);
 - each side's **place**, ranked as in sports (1, 2, 2, 4) by the result alone:
   the winning sides first, then those neither winning nor losing, then the
-  losing sides, and a side that timed out last on its own. Within a group, the
+  losing sides, and a side that timed out (resigned, was gone) last on its own. Within a group, the
   engine's own numbers break ties where it gives them: Kozel's rating points
   (more is better: fewer points written) and Kingdomino's scores (more is
   better); otherwise the sides share the place;
@@ -39,7 +42,10 @@ Json = dict[str, Any]
 
 #: A match or tournament id: what the tables (or a sealed match's `match_id`) call it.
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_TIMEOUT = re.compile(r"^timeout (\d{1,2})$")
+#: The steps that place a seat's side last on its own: a timeout, a resign, being gone (issue 37).
+_TIMEOUT = re.compile(r"^(?:timeout|resign|gone) (\d{1,2})$")
+#: The step of an aborted match (issue 37): it ends with no result.
+_ABORT = re.compile(r"^abort \d{1,2}$")
 
 
 class InvalidFinish(ValueError):
@@ -76,9 +82,14 @@ class FinishedMatch:
         return sorted({s.player for s in self.seats if s.player is not None})
 
     @property
+    def aborted(self) -> bool:
+        """The match was aborted (its record's ``abort N`` step): it has no result and rates nobody."""
+        return aborted(read_record(self.record.encode())[0].get("moves"))
+
+    @property
     def rated(self) -> bool:
-        """At least two sides hold a player."""
-        return len({s.side for s in self.seats if s.player is not None}) >= 2
+        """At least two sides hold a player, and the match was not aborted (it has no result)."""
+        return len({s.side for s in self.seats if s.player is not None}) >= 2 and not self.aborted
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -181,6 +192,14 @@ def _timed_out(moves: Any, players: int) -> int | None:
         if found and int(found[1]) < players:
             return int(found[1])
     return None
+
+
+def aborted(moves: Any) -> bool:
+    """Whether a record's moves end with an abort (``abort N``, issue 37): the match has no result."""
+    if not isinstance(moves, list) or not moves or not isinstance(moves[-1], dict):
+        return False
+    step = moves[-1].get("step")
+    return isinstance(step, str) and _ABORT.match(step) is not None
 
 
 def read_record(answer: bytes | Mapping[str, Any]) -> tuple[Json, str]:

@@ -24,6 +24,7 @@ from domino.v1 import engine_pb2 as pb
 
 from engine_service.rules import Match, variants
 from engine_service.rules.errors import MalformedError
+from engine_service.rules.exits import EVENT_TYPES
 from engine_service.rules.ledger import Ledger
 from engine_service.rules.notation import ARM_COUNT, ARM_NAMES, CENTER, Placement
 from engine_service.rules.options import OptionValue
@@ -228,6 +229,10 @@ def record_from_proto(r: pb.RoundRecord, where: str) -> Json:
 # ---------------------------------------------------------------- events
 
 
+#: The exits' events (`rules.exits`), each a SeatExit in the field of its name.
+_EXITS: Final = frozenset(EVENT_TYPES.values())
+
+
 def _event_to_proto(e: Json) -> pb.Event:
     kind = e["type"]
     msg = pb.Event()
@@ -256,6 +261,8 @@ def _event_to_proto(e: Json) -> pb.Event:
         msg.round_dealt.number = e["number"]
         msg.round_dealt.leader = e["leader"]
         msg.round_dealt.redealt = e["redealt"]
+    elif kind in _EXITS:  # resigned, gone, aborted: one message, the oneof's field says which
+        getattr(msg, kind).seat = e["seat"]
     else:
         raise KeyError(f"unknown event type {kind!r}")
     return msg

@@ -363,6 +363,14 @@ class JsonEngineServicer(pb_grpc.JsonEngineServicer):
         carried = _Carried(call, args)
         return carried.answer(calls.timeout(carried.game, args["seat"]))
 
+    def EndMatch(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
+        """An exit of the match (issue 37): `seat` resigns, was gone or aborts (`how`); answered as Timeout."""
+        args = _args(call, ARGUMENTS["EndMatch"])
+        if "seat" not in args or "how" not in args:
+            raise MalformedError("seat and how: required (how: resign, gone or abort)")
+        carried = _Carried(call, args)
+        return carried.answer(calls.end_match(carried.game, args["seat"], args["how"]))
+
     def SeatBot(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         """An online table's seat played by the computer from now on, or by a person again (sealed)."""
         args = _args(call, ARGUMENTS["SeatBot"])

@@ -20,13 +20,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from domino.v1 import engine_pb2 as pb
 from google.protobuf.message import DecodeError
 
 from engine_service.edge.codec import options_from_proto, options_to_proto
 from engine_service.rules import Kingdomino, MalformedError
+from engine_service.rules.exits import EVENT_TYPES
 from engine_service.rules.kingdomino_setup import NAME
 
 __all__ = [
@@ -94,6 +95,8 @@ def state_to_proto(game: Kingdomino) -> pb.KingdominoState:
         msg.picker = state["picker"]
     if "timed_out" in state:
         msg.timed_out = state["timed_out"]
+    if "exit" in state:
+        msg.exit = state["exit"]
     for bot in state.get("bots", ()):
         msg.bots.add(seat=bot["seat"], level=bot["level"])
     if "dynasty" in state:
@@ -121,6 +124,8 @@ def state_to_dict(msg: pb.KingdominoState) -> Json:
     }
     if msg.HasField("timed_out"):
         state["timed_out"] = msg.timed_out
+    if msg.exit:
+        state["exit"] = msg.exit
     if msg.bots:
         state["bots"] = [{"seat": b.seat, "level": b.level} for b in msg.bots]
     if msg.HasField("dynasty"):
@@ -198,6 +203,10 @@ def view_to_proto(view: Json) -> pb.KingdominoView:
 # ---------------------------------------------------------------- events
 
 
+#: The exits' events (`rules.exits`), each a KingdominoExit in the field of its name.
+_EXITS: Final = frozenset(EVENT_TYPES.values())
+
+
 def _event_to_proto(e: Json) -> pb.KingdominoEvent:
     kind = e["type"]
     msg = pb.KingdominoEvent()
@@ -229,6 +238,8 @@ def _event_to_proto(e: Json) -> pb.KingdominoEvent:
             decided_by=e["decided_by"]))
     elif kind == "timed_out":
         msg.timed_out.player = e["player"]
+    elif kind in _EXITS:  # resigned, gone, aborted: one message, the oneof's field says which
+        getattr(msg, kind).player = e["player"]
     else:
         raise KeyError(f"unknown Kingdomino event type {kind!r}")
     return msg

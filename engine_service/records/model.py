@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from engine_service.rules.errors import IllegalActionError, MalformedError
+from engine_service.rules.exits import HOWS
 from engine_service.rules.kingdomino_notation import KingdominoMove
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
 from engine_service.rules.notation import Move
@@ -76,7 +77,7 @@ class Entry:
     the table), the step as the state's log writes it, and the events it gave.
 
     `move` is the step read as a move of the record's game (`notation.Move`, `KingdominoMove`), once,
-    when the record is read or written: None for the table's steps (new, deal, settle, timeout) and
+    when the record is read or written: None for the table's steps (new, deal, settle, timeout, the exits) and
     for a step that names no move (the replay or the check refuses it, naming its line). It is
     derived from `step`, so it is not compared.
     """
@@ -100,8 +101,9 @@ class Entry:
         return f"Entry({self.n}, {self.seat}, {self.step!r}, {len(self.events)} events)"
 
 
-#: The table's steps: what no seat does (the start, a deal, a settled round, a timeout).
-TABLE_VERBS = ("new", "deal", "settle", "timeout")
+#: The table's steps: what no seat does in turn (the start, a deal, a settled round, a timeout, an exit of
+#: the match: ``resign N``, ``gone N``, ``abort N``, which any seat may make at any time, issue 37).
+TABLE_VERBS = ("new", "deal", "settle", "timeout", *HOWS)
 
 
 def step_move(variant: str, step: str) -> AnyMove | None:
@@ -362,7 +364,7 @@ def _step(rest: str, n: int, line: int) -> tuple[str, str]:
     cut = rest.find(" {")
     step = (rest if cut < 0 else rest[:cut]).strip()
     if not step:
-        raise RecordError("a move needs a step (an action, or new, deal, settle, timeout)", n, line)
+        raise RecordError("a move needs a step (an action, or new, deal, settle, timeout, resign, gone, abort)", n, line)
     return step, "" if cut < 0 else rest[cut:]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from engine_service.rules import Game, Kingdomino, Match, game_class, game_from_dict
 from engine_service.rules.errors import IllegalActionError, RulesError
+from engine_service.rules.exits import HOWS
 from engine_service.rules.games import GAME_CLASSES
 from engine_service.rules.history import check_prior, split
 from engine_service.rules.kingdomino_setup import NAME as KINGDOMINO
@@ -75,11 +76,11 @@ def _apply(game: Game, step: str, move: AnyMove | None = None) -> tuple[int | No
     if move is not None:
         return _apply_move(game, step, move)
     verb, payload = split(step)
-    if verb.startswith("timeout "):
-        seat = verb[8:]
-        if not seat.isdigit():
-            raise RecordError(f"timeout: expected 'timeout N', not {step!r}")
-        return None, game.timeout(int(seat))
+    word, _, seat = verb.partition(" ")
+    if word == "timeout" or word in HOWS:  # a timeout, an exit of the match (issue 37): the table's
+        if not seat.isdigit() or not seat.isascii():
+            raise RecordError(f"{word}: expected '{word} N', not {step!r}")
+        return None, game.timeout(int(seat)) if word == "timeout" else game.end(word, int(seat))
     if not isinstance(game, Match):  # a round's steps are a matching game's
         if verb in ("new", "deal", "settle"):
             raise IllegalActionError(f"{verb}: not a Kingdomino move")

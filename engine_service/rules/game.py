@@ -117,6 +117,12 @@ class Game(Protocol):
     def timeout(self, seat: object, /) -> list[Event]:
         """`seat` timed out: the match ends by the variant's rule; its events."""
 
+    def end(self, how: object, seat: object, /) -> list[Event]:
+        """An exit of the match (`exits`, issue 37): `seat` resigns (``"resign"``), was gone (``"gone"``:
+        the others claimed the win) or aborts (``"abort"``: no result). Resigning and being gone are
+        scored as the seat's timeout where the variant has a timeout rule, else its side is last. Its
+        events: the exit's (``resigned``, ``gone``, ``aborted``), then the match's end."""
+
     def view(self, seat: object, /) -> dict[str, Any]:
         """What `seat` may see (its own legal actions included when it is to move)."""
 

@@ -34,6 +34,7 @@ from typing import Any
 from .botseats import check_bots
 from .errors import IllegalActionError, MalformedError
 from .events import Event
+from .exits import ABORT, DECIDED_BY, EVENT_TYPES, check_how, exit_step
 from .history import append, entry
 from .kingdomino_board import DIRECTIONS, Kingdom, geometry
 from .kingdomino_notation import KingdominoMove
@@ -200,8 +201,13 @@ class Kingdomino(KingdominoState):
     @property
     def game_over(self) -> bool:
         """The game (a dynasty: its last game) is over: nothing more can be played (played to
-        its end, or ended by a player's timeout)."""
-        return self.timed_out >= 0 or self._played_out
+        its end, or ended by a player's timeout or an exit)."""
+        return self._stopped or self._played_out
+
+    @property
+    def _stopped(self) -> bool:
+        """A player's timeout or an exit (`exits`) ended the game before its end."""
+        return self.timed_out >= 0 or self.exit != ""
 
     # ------------------------------------------------------------ the Game protocol (game.py)
 
@@ -267,7 +273,7 @@ class Kingdomino(KingdominoState):
     @property
     def to_move(self) -> int | None:
         """The player whose king acts now (None once the game is over)."""
-        if self.timed_out >= 0:
+        if self._stopped:
             return None
         if self.picker >= 0:
             return self.kings[self.picker]
@@ -278,7 +284,7 @@ class Kingdomino(KingdominoState):
     def legal_actions(self) -> list[str]:
         """Every legal action of the player to move (FORMAT.md): picks in ascending tile order;
         placements by direction N, E, S, W, then square; ``discard N`` only when nothing fits."""
-        if self.timed_out >= 0:
+        if self._stopped:
             return []
         if self.picker >= 0:
             return [f"pick {t}" for t, k in zip(self.next_tiles, self.next_kings) if k < 0]
@@ -315,12 +321,16 @@ class Kingdomino(KingdominoState):
         """(winners, decided_by) once over, else ([], None). The best score; tie: the larger single
         region, then more crowns, else shared (RULES.md KD). A dynasty ranks by its totals: scores,
         then largest regions and crowns, both summed over the games (issue 14). `decided_by` names
-        the key that decided: ``score``, ``largest_region``, ``crowns`` or ``shared``."""
+        the key that decided: ``score``, ``largest_region``, ``crowns`` or ``shared``; after a timeout
+        ``timeout``, after an exit its word (`exits.DECIDED_BY`: ``resign``, ``gone``, ``aborted``, the
+        last with no winners)."""
         if not self.game_over:
             return [], None
+        if self.exit == ABORT:
+            return [], DECIDED_BY[ABORT]
         t = self.totals()
         if self.timed_out >= 0:
-            return self._forfeit_winners(t), "timeout"
+            return self._forfeit_winners(t), DECIDED_BY[self.exit] if self.exit else "timeout"
         return rank(t["scores"], t["largest_region"], t["crowns"])
 
     def _forfeit_winners(self, t: dict[str, list[int]]) -> list[int]:
@@ -444,18 +454,38 @@ class Kingdomino(KingdominoState):
             raise IllegalActionError("the game is over")
         self.timed_out = player
         append(self.log, f"timeout {player}")
+        return self._stopped_here([{"type": "timed_out", "player": player}])
+
+    def end(self, how: object, player: object) -> list[Event]:
+        """An exit of the game (`exits`): `player` resigns or was gone (both scored exactly as its
+        timeout: it forfeits, ``decided_by`` ``resign`` or ``gone``), or aborts (the game, a dynasty all
+        of it, ends with no winners, ``decided_by`` ``aborted``). The exit's event (``resigned``,
+        ``gone``, ``aborted``, with the ``player``), then ``game_over`` (and a dynasty's ``dynasty_over``)."""
+        how = check_how(how)
+        if not isinstance(player, int) or isinstance(player, bool) or not 0 <= player < self.players:
+            raise MalformedError(f"player must be 0..{self.players - 1}, not {player!r}")
+        if self.game_over:
+            raise IllegalActionError("the game is over")
+        if how != ABORT:
+            self.timed_out = player
+        self.exit = how
+        append(self.log, exit_step(how, player))
+        return self._stopped_here([{"type": EVENT_TYPES[how], "player": player}])
+
+    def _stopped_here(self, events: list[Event]) -> list[Event]:
+        """`events` (a timeout's or an exit's) and the end of the game they stopped, as `ranking` decides
+        it: no end-of-game bonus is counted."""
         t = self.totals()
-        winners = self._forfeit_winners(t)
+        winners, decided_by = self.ranking()
         scores, largest, crowns = self.scores(), self.largest_region(), self.crowns()
-        events: list[Event] = [{"type": "timed_out", "player": player}]
         ended: Event = {"type": "game_over", "scores": scores, "largest_region": largest, "crowns": crowns,
-                        "winners": winners, "decided_by": "timeout"}
+                        "winners": winners, "decided_by": decided_by}
         if self.cfg.dynasty:
             ended["game"] = self.game_number
             events.append(ended)
             events.append({"type": "dynasty_over", "games": self.game_scores(), "scores": t["scores"],
                            "largest_region": t["largest_region"], "crowns": t["crowns"],
-                           "winners": winners, "decided_by": "timeout"})
+                           "winners": winners, "decided_by": decided_by})
         else:
             events.append(ended)
         return events
@@ -474,6 +504,7 @@ class Kingdomino(KingdominoState):
         new.next_kings = self.next_kings.copy()
         new.picker = self.picker
         new.timed_out = self.timed_out
+        new.exit = self.exit
         new.bots = dict(self.bots)
         new.kingdoms = [k.copy() for k in self.kingdoms]
         new.games = self.games.copy()           # results are never changed once made
@@ -498,6 +529,7 @@ class Kingdomino(KingdominoState):
         game.next_kings = parts.next_kings
         game.picker = parts.picker
         game.timed_out = parts.timed_out
+        game.exit = parts.exit
         game.kingdoms = parts.kingdoms
         game.games = parts.games
         game.deals = parts.deals

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .botseats import bots_to_list, check_bots
-from .errors import MalformedError
+from .errors import MalformedError, one_of
+from .exits import ABORT, HOWS
 from .history import check_log
 from .kingdomino_board import Kingdom, geometry
 from .kingdomino_notation import KingdominoMove
@@ -42,6 +43,9 @@ KEYS: Final = ("variant", "players", "options", "seed", "kings", "pile", "curren
 DYNASTY_KEY: Final = "dynasty"
 #: Only once a player's timeout ended the game: that player.
 TIMED_OUT_KEY: Final = "timed_out"
+#: Only once an exit of the game ended it (`exits`): ``resign`` or ``gone`` (with `TIMED_OUT_KEY`: the
+#: player who forfeited) or ``abort`` (no winners).
+EXIT_KEY: Final = "exit"
 #: The action log (rules/history.py), checked last by `decode`; optional (older states lack it).
 LOG_KEY: Final = "log"
 #: Only when some player is a bot: ``[{seat, level}...]`` (`botseats`).
@@ -59,7 +63,7 @@ class KingdominoState:
     """
 
     __slots__ = ("bots", "cfg", "current_kings", "current_tiles", "deals", "games", "kingdoms", "kings", "log",
-                 "next_kings", "next_tiles", "picker", "pile", "seed", "timed_out")
+                 "next_kings", "next_tiles", "picker", "pile", "seed", "timed_out", "exit")
 
     def __init__(self, cfg: KDConfig, seed: int | None, kings: list[int], pile: list[int],
                  current_tiles: list[int], current_kings: list[int], next_tiles: list[int],
@@ -82,6 +86,8 @@ class KingdominoState:
         self.bots: dict[int, str] = {}
         #: What happened since the game began (`history`): empty when that is not known.
         self.log: list[str] = []
+        #: The exit that ended the game (`exits`: resign, gone, abort), "" for none.
+        self.exit = ""
 
 
 def encode(game: KingdominoState) -> dict[str, Any]:
@@ -106,6 +112,8 @@ def encode(game: KingdominoState) -> dict[str, Any]:
     }
     if game.timed_out >= 0:
         state[TIMED_OUT_KEY] = game.timed_out
+    if game.exit:
+        state[EXIT_KEY] = game.exit
     if game.bots:
         state[BOTS_KEY] = bots_to_list(game.bots)
     if game.cfg.dynasty:
@@ -120,7 +128,7 @@ def decode(data: object) -> KingdominoState:
     """Read and check a state, or raise MalformedError naming the first thing wrong."""
     if not isinstance(data, dict):
         raise MalformedError("state must be an object")
-    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY, LOG_KEY, BOTS_KEY))
+    unknown = sorted(str(k) for k in data if k not in KEYS and k not in (DYNASTY_KEY, TIMED_OUT_KEY, EXIT_KEY, LOG_KEY, BOTS_KEY))
     if unknown:
         raise MalformedError(f"state: unknown keys {unknown}")
     missing = [k for k in KEYS if k not in data]
@@ -187,7 +195,26 @@ def decode(data: object) -> KingdominoState:
                     -1 if picker is None else picker, kingdoms, games, deals, timed_out)
     parts.bots = check_bots(data.get(BOTS_KEY), cfg.players, "state.bots")
     parts.log = check_log(data.get(LOG_KEY, []))
+    parts.exit = _exit(data, timed_out, picker is None and not current_tiles)
     return parts
+
+
+def _exit(data: dict[Any, Any], timed_out: int, played_out: bool) -> str:
+    """The state's `EXIT_KEY` ("" when absent): a forfeit's exit names its player in `TIMED_OUT_KEY`, an
+    abort none, and a game played to its end had none."""
+    if EXIT_KEY not in data:
+        return ""
+    value = data[EXIT_KEY]
+    if value not in HOWS:
+        raise MalformedError(f"state.{EXIT_KEY}: {one_of(value, HOWS)}")
+    assert isinstance(value, str)
+    if played_out:
+        raise MalformedError(f"state.{EXIT_KEY}: the game was played to its end, no exit ended it")
+    if (value == ABORT) != (timed_out < 0):
+        raise MalformedError(f"state.{EXIT_KEY}: {value!r} " + ("ends the game for no player: no state.timed_out"
+                                                               if value == ABORT else
+                                                               "names the player who forfeited in state.timed_out"))
+    return value
 
 
 def _dynasty(cfg: KDConfig, seed: int | None, value: object

@@ -3,7 +3,7 @@
 State in, state out: `Match.from_dict` decodes and validates a state,
 `to_dict` encodes it (both in `match_form`, the dict form's codec: this module
 holds what the calls change), and between them `apply`, `settle`, `start_round` and
-`timeout` change it in place (python-chess style: `copy()` when you need the
+`timeout` and `end` change it in place (python-chess style: `copy()` when you need the
 old one). A refused call raises `MalformedError` or `IllegalActionError` and
 leaves the match exactly as it was.
 
@@ -24,6 +24,7 @@ from .checks import check_int_list, check_nonneg, check_seat, check_seed
 from .deal import deal_with_redeals, derive_seed, explicit_deal
 from .errors import IllegalActionError, MalformedError, MisdealError
 from .events import Event
+from .exits import ABORT, EVENT_TYPES, check_how, exit_step
 from .family import Family, MatchEnd, RoundResult
 from .history import DRAW_STEP, MAX_LOG, NO_STEP, PASS_STEP, entry, is_deal, play_step, unstep
 from .match_form import decode, encode
@@ -419,6 +420,24 @@ class Match(MatchState):
         self.timed_out = seat
         self._log(f"timeout {seat}")
         return [self._end_match(end)]
+
+    def end(self, how: object, seat: object) -> list[Event]:
+        """An exit of the match (`exits`): seat `seat` resigns, was gone (both: scored as its timeout
+        where the variant has a timeout rule, else its side loses and, of two sides, the other wins), or
+        aborts (no result). The exit's event, then ``match_ended``."""
+        how = check_how(how)
+        seat = check_seat(seat, self.players, "seat")
+        if self.match_over:
+            raise IllegalActionError("the match is over")
+        end = MatchEnd([], [], []) if how == ABORT else self.family.timeout(self.ledger, seat) or self._forfeit(seat)
+        self._log(exit_step(how, seat))
+        return [{"type": EVENT_TYPES[how], "seat": seat}, self._end_match(end)]
+
+    def _forfeit(self, seat: int) -> MatchEnd:
+        """Where the variant has no timeout rule: `seat`'s side loses, the other wins when there are two."""
+        family = self.family
+        side = family.side_of(seat)
+        return MatchEnd([side], [1 - side] if family.sides == 2 else [], [])
 
     # ------------------------------------------------------------ what the families decided
 

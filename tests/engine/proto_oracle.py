@@ -394,7 +394,7 @@ def event_dict(msg: pb.Event) -> Json:
         return {"type": kind, "record": record_dict(e.record)}
     if kind == "match_ended":
         return {"type": kind, "losers": list(e.losers), "winners": list(e.winners), "rating": list(e.rating)}
-    if kind == "next_leader":
+    if kind in ("next_leader", "resigned", "gone", "aborted"):
         return {"type": kind, "seat": e.seat}
     assert kind == "round_dealt", kind
     return {"type": kind, "number": e.number, "leader": e.leader, "redealt": e.redealt}

@@ -110,8 +110,8 @@ KD_METHODS = frozenset({"NewKingdomino", "KingdominoLegalActions", "KingdominoAp
                         "KingdominoView", "KingdominoTimeout"})
 #: The match records' calls (docs/records.md): the typed face carries the record's text form only.
 RECORD_JSON = frozenset({"ExportRecord", "ImportRecord", "ReplayRecord"})
-#: The call for the gateway's online tables (issue 24): typed, on a GameState.
-TABLE_JSON = frozenset({"SeatBot"})
+#: The calls for the gateway's online tables (issues 24, 37): typed, on a GameState.
+TABLE_JSON = frozenset({"SeatBot", "EndMatch"})
 KD_JSON = {"NewMatch": "NewKingdomino", "LegalActions": "KingdominoLegalActions", "Apply": "KingdominoApply",
            "Replay": "KingdominoReplay", "View": "KingdominoView", "Timeout": "KingdominoTimeout"}
 #: Bots (issue 15): cheap levels mostly, and a small cap on the expert's search, so the run stays short.
@@ -126,7 +126,7 @@ WINDOW = 8  # calls in flight at once
 
 
 def test_every_rpc_of_both_services_is_covered() -> None:
-    """The fuzzer knows all 24 typed RPCs and the 18 of the JSON face (Kingdomino's calls are typed only;
+    """The fuzzer knows all 25 typed RPCs and the 19 of the JSON face (Kingdomino's calls are typed only;
     every other call is on both faces)."""
     shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
               "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest"}
@@ -593,7 +593,7 @@ def json_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     if method in RECORD_JSON:
         return _record_request(corpus, method, rng)
     if method in TABLE_JSON:
-        return _seat_bot_request(corpus, rng)
+        return _seat_bot_request(corpus, rng) if method == "SeatBot" else _end_match_request(corpus, rng)
     return valid_request(corpus, method, rng)
 
 
@@ -608,6 +608,29 @@ def _seat_bot_request(corpus: Corpus, rng: random.Random) -> Request:
                               seat=args["seat"] if type(args["seat"]) is int and args["seat"] >= 0 else game.players)
     if isinstance(args["level"], str):
         typed.level = args["level"]
+    if rng.random() < 0.7:
+        args["view_as"] = rng.choice(["host", *range(game.players)])
+        args["seat_lines"] = rng.random() < 0.5
+        sealed = kingdomino_codec.encode_state(game) if isinstance(game, Kingdomino) else wire.encode_state(game)
+        return Request(typed, args, sealed, base=game)
+    match = corpus.match(rng)  # transparent: a matching game's state (the mutations below are a match's)
+    args["seat"] = rng.randrange(match.players)
+    args["state"] = match.to_dict()
+    typed.state.CopyFrom(pb.GameState.FromString(game_state.encode(match)))
+    typed.seat = args["seat"]
+    return Request(typed, args, base=match)
+
+
+def _end_match_request(corpus: Corpus, rng: random.Random) -> Request:
+    """EndMatch (issue 37): a match's or a game's seat resigns, was gone or aborts, or something else,
+    sealed (as the gateway's tables call it) or transparent, sometimes with every viewer's line."""
+    game: Match | Kingdomino = corpus.game(rng) if rng.random() < 0.3 else corpus.match(rng)
+    odd = rng.random() < 0.15  # mostly a valid seat and exit: the mutations start from accepted requests
+    args: Json = {"seat": rng.choice([-1, game.players, "1"]) if odd else rng.randrange(game.players),
+                  "how": rng.choice(["quit", "", 2, None]) if odd else rng.choice(["resign", "gone", "abort"])}
+    typed = pb.EndMatchRequest(state=pb.GameState.FromString(game_state.encode(game)),
+                               seat=args["seat"] if type(args["seat"]) is int and args["seat"] >= 0 else game.players,
+                               how=args["how"] if isinstance(args["how"], str) else "")
     if rng.random() < 0.7:
         args["view_as"] = rng.choice(["host", *range(game.players)])
         args["seat_lines"] = rng.random() < 0.5
@@ -676,7 +699,7 @@ def valid_request(corpus: Corpus, method: str, rng: random.Random) -> Request:
     if method in RECORD_JSON:
         return _record_request(corpus, method, rng)
     if method in TABLE_JSON:
-        return _seat_bot_request(corpus, rng)
+        return _seat_bot_request(corpus, rng) if method == "SeatBot" else _end_match_request(corpus, rng)
     if method == "ListVariants":
         return Request(pb.ListVariantsRequest(), {})
     if method == "CreateTournament":
@@ -1489,7 +1512,7 @@ def build_case(corpus: Corpus, service: str, method: str, kind: str, index: int)
 
 
 _MATCH_METHODS = frozenset({"StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout", "Suggest",
-                            "Hints", "SeatBot"})
+                            "Hints", "SeatBot", "EndMatch"})
 _TOURNAMENT_METHODS = frozenset({"RecordTournamentRound", "TournamentStandings"})
 
 

@@ -186,6 +186,11 @@ def test_every_kind_of_event_is_covered() -> None:
     all."""
     kinds = {e["type"] for name, n in (("kozel", 2), ("threes-fives", 2), ("kozel", 4), ("block", 2))
              for _, events in played(name, n, seed=3, steps=400) for e in events}
+    for how in ("resign", "gone", "abort"):  # the exits of a match (issue 37), read back by the oracle
+        match, _ = Match.new("all-fives", 4, options={"teams": True}, seed=3)
+        events = match.end(how, 3)
+        assert po.event_dicts(codec.events_to_proto(events)) == events
+        kinds.update(e["type"] for e in events)
     assert kinds == {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
     with pytest.raises(KeyError, match="exploded"):
         codec.events_to_proto([{"type": "exploded"}])
