@@ -9,6 +9,7 @@
     domino bench lobby [--tables N]   # issue 36: a lobby page and a seek with 20,000 public tables open
     domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
     domino bench peers [--seconds S] [--matches N] [--repeats R]   # issue 43: ours against boardgame.io, one load tool
+    domino bench flood [--seconds S] [--flooders N]   # issue 37: a player's calls under a flood, limits off, on
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -106,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     pe.add_argument("--seconds", type=float, default=10.0, help="measured seconds per load (default 10)")
     pe.add_argument("--matches", type=int, default=32, help="matches played at once (default 32)")
     pe.add_argument("--repeats", type=int, default=3, help="interleaved runs per load (default 3)")
+    fl = sub.add_parser("flood", help="issue 37: an ordinary player's create and apply while one client floods "
+                                      "tables, seeks and tickets, limits off and on")
+    common(fl)
+    fl.add_argument("--seconds", type=float, default=20.0, help="length of one phase (default 20)")
+    fl.add_argument("--flooders", type=int, default=8, help="the flooding client's threads (default 8)")
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -170,6 +176,13 @@ def main(argv: list[str]) -> int:
                            log=sys.stderr)
         text = peers.format_text(result)
         save = peers.save
+    elif args.what == "flood":
+        from bench import flood
+
+        result = flood.run(seconds=3.0 if args.tiny else args.seconds, flooders=2 if args.tiny else args.flooders,
+                           log=sys.stderr)
+        text = flood.format_text(result)
+        save = flood.save
     elif args.what == "bots":
         from bench import bots
 
