@@ -12,7 +12,8 @@ gives the state again (`engine_service.records` does, and checks it):
   deal: ``hands``, ``boneyard`` in draw order, ``leader`` when given);
 - an action in FORMAT.md notation, canonical (``3-6@E``, ``draw``, ``pass``,
   ``pick 3``, ``place 17 1,0 E``, ``discard 17``);
-- ``settle {json}`` (``ending``, ``hands``, ``last_placer``), ``timeout N``.
+- ``settle {json}`` (``ending``, ``hands``, ``last_placer``), ``timeout N``;
+- an exit of the match (`exits`, issue 37): ``resign N``, ``gone N``, ``abort N``.
 
 A matching game's state keeps only the entries of its current round (issue 27):
 when a round ends, the entries up to its end leave the state (`Match.shed`, which
@@ -40,7 +41,7 @@ The current round's moves after its deal are most often each a pass, a draw or
 a play of the layout's next tiles: a match holds them so, a step code a move
 (`MatchState.log_steps`, as the state travels: proto ``log_steps``), and writes
 their text only when the log is read (`unstep`). A move that is not one (or an
-entry after the deal that is no move, ``timeout N``) turns the round's moves
+entry after the deal that is no move, ``timeout N``, an exit) turns the round's moves
 back into text for the rest of the round (`steps_of` finds the same form in a
 log that arrives as text).
 """
