@@ -7,6 +7,7 @@
     domino bench bots [--variant V] [--matchup A:B] [--pairs N] [--deals N] [--unit round|match]
     domino bench tables [--moves N]   # issue 24: a move to the other seat's stream, one gateway and two
     domino bench lobby [--tables N]   # issue 36: a lobby page and a seek with 20,000 public tables open
+    domino bench capacity [--people N,N,...] [--idle-streams N]   # issue 40: people one host seats, idle streams
     domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
     domino bench peers [--seconds S] [--matches N] [--repeats R]   # issue 43: ours against boardgame.io, one load tool
     domino bench flood [--seconds S] [--flooders N]   # issue 37: a player's calls under a flood, limits off, on
@@ -93,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--foreign", type=int, default=120, help="public tables of another kind before the seeks "
                     "(default 120)")
 
+    ca = sub.add_parser("capacity", help="issue 40: people at 4-seat tables ramped until a move is late; "
+                                         "idle streams")
+    common(ca)
+    from bench.capacity import add_arguments as capacity_arguments
+
+    capacity_arguments(ca)
+
     st = sub.add_parser("state", help="issue 27: a call's cost at a match's end against its start, sizes, "
                                       "a whole sealed match through REST")
     common(st)
@@ -162,6 +170,12 @@ def main(argv: list[str]) -> int:
         result = lobby.run(tables=args.tables, foreign=args.foreign, tiny=args.tiny, log=sys.stderr)
         text = lobby.format_text(result)
         save = lobby.save
+    elif args.what == "capacity":
+        from bench import capacity
+
+        result = capacity.run_args(args, log=sys.stderr)
+        text = capacity.format_text(result)
+        save = capacity.save
     elif args.what == "state":
         from bench import state
 
