@@ -8,6 +8,13 @@ turn. When a round ends it shows the hands and deals the next round once the per
 another seat dealt it first, the gateway's 409 says so and the game goes on); the match's end is shown and
 the game exits. `q` (or Ctrl-C) leaves the seat, so that the table's host can invite someone else to it.
 
+The exits of a match (docs/tables.md): at its move the person may type `resign` (asked to confirm: the match is
+lost), `abort` (asked to confirm; only before every person has made a move, else the gateway's `abort-closed`
+is said) or `claim`. While the game waits for another person's move it looks at the table whenever the stream
+is quiet for a few seconds: a person who went away is said (`Seat 1 (Boris) is away: 0:40`), and once they have
+been gone the table's `claim_after` the game offers to claim victory (type `claim`, or Enter to wait on).
+Another seat's resign, abort or claim arrives on the stream and the match's end says how it ended.
+
 At a table with a turn clock every seat's time left is written after each change the stream brings, above
 the table when it is this seat's turn, and in the move's prompt (`[0:08 left]`); the service applies a
 clock that runs out (docs/tables.md, Clocks). Each person's rating (the skill rating of the variant's
@@ -23,8 +30,10 @@ even when the terminal was closed or gave up waiting.
 """
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -41,9 +50,17 @@ from clients.sdk import (
     TransportError,
     Unreachable,
 )
-from clients.sdk.errors import InvalidCredential, InvalidInvite, NotSeated
+from clients.sdk.errors import (
+    AbortClosed,
+    ClaimRefused,
+    IllegalAction,
+    InvalidCredential,
+    InvalidInvite,
+    NotSeated,
+)
 from clients.sdk.rest import _Held
 from clients.sdk.seat_book import SavedSeat, SeatBook
+from clients.sdk.tables import EventStream, StreamEvent
 from clients.table import (
     clock_setting_text,
     clock_text,
@@ -61,10 +78,50 @@ PATIENCE_RETRIES = 60
 MAX_BACKOFF = 5.0
 #: How many times a move (or a deal) that did not get through is sent again before the failure is given up on.
 RESENDS = 5
+#: Seconds of a quiet stream, while another person is to move, after which the table is looked at (presence).
+QUIET = 5.0
+#: What the person types at the move prompt for the exits of a match (and their Russian words).
+EXIT_WORDS = {"resign": "resign", "abort": "abort", "claim": "claim",
+              "сдаюсь": "resign", "сдаться": "resign", "отмена": "abort", "отменить": "abort", "победа": "claim"}
+YES = frozenset({"y", "yes", "д", "да"})
+#: The events that end a match by an exit.
+EXITS = ("resigned", "aborted", "gone")
 
 
 class MatchEnded(Exception):
     """The match ended while this seat was to move (a turn clock ran out): no move to make any more."""
+
+
+class Exited(Exception):
+    """This seat resigned, aborted or claimed victory at its move: the match is over, no move to make."""
+
+
+def with_quiet(stream: EventStream, quiet: float) -> Iterator[StreamEvent]:
+    """The stream's events as they come, and a `quiet` event (no id, no data) after each `quiet` seconds
+    without one: the stream is read by a thread of its own, so that the game may look at the table (who went
+    away) while it waits. The stream's own failure is raised here; closing the stream ends the thread."""
+    found: queue.Queue[StreamEvent | BaseException | None] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for event in stream:
+                found.put(event)
+        except BaseException as err:  # noqa: BLE001 - handed to the game's thread, raised there
+            found.put(err)
+        found.put(None)
+
+    threading.Thread(target=pump, name="seat-stream", daemon=True).start()
+    while True:
+        try:
+            item = found.get(timeout=quiet)
+        except queue.Empty:
+            yield StreamEvent("quiet", None, None)
+            continue
+        if item is None:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
 
 
 class SeatScreen(_Held):
@@ -179,7 +236,8 @@ class JoinedGame(TerminalGame):
         self.table_id, self.invite, self.credential, self.seat_number = table_id, invite, credential, seat
         self.book = book or SeatBook()
         api = RestClient(urls, retries=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF)
-        self.table = api.table(self.table_id)
+        # a private table shows itself to an unused invite's holder and to its seats (docs/tables.md)
+        self.table = api.table(self.table_id, invite=invite, auth=credential)
         super().__init__(api, self.table.variant, self.table.players, [], self.table.options or None, read=read,
                          write=write, width=width)
         api.gateways.on_retry = self.retrying
@@ -190,6 +248,9 @@ class JoinedGame(TerminalGame):
         self.round_shown: int | None = None
         self.screen: SeatScreen | None = None
         self.my_turn = False
+        self.exit: Json | None = None                    # the exit event that ended the match, if one did
+        self.told_away: dict[int, int | None] = {}       # seat -> the away_since said (presence)
+        self.offered: set[tuple[int, int]] = set()       # (seat, away_since) a claim was offered for
 
     @classmethod
     def resuming(cls, saved: SavedSeat, more: list[str], **settings: Any) -> JoinedGame:
@@ -228,10 +289,13 @@ class JoinedGame(TerminalGame):
         if self.seat is None:
             self.write(t("bye"))
             return
+        playing = self.screen is not None and not self.screen.match_over and self.table.rated
         try:
             self.seat.leave()
             self.book.forget(self.table_id)
             self.write(t("left", seat_number(self.seat.seat or 0)))
+            if playing:
+                self.write(t("left.rated"))
         except (ProblemError, TransportError):
             self.write(t("bye"))
 
@@ -262,11 +326,11 @@ class JoinedGame(TerminalGame):
         seat = self.seat = self.take_seat()
         assert seat.seat is not None
         self.humans = [seat.seat]
-        self.names = seat_names(self.api.table(self.table_id), seat.seat)
+        self.names = seat_names(seat.table(), seat.seat)
         if seat.match_id is None:
             self.say(t("waiting.seats"))
             seat.wait_for_match(timeout=self.wait)
-        self.table = self.api.table(self.table_id)
+        self.table = seat.table()
         self.names = seat_names(self.table, seat.seat)
         self.say(t("at-table", ", ".join(self.names)))
         self.show_ratings()
@@ -274,8 +338,13 @@ class JoinedGame(TerminalGame):
             self.say(t("clock", clock_setting_text(self.table.raw["clock"])))
         screen = self.screen = SeatScreen(seat)
         screen.note = self.say
+        self.say(t("exits.help"))
         with seat.events(reconnects=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF) as stream:
-            for event in stream:
+            for event in with_quiet(stream, QUIET):
+                if event.event == "quiet":
+                    if self.look_around(seat, screen):
+                        return 0          # victory claimed: the match's end is shown
+                    continue
                 if event.event == "view":
                     screen.take(event.data)
                     to_move = screen.view.get("to_move")
@@ -286,6 +355,9 @@ class JoinedGame(TerminalGame):
                     if not isinstance(data, dict):
                         continue
                     if data.get("seq", 0) <= screen.seq:
+                        if self.exit is None and any(e.get("type") in EXITS for e in data.get("events", [])):
+                            self.show_events(data["events"])   # an exit the screen took without its events
+                                                               # (a move refused: the match was over)
                         # already shown: the answer to this seat's own move carried it; its clocks (the
                         # next seat's running now) come with the stream's line
                         if data.get("seq") == screen.seq and isinstance(data.get("clocks"), dict):
@@ -305,6 +377,84 @@ class JoinedGame(TerminalGame):
             screen.take(seat.view())
         self.show_end(screen)
         return 0
+
+    # ------------------------------------------------------------ the exits of a match
+
+    def show_events(self, events: list[Json]) -> None:
+        for event in events:
+            if event.get("type") in EXITS:
+                self.exit = event
+        super().show_events(events)
+
+    def choose(self, text: str, legal: list[str]) -> str | None:
+        """A move, or (at this seat's move) an exit: `resign`, `abort`, `claim`."""
+        kind = EXIT_WORDS.get(text.lower())
+        if kind is None:
+            return super().choose(text, legal)
+        if self.exit_match(kind):
+            raise Exited()
+        return None
+
+    def exit_match(self, kind: str) -> bool:
+        """Resign, abort or claim victory (resign and abort asked to confirm); True once the match is over.
+        A refusal is said (the abort closed, nobody gone long enough) and nothing changed."""
+        seat, screen = self.seat, self.screen
+        assert seat is not None and screen is not None
+        if kind != "claim":
+            try:
+                answer = self.read(t(f"exit.confirm-{kind}")).strip().lower()
+            except EOFError:
+                answer = ""
+            if answer not in YES:
+                self.say(t("exit.not-done"))
+                return False
+        call = {"resign": seat.resign, "abort": seat.abort, "claim": seat.claim}[kind]
+        try:
+            done = call()
+        except AbortClosed:
+            self.say(t("exit.abort-closed"))
+            return False
+        except ClaimRefused:
+            self.say(t("exit.claim-refused"))
+            return False
+        except IllegalAction:                  # over already (a clock, another seat's exit): the stream says how
+            screen.take(seat.view())
+            return screen.match_over
+        self.show_events(screen.take(done))
+        return True
+
+    def look_around(self, seat: Seat, screen: SeatScreen) -> bool:
+        """The stream is quiet while another seat is to act: who went away (said once), and a claim of
+        victory offered over a person gone the table's `claim_after`. True: victory claimed, the end shown."""
+        if screen.match_over or self.my_turn:
+            return False
+        try:
+            table = seat.table()
+        except (ProblemError, TransportError):
+            return False                       # the stream's own troubles are said by the stream
+        for s in table.seats:
+            if s.seat == seat.seat or s.kind == "bot" or s.here is None:
+                continue
+            away = s.away_for()
+            if away is None:
+                if self.told_away.pop(s.seat, None) is not None:
+                    self.say(t("presence.back", self.names[s.seat]))
+                continue
+            if self.told_away.get(s.seat) != s.away_since:
+                self.told_away[s.seat] = s.away_since
+                self.say(t("presence.away", self.names[s.seat], clock_text(away)))
+        for gone in table.claimable():
+            away_since = table.seats[gone].away_since or 0
+            if gone == seat.seat or (gone, away_since) in self.offered:
+                continue
+            self.offered.add((gone, away_since))
+            answer = self.ask(t("claim.ask", self.names[gone], clock_text(table.seats[gone].away_for() or 0)),
+                              allow_empty=True)
+            if EXIT_WORDS.get(answer.lower()) == "claim" or answer.lower() in YES:
+                if self.exit_match("claim"):
+                    self.show_end(screen)
+                    return True
+        return False
 
     # ------------------------------------------------------------ clocks and ratings
 
@@ -386,9 +536,17 @@ class JoinedGame(TerminalGame):
 
     def show_end(self, match: Playable) -> None:
         """The match's end; one a clock ended mid-round says whose time ran out (the round has no end to
-        show); then the ratings before and after."""
-        if not isinstance(match, SeatScreen) or match.round_over or not match.clocks:
+        show), one a seat resigned, aborted or claimed says so; then the ratings before and after."""
+        if self.exit is not None and not self.kingdomino:
+            self.write(RULE)
+            if match.view.get("round_over") and match.view.get("ending"):
+                self.show_round_end(match)
+            self.say(t("exit.over", self.exit_text(), points_text(match.scores, self.names)))
+        elif not isinstance(match, SeatScreen) or match.round_over or self.kingdomino:
             super().show_end(match)
+        elif not match.clocks:         # over mid-round, how not seen (an exit before this seat's stream began)
+            self.write(RULE)
+            self.say(t("match.over", points_text(match.scores, self.names)))
         else:
             out = [s for s, left in enumerate(match.clocks.get("remaining", [])) if left <= 0]
             who = t("time-out.seat", self.names[out[0]]) if out else t("time-out.a-clock")
@@ -397,13 +555,30 @@ class JoinedGame(TerminalGame):
             self.say(t("time-out.over", who, points_text(match.scores, self.names)))
         self.show_rating_change()
 
+    def unexplained(self, screen: SeatScreen) -> bool:
+        """A match over mid-round with no clock run out (and no exit event seen): another seat's exit."""
+        return not self.kingdomino and not screen.round_over and not screen.clocks
+
+    def exit_text(self) -> str:
+        """How the match ended by an exit: "Seat 1 (Boris) resigned", "you resigned", "aborted by you" ..."""
+        assert self.exit is not None
+        who = self.exit.get("seat", self.exit.get("player"))
+        mine = who is not None and self.seat is not None and who == self.seat.seat
+        name = t("exit.you") if mine else self.names[who] if isinstance(who, int) and who < len(self.names) else "?"
+        kind = self.exit["type"]
+        if kind == "resigned":
+            return t("exit.you-resigned") if mine else t("exit.resigned", name)
+        return t("exit.aborted", name) if kind == "aborted" else t("exit.gone", name)
+
     def turn(self, match: Playable, seat: int) -> None:
-        """A move of this seat (a gateway that fails meanwhile: `SeatScreen.send`)."""
+        """A move of this seat (a gateway that fails meanwhile: `SeatScreen.send`), or an exit."""
         self.my_turn = True
         try:
             super().turn(match, seat)
         except MatchEnded:
             self.say(t("too-late"))
+        except Exited:
+            pass                  # the screen took the exit's answer: the match is over
         finally:
             self.my_turn = False
 
@@ -413,6 +588,8 @@ class JoinedGame(TerminalGame):
         mine = seat.seat
         while True:
             if screen.match_over:
+                if self.exit is None and self.unexplained(screen):
+                    return False          # ended by an exit whose event is still on its way: its end comes next
                 self.show_end(screen)
                 return True
             if screen.round_over:

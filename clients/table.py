@@ -241,6 +241,8 @@ def event_line(event: Json, names: list[str]) -> str | None:
                  ", ".join(names[w] for w in event["winners"]))
     if kind == "timed_out":
         return t("ev.timed-out", player or who)
+    if kind in ("resigned", "aborted", "gone"):    # the exits of a match (docs/tables.md)
+        return t(f"ev.{kind}", player or who)
     return None
 
 

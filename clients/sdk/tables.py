@@ -204,7 +204,7 @@ class OpenedTable:
 
     def refresh(self) -> Table:
         """The table now (also kept in `table`)."""
-        self.table = self.client.table(self.table_id)
+        self.table = self.client.table(self.table_id, auth=self.host_key)
         return self.table
 
     def fresh_invites(self) -> list[Invite]:
@@ -254,7 +254,7 @@ class Seat:
 
     def _match(self) -> str:
         if self.match_id is None:
-            self.match_id = self.client.table(self.table_id).match_id
+            self.match_id = self.client.table(self.table_id, auth=self.credential).match_id
         if self.match_id is None:
             raise LookupError(f"table {self.table_id} has no match yet: it is dealt when every open seat is "
                               "taken (wait_for_match)")
@@ -274,13 +274,19 @@ class Seat:
             self.seq = answer["seq"]
         if "over" in answer:
             self.over = bool(answer["over"])
+        elif isinstance(answer.get("view"), dict):   # a move's (or an exit's) answer: its view says
+            self.over = bool(answer["view"].get("match_over") or answer["view"].get("game_over"))
         return answer
+
+    def table(self) -> Table:
+        """The table now, asked with this seat's credential (a private table shows itself to its seats)."""
+        return self.client.table(self.table_id, auth=self.credential)
 
     def wait_for_match(self, timeout: float = 300.0, poll: float = 0.5) -> str:
         """Wait until the table's match is dealt (every open seat taken); its id. `TimeoutError` after `timeout`."""
         deadline = time.monotonic() + timeout
         while True:
-            table = self.client.table(self.table_id)
+            table = self.client.table(self.table_id, auth=self.credential)
             if table.match_id is not None:
                 self.match_id = table.match_id
                 return table.match_id
