@@ -15,8 +15,9 @@ same shape::
     game.apply(game.legal_actions()[0])
 
 Both implement the `Game` protocol (`game.py`: who is to move, legal actions,
-apply, timeout, a viewer's view, events as a viewer sees them), and
-`game_class(variant)` (`games.py`) names the class that plays a variant.
+apply, timeout, an exit of the match (`end`: resign, gone, abort), a viewer's view,
+events as a viewer sees them), and `game_class(variant)` (`games.py`) names the
+class that plays a variant.
 """
 from .errors import IllegalActionError, MalformedError, MisdealError, RulesError
 from .game import Game
