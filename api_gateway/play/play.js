@@ -40,7 +40,14 @@ function take(answer) {
 function remember(e) {
   if (e.type === "round_dealt") { game.moves = []; game.movesRound = e.number; }
   if (e.type === "played" || e.type === "passed") game.moves.push({ seat: e.seat, action: e.action ?? null });
+  // The exits of a match (issue 37): how it ended, said by the status line; and the seats that have acted,
+  // for the abort button (an abort is open only until every person has made a move).
+  if (EXITS.includes(e.type)) game.exit = { type: e.type, seat: e.seat ?? e.player };
+  const actor = e.seat ?? e.player;
+  if (ACTS.includes(e.type) && actor != null && !(game.acted ?? []).includes(actor)) game.acted = [...(game.acted ?? []), actor];
 }
+const EXITS = ["resigned", "aborted", "gone"];
+const ACTS = ["played", "passed", "drew", "tile_picked", "tile_placed", "tile_discarded"];
 // The turns since the seat's own last turn in this round (all of them before its first).
 function turnsSince(seat) {
   const moves = game.moves;
@@ -69,6 +76,7 @@ function keepRounds(view) {
 }
 const roundRows = () => Object.values(game.rounds ?? {}).sort((a, b) => a.number - b.number);
 function save() {
+  if (game?.watching) return;   // a spectator holds nothing: its link opens the view again
   if (game?.table) localStorage.setItem(tableKey(game.table.table_id), JSON.stringify(game));
   else if (game) sessionStorage.setItem("domino-play", JSON.stringify(game));
 }
@@ -130,6 +138,9 @@ function describe(e) {
     case "game_over": return tr("log.game-over", sidePoints(e.scores));
     case "dynasty_over": return tr("log.dynasty-over", sidePoints(e.scores));
     case "timed_out": return tr("log.timed-out", who);
+    case "resigned": return tr("log.resigned", who, e.seat === me());
+    case "aborted": return tr("log.aborted", who);
+    case "gone": return tr("log.gone", who);
     default: return null;
   }
 }
@@ -271,9 +282,18 @@ function timedOut() {
   const seat = archived !== undefined ? archived : zero >= 0 ? zero : null;
   return seat == null ? "" : seat === me() ? tr("status.your-time") : tr("status.their-time", name(seat));
 }
+// " Boris resigned.", " The match was aborted: no result, no rating.", " Boris was gone: victory claimed."
+function exitText() {
+  const exit = game.exit;
+  if (!exit) return "";
+  if (exit.type === "resigned") return exit.seat === me() ? tr("status.you-resigned") : tr("status.resigned", name(exit.seat));
+  if (exit.type === "aborted") return tr("status.aborted", name(exit.seat), exit.seat === me());
+  return tr("status.gone", name(exit.seat));
+}
 function renderStatus(view) {
   const seat = toMove(view);
-  if (isOver(view)) say(isKD() ? tr("status.game-over") : view.match_over ? tr("status.match-over") + timedOut() : tr("status.round-over"));
+  if (game.exit) say(tr("status.match-over") + exitText());
+  else if (isOver(view)) say(isKD() ? tr("status.game-over") : view.match_over ? tr("status.match-over") + timedOut() : tr("status.round-over"));
   else if (seat == null) say(tr("status.waiting"));
   else if (seat === viewer(view)) say(seat === me() ? tr("status.your-turn") : tr("status.seat-turn", name(seat)) + (game.keys.filter(Boolean).length > 1 ? tr("status.hot-seat") : ""));
   else if (game.table && game.table.seats[seat]?.kind === "open" && !game.table.seats[seat].taken) say(tr("status.wait-seat", seatNo(seat)));
@@ -294,6 +314,12 @@ function renderSeats(view) {
     chip.className = `seat seat-${seat}` + (seat === moving ? " to-move" : "") + (knocked.has(seat) ? " knocked" : "");
     chip.dataset.seat = seat;
     const who = document.createElement("b"); who.textContent = shortName(seat);
+    const here = presence(seat);
+    if (here) {
+      const dot = document.createElement("span");
+      dot.className = `presence ${here.state}`; dot.dataset.presence = here.state; dot.title = here.text;
+      who.prepend(dot);
+    }
     const level = document.createElement("small"); level.textContent = seatNote(seat);
     const count = document.createElement("span");
     count.textContent = isKD() ? tr("chip.points", view.scores[seat]) : tr("tiles", view.hand_sizes[seat]);
@@ -317,6 +343,7 @@ function renderSeats(view) {
     if (clock) said.push(clock);
     const rated = ratingChip(seat, chip);
     if (rated) said.push(rated);
+    if (here) said.push(here.text);
     chip.title = `${name(seat)}: ${said.join(", ")}`;
     return chip;
   }));
@@ -471,7 +498,7 @@ function legalMoves(view) {
   return new Map(legal.map((a, i) => [a, (view.legal_moves || [])[i]]));
 }
 function renderHand(view, legal, moves) {
-  const hand = [...view.hand].sort(byPips);
+  const hand = [...(view.hand || [])].sort(byPips);   // (a spectator's public view holds no hand)
   $("hand").replaceChildren(...hand.map((tile) => {
     const actions = legal.filter((a) => moves.get(a)?.placements.some((p) => sameTile(p.tile, tile)));
     const b = document.createElement("button");
@@ -937,7 +964,8 @@ const tableName = (t) => t.name || tr("x.table", t.table_id.slice(0, 6));
 function aboutTable(t) {
   const target = t.options?.target ?? targetOption(t.variant)?.default;
   return `${variantName(t.variant)}, ${tr("players", t.players)}, ` + (target != null ? tr("a.target", target) : "")
-    + (t.public ? tr("a.public") : tr("a.private"));
+    + (t.public ? tr("a.public") : tr("a.private")) + (t.rated === false ? tr("a.casual") : tr("a.rated"))
+    + (t.spectators ? tr("a.spectators") : "");
 }
 const freeSeats = (t) => t.seats.filter((s) => s.kind !== "bot" && !s.taken);
 function showScreen(which) {
@@ -987,6 +1015,7 @@ function absorb(a, inOrder = false) {
 function leaveTable() {
   closeStream();
   stopWatching();
+  document.body.classList.remove("watching");
   document.title = tr("page.title");
   if (game?.table) game = null;
   if (location.search) history.replaceState(null, "", "/play");
@@ -1020,6 +1049,12 @@ function setUpFriends() {
   $("play-again").addEventListener("click", playAgain);
   $("leave-table").addEventListener("click", leaveSeat);
   $("leave-waiting").addEventListener("click", leaveSeat);
+  $("resign").addEventListener("click", () => exitMatch("resign"));
+  $("abort").addEventListener("click", () => exitMatch("abort"));
+  $("claim").addEventListener("click", () => exitMatch("claim"));
+  const spectatorsChoice = () => { $("t-spectators-row").hidden = $("t-public").checked; };
+  $("t-public").addEventListener("change", spectatorsChoice);
+  spectatorsChoice();
   setUpClockForm();
   setUpLeaderboard();
 }
@@ -1108,7 +1143,9 @@ async function openTable(event) {
     const kind = $(`seat-kind-${seat}`).value;
     seats.push(kind === PERSON ? { kind: "open" } : { kind: "bot", level: kind });
   }
-  const body = { variant: $("t-variant").value, players, seats, public: $("t-public").checked, on_leave: $("t-on-leave").value };
+  const body = { variant: $("t-variant").value, players, seats, public: $("t-public").checked, on_leave: $("t-on-leave").value,
+                 rated: $("t-rated").value === "rated" };
+  if (!body.public && $("t-spectators").checked) body.spectators = true;
   const clock = clockSetting();
   if (clock) body.clock = clock;
   if ($("t-name").value.trim()) body.name = $("t-name").value.trim();
@@ -1118,7 +1155,8 @@ async function openTable(event) {
   const mine = opened.invites.find((i) => i.seat === 0) || opened.invites[0];
   try {
     const joined = await api(`/v1/tables/${opened.table_id}/join`, { invite: mine.code, name: given });
-    seated(joined, { hostKey: opened.host_key, invites: opened.invites.filter((i) => i.seat !== joined.seat) });
+    seated(joined, { hostKey: opened.host_key, invites: opened.invites.filter((i) => i.seat !== joined.seat),
+                     watchLink: opened.spectator_link ?? null });
   } catch (err) { warn(tr("x.open-no-seat", joinProblem(err))); }
 }
 function joinProblem(err) {
@@ -1137,7 +1175,7 @@ function joinProblem(err) {
 function seated(joined, extra = {}) {
   leaveTable();
   game = { table: joined.table, credential: joined.credential, me: joined.seat, playerId: joined.player_id,
-           hostKey: extra.hostKey ?? null, invites: extra.invites ?? [], ...fromTable(joined.table),
+           hostKey: extra.hostKey ?? null, invites: extra.invites ?? [], watchLink: extra.watchLink ?? null, ...fromTable(joined.table),
            matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], keys: [] };
   save();
   history.replaceState(null, "", `/play?table=${joined.table_id}`);
@@ -1151,6 +1189,7 @@ function openFromAddress() {
   const params = new URLSearchParams(location.search);
   const id = params.get("table");
   if (!id) return false;
+  if (params.get("watch")) { showWatch(id, params.get("watch")); return true; }
   const saved = localStorage.getItem(tableKey(id));
   if (saved) resumeTable(JSON.parse(saved));
   else showJoin(id, params.get("invite"));
@@ -1162,7 +1201,7 @@ async function resumeTable(saved) {
   history.replaceState(null, "", `/play?table=${game.table.table_id}`);
   if (game.view) render();   // where it stood, at once; then the latest
   let t;
-  try { t = await api(`/v1/tables/${game.table.table_id}`); } catch (err) { lostSeat(err); return; }
+  try { t = await api(`/v1/tables/${game.table.table_id}`, undefined, game.credential); } catch (err) { lostSeat(err); return; }
   updateTable(t);
   if (t.match_id) startMatch(t.match_id);
   else { showWaiting(); watchTable(); }
@@ -1172,7 +1211,8 @@ async function resumeTable(saved) {
 async function startMatch(matchId) {
   stopWatching();
   const fresh = matchId !== game.matchId;
-  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], rounds: {} });
+  if (fresh) Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], rounds: {},
+                                   exit: null, acted: [], abortClosed: false });
   let latest;
   try { latest = await api(`/v1/matches/${matchId}/seat`, undefined, game.credential); } catch (err) { matchUnreachable(err); return; }
   if (!game?.table || game.matchId !== matchId) return;
@@ -1243,14 +1283,66 @@ function renderTableBar(view) {
   $("table-bar").hidden = !game.table;
   $("table-invites").hidden = true;
   if (!game.table) return;
-  $("table-name").textContent = tr("table.you-are", tableName(game.table), seatNo(game.me));
-  $("play-again").hidden = !(view.match_over || view.game_over);
+  $("table-name").textContent = game.watching ? tr("table.watching", tableName(game.table))
+    : tr("table.you-are", tableName(game.table), seatNo(game.me));
+  $("play-again").hidden = game.watching || !(view.match_over || view.game_over);
+  const playing = beingPlayed(view);
+  $("resign").hidden = !playing;
+  $("abort").hidden = !playing || !abortMayBeOpen();
+  $("claim").hidden = !playing || !claimable().length;
   // Someone left a person's seat: whoever opened the table gets a link to send for it.
   if (game.hostKey && freeSeats(game.table).length) showInvites($("table-invites"));
 }
-// Leave the seat (POST leave): the credential stops working; the table goes on without this browser.
+// ---------------------------------------------------------------- the exits of a match (issue 37)
+// A match this seat plays and that is not over (a spectator plays none).
+const beingPlayed = (view) => !!(game?.table && !game.watching && game.matchId && view
+                                  && !(view.match_over || view.game_over) && !game.exit);
+// The abort button shows until every person at the table has made a move (as far as this page saw them), or
+// until the server said the abort is closed.
+function abortMayBeOpen() {
+  if (game.abortClosed) return false;
+  const people = game.table.seats.filter((s) => s.kind !== "bot").map((s) => s.seat);
+  return !people.every((seat) => (game.acted ?? []).includes(seat));
+}
+// The other people's seats gone (no open stream, no call) for the table's claim time: the table says since
+// when (`away_since`, unix seconds; polled every few seconds while a match is played).
+function awayFor(s) {
+  return s && s.kind !== "bot" && s.here === false && s.away_since != null ? Math.max(0, Date.now() / 1000 - s.away_since) : null;
+}
+function claimable() {
+  const after = game.table?.claim_after;
+  if (after == null) return [];
+  return game.table.seats.filter((s) => s.seat !== game.me && awayFor(s) != null && awayFor(s) >= after).map((s) => s.seat);
+}
+// A person's presence beside their name: here (a stream open or a call lately), away (since when), or gone
+// long enough to claim victory. Null for a bot, a free seat, this browser's own seat, and with no match.
+function presence(seat) {
+  const s = game.table?.seats[seat];
+  if (!s || s.kind === "bot" || !s.taken || s.here == null || seat === game.me) return null;
+  if (s.here) return { state: "here", text: tr("presence.here") };
+  const away = Math.round(awayFor(s) ?? 0);
+  return { state: claimable().includes(seat) ? "gone" : "away", text: tr("presence.away", clockText(away)) };
+}
+// Resign, abort or claim victory: the answer is a move's (its events, the view after it); a refusal says why.
+async function exitMatch(kind) {
+  if (kind !== "claim" && !confirm(tr(kind === "resign" ? "x.confirm-resign" : "x.confirm-abort"))) return;
+  warn("");
+  try {
+    absorb(await api(`/v1/matches/${game.matchId}/${kind}`, {}, game.credential));
+  } catch (err) {
+    const why = problemName(err);
+    if (why === "abort-closed") { game.abortClosed = true; save(); }
+    warn(why === "abort-closed" ? tr("x.abort-closed") : why === "claim-refused" ? tr("x.claim-refused")
+      : why === "illegal-action" ? tr("x.already-over") : tr("x.no-exit", err.message));
+  }
+  render();
+}
+// Leave the seat (POST leave): the credential stops working; the table goes on without this browser. Leaving
+// a rated match being played is resigning it (once the abort is closed): the person is told before.
 async function leaveSeat() {
-  if (!confirm(tr("x.confirm-leave"))) return;
+  if (game?.watching) { stopSpectating(); return; }
+  const ratedPlay = game?.table?.rated !== false && beingPlayed(game?.view);
+  if (!confirm(tr(ratedPlay ? "x.confirm-leave-rated" : "x.confirm-leave"))) return;
   warn("");
   const id = game.table.table_id;
   try { await api(`/v1/tables/${id}/leave`, {}, game.credential); }
@@ -1274,15 +1366,17 @@ async function openStream() {
   const gen = ++streamGen, matchId = game.matchId, credential = game.credential;
   live(retries ? "reconnecting" : "connecting");
   let ticket;
-  try {
-    ticket = (await api(`/v1/matches/${matchId}/events/ticket`, {}, credential)).ticket;
-  } catch (err) {
-    if (gen !== streamGen) return;
-    if ([401, 403, 404, 410].includes(err.status)) matchUnreachable(err); else retryStream(gen);
-    return;
+  if (!game.watching) {
+    try {
+      ticket = (await api(`/v1/matches/${matchId}/events/ticket`, {}, credential)).ticket;
+    } catch (err) {
+      if (gen !== streamGen) return;
+      if ([401, 403, 404, 410].includes(err.status)) matchUnreachable(err); else retryStream(gen);
+      return;
+    }
   }
   if (gen !== streamGen) return;
-  const query = new URLSearchParams({ ticket });
+  const query = new URLSearchParams(game.watching ? { watch: game.watchCode } : { ticket });
   if (game.seen >= 0) query.set("last_event_id", String(game.seen));
   const source = new EventSource(`/v1/matches/${matchId}/events?${query}`);
   stream = { source, gen };
@@ -1327,13 +1421,19 @@ function watchTable(every = WATCH_MS) {
   const look = async () => {
     if (!game?.table || game.table.table_id !== id) return;
     try {
-      const t = await api(`/v1/tables/${id}`);
+      // a private table shows itself to its seats (the credential) and to its spectator link's code
+      const t = await api(`/v1/tables/${id}` + (game.watching ? `?${new URLSearchParams({ watch: game.watchCode })}` : ""),
+                          undefined, game.watching ? null : game.credential);
       if (!game?.table || game.table.table_id !== id) return;
       const moved = JSON.stringify(t.seats) !== JSON.stringify(game.table.seats);
       updateTable(t);
-      if (t.match_id && t.match_id !== game.matchId) { startMatch(t.match_id); return; }
-      if (!t.match_id) { if (moved || document.body.dataset.screen !== "waiting") showWaiting(); }
+      if (t.match_id && t.match_id !== game.matchId) { (game.watching ? watchMatch : startMatch)(t.match_id); return; }
+      if (!t.match_id) { if (!game.watching && (moved || document.body.dataset.screen !== "waiting")) showWaiting(); }
       else if (moved && game.view) render();
+      else if (game.view && document.body.dataset.screen === "table") {   // a claim's time may have come
+        renderTableBar(game.view);
+        renderSeats(game.view);
+      }
     } catch (err) {
       if (err.status === 404) { lostSeat(err); return; }
     }
@@ -1362,6 +1462,7 @@ async function showWaiting() {
   const free = freeSeats(t);
   say(free.length === 0 ? tr("w.dealing") : tr("w.waiting", free.length) + (game.hostKey ? tr("w.send") : "."));
   showInvites($("invites"));
+  showWatchLink($("watch-link"));
 }
 // The host's invite links for the free seats (fresh ones when a free seat has none: someone left).
 let fetchingInvites = false;
@@ -1397,6 +1498,61 @@ async function showInvites(box) {
   box.hidden = !rows.length;
 }
 
+// The host's spectator link of a private table opened with spectators (anyone holding it may watch).
+function showWatchLink(box) {
+  box.hidden = !game.watchLink;
+  if (!game.watchLink) { box.replaceChildren(); return; }
+  const label = document.createElement("label");
+  label.htmlFor = "watch-link-text"; label.textContent = tr("i.watch");
+  const link = document.createElement("input");
+  link.id = "watch-link-text"; link.readOnly = true; link.value = game.watchLink;
+  const copy = document.createElement("button");
+  copy.type = "button"; copy.textContent = tr("i.copy");
+  copy.addEventListener("click", async () => {
+    link.select();
+    try { await navigator.clipboard.writeText(link.value); copy.textContent = tr("i.copied"); }
+    catch { copy.textContent = tr("i.selected"); }
+  });
+  box.replaceChildren(label, " ", link, " ", copy);
+}
+
+// ---------------------------------------------------------------- watching (a spectator link)
+// /play?table=<id>&watch=<code>: the table's match as a spectator sees it (the public view, no hand), its
+// stream opened with the code (no credential, no ticket). Nothing is kept: a reload opens the link again.
+async function showWatch(id, code) {
+  leaveTable();
+  $("setup-box").open = false;
+  let t;
+  try { t = await api(`/v1/tables/${id}?${new URLSearchParams({ watch: code })}`); } catch (err) {
+    showScreen("join");
+    $("join-seat").disabled = true;
+    $("join-title").textContent = tr("s.no-table");
+    say(tr("s.no-watch"));
+    warn(problemName(err) === "spectators-off" ? tr("x.spectators-off") : joinProblem(err));
+    return;
+  }
+  game = { table: t, watching: true, watchCode: code, credential: null, me: -1, keys: [], invites: [], ...fromTable(t),
+           matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], acted: [] };
+  document.body.classList.add("watching");
+  $("match-title").textContent = tableName(t);
+  if (t.match_id) watchMatch(t.match_id);
+  else { showScreen("waiting"); $("waiting-title").textContent = tableName(t); $("waiting-about").textContent = aboutTable(t);
+         $("waiting-seats").replaceChildren(...seatLines(t)); say(tr("w.watch-waiting")); watchTable(); }
+}
+function watchMatch(matchId) {
+  Object.assign(game, { matchId, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], rounds: {}, exit: null });
+  say(tr("w.watching"));
+  openStream();
+  watchTable(WATCH_PLAYING_MS);
+}
+function stopSpectating() {
+  leaveTable();
+  game = null;
+  showScreen("friends");
+  $("match-title").textContent = tr("modes.friends");
+  say(tr("s.open"));
+}
+
 // ---------------------------------------------------------------- taking a seat: an invite, the lobby
 async function showJoin(id, invite) {
   game = null;
@@ -1407,11 +1563,14 @@ async function showJoin(id, invite) {
   $("join-seat").disabled = false;
   say(tr("s.give-name"));
   let t;
-  try { t = await api(`/v1/tables/${id}`); } catch (err) {
+  // a private table shows itself to the holder of an unused invite only: a spent one is refused
+  try { t = await api(`/v1/tables/${id}` + (invite ? `?${new URLSearchParams({ invite })}` : "")); } catch (err) {
     $("join-seat").disabled = true;
     $("join-title").textContent = tr("s.no-table");
     say(tr("s.no-table-link"));
-    warn(joinProblem(err.status === 404 ? Object.assign(err, { body: { type: "unknown-table" } }) : err));
+    const spent = invite && ["spectators-off", "invalid-invite"].includes(problemName(err));
+    warn(joinProblem(err.status === 404 ? Object.assign(err, { body: { type: "unknown-table" } })
+      : spent ? { body: { type: "invalid-invite" } } : !invite && problemName(err) === "spectators-off" ? { body: { type: "invite-required" } } : err));
     return;
   }
   $("join-title").textContent = tableName(t);
