@@ -58,6 +58,8 @@ IDLE_GOALS = {"rss_mib_per_worker": 300, "idle_cpu_share": 0.02, "probe_p99_ms":
 DEFAULT_PEOPLE = (400, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000)
 #: Seconds the idle measure lasts, with every stream open and nobody moving.
 IDLE_SECONDS = 10.0
+#: The idle measure again with this GATEWAY_SPECTATE_KEEPALIVE (default 5 s): what the keepalive lines cost.
+SLOW_KEEPALIVE = 30
 CHART = ROOT / "docs" / "performance_capacity.svg"
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench:capacity:begin -->", "<!-- bench:capacity:end -->"
@@ -162,12 +164,13 @@ class Host:
             self.redis.stop()
 
 
-def one_host(workdir: Path, connections: int) -> tuple[Host, list[str]]:
+def one_host(workdir: Path, connections: int, env: dict[str, str] | None = None) -> tuple[Host, list[str]]:
     host = Host()
     engine = start_engine(workdir)
     host.procs.append(engine)
+    live = workdir / f"live-{time.monotonic_ns()}.sqlite3"  # a fresh store for each host
     host.procs.append(start_gateway(workdir, [engine], dev_token_keys(), env={
-        "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}", **_caps(connections)}))
+        "GATEWAY_TOKEN_STORE": f"sqlite:///{live}", **_caps(connections), **(env or {})}))
     return host, [host.procs[-1].address]
 
 
@@ -235,7 +238,10 @@ def ramp(tool: LoadTool, host: Host, gateways: list[str], people: list[int], sec
             ("failures" if steps[-1]["failures"] or steps[-1]["seat_failures"] else "p99"),
             "capacity_people": capacity["people"] if capacity else 0,
             "capacity_people_per_core": round(capacity["people"] / cores, 1) if capacity else 0,
-            "capacity_moves_per_s": capacity["moves_per_s"] if capacity else 0.0}
+            "capacity_moves_per_s": capacity["moves_per_s"] if capacity else 0.0,
+            # the people over the cores the servers (gateways, engines, Redis) used at that step
+            "capacity_people_per_server_core": round(capacity["people"] / sum(capacity["server_cpu_share"].values()),
+                                                     1) if capacity else 0}
 
 
 def floor(tool: LoadTool, workdir: Path, seconds: float, connections: int) -> Json:
@@ -369,12 +375,17 @@ def run(people: list[int] | None = None, step_seconds: float = 20.0, idle_stream
             for name in ("one_host", "two_gateways"):
                 result[name]["moves_per_s_over_bare"] = round(result[name]["capacity_moves_per_s"]
                                                               / result["bare_floor"]["req_per_s"], 4)
-            if idle_streams:
-                host, gateways = one_host(workdir, connections)
+            for key, keepalive in (("idle", None), ("idle_keepalive_slow", SLOW_KEEPALIVE)):
+                if not idle_streams or (tiny and keepalive):
+                    continue
+                host, gateways = one_host(workdir, connections, {"GATEWAY_SPECTATE_KEEPALIVE": str(keepalive)}
+                                          if keepalive else None)
                 try:
-                    print(f"idle: {idle_streams} seat streams on one host ...", file=log, flush=True)
-                    result["idle"] = idle(tool, host, gateways, idle_streams, probe_moves, 20.0 if tiny else 10.0,
-                                          1.0 if tiny else IDLE_SECONDS, log)
+                    print(f"idle: {idle_streams} seat streams on one host, keepalive {keepalive or 'default'} ...",
+                          file=log, flush=True)
+                    result[key] = idle(tool, host, gateways, idle_streams, probe_moves, 20.0 if tiny else 10.0,
+                                       1.0 if tiny else IDLE_SECONDS, log)
+                    result[key]["keepalive_s"] = keepalive or "default (5)"
                 finally:
                     tool.all({"cmd": "clear"})
                     host.stop()
@@ -401,9 +412,8 @@ def format_text(r: Json) -> str:
         lines.append(f"  {label}: capacity {m['capacity_people']} people ({m['capacity_people_per_core']} a core), "
                      f"{m['capacity_moves_per_s']} moves/s = {m['moves_per_s_over_bare']:.3f} of the bare floor; "
                      f"stopped by {m['stopped_by'] or 'the last step'}")
-    if "idle" in r:
-        i = r["idle"]
-        lines.append(f"  idle: {i['streams']} streams on one host: RSS {i['rss_mib_per_worker_max']} MiB a worker "
+    for i in (r[key] for key in ("idle", "idle_keepalive_slow") if key in r):
+        lines.append(f"  idle, keepalive {i['keepalive_s']} s: {i['streams']} streams on one host: RSS {i['rss_mib_per_worker_max']} MiB a worker "
                      f"(max of {i['workers']}), gateway CPU {i['idle_cpu_share_gateway']:.1%} of a core, "
                      f"move -> its table's streams p99 {i['probe']['p99_ms']} ms ({i['probe']['moves']} moves); "
                      f"met {i['met']}")
@@ -412,7 +422,7 @@ def format_text(r: Json) -> str:
 
 def chart(r: Json) -> str:
     """p50 and p99 of move -> other seats' streams against seated people, both setups (log y)."""
-    w, h, left, right, top, bottom = 760, 380, 70, 20, 40, 50
+    w, h, left, right, top, bottom = 800, 420, 70, 20, 80, 50
     series = [(name, label, color) for name, label, color in (
         ("one_host", "one host (SQLite)", "#3465a4"), ("two_gateways", "two gateways, Redis", "#cc0000"))
         if name in r]
@@ -429,7 +439,7 @@ def chart(r: Json) -> str:
         frac = (math.log10(max(v, ymin)) - math.log10(ymin)) / (math.log10(ymax) - math.log10(ymin))
         return h - bottom - (h - top - bottom) * frac
 
-    els = [f'<text x="{left}" y="22" font-size="14" font-weight="bold">Move to the other seats\' streams '
+    els = [f'<text x="{left}" y="22" font-size="13" font-weight="bold">Move to the other seats\' streams '
            f'against seated people (a move every {r["pace_s"][0]:g}-{r["pace_s"][1]:g} s a table)</text>',
            f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="#444"/>',
            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="#444"/>',
@@ -453,7 +463,7 @@ def chart(r: Json) -> str:
             els.append(f'<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="'
                        + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + '"/>')
             els += [f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{color}"/>' for a, b in pts]
-        ly = top + 8 + 16 * i
+        ly = 44 + 16 * i
         els.append(f'<rect x="{left + 12}" y="{ly - 9}" width="10" height="10" fill="{color}"/>')
         els.append(f'<text x="{left + 26}" y="{ly}" font-size="11">{escape(label)}: p99 (solid), p50 (dotted); '
                    f'capacity {r[name]["capacity_people"]:,} people</text>')
@@ -468,12 +478,13 @@ def markdown(r: Json) -> list[str]:
     out = [f"`{r.get('command', 'domino bench capacity')}`, {s['started']}, {s['cpus']} cores, load average "
            f"{s['loadavg_before'][0]:.1f} before and {s['loadavg_after'][0]:.1f} after, {r['load_procs']} load tool "
            f"processes on the same host; bare floor {r['bare_floor']['req_per_s']:,.0f} req/s from the same tool.", "",
-           "| setup | capacity (people) | a core | moves/s at capacity | / bare req/s | stopped by |",
-           "|---|---:|---:|---:|---:|---|"]
+           "| setup | capacity (people) | a core of the host | a core the servers used | moves/s at capacity "
+           "| / bare req/s | stopped by |", "|---|---:|---:|---:|---:|---:|---|"]
     for name, label in (("one_host", "one host, SQLite, 2 workers"),
                         ("two_gateways", "two gateways on one Redis, two engines")):
         m = r[name]
         out.append(f"| {label} | {m['capacity_people']:,} | {m['capacity_people_per_core']:,} | "
+                   f"{m['capacity_people_per_server_core']:,} | "
                    f"{m['capacity_moves_per_s']} | {m['moves_per_s_over_bare']:.3f} | "
                    f"{m['stopped_by'] or 'none (last step)'} |")
     out += ["", "| setup | people | moves/s | p50 ms | p99 ms | worst ms | apply p99 ms | failures | CPU: gateway, "
@@ -485,16 +496,21 @@ def markdown(r: Json) -> list[str]:
                        f"{st['max_ms']} | {st['apply_p99_ms']} | {st['failures'] + st['seat_failures']} | "
                        f"{c['gateway']}, {c['engine']}, {c.get('redis', '–')}, {st['load_cpu_share']} | "
                        f"{st['loadavg_1m'][0]}-{st['loadavg_1m'][1]} |")
-    if "idle" in r:
-        i = r["idle"]
-        out += ["", f"Idle: {i['streams']:,} seat streams open on one host ({i['workers']} workers): RSS "
-                f"{', '.join(f'{k / 1024:.0f}' for k in i['rss_kib_held'])} MiB a worker (goal < "
-                f"{i['goals']['rss_mib_per_worker']}), gateway CPU while idle {i['idle_cpu_share_gateway']:.1%} of a "
-                f"core (goal < {i['goals']['idle_cpu_share']:.0%}; engine {i['idle_cpu_share']['engine']:.1%}, the "
-                f"load tool {i['idle_load_tool_cpu_share']:.1%}), a move to its table's streams p50 "
-                f"{i['probe']['p50_ms']} ms, p99 {i['probe']['p99_ms']} ms ({i['probe']['moves']} moves at "
-                f"{i['probe_rate']:g}/s, goal < {i['goals']['probe_p99_ms']:g} ms); failures "
-                f"{i['seat_failures'] + i['probe']['failures']}."]
+    idles = [(key, r[key]) for key in ("idle", "idle_keepalive_slow") if key in r]
+    if idles:
+        goals = idles[0][1]["goals"]
+        out += ["", "| idle seat streams on one host | keepalive line every | RSS a worker, MiB (goal < "
+                f"{goals['rss_mib_per_worker']}) | gateway CPU idle, of a core (goal < {goals['idle_cpu_share']:.0%}) "
+                f"| engine CPU | load tool CPU | a move to its table's streams p50 / p99 ms (goal p99 < "
+                f"{goals['probe_p99_ms']:g}) | failures |", "|---:|---|---|---:|---:|---:|---|---:|"]
+        for _, i in idles:
+            out.append(f"| {i['streams']:,} | {i['keepalive_s']} s | "
+                       f"{', '.join(f'{k / 1024:.0f}' for k in i['rss_kib_held'])} (before: "
+                       f"{', '.join(f'{k / 1024:.0f}' for k in i['rss_kib_before'])}) | "
+                       f"{i['idle_cpu_share_gateway']:.1%} | {i['idle_cpu_share']['engine']:.1%} | "
+                       f"{i['idle_load_tool_cpu_share']:.1%} | {i['probe']['p50_ms']} / {i['probe']['p99_ms']} "
+                       f"({i['probe']['moves']} moves at {i['probe_rate']:g}/s) | "
+                       f"{i['seat_failures'] + i['probe']['failures']} |")
     out += ["", "![latency against seated people](performance_capacity.svg)"]
     return out
 

@@ -203,13 +203,13 @@ class Stream:
                         break
                     payload += rest[:size]
                     raw = rest[size + 2:]
+                    while b"\n\n" in payload:
+                        event, _, payload = payload.partition(b"\n\n")
+                        self._event(event)
                     if size == 0:
                         if self.end_seen:
                             return
                         raise CallFailed("the stream ended")
-                while b"\n\n" in payload:
-                    event, _, payload = payload.partition(b"\n\n")
-                    self._event(event)
                 chunk = self.sock.recv(65536)
                 if not chunk:
                     raise CallFailed("the stream closed")

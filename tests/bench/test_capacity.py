@@ -8,14 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from bench import main
-from bench.capacity import CHART, DOC, chart, markdown
+from bench import capacity, main
+from bench.capacity import chart, markdown
 
 
 @pytest.mark.service
 def test_bench_capacity_tiny_seats_people_and_times_every_move(capsys: pytest.CaptureFixture[str],
-                                                               tmp_path: Path) -> None:
-    doc_before, chart_before = DOC.read_text(), CHART.read_bytes() if CHART.exists() else None
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, svg_file = tmp_path / "performance.md", tmp_path / "performance_capacity.svg"
+    doc.write_text("# Performance\n")
+    monkeypatch.setattr(capacity, "DOC", doc)
+    monkeypatch.setattr(capacity, "CHART", svg_file)
     out = tmp_path / "capacity.json"
     assert main(["capacity", "--tiny", "--json", "--save", str(out)]) == 0
     r = json.loads(capsys.readouterr().out)
@@ -38,12 +41,16 @@ def test_bench_capacity_tiny_seats_people_and_times_every_move(capsys: pytest.Ca
     assert all(kib > 0 for kib in idle["rss_kib_held"])
     assert idle["probe"]["moves"] == 4 and idle["probe"]["samples"] == 12 and idle["probe"]["failures"] == 0
     # a tiny run leaves the page and the chart alone
-    assert DOC.read_text() == doc_before
-    assert (CHART.read_bytes() if CHART.exists() else None) == chart_before
+    assert doc.read_text() == "# Performance\n" and not svg_file.exists()
     svg = chart(r)
     assert svg.startswith("<svg") and svg.count("<polyline") == 4  # p50 and p99 of each setup
     text = "\n".join(markdown(r))
-    assert "| one host, SQLite, 2 workers |" in text and "Idle: 16 seat streams" in text
+    assert "| one host, SQLite, 2 workers |" in text and "| 16 | default (5) s |" in text
+    # a full run's results also go to the page, between the section's markers, and to the chart
+    r["settings"]["tiny"] = False
+    capacity.save(r, tmp_path / "full.json")
+    assert doc.read_text().startswith("# Performance\n") and f"{capacity.BEGIN}\n\n{text}\n\n{capacity.END}" in doc.read_text()
+    assert svg_file.read_text() == svg
 
 
 @pytest.mark.parametrize("people", ["400,x", "400,100", "2"])
