@@ -52,7 +52,7 @@ def test_open_streams_cost_the_store_nothing_until_a_move_wakes_them(gateways: l
     for _ in range(6):  # several streams per seat: the workers share one feed per seat
         for credential in table.credentials:
             streams.append(seat_stream(watcher, table.match_id, credential))
-    streams += [seat_stream(watcher, table.match_id) for _ in range(3)]  # spectators: the public view
+    streams += [seat_stream(watcher, table.match_id, query=table.watch) for _ in range(3)]  # spectators: the public view
     for stream in streams:
         assert stream.status == 200
         first = stream.next()

@@ -89,7 +89,8 @@ def test_one_person_holds_one_seat_of_a_table(engine_proc: EngineProc, tmp_path:
         assert first["player_id"] == "app:alice"
         problem(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join",
                      {"invite": opened["invites"][1]["code"], "player": alice}), 409, "seat-held")
-        assert ok(call(gw, "GET", f"/v1/tables/{opened['table_id']}"))["status"] == "waiting"  # nothing changed
+        assert ok(call(gw, "GET", f"/v1/tables/{opened['table_id']}", credential=opened["host_key"]))["status"] \
+            == "waiting"  # nothing changed
         sought = ok(call(gw, "POST", "/v1/seek", {"variant": "kozel", "players": 2, "player": alice}))
         again = ok(call(gw, "POST", "/v1/seek", {"variant": "kozel", "players": 2, "player": alice}))
         assert sought["opened"] and again["opened"] and again["table_id"] != sought["table_id"]
@@ -104,7 +105,7 @@ def test_a_rated_table_gives_no_seat_engine_help_and_a_casual_one_does(tables_gw
     for rated in (True, False):
         body: dict[str, object] = {} if rated else {"rated": False}
         table = open_table(gw, [{"kind": "open"}, {"kind": "open"}], variant="kozel", players=2, **body)
-        assert ok(call(gw, "GET", f"/v1/tables/{table.table_id}"))["rated"] is rated
+        assert ok(call(gw, "GET", f"/v1/tables/{table.table_id}", credential=table.host_key))["rated"] is rated
         for credential in table.credentials:
             seat = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=credential))
             carried = {"token": seat["token"], "seat_key": seat["seat_key"]}

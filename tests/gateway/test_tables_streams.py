@@ -30,7 +30,7 @@ def redis_pair(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory
 def test_a_move_through_gateway_a_reaches_a_seat_streaming_from_gateway_b(redis_pair: list[Gateway]) -> None:
     a, b = redis_pair
     table = open_table(a)
-    assert ok(call(b, "GET", f"/v1/tables/{table.table_id}"))["match_id"] == table.match_id
+    assert ok(call(b, "GET", f"/v1/tables/{table.table_id}", credential=table.host_key))["match_id"] == table.match_id
     watched = seat_stream(b, table.match_id, table.credentials[1])
     view = watched.next()
     assert view is not None and view.kind == "view"
@@ -157,7 +157,7 @@ def test_a_stop_with_open_seat_streams_ends_them_within_seconds(engine_proc: Eng
     try:
         table = open_table(gw)
         streams = [seat_stream(gw, table.match_id, table.credentials[i % 2]) for i in range(4)]
-        streams += [seat_stream(gw, table.match_id) for _ in range(4)]
+        streams += [seat_stream(gw, table.match_id, query=table.watch) for _ in range(4)]
         assert all(s.status == 200 for s in streams)
         for s in streams:
             assert s.next() is not None  # the view
@@ -205,7 +205,7 @@ def test_seat_and_spectator_streams_count_together_per_address(engine_proc: Engi
     gw = launch_gateway(engine_proc.address, "--workers", "1",
                         env=gateway_env(tmp_path, GATEWAY_STREAMS_PER_ADDRESS="3"))
     try:
-        table = open_table(gw)
+        table = open_table(gw, public=True)  # a public table's match: anyone may watch it by its id
         parts = urlsplit(gw.url)
         ndjson = []
         for _ in range(2):

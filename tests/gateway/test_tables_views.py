@@ -76,7 +76,7 @@ def test_no_viewer_sees_beyond_its_view_in_any_variant(tables_gw: Gateway) -> No
             table = open_table(gw, seats=[{"kind": "open"}] * players, variant=variant["name"], players=players,
                                options=options)
             streams = [seat_stream(gw, table.match_id, c) for c in table.credentials]
-            public = seat_stream(gw, table.match_id)
+            public = seat_stream(gw, table.match_id, query=table.watch)
             views = [s.next() for s in (*streams, public)]
             assert all(v is not None and v.kind == "view" for v in views)
             for _ in range(MAX_STEPS):
