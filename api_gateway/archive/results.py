@@ -170,8 +170,8 @@ def places(result: Mapping[str, Any], players: int, timed_out: int | None) -> tu
     if rating:  # Kozel: the rating points, more is better
         for seat, points in enumerate(rating):
             tiebreak[side_of[seat]] += points
-    elif "decided_by" in result:  # Kingdomino: the score, more is better
-        tiebreak = list(scores)
+    elif "decided_by" in result and result["decided_by"] != "aborted":  # Kingdomino: the score, more is better
+        tiebreak = list(scores)  # (an aborted game has no result: its sides share the place)
     timed_side = None if timed_out is None else side_of[timed_out]
 
     def key(side: int) -> tuple[int, int]:

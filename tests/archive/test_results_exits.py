@@ -19,12 +19,13 @@ ALICE, BOB, CAROL, DAN = "app:alice", "app:bob", "app:carol", "app:dan"
 
 
 def _ended(variant: str, players: int, how: str, seat: int, options: dict[str, Any] | None = None) -> Game:
+    """A few moves in (Kingdomino: far enough that the kingdoms score apart), then ended by `how`."""
     game: Game
     if variant == "kingdomino":
         game, _ = Kingdomino.new(players, seed=3)
     else:
         game, _ = Match.new(variant, players, options=options, seed=3)
-    for _ in range(4):
+    for _ in range(4 if isinstance(game, Match) else 20):
         game.apply(game.legal_actions()[0])
     game.end(how, seat)
     return game
@@ -65,7 +66,10 @@ def test_a_block_resign_of_three_places_the_seat_last_and_the_others_together() 
                                                             ("kingdomino", 3, None)])
 def test_an_aborted_record_is_told_and_rates_nobody(variant: str, players: int, options: dict[str, Any] | None) -> None:
     people: list[str | None] = [ALICE, BOB, CAROL, DAN][:players]
-    finished = _finished(_ended(variant, players, "abort", 0, options), people)
+    game = _ended(variant, players, "abort", 0, options)
+    if isinstance(game, Kingdomino):
+        assert len(set(game.scores())) > 1  # scores that would rank the players, had the game a result
+    finished = _finished(game, people)
     assert finished.aborted and not finished.rated and finished.timed_out is None
     assert {s.place for s in finished.seats} == {1} and all(s.points == 0 for s in finished.seats)
 
