@@ -18,7 +18,7 @@ given. Everything the archive derives comes from that record:
   losing sides, and a side that timed out (resigned, was gone) last on its own. Within a group, the
   engine's own numbers break ties where it gives them: Kozel's rating points
   (more is better: fewer points written) and Kingdomino's scores (more is
-  better); otherwise the sides share the place;
+  better; not an aborted game's, which has no result); otherwise the sides share the place;
 - each seat's **rating points**, the source's (Kozel: ``result.rating``, both
   formulas computed by the engine; 0 where the variant has none).
 
