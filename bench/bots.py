@@ -75,7 +75,7 @@ def _decide(view: dict[str, Any], level: str, budget: Budget | None, bot_seed: i
     """`level`'s action for `view`; its wall and CPU time kept in `times` when it had a choice."""
     t, c = time.perf_counter(), time.process_time()
     if level in bots_opponents.OPPONENTS:
-        action = bots_opponents.decide(view, level)
+        action = bots_opponents.decide(view, level, bot_seed)
     else:
         action = suggest(view, level, budget=budget, seed=bot_seed)
     if len(view["legal"]) > 1:

@@ -1,8 +1,9 @@
-"""Opponents the expert does not model, for `domino bench bots` only (issue 42): "suits" and "net".
+"""Opponents for `domino bench bots` only (issue 42): "suits", "net" and "prior".
 
-They are not levels of the service (`bots.LEVELS`): they exist to measure the expert
-against players that play differently from the greedy one its playouts assume. Both
-read a seat's view only, like every bot, and never draw or pass while they can play.
+They are not levels of the service (`bots.LEVELS`): "suits" and "net" exist to
+measure the expert against players that play differently from the ones its
+playouts assume, "prior" to measure it against itself as it was. They read a
+seat's view only, like every bot, and never draw or pass while they can play.
 
 - ``suits``: keeps the most tiles matching the open ends: the move after which the
   most of its own remaining tiles fit an open end; ties to the heavier move, then
@@ -14,33 +15,66 @@ read a seat's view only, like every bot, and never draw or pass while they can p
   does, and picks the free tile with the most own gain now (its best placement's)
   minus the most another player could gain from the best tile left after it (it
   takes a tile the others want, not only one it wants).
+- ``prior``: the matching games' expert as it was before issue 42's partner and
+  strength work (33388fa): `PRIOR_BUDGET` playouts per decision, every seat in
+  them playing greedy in the counting games and elsewhere the move keeping the
+  most of its own tiles fitting the ends (its partner's not counted), or with
+  chance `PRIOR_EPSILON` a random move. The same search
+  (`search.expert_move`) with that playout policy, so a run against it measures
+  exactly what the new playouts and budget changed. Kingdomino's expert did not
+  change: there "prior" is the expert.
 """
 from __future__ import annotations
 
+import random
 from typing import Any
 
-from engine_service.bots import suggest
+from engine_service.bots import Budget, suggest
 from engine_service.bots.kingdomino import knowledge as kd
 from engine_service.bots.kingdomino.policy import best_gain
 from engine_service.bots.matching.knowledge import Knowledge, read_view
-from engine_service.bots.matching.policy import move_pips, points_after
+from engine_service.bots.matching.policy import fitting_after, greedy_move, move_pips, points_after
 from engine_service.bots.matching.sampler import build_round
+from engine_service.bots.matching.search import expert_move
 from engine_service.rules.notation import DRAW, PASS, Move
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NUMBER_MASK
 
 #: The bench-only opponents, by name.
-OPPONENTS = ("suits", "net")
+OPPONENTS = ("suits", "net", "prior")
+
+#: The prior expert's playouts per decision (then `budget.MATCHING_DEFAULT`) and its playouts' random share.
+PRIOR_BUDGET = Budget(iterations=200)
+PRIOR_EPSILON = 0.25
 
 
-def decide(view: dict[str, Any], level: str) -> str:
-    """The action `level` ("suits" or "net") plays from a seat's view: one of ``view["legal"]``."""
+def prior_rollout(rnd: Round, moves: list[Move], rng: random.Random) -> Move:
+    """The prior expert's playout move: greedy in the counting games, elsewhere the most of the mover's
+    own tiles fitting the ends then the heaviest; or with chance `PRIOR_EPSILON` a random one."""
+    if len(moves) == 1:
+        return moves[0]
+    if rng.random() < PRIOR_EPSILON:
+        return moves[rng.randrange(len(moves))]
+    if rnd.family.counts:
+        return greedy_move(rnd, moves)
+    hand = rnd.hands[rnd.to_move]
+    keys = [(fitting_after(rnd.layout, hand, m), move_pips(m)) if m[0] not in (DRAW, PASS) else (-2, -2)
+            for m in moves]
+    return moves[max(range(len(moves)), key=lambda i: (keys[i], -i))]
+
+
+def decide(view: dict[str, Any], level: str, seed: int = 0) -> str:
+    """The action `level` ("suits", "net" or "prior") plays from a seat's view: one of ``view["legal"]``
+    (`seed` makes "prior" reproducible, as a level's seed does)."""
     if view.get("variant", "kingdomino") == "kingdomino" or "kingdoms" in view:
-        return _kingdomino(view, level)
+        return _kingdomino(view, level, seed)
     know = read_view(view)
     moves = know.legal
     if len(moves) == 1:
         return know.legal_text[0]
+    if level == "prior":
+        where = (know.seat, len(know.layout.placements), know.hand, tuple(know.legal_text))
+        return know.legal_text[expert_move(know, random.Random(f"{seed}:{where}"), PRIOR_BUDGET, prior_rollout)]
     playing = [i for i, m in enumerate(moves) if m[0] not in (DRAW, PASS)]
     if not playing:
         return know.legal_text[0]
@@ -91,8 +125,11 @@ def _net_keys(know: Knowledge, playing: list[int]) -> dict[int, tuple[int, int]]
     return keys
 
 
-def _kingdomino(view: dict[str, Any], level: str) -> str:
-    """Kingdomino's "net" (see the module docstring); "suits" means nothing there: it plays greedy."""
+def _kingdomino(view: dict[str, Any], level: str, seed: int) -> str:
+    """Kingdomino's "net" (see the module docstring); "suits" means nothing there: it plays greedy; "prior"
+    is the expert."""
+    if level == "prior":
+        return suggest(view, "expert", seed=seed)
     know = kd.read_view(view)
     legal = know.legal
     if level != "net" or len(legal) == 1 or legal[0][0] != "pick":

@@ -13,6 +13,7 @@ copies: no strings, no parsing.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from ...rules.family import RoundResult
 from ...rules.ledger import Ledger
@@ -27,8 +28,12 @@ from .sampler import Sampler
 #: A playout stops after this many moves whatever happens (a safety net; rounds end far sooner).
 MAX_PLAYOUT_MOVES = 400
 
+#: A playout policy: a seat's move in a world (every hand known there) among its legal moves.
+Policy = Callable[[Round, list[Move], random.Random], Move]
 
-def playout(world: Round, first: Move, know: Knowledge, rng: random.Random) -> tuple[float, int]:
+
+def playout(world: Round, first: Move, know: Knowledge, rng: random.Random,
+            policy: Policy = rollout_move) -> tuple[float, int]:
     """Play `first` then the rollout policy to the round's end on `world` (changed); the value and
     the margin for the seat's side."""
     family = world.family
@@ -49,7 +54,7 @@ def playout(world: Round, first: Move, know: Knowledge, rng: random.Random) -> t
             result = family.finish_round(ledger, world.ending or "blocked", world.hands, world.out,
                                          world.last_placer, world.layout)
             break
-        move = rollout_move(world, world.legal_moves(), rng)
+        move = policy(world, world.legal_moves(), rng)
     gains = [a - b for a, b in zip(ledger.scores, start)]
     scores = outcome.side_scores(family, result, gains)
     side = family.side_of(know.seat)
@@ -73,7 +78,7 @@ class Evaluation:
         return max(range(len(ranks)), key=lambda i: (ranks[i], -i))
 
 
-def evaluate(know: Knowledge, rng: random.Random, budget: Budget) -> Evaluation:
+def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> Evaluation:
     """Every legal move played out on the same worlds, as many as the budget allows."""
     moves = know.legal
     sampler = Sampler(know, rng)
@@ -85,7 +90,7 @@ def evaluate(know: Knowledge, rng: random.Random, budget: Budget) -> Evaluation:
     for _ in range(worlds):
         world = sampler.world()
         for i, m in enumerate(moves):
-            v, margin = playout(world.copy(), m, know, rng)
+            v, margin = playout(world.copy(), m, know, rng, policy)
             values[i] += v
             margins[i] += margin
         done += 1
@@ -94,8 +99,8 @@ def evaluate(know: Knowledge, rng: random.Random, budget: Budget) -> Evaluation:
     return Evaluation([v / done for v in values], [m / done for m in margins], done)
 
 
-def expert_move(know: Knowledge, rng: random.Random, budget: Budget) -> int:
-    """The index in `know.legal` of the expert's move."""
+def expert_move(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> int:
+    """The index in `know.legal` of the expert's move (`policy` in its playouts)."""
     if len(know.legal) == 1:
         return 0
-    return evaluate(know, rng, budget).best()
+    return evaluate(know, rng, budget, policy).best()
