@@ -25,7 +25,7 @@ def two_people(api: RestClient) -> tuple[Seat, Seat]:
     boris = RestClient.for_link(opened.invites[1].link).join_link(opened.invites[1].link, name="Boris")
     assert boris.seat == 1 and boris.match_id is not None
     assert anna.wait_for_match(timeout=5) == boris.match_id
-    table = api.table(opened.table_id)
+    table = anna.table()                                 # a private table: its seats see it
     assert table.status == "playing" and [s.name for s in table.seats][:2] == ["Anna", "Boris"]
     return anna, boris
 
