@@ -56,7 +56,7 @@ Json = dict[str, Any]
 P99_BAR_MS = 100.0
 #: Issue 40, item 4: with the idle streams open.
 IDLE_GOALS = {"rss_mib_per_worker": 300, "idle_cpu_share": 0.02, "probe_p99_ms": 50.0}
-DEFAULT_PEOPLE = (400, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000)
+DEFAULT_PEOPLE = (400, 800, 1200, 1600, 2000, 2500, 3000, 4000, 5000, 6000, 8000, 10000, 12000)
 #: Seconds the idle measure lasts, with every stream open and nobody moving.
 IDLE_SECONDS = 10.0
 #: The idle measure again with this GATEWAY_SPECTATE_KEEPALIVE (default 5 s): what the keepalive lines cost.
