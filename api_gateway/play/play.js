@@ -1566,9 +1566,10 @@ async function showJoin(id, invite) {
   // a private table shows itself to the holder of an unused invite only: a spent one is refused
   try { t = await api(`/v1/tables/${id}` + (invite ? `?${new URLSearchParams({ invite })}` : "")); } catch (err) {
     $("join-seat").disabled = true;
-    $("join-title").textContent = tr("s.no-table");
-    say(tr("s.no-table-link"));
     const spent = invite && ["spectators-off", "invalid-invite"].includes(problemName(err));
+    const hidden = spent || problemName(err) === "spectators-off";   // a private table shows nothing to them
+    $("join-title").textContent = tr(hidden ? "s.private-table" : "s.no-table");
+    say(tr(hidden ? "s.no-seat-link" : "s.no-table-link"));
     warn(joinProblem(err.status === 404 ? Object.assign(err, { body: { type: "unknown-table" } })
       : spent ? { body: { type: "invalid-invite" } } : !invite && problemName(err) === "spectators-off" ? { body: { type: "invite-required" } } : err));
     return;
