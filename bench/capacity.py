@@ -225,6 +225,9 @@ def ramp(tool: LoadTool, host: Host, gateways: list[str], people: list[int], sec
                 "seat_seconds": max(a["seconds"] for a in seated), "seat_failures": seat_failures,
                 **measured, "server_cpu_share": {k: round((after[k] - cpu[k]) / seconds, 3) for k in cpu},
                 "loadavg_1m": [round(load, 2), round(os.getloadavg()[0], 2)]}
+        if step["moves"]:  # where a move's CPU goes: the servers', the load tool's, milliseconds a move
+            step["cpu_ms_per_move"] = {k: round(v * 1000 / step["moves_per_s"], 2) for k, v in
+                                       {**step["server_cpu_share"], "load_tool": step["load_cpu_share"]}.items()}
         if seat_failures:
             step["failure_texts"] = [t for a in seated for t in a["failure_texts"]][:10] + step["failure_texts"]
         steps.append(step)
@@ -487,13 +490,21 @@ def markdown(r: Json) -> list[str]:
            f"processes on the same host; bare floor {r['bare_floor']['req_per_s']:,.0f} req/s from the same tool.", "",
            "| setup | capacity (people) | a core of the host | a core the servers used | moves/s at capacity "
            "| / bare req/s | stopped by |", "|---|---:|---:|---:|---:|---:|---|"]
+    rows: list[tuple[str, Json]] = []
     for name, label in (("one_host", "one host, SQLite, 2 workers"),
                         ("two_gateways", "two gateways on one Redis, two engines")):
         m = r[name]
+        rows.append((label, m))
         out.append(f"| {label} | {m['capacity_people']:,} | {m['capacity_people_per_core']:,} | "
                    f"{m['capacity_people_per_server_core']:,} | "
                    f"{m['capacity_moves_per_s']} | {m['moves_per_s_over_bare']:.3f} | "
                    f"{m['stopped_by'] or 'none (last step)'} |")
+    for label, m in rows:
+        at = next((st for st in m["steps"] if st["people"] == m["capacity_people"]), None)
+        if at and "cpu_ms_per_move" in at:
+            out += ["", f"{label}, at capacity: a move cost " + ", ".join(
+                f"{ms} ms CPU of the {k.replace('_', ' ')}" for k, ms in at["cpu_ms_per_move"].items())
+                + " (its stream lines and its share of the idle streams included)."]
     out += ["", "| setup | people | moves/s | p50 ms | p99 ms | worst ms | apply p99 ms | failures | CPU: gateway, "
             "engine, Redis, load tool (cores) | load avg |", "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for name, label in (("one_host", "one host"), ("two_gateways", "two gateways")):

@@ -456,7 +456,8 @@ def _measure(load: Load, seconds: float) -> Json:
 def _probe(load: Load, moves: int, rate: float) -> Json:
     load.samples = Samples()
     cpu, started = _cpu_s(), time.monotonic()
-    steps = [gevent.spawn_later(i / rate, load.rng.choice(load.tables).step) for i in range(moves)]
+    tables = load.rng.sample(load.tables, len(load.tables))  # each move at another table while there are some
+    steps = [gevent.spawn_later(i / rate, tables[i % len(tables)].step) for i in range(moves)]
     gevent.joinall(steps)
     samples, load.samples = load.samples, Samples()
     return {"seconds": round(time.monotonic() - started, 3), "moves": samples.moves,
