@@ -105,7 +105,7 @@ TOURNAMENT_CALLS: dict[str, tuple[type[Schema], str]] = {
 
 #: JSON calls no REST request body carries: ListVariants is a GET; SeatBot is made by the gateway's online
 #: tables themselves (a seat's person left, a turn clock's autopilot: docs/tables.md), never by a caller.
-NOT_FORWARDED = {"ListVariants", "SeatBot"}
+NOT_FORWARDED = {"ListVariants", "SeatBot", "EndMatch"}
 
 #: The REST envelope: a sealed match's token and the caller's key (the gateway turns them into the sealed
 #: state and `view_as`), and a new match's `mode` (sealed or transparent).

@@ -181,7 +181,7 @@ class Tables:
         presence = None
         if rec["match_id"] is not None and not over:
             presence = seat_presence(self.store.presence(bytes.fromhex(rec["match_id"])), records.persons(rec),
-                                     rec.get("dealt", rec["created"]), self._clock())
+                                     float(rec.get("dealt") or rec["created"]), self._clock())
         return records.view(rec, over, presence)
 
     @staticmethod
@@ -347,7 +347,8 @@ class Tables:
         except MatchExpired:
             raise UnknownMatch(match_id) from None
         self.check_watcher(orjson.loads(row.record), watch)
-        return hosted
+        found: HostedMatch = hosted
+        return found
 
     def check_spectate(self, match_id: str) -> None:
         """`GET /v1/matches/{id}/spectate` (by match id alone) watches no private table's match."""
@@ -420,7 +421,7 @@ class Tables:
         wait = records.claim_after(ctx.table)
         others = [s for s in records.persons(ctx.table) if s != seat]
         shown = seat_presence(self.store.presence(bytes.fromhex(ctx.match_id)), others,
-                              ctx.table.get("dealt", ctx.table["created"]), now)
+                              float(ctx.table.get("dealt") or ctx.table["created"]), now)
         gone = sorted((p["away_since"], s) for s, p in shown.items()
                       if not p["here"] and now - p["away_since"] >= wait)
         if not gone:

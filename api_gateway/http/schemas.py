@@ -397,12 +397,17 @@ class SeatViewSchema(Schema):
     bots = fields.List(fields.Nested(BotSeatSchema), metadata={"description": "seats the engine plays, if any"})
 
 
+#: The events of a match's exits (resign, a seat gone, abort: POST /v1/matches/{id}/resign, ...), in both kinds
+#: of game: `seat` in a domino match's, `player` in Kingdomino's.
+EXIT_EVENTS = ["resigned", "gone", "aborted"]
+
+
 class EventSchema(Schema):
     """Something that happened during a call; which other fields are set depends on `type`."""
 
     type = fields.String(required=True, metadata={"enum": [
         "played", "drew", "passed", "points_scored", "round_ended", "match_ended", "next_leader",
-        "round_dealt"]})
+        "round_dealt", *EXIT_EVENTS]})
     seat = fields.Integer()
     action = fields.String(metadata={"description": "played: canonical spelling"})
     tile = fields.String(allow_none=True,
@@ -481,8 +486,8 @@ class SetupSchema(StrictSchema):
 KINGDOMINO = "kingdomino"
 KD_TILE = (1, 48)
 KD_EVENT_TYPES = ["game_started", "row_laid", "tile_picked", "tile_placed", "tile_discarded", "game_over",
-                  "dynasty_over", "timed_out"]
-KD_DECIDED_BY = ["score", "largest_region", "crowns", "shared", "timeout"]
+                  "dynasty_over", "timed_out", *EXIT_EVENTS]
+KD_DECIDED_BY = ["score", "largest_region", "crowns", "shared", "timeout", "resign", "gone", "aborted"]
 
 
 def _kd_tiles(description: str, **kwargs: Any) -> fields.List[Any]:
@@ -564,6 +569,8 @@ class KingdominoStateSchema(StrictSchema):
     dynasty = fields.Nested(KingdominoDynastySchema, metadata={"description": "option dynasty only"})
     timed_out = StrictInteger(validate=validate.Range(0, 3),
                               metadata={"description": "only once a player's timeout ended the game"})
+    exit = fields.String(validate=OneOf(["resign", "gone", "abort"]),
+                         metadata={"description": "only once an exit ended the game (resign, a player gone, abort)"})
     bots = _bots("players the engine plays (only when there are some)")
     log = _log()
 
@@ -660,7 +667,9 @@ def _is_kd_view(value: Any) -> int:
 
 
 def _is_kd_event(value: Any) -> int:
-    return int(type(value) is dict and value.get("type") in KD_EVENT_TYPES)
+    """Kingdomino's events by their type; an exit's (both kinds have them) by its `player`."""
+    kind = value.get("type") if type(value) is dict else None
+    return int(kind in KD_EVENT_TYPES and (kind not in EXIT_EVENTS or "player" in value))
 
 
 def _deal_kind(value: Any) -> int:

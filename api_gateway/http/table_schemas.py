@@ -41,7 +41,7 @@ class NewTableSchema(StrictSchema):
         "description": "a private table: true gives a spectator link (the answer's `spectator_link`) that lets "
                        "anyone holding it watch; false (the default): its seats and host only. A public table "
                        "is watched by anyone"})
-    claim_after = StrictInteger(validate=validate.Range(10, 14 * 24 * 3600), metadata={
+    claim_after = StrictInteger(validate=validate.Range(5, 14 * 24 * 3600), metadata={
         "description": "seconds a person's seat must be gone (no open stream, no call) before the others may "
                        "claim victory (POST .../claim); default 120, or a clock's longest wait for one move if longer"})
     name = fields.String(validate=validate.Length(1, 60))

@@ -117,6 +117,10 @@ class TypedEngine:
         answer: pb.GameResponse = self._call("SeatBot", request)
         return answer
 
+    def end_match(self, request: pb.EndMatchRequest) -> pb.GameResponse:
+        answer: pb.GameResponse = self._call("EndMatch", request)
+        return answer
+
     def hints(self, request: pb.HintsRequest) -> pb.HintsResponse:
         answer: pb.HintsResponse = self._call("Hints", request)
         return answer

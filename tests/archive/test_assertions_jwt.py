@@ -276,7 +276,7 @@ def test_jwts_of_each_key_and_an_old_assertion_seat_players_at_a_table(gateway: 
             hs256({"sub": "alice", **live}), eddsa({"sub": "bob", "aud": AUDIENCE, **live})), strict=True)]
     assert [s["player_id"] for s in seats] == ["app:alice", "app:bob"]
     assert seats[-1]["match_id"] is not None          # both seats taken: the match is dealt
-    shown = _ok(gateway.get(f"/v1/tables/{table['table_id']}"))
+    shown = _ok(gateway.get(f"/v1/tables/{table['table_id']}", headers={"Authorization": f"Bearer {table['host_key']}"}))
     assert shown["status"] == "playing"
     older = _open_table(gateway)
     joined = _ok(gateway.post(f"/v1/tables/{older['table_id']}/join", {
@@ -289,7 +289,8 @@ def test_a_bad_assertion_is_a_400_and_takes_no_seat(gateway: Gateway) -> None:
     now = int(time.time())
     live = {"sub": "mallory", "iat": now, "exp": now + 600}
     table = _open_table(gateway)
-    before = _ok(gateway.get(f"/v1/tables/{table['table_id']}"))
+    host = {"Authorization": f"Bearer {table['host_key']}"}
+    before = _ok(gateway.get(f"/v1/tables/{table['table_id']}", headers=host))
     invite = table["invites"][0]["code"]
     for assertion, message in [
             (hs256({**live, "iat": now - 700, "exp": now - 100}), "expired"),
@@ -307,4 +308,4 @@ def test_a_bad_assertion_is_a_400_and_takes_no_seat(gateway: Gateway) -> None:
             reply = gateway.post(path, body)
             assert reply.status == 400 and reply.content_type == "application/problem+json", (path, reply.body)
             assert reply.json["type"] == "/v1/problems/invalid-player" and message in reply.json["detail"], reply.json
-    assert _ok(gateway.get(f"/v1/tables/{table['table_id']}")) == before     # no seat taken
+    assert _ok(gateway.get(f"/v1/tables/{table['table_id']}", headers=host)) == before     # no seat taken

@@ -168,7 +168,7 @@ def test_kingdomino_states_views_and_events_are_what_the_schemas_describe(player
     for game, events in _kd_played(players, options, seed=players * 7 + len(options)):
         state = game.to_dict()
         assert set(state) <= set(KingdominoStateSchema().fields)
-        assert set(KingdominoStateSchema().fields) - set(state) <= {"dynasty", "timed_out", "bots"}
+        assert set(KingdominoStateSchema().fields) - set(state) <= {"dynasty", "timed_out", "exit", "bots"}
         assert KingdominoStateSchema().load(state) == state
         assert MatchAnswerSchema().dump({"state": state}) == {"state": state}  # through the `Either` field
         for event in events:
