@@ -11,4 +11,4 @@ export {
 export { DominoProblem, type ProblemBody } from "./problem.js";
 export type { components, operations, paths } from "./schema.js";
 export { SealedMatch, type BotSeat, type MatchEvent, type SealedMatchRequest, type View } from "./sealed.js";
-export { createTable, getTable, TableSeat, type NewTable, type NewTableAnswer, type Table } from "./tables.js";
+export { createTable, getTable, TableSeat, type NewTable, type NewTableAnswer, type Table, type TableAccess } from "./tables.js";

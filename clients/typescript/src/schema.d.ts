@@ -248,7 +248,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Watch a live sealed match (anyone with its `match_id`): its public events as they happen. */
+        /**
+         * Watch a live sealed match (anyone with its `match_id`): its public events as they happen.
+         * @description A private online table's match is watched only through its table's stream, with its spectator link
+         *     (403 spectators-off here).
+         */
         get: operations["spectateMatch"];
         put?: never;
         post?: never;
@@ -498,25 +502,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/tables/{table_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table_id: string;
-            };
-            cookie?: never;
-        };
-        /** A table (anyone holding its id): seats, status, the current match. */
-        get: operations["getTable"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/tables/{table_id}/leave": {
         parameters: {
             query?: never;
@@ -528,7 +513,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Give up your seat (seat credential): a bot plays it, or the match waits, as the table says. */
+        /**
+         * Give up your seat (seat credential): a bot plays it, or the match waits, as the table says.
+         * @description Leaving a rated match once every person has moved is a resign: the match ends, your side
+         *     losing.
+         */
         post: operations["leaveTable"];
         delete?: never;
         options?: never;
@@ -612,6 +601,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matches/{match_id}/resign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resign (seat credential): your side loses and the match ends.
+         * @description Where the variant has a timeout rule (Kozel's formula, Kingdomino's forfeit) it is scored as
+         *     your seat's timeout; elsewhere your side is placed last. Events: `resigned`, then the end.
+         */
+        post: operations["resignTableMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/abort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Abort (seat credential): the match ends with no result and no rating.
+         * @description Only before every person at the table has made a move (409 abort-closed after). Events:
+         *     `aborted`, then the end; archived as aborted.
+         */
+        post: operations["abortTableMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim victory (seat credential) when another person's seat has gone.
+         * @description A seat is gone when its person has had no stream open and made no call for the table's
+         *     `claim_after` seconds (the table's seats say `here` and `away_since`). Scored as that seat's
+         *     timeout where the variant has the rule, else its side placed last. Events: `gone`, then the
+         *     end; 409 claim-refused when no seat has gone.
+         */
+        post: operations["claimTableVictory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/matches/{match_id}/events/ticket": {
         parameters: {
             query?: never;
@@ -628,6 +688,30 @@ export interface paths {
          *     Authorization header): `GET .../events?ticket=...`.
          */
         post: operations["createStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tables/{table_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A table: seats (each person's `here`), status, the current match.
+         * @description A public table: anyone holding its id. A private one: its seats and host (Bearer), whoever holds one
+         *     of its unused invites (`invite`), or its spectator link's code (`watch`, when its host gave it
+         *     spectators); else 403 spectators-off.
+         */
+        get: operations["getTable"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -969,7 +1053,7 @@ export interface components {
             /** @description after tie-breaks */
             winners?: number[];
             /** @enum {string} */
-            decided_by?: "score" | "largest_region" | "crowns" | "shared" | "timeout";
+            decided_by?: "score" | "largest_region" | "crowns" | "shared" | "timeout" | "resign" | "gone" | "aborted";
         };
         KingdominoDynasty: {
             games?: components["schemas"]["KingdominoResult"][];
@@ -1002,6 +1086,11 @@ export interface components {
             dynasty?: components["schemas"]["KingdominoDynasty"];
             /** @description only once a player's timeout ended the game */
             timed_out?: number;
+            /**
+             * @description only once an exit ended the game (resign, a player gone, abort)
+             * @enum {string}
+             */
+            exit?: "resign" | "gone" | "abort";
             /** @description players the engine plays (only when there are some) */
             bots?: components["schemas"]["BotSeat"][];
             /** @description what happened in the current round (since the match began while no round has ended), for its record (docs/records.md): 'new', 'deal', each action, 'timeout N', each one line; empty when not known. Pass it back as it came */
@@ -1160,11 +1249,11 @@ export interface components {
             game_over?: boolean;
             winners?: number[];
             /** @enum {string|null} */
-            decided_by?: "score" | "largest_region" | "crowns" | "shared" | "timeout" | null;
+            decided_by?: "score" | "largest_region" | "crowns" | "shared" | "timeout" | "resign" | "gone" | "aborted" | null;
         };
         Event: {
             /** @enum {string} */
-            type: "played" | "drew" | "passed" | "points_scored" | "round_ended" | "match_ended" | "next_leader" | "round_dealt";
+            type: "played" | "drew" | "passed" | "points_scored" | "round_ended" | "match_ended" | "next_leader" | "round_dealt" | "resigned" | "gone" | "aborted";
             seat?: number;
             /** @description played: canonical spelling */
             action?: string;
@@ -1188,7 +1277,7 @@ export interface components {
         };
         KingdominoEvent: {
             /** @enum {string} */
-            type: "game_started" | "row_laid" | "tile_picked" | "tile_placed" | "tile_discarded" | "game_over" | "dynasty_over" | "timed_out";
+            type: "game_started" | "row_laid" | "tile_picked" | "tile_placed" | "tile_discarded" | "game_over" | "dynasty_over" | "timed_out" | "resigned" | "gone" | "aborted";
             /** @description game_started */
             players?: number;
             /** @description game_started: owners in first-pick order */
@@ -1212,7 +1301,7 @@ export interface components {
             crowns?: number[];
             winners?: number[];
             /** @enum {string} */
-            decided_by?: "score" | "largest_region" | "crowns" | "shared" | "timeout";
+            decided_by?: "score" | "largest_region" | "crowns" | "shared" | "timeout" | "resign" | "gone" | "aborted";
             /** @description dynasty_over: per game scores */
             games?: number[][];
         };
@@ -1780,6 +1869,10 @@ export interface components {
             name?: string | null;
             /** @description the player id holding a person's seat (GET /v1/players/{id}: its ratings); null: free or a bot */
             player?: string | null;
+            /** @description a person's seat while its match is played: true while its person has the seat's stream open or made a call lately (GET /v1/tables/{id} only; null elsewhere, and for free seats and bots) */
+            here?: boolean | null;
+            /** @description unix seconds since which an away seat's person counts as gone (null: here, or not known) */
+            away_since?: number | null;
         };
         Table: {
             table_id?: string;
@@ -1792,6 +1885,10 @@ export interface components {
             public?: boolean;
             /** @description rated (no engine help for a seat) or casual */
             rated?: boolean;
+            /** @description a private table anyone with its spectator link may watch */
+            spectators?: boolean;
+            /** @description seconds a seat must be gone before the others may claim */
+            claim_after?: number;
             on_leave?: string;
             /** @description the table's turn clock setting, null: none */
             clock?: {
@@ -1839,10 +1936,14 @@ export interface components {
             /** @description true (the default): the match changes its players' ratings (with two people or more) and no seat may ask the engine for help (suggest, hints); false: casual, help allowed, no rating */
             rated?: boolean;
             /**
-             * @description wait (default): the match waits for someone to take a freed seat; bot: a greedy bot plays it
+             * @description wait (default): the match waits for someone to take a freed seat; bot: a greedy bot plays it. Leaving a rated match once every person has moved is a resign
              * @enum {string}
              */
             on_leave?: "wait" | "bot";
+            /** @description a private table: true gives a spectator link (the answer's `spectator_link`) that lets anyone holding it watch; false (the default): its seats and host only. A public table is watched by anyone */
+            spectators?: boolean;
+            /** @description seconds a person's seat must be gone (no open stream, no call) before the others may claim victory (POST .../claim); default 120, or a clock's longest wait for one move if longer */
+            claim_after?: number;
             name?: string;
             /**
              * @description a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} (5 s to 14 days, each move) or {"bank": seconds, "increment": seconds} (30 s to 30 days a match, up to a day more after each move), with "on_timeout": "rule" (the variant's timeout rule: the match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by default, plays the seat on until its person is back)
@@ -1865,6 +1966,8 @@ export interface components {
             /** @description the table's owner: send as Authorization: Bearer; answered once */
             host_key?: string;
             invites?: components["schemas"]["Invite"][];
+            /** @description a private table with spectators: the page's link that watches it (answered once); null otherwise */
+            spectator_link?: string | null;
             table?: components["schemas"]["Table"];
         };
         Seek: {
@@ -3604,6 +3707,15 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
+            /** @description `spectators-off`: This table has no spectators */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `unknown-match`: No such live sealed match */
             404: {
                 headers: {
@@ -4883,66 +4995,6 @@ export interface operations {
             };
         };
     };
-    getTable: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Table"];
-                };
-            };
-            /** @description `unknown-table`: No such table */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `store-unavailable`: The token version store is unavailable */
-            503: {
-                headers: {
-                    /** @description seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     leaveTable: {
         parameters: {
             query?: never;
@@ -5433,6 +5485,354 @@ export interface operations {
             };
         };
     };
+    resignTableMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MatchAnswer"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `illegal-action`: Not allowed in this state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    abortTableMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MatchAnswer"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `abort-closed`: The match can no longer be aborted; `illegal-action`: Not allowed in this state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    claimTableVictory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MatchAnswer"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `claim-refused`: No victory to claim; `illegal-action`: Not allowed in this state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createStreamTicket: {
         parameters: {
             query?: never;
@@ -5484,6 +5884,100 @@ export interface operations {
             };
             /** @description `match-expired`: The sealed match has expired */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTable: {
+        parameters: {
+            query?: {
+                /** @description a private table: an unused invite of it shows the table to whoever will take the seat */
+                invite?: string;
+                /** @description a private table: its spectator code (from the spectator link) */
+                watch?: string;
+            };
+            header?: never;
+            path: {
+                table_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Table"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `invalid-invite`: The invite is not valid; `spectators-off`: This table has no spectators */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5843,6 +6337,8 @@ export interface operations {
                 last_event_id?: number;
                 /** @description the seat whose stream this is (must be the credential's own) */
                 seat?: number;
+                /** @description a private table's spectator code: its public stream without a credential */
+                watch?: string;
             };
             header?: never;
             path: {
@@ -5872,7 +6368,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode; `spectators-off`: This table has no spectators */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -20,9 +20,20 @@ export async function createTable(api: DominoClient, table: NewTable): Promise<N
   return answer(api.POST("/v1/tables", { body: table }));
 }
 
-/** A table as the lobby and its players see it (seats, status, the current match). */
-export async function getTable(api: DominoClient, tableId: string): Promise<Table> {
-  return answer(api.GET("/v1/tables/{table_id}", { params: { path: { table_id: tableId } } }));
+/**
+ * How a private table is asked for: by one of its seats or its host (`credential`), by whoever holds one
+ * of its unused invites (`invite`), or by its spectator link's code (`watch`); anyone else gets a 403
+ * `spectators-off`. A public table needs none of them.
+ */
+export interface TableAccess { credential?: string; invite?: string; watch?: string }
+
+/** A table as the lobby and its players see it (seats with each person's presence, status, the match). */
+export async function getTable(api: DominoClient, tableId: string, access: TableAccess = {}): Promise<Table> {
+  const query = { ...(access.invite ? { invite: access.invite } : {}), ...(access.watch ? { watch: access.watch } : {}) };
+  return answer(api.GET("/v1/tables/{table_id}", {
+    params: { path: { table_id: tableId }, query },
+    ...(access.credential ? { headers: bearer(access.credential) } : {}),
+  }));
 }
 
 /** A person's seat at a table, played by its credential alone (from any device). */
@@ -57,13 +68,18 @@ export class TableSeat {
   async waitForMatch(timeoutMs = 10_000, pollMs = 100): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     while (this.matchId === undefined) {
-      const table = await getTable(this.api, this.tableId);
+      const table = await this.table();
       this.matchId = table.match_id ?? undefined;
       if (this.matchId !== undefined) break;
       if (Date.now() > deadline) throw new Error(`table ${this.tableId} dealt no match in ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
     return this.matchId;
+  }
+
+  /** The table now, asked with this seat's credential (a private table shows itself to its seats). */
+  async table(): Promise<Table> {
+    return getTable(this.api, this.tableId, { credential: this.credential });
   }
 
   /** The seat's latest: `seq`, `view`, `scores`, `turn`, `over`. */
@@ -85,6 +101,31 @@ export class TableSeat {
   /** Deal the next round once this one is over. */
   async nextRound(): Promise<MatchAnswer> {
     return answer(this.api.POST("/v1/matches/{match_id}/next-round", { ...this.init(), body: {} }));
+  }
+
+  /**
+   * Resign: this seat's side loses and the match ends (as this seat's timeout where the variant has a
+   * timeout rule). Its events: `resigned`, then the end. A match already over: 409 `illegal-action`.
+   */
+  async resign(): Promise<MatchAnswer> {
+    return answer(this.api.POST("/v1/matches/{match_id}/resign", this.init()));
+  }
+
+  /**
+   * Abort: the match ends with no result and no rating; only before every person at the table has made
+   * a move (409 `abort-closed` after). Its events: `aborted`, then the end.
+   */
+  async abort(): Promise<MatchAnswer> {
+    return answer(this.api.POST("/v1/matches/{match_id}/abort", this.init()));
+  }
+
+  /**
+   * Claim victory over a person whose seat has been gone (no open stream, no call) for the table's
+   * `claim_after` seconds (the table's seats say `here` and `away_since`); else 409 `claim-refused`.
+   * Its events: `gone`, then the end.
+   */
+  async claim(): Promise<MatchAnswer> {
+    return answer(this.api.POST("/v1/matches/{match_id}/claim", this.init()));
   }
 
   /** The seat's live stream (see `seatEvents`): resumed with Last-Event-ID when a connection breaks. */

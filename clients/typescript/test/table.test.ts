@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { createTable, TableSeat, type Reconnect, type SeatEvent } from "../src/index.js";
+import { createTable, DominoProblem, getTable, TableSeat, type Reconnect, type SeatEvent } from "../src/index.js";
 import { client } from "./gateway.js";
 
 interface Played {
@@ -106,4 +106,26 @@ test("a seat's stream resumes after Last-Event-ID, and goes on across a close by
   assert.deepEqual(after.map((e) => [e.event, e.id]), [["update", seen + 1], ["update", seen + 2]]);
   assert.ok(reconnects.some((why) => why.reason === "closed" && why.detail === "max-duration" &&
                                      why.lastEventId === seen! + 1 && why.failures === 0), JSON.stringify(reconnects));
+});
+
+test("a seat resigns, the other seat's view is over; a private table shows itself to its seats only", { timeout: 30_000 }, async () => {
+  const host = client();
+  const opened = await createTable(host, { variant: "block", players: 2, name: "Exits" });
+  const invites = opened.invites ?? [];
+  // an unused invite shows the private table; nobody in particular gets a 403 spectators-off
+  assert.equal((await getTable(host, opened.table_id!, { invite: invites[0]!.code! })).table_id, opened.table_id);
+  await assert.rejects(getTable(host, opened.table_id!),
+                       (err: unknown) => err instanceof DominoProblem && err.status === 403 && err.problemName === "spectators-off");
+  const anna = await TableSeat.join(client(), opened.table_id!, { invite: invites[0]!.code!, name: "Anna" });
+  const boris = await TableSeat.join(client(), opened.table_id!, { invite: invites[1]!.code!, name: "Boris" });
+  await anna.waitForMatch();
+  await anna.view();                                        // a call on the match: she is here
+  const table = await anna.table();
+  assert.equal(table.rated, true);
+  assert.equal(table.seats?.[anna.seat]?.here, true);
+  const resigned = await anna.resign();
+  assert.deepEqual(resigned.events?.[0], { type: "resigned", seat: anna.seat });
+  assert.equal((await boris.view()).over, true);
+  await assert.rejects(boris.resign(), (err: unknown) => err instanceof DominoProblem && err.status === 409);
+  await assert.rejects(boris.abort(), (err: unknown) => err instanceof DominoProblem && err.status === 409);
 });
