@@ -311,15 +311,15 @@ def gateway_env(tmp: Path, store: str | None = None, **extra: str) -> dict[str, 
 
 
 @contextmanager
-def gateways_on_one_redis(engine: EngineProc, tmp: Path, workers: int) -> Iterator[list[Gateway]]:
+def gateways_on_one_redis(engine: EngineProc, tmp: Path, workers: int, **extra: str) -> Iterator[list[Gateway]]:
     """Two gateways ("a" and "b", `workers` gunicorn workers each) on one Redis of their own, each with
-    its own archive file: what a cluster's gateways share is the live store."""
+    its own archive file: what a cluster's gateways share is the live store (`extra`: more settings)."""
     server = RedisServer(tmp)
     gws: list[Gateway] = []
     try:
         for name in ("a", "b"):
             gws.append(launch_gateway(engine.address, "--workers", str(workers),
-                                      env=gateway_env(tmp / name, server.url)))
+                                      env=gateway_env(tmp / name, server.url, **extra)))
         yield gws
     finally:
         for gw in gws:
