@@ -10,7 +10,7 @@ two browser contexts (two people on two devices) at a 2-player Kozel table opene
   other's page and ends the match.
 
 The gateway counts a seat as here for 2 s after its stream's last renewal or its last call
-(`GATEWAY_PRESENCE_SECONDS`); a table's claim time is then its shortest (10 s), set by the test through the
+(`GATEWAY_PRESENCE_SECONDS`); a table's claim time is then its shortest (5 s), set by the test through the
 API (the page's form offers the default).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .test_play_friends_browser import Person, play_one_turn
 
 pytestmark = pytest.mark.service
 
-CLAIM_AFTER = 10
+CLAIM_AFTER = 5
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ closed once everyone has moved and that leaving a rated match then is a resign, 
 Russian, and claims victory over a person who went away (told first that they are away).
 
 The gateway counts a seat as here for 2 s after its stream's last renewal or its last call
-(`GATEWAY_PRESENCE_SECONDS`), so that the claim time of 10 s (a table's shortest) is met within a test.
+(`GATEWAY_PRESENCE_SECONDS`), so that the claim time of 5 s (a table's shortest) is met within a test.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .test_play_join import MOVE, spawn_join
 
 pytestmark = pytest.mark.service
 
-CLAIM_AFTER = 10
+CLAIM_AFTER = 5
 RU_MOVE = re.compile(r"Ваш ход \((?:1 — сыграть его|от 1 до \d+) или запись хода")
 
 

@@ -6,8 +6,7 @@ invite and its spectator link; and the new problem types (rate-limited with its 
 classes.
 
 The gateway counts a seat as here for 2 s after its stream's last renewal or its last call
-(`GATEWAY_PRESENCE_SECONDS`), so that a seat gone for a table's shortest claim time (10 s) can be claimed
-within a test.
+(`GATEWAY_PRESENCE_SECONDS`), so that a seat gone for a short claim time (10 s) can be claimed within a test.
 """
 from __future__ import annotations
 
@@ -24,7 +23,8 @@ from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 
 pytestmark = pytest.mark.service
 
-#: The shortest claim time a table takes (docs/tables.md).
+#: A short claim time (5 s is the shortest a table takes), long enough that a claim made right after the deal
+#: is refused even on a busy machine.
 CLAIM_AFTER = 10
 #: The events of a seat's own action (domino: `seat`; Kingdomino: `player`).
 ACTS = frozenset({"played", "drew", "passed", "tile_placed", "tile_picked", "tile_discarded"})
