@@ -24,7 +24,9 @@ given. Everything the archive derives comes from that record:
 
 Which seats are people is the caller's: a player id per seat, or None for a
 seat no player holds (a bot). A match is *rated* when at least two sides hold a
-player: the others are archived and counted, and change no rating.
+player the host app vouched for (``app:...``; a guest may be anyone, the winner's own
+second tab included) and it was not aborted: the others are archived and counted, and
+change no rating.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from api_gateway.archive.players import PlayerIdError, check_player_id
+from api_gateway.archive.players import PREFIX_GUEST, PlayerIdError, check_player_id
 
 Json = dict[str, Any]
 
@@ -88,8 +90,11 @@ class FinishedMatch:
 
     @property
     def rated(self) -> bool:
-        """At least two sides hold a player, and the match was not aborted (it has no result)."""
-        return len({s.side for s in self.seats if s.player is not None}) >= 2 and not self.aborted
+        """At least two sides hold a player the host app vouched for (a guest's seat may be anyone's, the
+        winner's own second tab included: a rating won against a guest could be won alone, issue 37), and
+        the match was not aborted (it has no result)."""
+        vouched = {s.side for s in self.seats if s.player is not None and not s.player.startswith(PREFIX_GUEST)}
+        return len(vouched) >= 2 and not self.aborted
 
     def to_json(self) -> bytes:
         return orjson.dumps({

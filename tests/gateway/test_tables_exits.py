@@ -3,12 +3,15 @@ private tables that show nothing to whoever holds a spent invite; against real g
 on one Redis where races matter), their streams and their archive."""
 from __future__ import annotations
 
+import base64
+import itertools
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 
 from .conftest import EngineProc, Gateway, Reply, gateway_env, gateways_on_one_redis, launch_gateway
@@ -16,6 +19,40 @@ from .test_tables import Table, call, ok, open_table, seat_stream
 
 Json = dict[str, Any]
 TWO_PEOPLE = [{"kind": "open"}, {"kind": "open"}]
+SECRET = b"k" * 32
+_users = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def keyed(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """Two workers on one SQLite file, checking the player assertions of one host app (key k1)."""
+    gw = launch_gateway(engine_proc.address, "--workers", "2", env=gateway_env(
+        tmp_path_factory.mktemp("exits"), GATEWAY_PLAYER_KEYS=f"k1:{base64.b64encode(SECRET).decode()}"))
+    yield gw
+    gw.stop()
+
+
+def assertion(user: str) -> str:
+    now = int(time.time())
+    return jwt.encode({"sub": user, "iat": now, "exp": now + 3600}, SECRET, algorithm="HS256", headers={"kid": "k1"})
+
+
+def open_vouched(gw: Gateway, seats: list[Json] | None = None, guests: tuple[int, ...] = (), **extra: Any) -> Table:
+    """A private table whose open seats are taken by people the host app vouches for (new users each time),
+    but the seats in `guests`, taken by guests."""
+    seats = seats or TWO_PEOPLE
+    opened = ok(call(gw, "POST", "/v1/tables", {"variant": extra.pop("variant", "kozel"), "players": len(seats),
+                                               "seats": seats, **extra}), 201)
+    credentials, match_id = [], None
+    for invite in opened["invites"]:
+        body = {"invite": invite["code"]}
+        if invite["seat"] not in guests:
+            body["player"] = assertion(f"u{next(_users)}")
+        joined = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", body))
+        credentials.append(joined["credential"])
+        match_id = joined["match_id"]
+    assert match_id is not None
+    return Table(opened["table_id"], opened["host_key"], credentials, match_id, opened)
 
 
 def problem(reply: Reply, status: int, name: str) -> Json:
@@ -73,9 +110,9 @@ def move_each_person(gw: Gateway, table: Table) -> None:
 # ---------------------------------------------------------------- resign
 
 
-def test_resign_ends_the_match_the_side_losing_on_every_stream_and_in_the_archive(tables_gw: Gateway) -> None:
-    gw = tables_gw
-    table = open_table(gw, seats=TWO_PEOPLE, players=2)  # Kozel: scored as the seat's timeout (RULES.md K)
+def test_resign_ends_the_match_the_side_losing_on_every_stream_and_in_the_archive(keyed: Gateway) -> None:
+    gw = keyed
+    table = open_vouched(gw)  # Kozel: scored as the seat's timeout (RULES.md K)
     other = seat_stream(gw, table.match_id, table.credentials[1])
     assert other.next() is not None  # its view
     problem(call(gw, "POST", f"/v1/matches/{table.match_id}/resign", credential=table.host_key), 403,
@@ -95,10 +132,10 @@ def test_resign_ends_the_match_the_side_losing_on_every_stream_and_in_the_archiv
     other.close()
 
 
-def test_resign_where_the_variant_has_no_timeout_rule_places_the_side_last(tables_gw: Gateway) -> None:
-    gw = tables_gw
+def test_resign_where_the_variant_has_no_timeout_rule_places_the_side_last(keyed: Gateway) -> None:
+    gw = keyed
     seats = [{"kind": "open"}, {"kind": "open"}, {"kind": "bot"}, {"kind": "bot"}]
-    table = open_table(gw, seats=seats, variant="osel", players=4, options={"teams": True})
+    table = open_vouched(gw, seats, variant="osel", options={"teams": True})
     answer = ok(exit_(gw, table, 1, "resign"))
     end = events(answer)[1]
     assert (end["losers"], end["winners"], end["rating"]) == ([1], [0], [])  # sides: 0+2 against 1+3
@@ -109,9 +146,9 @@ def test_resign_where_the_variant_has_no_timeout_rule_places_the_side_last(table
 # ---------------------------------------------------------------- abort
 
 
-def test_abort_before_every_person_moved_rates_nobody_and_is_closed_after(tables_gw: Gateway) -> None:
-    gw = tables_gw
-    table = open_table(gw, seats=TWO_PEOPLE, players=2)
+def test_abort_before_every_person_moved_rates_nobody_and_is_closed_after(keyed: Gateway) -> None:
+    gw = keyed
+    table = open_vouched(gw)
     legal = [ok(call(gw, "GET", f"/v1/matches/{table.match_id}/legal", credential=c)) for c in table.credentials]
     mover = next(i for i, lg in enumerate(legal) if lg["actions"])
     ok(call(gw, "POST", f"/v1/matches/{table.match_id}/apply", {"action": legal[mover]["actions"][0]},
@@ -126,7 +163,7 @@ def test_abort_before_every_person_moved_rates_nobody_and_is_closed_after(tables
     profile = ok(call(gw, "GET", f"/v1/players/{players[0]}"))
     assert all(r["rated"] == 0 for r in profile["ratings"])  # nobody's rating changed
 
-    late = open_table(gw, seats=TWO_PEOPLE, players=2)
+    late = open_vouched(gw)
     move_each_person(gw, late)
     problem(exit_(gw, late, 0, "abort"), 409, "abort-closed")
     assert not ok(call(gw, "GET", f"/v1/matches/{late.match_id}/seat", credential=late.host_key))["over"]
@@ -135,9 +172,9 @@ def test_abort_before_every_person_moved_rates_nobody_and_is_closed_after(tables
 # ---------------------------------------------------------------- leaving
 
 
-def test_leaving_a_rated_match_once_everyone_moved_is_a_resign(tables_gw: Gateway) -> None:
-    gw = tables_gw
-    table = open_table(gw, seats=TWO_PEOPLE, players=2)
+def test_leaving_a_rated_match_once_everyone_moved_is_a_resign(keyed: Gateway) -> None:
+    gw = keyed
+    table = open_vouched(gw)
     move_each_person(gw, table)
     players = seen_players(gw, table)
     ok(call(gw, "POST", f"/v1/tables/{table.table_id}/leave", credential=table.credentials[1]))
@@ -145,10 +182,29 @@ def test_leaving_a_rated_match_once_everyone_moved_is_a_resign(tables_gw: Gatewa
     item = archived(gw, str(players[1]), table.match_id)
     assert item["rated"] is True and places(item) == {0: 1, 1: 2}  # the leaver lost: not an unrated match
 
-    casual = open_table(gw, seats=TWO_PEOPLE, players=2, rated=False)
+    casual = open_vouched(gw, rated=False)
     move_each_person(gw, casual)
     ok(call(gw, "POST", f"/v1/tables/{casual.table_id}/leave", credential=casual.credentials[1]))
     assert not ok(call(gw, "GET", f"/v1/matches/{casual.match_id}/seat", credential=casual.host_key))["over"]
+
+
+def test_no_rating_is_won_against_a_guest_seat_or_by_leaving(keyed: Gateway) -> None:
+    """One person on a vouched seat and a guest seat (a second tab, anyone): whatever the guest does (resign,
+    leave, be claimed against, lose to the end) nobody's rating moves, and the match is archived unrated."""
+    gw = keyed
+    for exit_how in ("resign", "leave"):
+        table = open_vouched(gw, guests=(1,))
+        move_each_person(gw, table)
+        alice = str(seen_players(gw, table)[0])
+        assert alice.startswith("app:")
+        if exit_how == "resign":
+            ok(exit_(gw, table, 1, "resign"))
+        else:
+            ok(call(gw, "POST", f"/v1/tables/{table.table_id}/leave", credential=table.credentials[1]))
+        item = archived(gw, alice, table.match_id)
+        assert item["rated"] is False and places(item)[0] == 1
+        profile = ok(call(gw, "GET", f"/v1/players/{alice}"))
+        assert all(r["rated"] == 0 and r["points"] == 0 for r in profile["ratings"])
 
 
 # ---------------------------------------------------------------- claim and presence
