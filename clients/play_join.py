@@ -236,8 +236,16 @@ class JoinedGame(TerminalGame):
         self.table_id, self.invite, self.credential, self.seat_number = table_id, invite, credential, seat
         self.book = book or SeatBook()
         api = RestClient(urls, retries=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF)
-        # a private table shows itself to an unused invite's holder and to its seats (docs/tables.md)
-        self.table = api.table(self.table_id, invite=invite, auth=credential)
+        # a private table shows itself to an unused invite's holder and to its seats (docs/tables.md); a seat's
+        # credential given up (the seat left, from here or another device) is said by `run`
+        self.seat_gone = False
+        try:
+            self.table = api.table(self.table_id, invite=invite, auth=credential)
+        except (InvalidCredential, NotSeated):
+            if credential is None:
+                raise
+            self.seat_gone = True
+            self.table = Table.from_json({"table_id": table_id, "variant": "", "players": 0})
         super().__init__(api, self.table.variant, self.table.players, [], self.table.options or None, read=read,
                          write=write, width=width)
         api.gateways.on_retry = self.retrying
@@ -266,6 +274,10 @@ class JoinedGame(TerminalGame):
             self.say(t("retry.other", retrying.failed, reason(retrying.error), retrying.address))
 
     def run(self) -> int:
+        if self.seat_gone:
+            self.book.forget(self.table_id)
+            self.say(t("seat.given-up"))
+            return 1
         try:
             return self.play()
         except (Quit, KeyboardInterrupt):
