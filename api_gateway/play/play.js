@@ -1435,7 +1435,9 @@ function watchTable(every = WATCH_MS) {
         renderSeats(game.view);
       }
     } catch (err) {
-      if (err.status === 404) { lostSeat(err); return; }
+      // no such table any more, or (a seat's credential, asked with) the seat was given up from another device
+      if (!game?.table || game.table.table_id !== id) return;
+      if (err.status === 404 || (err.status === 401 && !game.watching)) { lostSeat(err); return; }
     }
     watcher = setTimeout(look, every);
   };
