@@ -199,16 +199,15 @@ def test_two_people_and_two_bots_play_a_whole_kozel_round_through_an_invite(
         saved = anna.saved()
         assert saved["credential"] and saved["me"] == 0 and saved["credential"] not in anna.page.url
 
-        # A third device with a made-up invite for this table is refused, and holds no seat.
+        # A third device with a made-up invite for this table is refused, holds no seat, and learns nothing of
+        # the table (a private table shows itself to its seats, its host and an unused invite only).
         mallory = Person(contexts[2], f"{friends_gw.url}/play?table={table_id}&invite=MADEUP42", "Mallory")
-        mallory.wait_for(lambda: "Anna's table" in mallory.page.inner_text("#join-title"), "the join screen")
-        mallory.page.fill("#join-name", "Mallory")
-        warned = mallory.warnings()
-        mallory.page.click("#join-seat")
-        mallory.wait_for(lambda: mallory.warnings() > warned, "the refusal")
+        mallory.wait_for(lambda: "invite link does not open a seat" in mallory.page.inner_text("#message"),
+                         "the refusal")
         message = mallory.page.inner_text("#message")
-        assert "invite link does not open a seat" in message and "new link" in message, message
-        assert mallory.saved() is None and mallory.screen() == "join" and not mallory.page.locator("#hand .tile").count()
+        assert "new link" in message, message
+        assert "Anna's table" not in mallory.page.inner_text("body")
+        assert mallory.saved() is None and not mallory.page.locator("#hand .tile").count()
         mallory.page.screenshot(path=str(shots / "friends-refused.png"))
 
         # Boris opens the link on his device, gives his name and takes seat 1: the match is dealt.

@@ -70,7 +70,7 @@ def test_a_terminal_and_an_sdk_seat_play_a_whole_round_at_one_table(gateway: Gat
     child.expect('You took seat 0 at table "Terminal test": kozel, 4 players')
     child.expect("Waiting for the other seats to be taken")
     boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris")
-    assert api.table(opened.table_id).seats[0].name == "Tess"
+    assert api.table(opened.table_id, auth=opened.host_key).seats[0].name == "Tess"
     errors: list[BaseException] = []
     other = threading.Thread(target=play_seat, args=(boris, errors), daemon=True)
     other.start()
@@ -103,7 +103,7 @@ def test_a_terminal_and_an_sdk_seat_play_a_whole_round_at_one_table(gateway: Gat
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert not api.table(opened.table_id).seats[0].taken            # the seat is free for a fresh invite
+    assert not api.table(opened.table_id, auth=opened.host_key).seats[0].taken            # the seat is free for a fresh invite
 
 
 def test_a_whole_match_to_its_end_with_the_other_seat_dealing_first(gateway: Gateway) -> None:
@@ -134,7 +134,7 @@ def test_a_whole_match_to_its_end_with_the_other_seat_dealing_first(gateway: Gat
     assert not errors, errors
     flat = re.sub(r"\s+", " ", screen)
     assert re.search(r"The goat: (You|Seat \d \([^)]*\))", flat), screen[-3000:]
-    assert api.table(opened.table_id).status == "over"
+    assert api.table(opened.table_id, auth=opened.host_key).status == "over"
 
 
 def test_a_bad_or_spent_link_is_refused_with_a_message(gateway: Gateway) -> None:

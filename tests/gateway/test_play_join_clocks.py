@@ -75,7 +75,7 @@ def test_the_terminal_shows_the_clocks_a_timeout_and_the_ratings_then_the_leader
     assert re.search(r"Seat 1 \(Boris\) (played \d-\d|knocked)", between), between
     # her clock stopped at what it had left when she moved (a move under load may take her over a second)
     assert re.search(r"clocks: You 0:(10|0\d), Seat 1 \(Boris\) 0:\d\d \(running\)", re.sub(r"\s+", " ", between)), between
-    table = api.table(opened.table_id)
+    table = api.table(opened.table_id, auth=opened.host_key)
     deadline = time.monotonic() + 30
     while not api.request("GET", f"/v1/matches/{table.match_id}/seat", auth=boris.credential)["over"]:
         assert time.monotonic() < deadline, "the clock did not run out"
