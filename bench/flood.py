@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.redis_server import RedisServer
-from bench.service import BenchError, Proc, percentile, start_engine, start_gateway
+from bench.service import LIMITS_OFF, BenchError, Proc, percentile, start_engine, start_gateway
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]
@@ -42,9 +42,6 @@ Json = dict[str, Any]
 FLOODER = "127.0.0.2"
 PLAYER = "127.0.0.1"
 #: Every limit switched off: the gateway as the probes found it.
-LIMITS_OFF = {name: "off" for name in ("GATEWAY_LIMIT_TABLES_PER_ADDRESS", "GATEWAY_LIMIT_SEEKS_PER_ADDRESS",
-                                       "GATEWAY_LIMIT_SEEKS_PER_PLAYER", "GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL",
-                                       "GATEWAY_LIMIT_SEALED_PER_ADDRESS")}
 #: Moves the ordinary player makes at one table before opening the next.
 MOVES_PER_TABLE = 6
 KOZEL_TWO_PEOPLE = {"variant": "kozel", "players": 4, "seats": [

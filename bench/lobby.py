@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.redis_server import RedisServer
-from bench.service import BenchError, Proc, start_engine, start_gateway
+from bench.service import LIMITS_OFF, BenchError, Proc, start_engine, start_gateway
 from bench.tables import save as save  # the same results file as the tables bench
 from clients.serve_all import dev_token_keys
 
@@ -95,12 +95,12 @@ def run(tables: int = 20000, foreign: int = 120, tiny: bool = False, log: Any = 
             procs.append(engine)
             keys = dev_token_keys()
             one = start_gateway(workdir, [engine], keys, index=0,
-                                env={"GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}"})
+                                env={"GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}", **LIMITS_OFF})
             procs.append(one)
             print("one gateway (SQLite) ...", file=log)
             result["sqlite"] = measure(f"http://{one.address}", tables, foreign, log)
             redis = RedisServer(workdir)
-            on_redis = start_gateway(workdir, [engine], keys, index=1, env={"GATEWAY_TOKEN_STORE": redis.url})
+            on_redis = start_gateway(workdir, [engine], keys, index=1, env={"GATEWAY_TOKEN_STORE": redis.url, **LIMITS_OFF})
             procs.append(on_redis)
             print("one gateway (Redis) ...", file=log)
             result["redis"] = measure(f"http://{on_redis.address}", tables, foreign, log)

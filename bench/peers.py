@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench.compiled import ROOT
-from bench.service import BenchError, Proc, save, start_engine, start_gateway
+from bench.service import LIMITS_OFF, BenchError, Proc, save, start_engine, start_gateway
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]
@@ -96,7 +96,7 @@ def start_ours(workdir: Path) -> list[Proc]:
     gateway = start_gateway(workdir, [engine], dev_token_keys(), env={
         "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}",
         "GATEWAY_DATABASE": f"sqlite:///{workdir / 'archive.sqlite3'}",
-        "GATEWAY_STREAMS_PER_ADDRESS": "100000", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0"})
+        "GATEWAY_STREAMS_PER_ADDRESS": "100000", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0", **LIMITS_OFF})
     return [engine, gateway]
 
 

@@ -118,6 +118,13 @@ def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
     return _start(f"engine{index}{'-compiled' if compiled else ''}", argv, env, workdir, "grpc")
 
 
+#: The gateway's limits (`api_gateway.http.limits`) switched off: a bench's load comes from one address and opens
+#: more tables and matches a minute than any one client may (the flood bench measures the limits themselves).
+LIMITS_OFF = {name: "off" for name in ("GATEWAY_LIMIT_TABLES_PER_ADDRESS", "GATEWAY_LIMIT_SEEKS_PER_ADDRESS",
+                                       "GATEWAY_LIMIT_SEEKS_PER_PLAYER", "GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL",
+                                       "GATEWAY_LIMIT_SEALED_PER_ADDRESS")}
+
+
 def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0,
                   env: dict[str, str] | None = None) -> Proc:
     """The gateway (gunicorn, default workers and threads) over one engine or several (round-robin);
@@ -537,7 +544,7 @@ def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json, se
     from clients.serve_all import dev_token_keys
 
     keys = dev_token_keys("bench")
-    gw = start_gateway(workdir, [engine], keys)
+    gw = start_gateway(workdir, [engine], keys, env=LIMITS_OFF)
     procs.append(gw)
     bare = start_bare(workdir, {**os.environ, "GATEWAY_ENGINE": engine.address, "STATE_TOKEN_KEYS": keys})
     procs.append(bare)
@@ -555,7 +562,7 @@ def _scale_out(workdir: Path, procs: list[Proc], engine: Proc, seconds: float, r
     second = start_engine(workdir, 1, compiled=engine.name.endswith("-compiled"))
     procs.append(second)
     engines = [engine, second]
-    two = start_gateway(workdir, engines, keys, 1)
+    two = start_gateway(workdir, engines, keys, 1, env=LIMITS_OFF)
     procs.append(two)
     path_one = next(p for p in _rest_paths(one, workdir, seconds, None, "-1") if p.name == "rest_apply_sealed")
     path_two = next(p for p in _rest_paths(two, workdir, seconds, None, "-2") if p.name == "rest_apply_sealed")

@@ -42,7 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.redis_server import RedisServer, free_port
-from bench.service import BenchError, Proc, percentile, start_engine, start_gateway
+from bench.service import LIMITS_OFF, BenchError, Proc, percentile, start_engine, start_gateway
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]
@@ -305,7 +305,7 @@ def memory(streams: int, log: Any, on_redis: bool = False) -> Json:
             gw = start_gateway(workdir, [engine], dev_token_keys(), env={
                 "GATEWAY_WORKERS": "1", "GATEWAY_CONNECTIONS": str(streams + 100), "GATEWAY_STREAMS": str(streams),
                 "GATEWAY_STREAMS_PER_ADDRESS": str(streams), "GATEWAY_STREAMS_PER_SEAT": str(streams),
-                "GATEWAY_CONNECTIONS_PER_ADDRESS": "0", "GATEWAY_SPECTATE_KEEPALIVE": "30",
+                "GATEWAY_CONNECTIONS_PER_ADDRESS": "0", "GATEWAY_SPECTATE_KEEPALIVE": "30", **LIMITS_OFF,
                 "GATEWAY_METRICS_PORT": metrics.rpartition(":")[2],
                 "GATEWAY_TOKEN_STORE": redis.url if redis is not None else f"sqlite:///{workdir / 'live.sqlite3'}"})
             procs.append(gw)
@@ -389,7 +389,7 @@ def run(moves: int = 200, streams: int = 1000, clock_tables: int = 40, tiny: boo
             procs.append(engine)
             keys = dev_token_keys()  # one key for every gateway: a token sealed by one opens on another
             # every stream of the bench comes from one address: the per-address caps would refuse most
-            lifted = {"GATEWAY_STREAMS_PER_ADDRESS": "100000", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0"}
+            lifted = {"GATEWAY_STREAMS_PER_ADDRESS": "100000", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0", **LIMITS_OFF}
             one = start_gateway(workdir, [engine], keys, index=0,
                                 env={"GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'live.sqlite3'}", **lifted})
             procs.append(one)

@@ -140,7 +140,8 @@ class Operation:
 OPERATIONS: tuple[Operation, ...] = (
     Operation(matches_blp, "", "NewMatch", "createMatch",
               NewMatchSchema(), "new_match", MatchAnswerSchema, Matches.new_match,
-              (*BODY, "malformed", "misdeal", "too-large", "sealed-mode-disabled", "store-unavailable", *ENGINE),
+              (*BODY, "malformed", "misdeal", "too-large", "sealed-mode-disabled", "store-unavailable", "rate-limited",
+               *ENGINE),
               """Start a match: deals the first round from `seed` (or a random one) or `deal`, unless `no_deal`.
 
               `mode: "sealed"` answers a token, one key per seat and a host key instead of the state.

@@ -62,7 +62,7 @@ tables_blp = Blueprint("tables", __name__, url_prefix="/v1",
 _HOSTING = ("sealed-mode-disabled", "store-unavailable")          # tables host sealed matches in the store
 _SEAT = ("invalid-credential", "wrong-table", "unknown-table", *_HOSTING)  # a credential of a table
 _MATCH = ("invalid-credential", "wrong-table", "sealed-forbidden", "unknown-match", "match-expired", *_HOSTING)
-_OPENING = (*BODY, "malformed", "unknown-variant", "invalid-player", *_HOSTING, *ENGINE)
+_OPENING = (*BODY, "malformed", "unknown-variant", "invalid-player", "rate-limited", *_HOSTING, *ENGINE)
 
 
 #: The OpenAPI security scheme of the calls that take a credential (registered by the app factory).
@@ -247,7 +247,7 @@ CREDENTIAL_CALLS: tuple[CredentialCall, ...] = (
                    timeout where the variant has the rule, else its side placed last. Events: `gone`, then the
                    end; 409 claim-refused when no seat has gone."""),
     CredentialCall("/matches/<string:match_id>/events/ticket", "Ticket", "post", "createStreamTicket", TicketSchema,
-                   _MATCH, lambda t, match_id, credential: t.ticket(t.context(match_id, credential)),
+                   (*_MATCH, "rate-limited"), lambda t, match_id, credential: t.ticket(t.context(match_id, credential)),
                    """A single-use ticket good for starting one stream within 30 s (for EventSource, which sends no
                    Authorization header): `GET .../events?ticket=...`."""),
 )

@@ -393,7 +393,7 @@ def test_the_credential_is_shown_and_kept_and_resume_comes_back_to_the_seat(pair
     assert saved is not None and saved.credential == shown and saved.seat == 0
     assert saved.gateways == [a.url, b.url] and shown not in repr(saved)
     assert stat.S_IMODE(book.path.stat().st_mode) == 0o600
-    assert api.table(opened.table_id).seats[0].taken
+    assert opened.refresh().seats[0].taken
     kill_hard(a.gateway)
     a.down()
     child = spawn_play("--resume", state=state)
