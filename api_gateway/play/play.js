@@ -947,6 +947,14 @@ let watcher = null;        // the timer that polls the table (waiting for people
 let lobbyCursor = null;
 let joining = null;        // {id, invite}: the table the join screen is for
 
+// The player assertion a host app's login keeps here (localStorage "domino-player": a JWT its server signed,
+// docs/tables.md "Player ids"): sent with each seat taken, so the seat is its user's and the match rates (a
+// guest's seat never does: it may be anyone). None: the seat is a guest's.
+function vouched() {
+  const assertion = localStorage.getItem("domino-player");
+  return assertion ? { player: assertion } : {};
+}
+
 async function api(path, body, credential) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -1154,7 +1162,7 @@ async function openTable(event) {
   try { opened = await api("/v1/tables", body); } catch (err) { warn(tr("x.no-open", err.message)); return; }
   const mine = opened.invites.find((i) => i.seat === 0) || opened.invites[0];
   try {
-    const joined = await api(`/v1/tables/${opened.table_id}/join`, { invite: mine.code, name: given });
+    const joined = await api(`/v1/tables/${opened.table_id}/join`, { invite: mine.code, name: given, ...vouched() });
     seated(joined, { hostKey: opened.host_key, invites: opened.invites.filter((i) => i.seat !== joined.seat),
                      watchLink: opened.spectator_link ?? null });
   } catch (err) { warn(tr("x.open-no-seat", joinProblem(err))); }
@@ -1603,7 +1611,8 @@ async function joinFromScreen(event) {
   warn("");
   const given = myName("join-name");
   if (!given || !joining) return;
-  const body = joining.invite ? { invite: joining.invite, name: given } : { seat: Number($("join-seat-number").value), name: given };
+  const body = { ...(joining.invite ? { invite: joining.invite } : { seat: Number($("join-seat-number").value) }), name: given,
+                 ...vouched() };
   try { seated(await api(`/v1/tables/${joining.id}/join`, body)); } catch (err) { warn(joinProblem(err)); }
 }
 // The first page of the lobby is looked at again every LOBBY_MS while it is on the screen (and redrawn
@@ -1662,7 +1671,7 @@ async function joinPublic(t, seat) {
   warn("");
   const given = myName("lobby-name");
   if (!given) return;
-  try { seated(await api(`/v1/tables/${t.table_id}/join`, { seat, name: given })); } catch (err) {
+  try { seated(await api(`/v1/tables/${t.table_id}/join`, { seat, name: given, ...vouched() })); } catch (err) {
     warn(joinProblem(err));
     if (err.status === 409) showLobby();   // the list as it is now
   }

@@ -13,6 +13,7 @@ them to docs/play/, which docs/play.md shows).
 """
 from __future__ import annotations
 
+import base64
 import json
 import re
 import time
@@ -21,8 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, BrowserContext
 
 from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 from .test_play_browser import PHONE, browser, check_no_horizontal_scroll, shots  # noqa: F401
@@ -38,9 +40,26 @@ def clocks_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory)
     are not closed for being quiet while a test waits for a clock: a page reopening its stream asks for a
     ticket with its credential, which takes a seat back from autopilot."""
     gw = launch_gateway(engine_proc.address, "--workers", "2",
-                        env=gateway_env(tmp_path_factory.mktemp("clocks"), GATEWAY_SPECTATE_IDLE="120"))
+                        env=gateway_env(tmp_path_factory.mktemp("clocks"), GATEWAY_SPECTATE_IDLE="120",
+                                        GATEWAY_PLAYER_KEYS=f"k1:{base64.b64encode(SECRET).decode()}"))
     yield gw
     gw.stop()
+
+
+SECRET = b"k" * 32
+
+
+def assertion(user: str) -> str:
+    """A player assertion for `user`, as the host app's server signs it."""
+    now = int(time.time())
+    return jwt.encode({"sub": user, "iat": now, "exp": now + 3600}, SECRET, algorithm="HS256", headers={"kid": "k1"})
+
+
+def signed_in(context: BrowserContext, user: str) -> BrowserContext:
+    """The page as a host app's signed-in user sees it: its login left the user's player assertion where the
+    page reads it (localStorage "domino-player"), so the seats it takes are the user's and its matches rate."""
+    context.add_init_script(f"localStorage.setItem('domino-player', {json.dumps(assertion(user))})")
+    return context
 
 
 def get(gw: Gateway, path: str) -> Any:
@@ -72,8 +91,9 @@ def board_rows(person: Person) -> list[tuple[str, int]]:
 
 
 def play_rated_matches(gw: Gateway, count: int) -> None:
-    """`count` real Kozel matches, each between two guests and two bots, through the gateway, at tables whose
-    5-second move clock (the shortest) ends each match by the variant's rule when a guest's turn comes and
+    """`count` real Kozel matches, each between two players the host app vouches for (new users each) and two
+    bots, through the gateway, at tables whose
+    5-second move clock (the shortest) ends each match by the variant's rule when a person's turn comes and
     nobody moves: archived and rated like any other. (The host may time out only a seat whose clock has run
     out, so the clock does it.) Played side by side; waits until the archive holds them all."""
     matches = []
@@ -83,7 +103,8 @@ def play_rated_matches(gw: Gateway, count: int) -> None:
                 {"kind": "open"}, {"kind": "open"}, {"kind": "bot", "level": "random"}, {"kind": "bot", "level": "random"}]}),
             201)
         for invite in opened["invites"]:
-            joined = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", {"invite": invite["code"], "name": "G"}))
+            joined = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", {
+                "invite": invite["code"], "name": "G", "player": assertion(f"p{len(matches)}-{invite['seat']}")}))
         matches.append(joined["match_id"])
     deadline = time.monotonic() + 60
     for match_id in matches:
@@ -94,7 +115,7 @@ def play_rated_matches(gw: Gateway, count: int) -> None:
 
 def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_leaderboard(
         browser: Browser, clocks_gw: Gateway, shots: Path) -> None:  # noqa: F811
-    contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
+    contexts = [signed_in(browser.new_context(viewport=PHONE), user) for user in ("anna", "boris")]
     try:
         anna = Person(contexts[0], clocks_gw.url + "/play", "Anna")
         anna_404: list[str] = []
@@ -120,7 +141,8 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
         anna.page.click("#open-table")
         anna.wait_for(lambda: anna.page.locator("#invite-1").count() == 1, "the invite link")
         table_id = anna.saved()["table"]["table_id"]
-        assert get(clocks_gw, f"/v1/tables/{table_id}")["clock"] == {"move": 10.0, "on_timeout": "rule"}
+        assert ok(call(clocks_gw, "GET", f"/v1/tables/{table_id}", credential=anna.saved()["credential"]))["clock"] \
+            == {"move": 10.0, "on_timeout": "rule"}
         boris = Person(contexts[1], anna.page.input_value("#invite-1"), "Boris")
         boris_404: list[str] = []
         boris.page.on("response", lambda r: boris_404.append(r.url) if r.status == 404 else None)
@@ -208,7 +230,8 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
             "#board-list li", "(ls) => ls.map((l) => [l.dataset.player, Number(l.dataset.rank), l.querySelector('.who').textContent])")
         assert [(p, r) for p, r, _ in rows] == [(e["player"], e["rank"]) for e in board["items"]] == \
             [(seats[1 - mover]["player"], 1), (seats[mover]["player"], 2)]
-        # the archive keeps the names the guests took their seats with: the board shows them, and marks
+        assert sorted(s["player"] for s in seats.values()) == ["app:anna", "app:boris"]  # vouched: rated
+        # the archive keeps the names the players took their seats with: the board shows them, and marks
         # Anna's own
         names = [e["name"] for e in board["items"]]
         assert sorted(names) == ["Anna", "Boris"], board["items"]
@@ -218,7 +241,7 @@ def test_a_clocked_table_counts_down_times_out_and_shows_the_ratings_and_the_lea
         check_no_horizontal_scroll(anna.page)
         anna.page.screenshot(path=str(shots / "leaderboard.png"))
 
-        # More players than a page (20): eleven more rated matches between guests, played through the gateway.
+        # More players than a page (20): eleven more rated matches, played through the gateway.
         play_rated_matches(clocks_gw, 11)
         first = get(clocks_gw, "/v1/leaderboard?variant=kozel&limit=20&provisional=true")
         second = get(clocks_gw, f"/v1/leaderboard?variant=kozel&limit=20&provisional=true&cursor={first['next']}")
