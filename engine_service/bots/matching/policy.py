@@ -9,15 +9,8 @@
   legal list.
 - `rollout_move`: what the expert assumes every seat plays in a playout: most of
   the time `playout_choice` (greedy in the counting games; in the others the move
-  keeping the most of the side's tiles fitting the ends, then the heaviest), a
+  keeping the most of the mover's tiles fitting the ends, then the heaviest), a
   random legal move otherwise, so that playouts are fast and not naive.
-
-A playout is played in one world, where every hand is known: in the team games
-(seats 0+2 against 1+3) `keeping_move` counts the partner's tiles that fit the
-ends as well as the mover's own, so a seat in a playout does not block its partner
-(issue 42). The random share is `ROLLOUT_EPSILON`: 0.25 until issue 42, 0.10 since
-(every player the bench measures, and most people, play their considered move far
-more often than one in four; the playouts model them better so).
 """
 from __future__ import annotations
 
@@ -29,8 +22,8 @@ from ...rules.notation import CENTER, DRAW, PASS, E, Move, W
 from ...rules.round import Round
 from ...rules.tiles import IS_DOUBLE, NUMBER_MASK, OTHER, PIPS
 
-#: In a playout, the chance that a seat plays a random legal move rather than its considered one.
-ROLLOUT_EPSILON = 0.10
+#: In a playout, the chance that a seat plays a random legal move rather than the greedy one.
+ROLLOUT_EPSILON = 0.25
 
 
 def move_pips(move: Move) -> int:
@@ -123,19 +116,10 @@ def fitting_after(layout: Layout, hand: int, move: Move) -> int:
     return (hand & ~(1 << tile) & ends).bit_count()
 
 
-def side_hand(rnd: Round, seat: int) -> int:
-    """The tiles of `seat`'s side in this world: its own hand, and its partner's in the team games."""
-    hands = rnd.hands
-    if rnd.family.teams:
-        return hands[seat] | hands[(seat + 2) % rnd.players]
-    return hands[seat]
-
-
 def keeping_move(rnd: Round, moves: list[Move]) -> Move:
-    """The move that keeps the most of the side's tiles fitting the ends (the mover's own; in the team
-    games its partner's too: not blocking the partner), then the heaviest."""
+    """The move that keeps the most of the mover's tiles fitting the ends, then the heaviest."""
     layout = rnd.layout
-    hand = side_hand(rnd, rnd.to_move)
+    hand = rnd.hands[rnd.to_move]
     best = moves[0]
     best_key = (-2, -2)
     for m in moves:
