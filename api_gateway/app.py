@@ -50,6 +50,8 @@ from api_gateway.http.routes import matches_blp, problems_blp, records_blp, vari
 from api_gateway.http.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.http.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.matches import Matches
+from api_gateway.notify import notifier as webhooks
+from api_gateway.notify.routes import NOTIFIER, operator_blp
 from api_gateway.store import LiveStore, default_url, open_store
 from api_gateway.store.watching import Watching
 from api_gateway.streams import Limits, Streams
@@ -246,12 +248,14 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
                        Keeper("quick-play-filler", matchmaking.fill_due, store.next_fill, watching, 1.0),
                        Keeper("archive-handoff", handoff.archive_due, store.next_unarchived, watching, 1.0)):
             keeper.start()
+        if (notifier := webhooks.start(cfg, lambda: matches.store)) is not None:  # GATEWAY_WEBHOOKS
+            app.extensions[NOTIFIER] = notifier
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)
     api.spec.components.security_scheme("bearer", BEARER)
     for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, tables_blp,
-                      problems_blp):
+                      problems_blp, operator_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
     register_limits(app, cfg, store)  # after _instrument: a refusal is timed and counted like any answer

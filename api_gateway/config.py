@@ -42,6 +42,11 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL | 60/60 | stream tickets (`POST /v1/matches/{id}/events/ticket`) of one credential per window, as above |
 | GATEWAY_LIMIT_SEALED_PER_ADDRESS | 1200/60 | sealed matches one client address may start (`POST /v1/matches` with `"mode": "sealed"`) per window, as above |
 | GATEWAY_PRESENCE_SECONDS | 25 | seconds a seat of an online table counts as here after its stream's last renewal (renewed every 0.4 of this while open) or its last call; then away (docs/tables.md, Presence) |
+| GATEWAY_WEBHOOKS | (none) | the host apps' webhook endpoints, by the `kid` of their player-assertion key: `kid=https://host/path|whsec_base64secret[|whsec_oldsecret]`, comma-separated; every delivery is signed with each secret (docs/notifications.md) |
+| GATEWAY_WEBHOOK_RETRIES | 5,30,120,600,3600,21600,86400 | seconds before each retry of a failed webhook delivery (each +-20% jitter), comma-separated; after the last: the dead letters (`0`: none) |
+| GATEWAY_WEBHOOK_INSECURE | false | webhooks may go to plain `http://` and loopback addresses (development only) |
+| GATEWAY_WEBHOOK_PRIVATE | false | webhooks may go to private, link-local and reserved addresses (checked at every send) |
+| GATEWAY_OPERATOR_TOKEN | (none) | the Bearer token of the operator's routes (`/v1/operator/...`: the webhooks' dead letters); none: those routes answer 404 |
 | GATEWAY_DEV_TOKEN_KEY | false | without STATE_TOKEN_KEYS, make a random key per process (dev only) |
 | LOG_LEVEL | INFO | |
 """
@@ -98,6 +103,12 @@ class GatewayConfig:
     archive_retry: float = 2.0
     player_keys: str = ""
     presence_seconds: float = 25.0
+    # Webhooks (`api_gateway.notify`): the raw GATEWAY_WEBHOOKS (checked by from_env), the retry schedule.
+    webhooks: str = ""
+    webhook_retries: tuple[float, ...] = (5.0, 30.0, 120.0, 600.0, 3600.0, 21600.0, 86400.0)
+    webhook_insecure: bool = False
+    webhook_private: bool = False
+    operator_token: str = ""
     # Limits (`api_gateway.http.limits`): (count, seconds) windows, each applies; () = no limit.
     limit_tables_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
     limit_seeks_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
@@ -150,6 +161,22 @@ def windows(name: str, text: str) -> tuple[tuple[int, int], ...]:
     return tuple(found)
 
 
+def retries(name: str, text: str) -> tuple[float, ...]:
+    """A retry schedule: seconds before each retry, comma-separated, each in (0, 7 days]; ``0``: none."""
+    if text.strip().lower() in ("0", "off"):
+        return ()
+    found = []
+    for term in text.split(","):
+        try:
+            value = float(term)
+        except ValueError:
+            raise ConfigError(f"{name}={text!r}: expected seconds, comma-separated") from None
+        if not 0 < value <= 7 * 24 * 3600:
+            raise ConfigError(f"{name}={text!r}: each step in (0, 604800] seconds")
+        found.append(value)
+    return tuple(found)
+
+
 def public_url(name: str, text: str) -> str:
     """An absolute http(s) URL with a host and no query or fragment, without its trailing slash."""
     url = urlsplit(text.strip())
@@ -190,6 +217,16 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
     dev_text = get("GATEWAY_DEV_TOKEN_KEY")
     public_text = get("GATEWAY_PUBLIC_URL")
     connections = pick_int("GATEWAY_CONNECTIONS", d.connections, 10, 100_000)
+    webhooks = (get("GATEWAY_WEBHOOKS") or "").strip()
+    insecure, private = (_bool(n, get(n) or "false") for n in ("GATEWAY_WEBHOOK_INSECURE", "GATEWAY_WEBHOOK_PRIVATE"))
+    if webhooks:
+        from api_gateway.notify.endpoints import EndpointError, Reach, parse
+
+        try:
+            parse(webhooks, Reach(insecure, private))
+        except EndpointError as exc:
+            raise ConfigError(f"GATEWAY_WEBHOOKS: {exc}") from None
+    retries_text = get("GATEWAY_WEBHOOK_RETRIES")
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
         port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
@@ -225,6 +262,11 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         archive_retry=d.archive_retry if retry_text is None else _seconds("GATEWAY_ARCHIVE_RETRY", retry_text),
         player_keys=environ.get("GATEWAY_PLAYER_KEYS", "").strip(),
         presence_seconds=_seconds("GATEWAY_PRESENCE_SECONDS", get("GATEWAY_PRESENCE_SECONDS") or "25"),
+        webhooks=webhooks,
+        webhook_retries=d.webhook_retries if retries_text is None else retries("GATEWAY_WEBHOOK_RETRIES", retries_text),
+        webhook_insecure=insecure,
+        webhook_private=private,
+        operator_token=(get("GATEWAY_OPERATOR_TOKEN") or "").strip(),
         dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
         limit_tables_per_address=pick_windows("GATEWAY_LIMIT_TABLES_PER_ADDRESS", d.limit_tables_per_address),
         limit_seeks_per_address=pick_windows("GATEWAY_LIMIT_SEEKS_PER_ADDRESS", d.limit_seeks_per_address),

@@ -195,6 +195,10 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
     ProblemType("invalid-ticket", 401, "The stream ticket is not valid",
                 "A stream ticket (POST /v1/matches/{id}/events/ticket) starts one stream of its match within 30 s "
                 "and is spent by it: this one is unknown, spent, expired, or another match's. Ask for a new one.", ("field",)),
+    ProblemType("operator-only", 401, "Send the operator's token",
+                "The operator's routes (/v1/operator/..., the webhooks' dead letters) take the token the operator "
+                "set (GATEWAY_OPERATOR_TOKEN) as `Authorization: Bearer <token>`: this one is missing or wrong. "
+                "Without the setting these routes do not exist (404).", ("field",)),
     ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
 )}
 

@@ -794,6 +794,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/webhooks/dead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhook deliveries that failed for the last time (the operator's token). */
+        get: operations["listDeadWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/webhooks/dead/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A dead letter due again now, with the same `webhook-id` (the operator's token). */
+        post: operations["replayDeadWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2072,6 +2108,29 @@ export interface components {
             members?: string[];
             /** @description its answers carry Retry-After: try again then */
             retry_after?: boolean;
+        };
+        DeadLetter: {
+            /** @description the delivery's `webhook-id` (kept on replay) */
+            id: string;
+            /** @description the host app (its key id) it is for */
+            app: string;
+            /** @description attempts made */
+            attempts: number;
+            /** @description when it was queued (unix seconds) */
+            created: number;
+            /** @description why the last attempt failed */
+            error: string;
+            /** @description the payload as sent (JSON text) */
+            body: string;
+        };
+        DeadLetters: {
+            /** @description the dead letters, oldest first (at most 500) */
+            items: components["schemas"]["DeadLetter"][];
+        };
+        Replayed: {
+            id: string;
+            /** @description due again now */
+            replayed: boolean;
         };
     };
     responses: never;
@@ -6513,6 +6572,128 @@ export interface operations {
             /** @description `not-found`: Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDeadWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetters"];
+                };
+            };
+            /** @description `operator-only`: Send the operator's token */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not-found`: Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replayDeadWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Replayed"];
+                };
+            };
+            /** @description `operator-only`: Send the operator's token */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not-found`: Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

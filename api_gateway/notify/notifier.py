@@ -1,0 +1,196 @@
+"""The webhooks of one gateway worker: what the hosting tells it (`changed`, `joined`), turned into
+deliveries in the outbox off the request's path, and the sender.
+
+A call of the hosting only appends to an in-memory list and wakes the sender's thread (microseconds, never
+a store round trip, never raising): the thread reads the table, the seats' presence and the vouching apps,
+writes the deliveries to the outbox, then sends. An event is durable from its write to the outbox on (a
+pass later: milliseconds); one still in memory when its worker is killed is lost. At most `PENDING` wait in
+memory: past that the newest are dropped and counted (the outbox or its store is down).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from prometheus_client import Counter
+
+from api_gateway.notify import events
+from api_gateway.notify.endpoints import Endpoint, Reach
+from api_gateway.notify.events import Seat
+from api_gateway.notify.outbox import Delivery, Outbox
+from api_gateway.notify.sender import RETRIES, Sender
+from api_gateway.store import MatchExpired
+
+log = logging.getLogger("api_gateway.notify")
+
+Json = dict[str, Any]
+#: Events a worker holds in memory at most before they reach the outbox.
+PENDING = 10_000
+#: Seconds after a table's deal within which a seat taken counts as the one that dealt it.
+DEAL_WINDOW = 10.0
+
+EVENTS_LOST = Counter(
+    "domino_gateway_webhook_events_lost_total",
+    "Webhook events not queued, by why: overflow (more than 10,000 waiting in a worker: the outbox does not "
+    "answer), failed (reading the table or writing the outbox failed: logged).",
+    ["reason"],
+)
+
+
+def app_of(assertion: object) -> str | None:
+    """The key id that signed a player assertion (already checked by the archive), or None."""
+    if not isinstance(assertion, str):
+        return None
+    if assertion.startswith("p1."):
+        return assertion.split(".")[1]
+    try:
+        import jwt
+
+        kid = jwt.get_unverified_header(assertion).get("kid")
+    except Exception:  # a garbled assertion was refused before: nothing to tell
+        return None
+    return kid if isinstance(kid, str) else None
+
+
+class Notifier:
+    """One worker's webhooks (`start` once)."""
+
+    def __init__(self, store: Callable[[], Any], outbox: Outbox, endpoints: dict[str, Endpoint], reach: Reach,
+                 schedule: tuple[float, ...] = RETRIES, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.endpoints = endpoints
+        self._clock = clock
+        self._pending: deque[Callable[[], list[Delivery]]] = deque()
+        self._lock = threading.Lock()
+        self.sender = Sender(outbox, endpoints, reach, schedule, self.flush, clock)
+
+    def start(self) -> None:
+        self.sender.start()
+
+    def stop(self) -> None:
+        self.sender.stop()
+
+    # ------------------------------------------------------------ from the hosting (the request's path)
+
+    def changed(self, match_id: str, seat: int | None, answer: bytes) -> None:
+        """A hosted match changed (`HostedPlay.act`): `seat` acted (None: the host or a clock)."""
+        self._queue(lambda: self._after_change(match_id, seat, answer))
+
+    def joined(self, table_id: str, seat: int, assertion: object, player: str | None, rec: Json) -> None:
+        """A seat of a table was taken (`Tables.join`) by `player`, vouched by `assertion`."""
+        # this join dealt the match when the deal's time is now (a seat taken again later is not a deal;
+        # one taken again within seconds of the deal tells it again under the same ids: one delivery)
+        dealt = rec.get("match_id") is not None and float(rec.get("dealt") or 0) >= self._clock() - DEAL_WINDOW
+        self._queue(lambda: self._after_join(table_id, seat, assertion, player, rec, dealt))
+
+    def _queue(self, work: Callable[[], list[Delivery]]) -> None:
+        with self._lock:
+            if len(self._pending) >= PENDING:
+                EVENTS_LOST.labels("overflow").inc()
+                return
+            self._pending.append(work)
+        self.sender.wake()
+
+    # ------------------------------------------------------------ on the sender's thread
+
+    def flush(self) -> None:
+        """Turn the events queued in this worker into deliveries in the outbox."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                work = self._pending.popleft()
+            try:
+                self.outbox.put(work())
+            except Exception:  # one event's failure loses that event, not the ones after it
+                log.exception("webhooks: an event was not queued")
+                EVENTS_LOST.labels("failed").inc()
+
+    def _seats(self, table_id: str, rec: Json) -> list[Seat]:
+        """The table's seats vouched by an app with an endpoint, still held by the player it vouched for."""
+        found = []
+        for seat, (player, app) in sorted(self.outbox.vouched(table_id, self._clock()).items()):
+            held = rec["seats"][seat] if seat < len(rec["seats"]) else {}
+            if held.get("taken") and held.get("player") == player and app in self.endpoints:
+                found.append(Seat(seat, player, app))
+        return found
+
+    def _after_change(self, match_id: str, seat: int | None, answer: bytes) -> list[Delivery]:
+        try:
+            _, row = self.store().seated(bytes.fromhex(match_id))
+        except MatchExpired:
+            return []
+        rec = orjson.loads(row.record)
+        seats = self._seats(rec["table_id"], rec)
+        if not seats:
+            return []
+        now = self._clock()
+        until = self.store().presence(bytes.fromhex(match_id))
+        away = {s.seat for s in seats if until.get(s.seat, 0.0) <= now}
+        return events.after_change(orjson.loads(answer), seat, rec["table_id"], match_id, seats, away, now)
+
+    def _after_join(self, table_id: str, seat: int, assertion: object, player: str | None, rec: Json,
+                    dealt: bool) -> list[Delivery]:
+        app = app_of(assertion)
+        now = self._clock()
+        if player is not None and player.startswith("app:") and app is not None and app in self.endpoints:
+            self.outbox.remember(table_id, seat, player, app, now)
+        seats = self._seats(table_id, rec)
+        return events.after_join(table_id, rec.get("match_id"), seat, dealt, seats, now) if seats else []
+
+
+# ------------------------------------------------------------ the hooks the hosting calls
+
+_current: Notifier | None = None
+
+
+def install(notifier: Notifier | None) -> None:
+    """This worker's notifier (None: no webhooks), what `changed` and `joined` tell."""
+    global _current
+    _current = notifier
+
+
+def changed(match_id: str, seat: int | None, answer: bytes) -> None:
+    """`Notifier.changed` of this worker's notifier, if any; never raises into play."""
+    notifier = _current
+    if notifier is not None:
+        try:
+            notifier.changed(match_id, seat, answer)
+        except Exception:
+            log.exception("webhooks: a change was not told")
+            EVENTS_LOST.labels("failed").inc()
+
+
+def joined(table_id: str, seat: int, assertion: object, player: str | None, rec: Json) -> None:
+    """`Notifier.joined` of this worker's notifier, if any; never raises into play."""
+    notifier = _current
+    if notifier is not None:
+        try:
+            notifier.joined(table_id, seat, assertion, player, rec)
+        except Exception:
+            log.exception("webhooks: a seat taken was not told")
+            EVENTS_LOST.labels("failed").inc()
+
+
+def start(cfg: Any, store: Callable[[], Any]) -> Notifier | None:
+    """This worker's notifier from the gateway's settings (`GatewayConfig`), started and installed; None
+    without ``GATEWAY_WEBHOOKS``. The outbox is beside the live store (`outbox.open_outbox`)."""
+    from api_gateway.notify.endpoints import parse
+    from api_gateway.notify.outbox import open_outbox
+    from api_gateway.store import default_url
+
+    if not cfg.webhooks:
+        install(None)
+        return None
+    reach = Reach(cfg.webhook_insecure, cfg.webhook_private)
+    notifier = Notifier(store, open_outbox(cfg.token_store or default_url()), parse(cfg.webhooks, reach), reach,
+                        cfg.webhook_retries)
+    install(notifier)
+    notifier.start()
+    return notifier

@@ -1,0 +1,375 @@
+"""The webhook outbox: every delivery kept durably until its endpoint answered 2xx (at least once).
+
+A delivery (`Delivery`) keeps its ``webhook-id`` from the moment it is queued, so every retry carries
+the same id and a receiver drops duplicates. Senders take deliveries with `claim`: the due ones are
+leased (their due time pushed `lease` seconds on, under a fresh claim token) in one atomic step, so two
+gateways (or two workers) never send the same attempt at once; a sender that dies mid-send leaves its
+deliveries due again when the lease runs out. `failed` reschedules and `bury` moves a delivery to the
+dead letters only while the caller's claim still holds (compare-and-set on the token); `replay` makes a
+dead letter due again, its attempts counted from nothing.
+
+The outbox also remembers which host app vouched for each seat's player (`remember`, `vouched`): the
+player id (``app:<user>``) does not say which key signed its assertion.
+
+Two backends, picked from the live store's URL (`open_outbox`): `SqliteOutbox`, tables of its own in a
+file beside the live store's SQLite file (``live.sqlite3`` -> ``live.notify.sqlite3``), and
+`RedisOutbox`, keys of its own (``domino:notify:*``) on the same Redis. Either raises `StoreUnavailable`
+when it cannot be reached.
+"""
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from api_gateway.store import StoreUnavailable
+
+#: Seconds a seat's vouching app is remembered (the longest a match may live idle).
+SEAT_TTL = 90 * 24 * 3600
+#: Seconds a delivered message's id is kept, so that the same message queued again is dropped.
+DONE_KEPT = 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One webhook message to one host app: its id, the app (key id), the signed body, failed attempts
+    so far, when it is due (unix seconds), when it was queued, the last error, and its claim token."""
+
+    id: str
+    app: str
+    body: bytes
+    attempts: int = 0
+    due: float = 0.0
+    created: float = 0.0
+    error: str = ""
+    claim: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        """What the operator's dead-letter list shows."""
+        return {"id": self.id, "app": self.app, "attempts": self.attempts, "created": self.created,
+                "error": self.error, "body": self.body.decode("utf-8", "replace")}
+
+
+class Outbox(Protocol):
+    def put(self, deliveries: list[Delivery]) -> None:
+        """Queue deliveries (one already queued under its id is kept as it is)."""
+
+    def claim(self, now: float, lease: float, limit: int) -> list[Delivery]:
+        """Up to `limit` due deliveries, leased to the caller until ``now + lease``."""
+
+    def delivered(self, delivery: Delivery) -> None:
+        """Its endpoint answered 2xx: forget it."""
+
+    def failed(self, delivery: Delivery, due: float, error: str) -> None:
+        """Try again at `due` (one failed attempt more), if the caller's claim still holds."""
+
+    def bury(self, delivery: Delivery, error: str) -> None:
+        """Into the dead letters, if the caller's claim still holds."""
+
+    def dead(self, limit: int) -> list[Delivery]:
+        """The dead letters, oldest first."""
+
+    def replay(self, delivery_id: str, now: float) -> bool:
+        """A dead letter due again now, its attempts from nothing (False: no such dead letter)."""
+
+    def next_due(self) -> float | None:
+        """When the earliest pending delivery is due (None: nothing pending)."""
+
+    def remember(self, table_id: str, seat: int, player: str, app: str, now: float) -> None:
+        """The host app `app` vouched for `player` at the table's `seat`."""
+
+    def vouched(self, table_id: str, now: float) -> dict[int, tuple[str, str]]:
+        """The table's seats whose player a host app vouched for: seat -> (player, app)."""
+
+    def close(self) -> None: ...
+
+
+def open_outbox(store_url: str) -> Outbox:
+    """The outbox beside the live store `store_url` names (SQLite: a file beside it; Redis: the same server)."""
+    scheme = urlsplit(store_url).scheme
+    if scheme == "sqlite":
+        path = Path(store_url[len("sqlite://"):])
+        return SqliteOutbox(str(path.with_name(f"{path.stem}.notify{path.suffix or '.sqlite3'}")))
+    if scheme in ("redis", "rediss", "unix"):
+        return RedisOutbox(store_url)
+    raise ValueError(f"webhook outbox: no outbox beside the store {store_url!r}")
+
+
+def _token() -> str:
+    return secrets.token_hex(8)
+
+
+# ---------------------------------------------------------------- SQLite
+
+
+class SqliteOutbox:
+    """The outbox in a SQLite file of its own (one host: every worker opens it)."""
+
+    def __init__(self, path: str, busy_ms: int = 2000) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._busy_ms = busy_ms
+        self._connection: sqlite3.Connection | None = None
+        with self._session() as conn:  # a bad path fails at start, naming it
+            conn.execute("CREATE TABLE IF NOT EXISTS deliveries_s1 (id TEXT PRIMARY KEY, app TEXT NOT NULL, "
+                         "body BLOB NOT NULL, attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL, "
+                         "error TEXT NOT NULL, claim TEXT NOT NULL, dead INTEGER NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_due ON deliveries_s1 (dead, due)")
+            conn.execute("CREATE TABLE IF NOT EXISTS seats_s1 (table_id TEXT NOT NULL, seat INTEGER NOT NULL, "
+                         "player TEXT NOT NULL, app TEXT NOT NULL, expires REAL NOT NULL, "
+                         "PRIMARY KEY (table_id, seat)) WITHOUT ROWID")
+
+    @contextmanager
+    def _session(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                if self._connection is None:
+                    conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
+                                           check_same_thread=False)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+                    self._connection = conn
+                yield self._connection
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"webhook outbox {self.path}: {exc}") from exc
+
+    def _write(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._session() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+    @staticmethod
+    def _row(row: tuple[Any, ...]) -> Delivery:
+        return Delivery(row[0], row[1], bytes(row[2]), row[3], row[4], row[5], row[6], row[7])
+
+    _COLUMNS = "id, app, body, attempts, due, created, error, claim"
+
+    def put(self, deliveries: list[Delivery]) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM deliveries_s1 WHERE dead = 2 AND due < ?", (time.time() - DONE_KEPT,))
+            conn.executemany(
+                "INSERT OR IGNORE INTO deliveries_s1 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                [(d.id, d.app, d.body, d.attempts, d.due, d.created, d.error, d.claim) for d in deliveries])
+        if deliveries:
+            self._write(work)
+
+    def claim(self, now: float, lease: float, limit: int) -> list[Delivery]:
+        def work(conn: sqlite3.Connection) -> list[Delivery]:
+            rows = conn.execute(f"SELECT {self._COLUMNS} FROM deliveries_s1 WHERE dead = 0 AND due <= ? "
+                                "ORDER BY due LIMIT ?", (now, limit)).fetchall()
+            taken = [replace(self._row(r), claim=_token()) for r in rows]
+            conn.executemany("UPDATE deliveries_s1 SET due = ?, claim = ? WHERE id = ?",
+                             [(now + lease, d.claim, d.id) for d in taken])
+            return taken
+        found: list[Delivery] = self._write(work)
+        return found
+
+    def delivered(self, delivery: Delivery) -> None:
+        # kept a day as done (2): the same id queued again meanwhile is dropped, not sent twice
+        self._write(lambda conn: conn.execute("UPDATE deliveries_s1 SET dead = 2, due = ?, body = x'' "
+                                              "WHERE id = ? AND dead = 0", (time.time(), delivery.id)))
+
+    def failed(self, delivery: Delivery, due: float, error: str) -> None:
+        self._write(lambda conn: conn.execute(
+            "UPDATE deliveries_s1 SET attempts = attempts + 1, due = ?, error = ? WHERE id = ? AND claim = ? "
+            "AND dead = 0", (due, error[:500], delivery.id, delivery.claim)))
+
+    def bury(self, delivery: Delivery, error: str) -> None:
+        self._write(lambda conn: conn.execute(
+            "UPDATE deliveries_s1 SET attempts = attempts + 1, dead = 1, due = ?, error = ? WHERE id = ? "
+            "AND claim = ? AND dead = 0", (time.time(), error[:500], delivery.id, delivery.claim)))
+
+    def dead(self, limit: int) -> list[Delivery]:
+        with self._session() as conn:
+            rows = conn.execute(f"SELECT {self._COLUMNS} FROM deliveries_s1 WHERE dead = 1 ORDER BY due LIMIT ?",
+                                (limit,)).fetchall()
+        return [self._row(r) for r in rows]
+
+    def replay(self, delivery_id: str, now: float) -> bool:
+        changed: int = self._write(lambda conn: conn.execute(
+            "UPDATE deliveries_s1 SET dead = 0, attempts = 0, due = ?, claim = '' WHERE id = ? AND dead = 1",
+            (now, delivery_id)).rowcount)
+        return changed == 1
+
+    def next_due(self) -> float | None:
+        with self._session() as conn:
+            row = conn.execute("SELECT MIN(due) FROM deliveries_s1 WHERE dead = 0").fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+    def remember(self, table_id: str, seat: int, player: str, app: str, now: float) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM seats_s1 WHERE expires < ?", (now,))
+            conn.execute("INSERT OR REPLACE INTO seats_s1 VALUES (?, ?, ?, ?, ?)",
+                         (table_id, seat, player, app, now + SEAT_TTL))
+        self._write(work)
+
+    def vouched(self, table_id: str, now: float) -> dict[int, tuple[str, str]]:
+        with self._session() as conn:
+            rows = conn.execute("SELECT seat, player, app FROM seats_s1 WHERE table_id = ? AND expires >= ?",
+                                (table_id, now)).fetchall()
+        return {int(seat): (player, app) for seat, player, app in rows}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+
+# ---------------------------------------------------------------- Redis
+
+PREFIX = "domino:notify:"
+_DUE = PREFIX + "due"      # sorted set: pending delivery ids by due time
+_DEAD = PREFIX + "dead"    # sorted set: dead letters by the time they died
+_ITEM = PREFIX + "d:"      # hash per delivery: app, body, attempts, created, error, claim
+_SEATS = PREFIX + "seats:"  # hash per table: seat -> "app player"
+
+# ARGV: now, lease, limit, then one fresh claim token per possible delivery.
+_CLAIM = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for i, id in ipairs(ids) do
+  local key = ARGV[4 + tonumber(ARGV[3])] .. id
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
+  redis.call('HSET', key, 'claim', ARGV[3 + i])
+  local f = redis.call('HMGET', key, 'app', 'body', 'attempts', 'created', 'error')
+  table.insert(out, {id, f[1], f[2], f[3], f[4], f[5], ARGV[3 + i], redis.call('ZSCORE', KEYS[1], id)})
+end
+return out
+"""
+# KEYS: the item, due, dead; ARGV: claim token, new due ("" = bury), error, id, now.
+_SETTLE = """
+if redis.call('HGET', KEYS[1], 'claim') ~= ARGV[1] or not redis.call('ZSCORE', KEYS[2], ARGV[4]) then return 0 end
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'error', ARGV[3])
+if ARGV[2] == '' then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  redis.call('ZADD', KEYS[3], tonumber(ARGV[5]), ARGV[4])
+else
+  redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[4])
+end
+return 1
+"""
+# KEYS: the item, due, dead; ARGV: id, now.
+_REPLAY = """
+if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'attempts', 0, 'claim', '')
+redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
+return 1
+"""
+
+
+class RedisOutbox:
+    """The outbox on the live store's Redis (a cluster: every gateway shares it)."""
+
+    def __init__(self, url: str, timeout: float = 2.0) -> None:
+        import redis
+
+        self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
+        self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self._claim = self._redis.register_script(_CLAIM)
+        self._settle = self._redis.register_script(_SETTLE)
+        self._replay = self._redis.register_script(_REPLAY)
+
+    def _run(self, work: Callable[[], Any]) -> Any:
+        try:
+            return work()
+        except self._errors as exc:
+            raise StoreUnavailable(f"webhook outbox: {exc}") from exc
+
+    def put(self, deliveries: list[Delivery]) -> None:
+        def work() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            for d in deliveries:
+                # a delivery already queued under this id (pending, dead or done) is not queued again
+                pipe.hsetnx(_ITEM + d.id, "app", d.app)
+            fresh = pipe.execute()
+            pipe = self._redis.pipeline(transaction=True)
+            for d, new in zip(deliveries, fresh, strict=True):
+                if new:
+                    pipe.hset(_ITEM + d.id, mapping={"body": d.body, "attempts": d.attempts, "created": d.created,
+                                                     "error": d.error, "claim": d.claim})
+                    pipe.zadd(_DUE, {d.id: d.due})
+            pipe.execute()
+        if deliveries:
+            self._run(work)
+
+    def claim(self, now: float, lease: float, limit: int) -> list[Delivery]:
+        rows = self._run(lambda: self._claim(keys=[_DUE], args=[now, lease, limit, *(_token() for _ in range(limit)),
+                                                                _ITEM]))
+        return [Delivery(_text(r[0]), _text(r[1]), bytes(r[2] or b""), int(r[3] or 0), float(r[7]),
+                         float(r[4] or 0), _text(r[5]), _text(r[6])) for r in rows]
+
+    def delivered(self, delivery: Delivery) -> None:
+        def work() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.zrem(_DUE, delivery.id)
+            # the item stays a little (a late put of the same id is dropped), then expires
+            pipe.hset(_ITEM + delivery.id, "claim", "delivered")
+            pipe.expire(_ITEM + delivery.id, DONE_KEPT)
+            pipe.execute()
+        self._run(work)
+
+    def failed(self, delivery: Delivery, due: float, error: str) -> None:
+        self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD],
+                                       args=[delivery.claim, repr(due), error[:500], delivery.id, time.time()]))
+
+    def bury(self, delivery: Delivery, error: str) -> None:
+        self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD],
+                                       args=[delivery.claim, "", error[:500], delivery.id, time.time()]))
+
+    def dead(self, limit: int) -> list[Delivery]:
+        def work() -> list[Delivery]:
+            ids = [_text(i) for i in self._redis.zrange(_DEAD, 0, limit - 1)]
+            pipe = self._redis.pipeline(transaction=False)
+            for i in ids:
+                pipe.hmget(_ITEM + i, "app", "body", "attempts", "created", "error")
+            return [Delivery(i, _text(f[0]), bytes(f[1] or b""), int(f[2] or 0), 0.0, float(f[3] or 0), _text(f[4]))
+                    for i, f in zip(ids, pipe.execute(), strict=True)]
+        found: list[Delivery] = self._run(work)
+        return found
+
+    def replay(self, delivery_id: str, now: float) -> bool:
+        return bool(self._run(lambda: self._replay(keys=[_ITEM + delivery_id, _DUE, _DEAD], args=[delivery_id, now])))
+
+    def next_due(self) -> float | None:
+        first = self._run(lambda: self._redis.zrange(_DUE, 0, 0, withscores=True))
+        return float(first[0][1]) if first else None
+
+    def remember(self, table_id: str, seat: int, player: str, app: str, now: float) -> None:
+        def work() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hset(_SEATS + table_id, str(seat), f"{app} {player}")
+            pipe.expire(_SEATS + table_id, SEAT_TTL)
+            pipe.execute()
+        self._run(work)
+
+    def vouched(self, table_id: str, now: float) -> dict[int, tuple[str, str]]:
+        found = self._run(lambda: self._redis.hgetall(_SEATS + table_id))
+        seats: dict[int, tuple[str, str]] = {}
+        for seat, text in found.items():
+            app, _, player = _text(text).partition(" ")
+            seats[int(seat)] = (player, app)
+        return seats
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)

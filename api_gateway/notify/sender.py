@@ -1,0 +1,168 @@
+"""Sending the outbox's deliveries: one thread per gateway worker (a greenlet under gevent), never a
+request's.
+
+The thread wakes when this worker queued something (`Sender.wake`), else sleeps until the earliest
+delivery is due (read from the outbox, shared by every worker and gateway), looking again at least every
+`POLL` seconds for what other workers queued. Each pass claims the due deliveries (a lease: no other
+sender sends them meanwhile) and posts each one, signed with every secret of its endpoint, with short
+timeouts: an endpoint that is slow or down delays only its own deliveries. A 2xx answer ends a delivery;
+anything else (another status, a refused address, a timeout) is tried again after the next step of the
+schedule (``GATEWAY_WEBHOOK_RETRIES``, each step with +-20% jitter), and after the last step the delivery
+goes to the dead letters.
+"""
+from __future__ import annotations
+
+import http.client
+import logging
+import random
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from prometheus_client import Counter
+from standardwebhooks.webhooks import Webhook
+
+from api_gateway.notify.endpoints import Endpoint, EndpointError, Reach, addresses
+from api_gateway.notify.outbox import Delivery, Outbox
+from api_gateway.store import StoreUnavailable
+
+log = logging.getLogger("api_gateway.notify")
+
+#: Seconds to connect, then to send and read the answer, each.
+TIMEOUT = 5.0
+#: Seconds a claimed delivery is leased to its sender (more than an attempt can take).
+LEASE = 60.0
+#: Seconds between two looks at the outbox with nothing due that this worker knows of.
+POLL = 2.0
+#: Deliveries claimed per pass.
+BATCH = 20
+#: The default schedule: seconds before each retry.
+RETRIES = (5.0, 30.0, 120.0, 600.0, 3600.0, 6 * 3600.0, 24 * 3600.0)
+
+DELIVERIES = Counter(
+    "domino_gateway_webhook_deliveries_total",
+    "Webhook delivery attempts, by outcome: delivered (2xx), retry (failed, tried again later), dead (failed "
+    "for the last time: in the dead letters), dropped (its app has no endpoint any more).",
+    ["outcome"],
+)
+
+
+class _Pinned(http.client.HTTPConnection):
+    """An HTTP connection to the address checked (`endpoints.addresses`), named by the URL's host."""
+
+    def __init__(self, host: str, address: str, port: int, timeout: float, tls: ssl.SSLContext | None) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+        self._tls = tls
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host) if self._tls is not None else sock
+
+
+def signature(endpoint: Endpoint, delivery_id: str, stamp: datetime, body: bytes) -> str:
+    """The ``webhook-signature`` header: one ``v1,<base64>`` per secret, space-separated."""
+    return " ".join(Webhook(secret).sign(delivery_id, stamp, body) for secret in endpoint.secrets)
+
+
+def post(endpoint: Endpoint, reach: Reach, delivery: Delivery, timeout: float = TIMEOUT) -> str | None:
+    """Send one delivery: None when the endpoint answered 2xx, else why not."""
+    try:
+        address = addresses(endpoint, reach)[0]
+    except EndpointError as exc:
+        return f"refused: {exc}"
+    stamp = datetime.now(UTC)
+    headers = {"content-type": "application/json", "user-agent": "domino-gateway-webhooks/1",
+               "webhook-id": delivery.id, "webhook-timestamp": str(int(stamp.timestamp())),
+               "webhook-signature": signature(endpoint, delivery.id, stamp, delivery.body)}
+    tls = ssl.create_default_context() if endpoint.url.startswith("https:") else None
+    conn = _Pinned(endpoint.host, address, endpoint.port, timeout, tls)
+    try:
+        conn.request("POST", endpoint.target, delivery.body, headers)
+        answer = conn.getresponse()
+        answer.read(4096)
+        status = answer.status
+    except (OSError, http.client.HTTPException) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        conn.close()
+    return None if 200 <= status < 300 else f"answered {status}"
+
+
+class Sender:
+    """A worker's sender of webhook deliveries (`start` once; `wake` when something was queued)."""
+
+    def __init__(self, outbox: Outbox, endpoints: dict[str, Endpoint], reach: Reach,
+                 schedule: tuple[float, ...] = RETRIES, before: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.outbox = outbox
+        self.endpoints = endpoints
+        self.reach = reach
+        self.schedule = schedule
+        self._before = before
+        self._clock = clock
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="webhooks", daemon=True)
+            self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pause = POLL
+            try:
+                if self._before is not None:
+                    self._before()  # the events queued in this worker, into the outbox
+                pause = self.send_due()
+            except StoreUnavailable as exc:
+                log.warning("webhooks: the outbox does not answer: %s", exc)
+            except Exception:  # a bug must not end every later delivery
+                log.exception("webhooks: the pass failed")
+            if self._wake.wait(pause):
+                self._wake.clear()
+
+    def send_due(self) -> float:
+        """Send what is due: the seconds to wait before the next pass."""
+        claimed = self.outbox.claim(self._clock(), LEASE, BATCH)
+        for delivery in claimed:
+            self._send(delivery)
+        if len(claimed) == BATCH:
+            return 0.0
+        due = self.outbox.next_due()
+        return POLL if due is None else max(0.0, min(POLL, due - self._clock()))
+
+    def _send(self, delivery: Delivery) -> None:
+        endpoint = self.endpoints.get(delivery.app)
+        if endpoint is None:
+            log.warning("webhook %s: app %r has no endpoint any more (GATEWAY_WEBHOOKS): dead letter",
+                        delivery.id, delivery.app)
+            self.outbox.bury(delivery, f"no endpoint for app {delivery.app!r}")
+            DELIVERIES.labels("dropped").inc()
+            return
+        error = post(endpoint, self.reach, delivery)
+        if error is None:
+            self.outbox.delivered(delivery)
+            DELIVERIES.labels("delivered").inc()
+        elif delivery.attempts < len(self.schedule):
+            wait = self.schedule[delivery.attempts] * random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not a secret
+            log.info("webhook %s to %s: %s; again in %.1f s", delivery.id, delivery.app, error, wait)
+            self.outbox.failed(delivery, self._clock() + wait, error)
+            DELIVERIES.labels("retry").inc()
+        else:
+            log.warning("webhook %s to %s: %s; attempt %d was the last: dead letter", delivery.id, delivery.app,
+                        error, delivery.attempts + 1)
+            self.outbox.bury(delivery, error)
+            DELIVERIES.labels("dead").inc()
