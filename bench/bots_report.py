@@ -34,10 +34,10 @@ def latest_runs(history: Path) -> list[Json]:
                 latest[(r["kind"], r["variant"], r.get("players", 2), bool(r.get("teams")), r["a"], r["b"])] = r
     order = ["kozel", "kozel-classic", "osel", "bykovo", "threes-fives", "fives-and-threes", "all-threes",
              "all-fives", "block", "kingdomino"]
-    strength = {"expert": 0, "greedy": 1, "random": 2}
+    strength = {"expert": 0, "prior": 1, "greedy": 2, "random": 3}
     return sorted(latest.values(), key=lambda r: (
         order.index(r["variant"]) if r["variant"] in order else len(order), r.get("players", 2),
-        strength.get(r["a"], 3), strength.get(r["b"], 3), r["kind"]))
+        bool(r.get("teams")), strength.get(r["a"], 4), strength.get(r["b"], 4), r["b"], r["kind"]))
 
 
 def even_share(r: Json) -> float:
@@ -83,7 +83,7 @@ def plot(runs: list[Json]) -> str:
         return label_w + span * v
 
     for r in runs:
-        label = (f"{r['variant']} {r.get('players', 2)}p {r['a']} vs {r['b']} "
+        label = (f"{r['variant']} {r.get('players', 2)}p{' teams' if r.get('teams') else ''} {r['a']} vs {r['b']} "
                  f"({r['games']:,} {UNITS.get(r['kind'], '')})")
         lo, hi = r["wilson95"]
         els += [
