@@ -30,6 +30,7 @@ even when the terminal was closed or gave up waiting.
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -322,7 +323,10 @@ class JoinedGame(TerminalGame):
             return seat
         assert self.invite is not None
         try:
-            seat = self.api.join_table(self.table_id, invite=self.invite, name=self.person)
+            # the host app's signed-in user, when its login left the player assertion in DOMINO_PLAYER (the
+            # terminal's like the page's localStorage "domino-player"): the seat is the user's and it rates
+            seat = self.api.join_table(self.table_id, invite=self.invite, name=self.person,
+                                       player=os.environ.get("DOMINO_PLAYER") or None)
         except InvalidInvite:
             saved = self.book.find(self.table_id)
             if saved is not None:

@@ -20,7 +20,7 @@ from api_gateway.config import GatewayConfig
 from api_gateway.hosting.tables import SeatContext, Tables
 from api_gateway.http.bodies import Blueprint
 from api_gateway.http.openapi import BODY, ENGINE, SEAT_STREAM, operation
-from api_gateway.http.problems import SealedForbidden
+from api_gateway.http.problems import SealedForbidden, TableRefused
 from api_gateway.http.routes import answer
 from api_gateway.http.schemas import LegalAnswerSchema, MatchAnswerSchema
 from api_gateway.http.table_schemas import (
@@ -268,7 +268,11 @@ class TableOne(MethodView):
         A public table: anyone holding its id. A private one: its seats and host (Bearer), whoever holds one
         of its unused invites (`invite`), or its spectator link's code (`watch`, when its host gave it
         spectators); else 403 spectators-off."""
-        return tables().get(table_id, _bearer(), invite, watch)
+        credential = _bearer()
+        if credential is None and "Authorization" in request.headers:  # sent, but no bearer credential
+            raise TableRefused("invalid-credential", "send a seat's credential or the host key as Authorization: "
+                                                     "Bearer <value> (or no Authorization header)", "Authorization")
+        return tables().get(table_id, credential, invite, watch)
 
 
 @tables_blp.route("/matches/<string:match_id>/apply")

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 METHODS = ("get", "post", "put", "patch", "delete")
 #: An operationId a generated client can name a call by: a verb, then what it acts on.
 VERB_NOUN = re.compile(r"(create|list|get|apply|replay|settle|deal|time|suggest|export|import|record|spectate|seek"
-                       r"|join|leave|renew|play|stream)[A-Z][A-Za-z]*")
+                       r"|join|leave|renew|play|stream|resign|abort|claim)[A-Z][A-Za-z]*")
 
 
 @pytest.fixture(scope="module")

@@ -25,19 +25,22 @@ pytestmark = pytest.mark.service
 MOVE = re.compile(r"your move \((?:1 plays it|1 to \d+), or type a move")
 
 
-def spawn_play(*args: str, state: Path | None = None, columns: int = 120) -> pexpect.spawn:
+def spawn_play(*args: str, state: Path | None = None, columns: int = 120,
+               env_extra: dict[str, str] | None = None) -> pexpect.spawn:
     """`domino play ARGS` in a pseudo-terminal; `state`: its state directory (XDG_STATE_HOME, where the seats it
-    takes are kept), a fresh one unless given."""
+    takes are kept), a fresh one unless given; `env_extra`: more of its environment (DOMINO_PLAYER, say)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["XDG_STATE_HOME"] = str(state or tempfile.mkdtemp(prefix="domino-state-"))
+    env.update(env_extra or {})
     child = pexpect.spawn(sys.executable, ["-m", "clients.cli", "play", *args], cwd=str(REPO),
                           encoding="utf-8", timeout=60, dimensions=(50, columns), env=env)
     child.str_last_chars = 3000
     return child
 
 
-def spawn_join(link: str, *args: str, state: Path | None = None, columns: int = 120) -> pexpect.spawn:
-    return spawn_play("--join", link, *args, state=state, columns=columns)
+def spawn_join(link: str, *args: str, state: Path | None = None, columns: int = 120,
+               env_extra: dict[str, str] | None = None) -> pexpect.spawn:
+    return spawn_play("--join", link, *args, state=state, columns=columns, env_extra=env_extra)
 
 
 def play_seat(seat: Seat, errors: list[BaseException], whole_match: bool = False) -> None:
