@@ -15,6 +15,9 @@ payload form::
 - ``resigned``, ``aborted``, ``gone``: a seat resigned, the match was aborted, a seat was claimed gone;
   data ``by`` (that seat).
 
+The events and the seat to move are read from the public's line of the change's version (the live store's
+event log), the same line every spectator gets.
+
 Ids: an event of a match's version has an id made from the match, its version, the type and the seat, so
 the same change told twice (a retried request answered from its receipt) is one delivery.
 """
@@ -73,15 +76,14 @@ def delivery(delivery_id: str, kind: str, now: float, to: Seat, table_id: str, m
     return Delivery(delivery_id, to.app, body(kind, now, data), due=now, created=now)
 
 
-def after_change(answer: Json, actor: int | None, table_id: str, match_id: str, seats: list[Seat],
+def after_change(seq: int, line: Json, actor: int | None, table_id: str, match_id: str, seats: list[Seat],
                  away: set[int], now: float) -> list[Delivery]:
-    """The deliveries a change of the match makes (its answer: ``seq``, ``events``, ``turn``): the exits
-    and the end to every vouched seat, "your turn" to the seat to move when it is away and did not just
-    move itself."""
-    seq = answer.get("seq")
+    """The deliveries a change of the match to version `seq` makes (`line`: the public's line of that
+    version, ``events`` and ``turn``): the exits and the end to every vouched seat, "your turn" to the
+    seat to move when it is away and did not just move itself."""
     found: list[Delivery] = []
     over = False
-    for event in answer.get("events") or ():
+    for event in line.get("events") or ():
         kind = event.get("type") if isinstance(event, dict) else None
         if kind in EXITS:
             for to in seats:
@@ -93,8 +95,8 @@ def after_change(answer: Json, actor: int | None, table_id: str, match_id: str, 
             for to in seats:
                 found.append(delivery(message_id(match_id, "match-over", to.seat), "match-over", now, to,
                                       table_id, match_id, {"result": result}))
-    turn = answer.get("turn")
-    if not over and not answer.get("over") and isinstance(turn, int) and turn != actor and turn in away:
+    turn = line.get("turn")
+    if not over and isinstance(turn, int) and turn != actor and turn in away:
         for to in seats:
             if to.seat == turn:
                 found.append(delivery(message_id(match_id, seq, "your-turn", turn), "your-turn", now, to,

@@ -122,18 +122,23 @@ class Notifier:
         return found
 
     def _after_change(self, match_id: str, seat: int | None, answer: bytes) -> list[Delivery]:
+        seq = orjson.loads(answer).get("seq")
+        key = bytes.fromhex(match_id)
         try:
-            _, row = self.store().seated(bytes.fromhex(match_id))
+            hosted, row = self.store().seated(key)
+            rec = orjson.loads(row.record)
+            seats = self._seats(rec["table_id"], rec) if isinstance(seq, int) else []
+            if not seats:
+                return []
+            lines, _ = self.store().lines(key, hosted.viewers - 1, seq)  # the public's line of this version
         except MatchExpired:
             return []
-        rec = orjson.loads(row.record)
-        seats = self._seats(rec["table_id"], rec)
-        if not seats:
+        if not lines:
             return []
         now = self._clock()
-        until = self.store().presence(bytes.fromhex(match_id))
+        until = self.store().presence(key)
         away = {s.seat for s in seats if until.get(s.seat, 0.0) <= now}
-        return events.after_change(orjson.loads(answer), seat, rec["table_id"], match_id, seats, away, now)
+        return events.after_change(seq, orjson.loads(lines[0]), seat, rec["table_id"], match_id, seats, away, now)
 
     def _after_join(self, table_id: str, seat: int, assertion: object, player: str | None, rec: Json,
                     dealt: bool) -> list[Delivery]:
