@@ -395,6 +395,13 @@ def test_resolved_addresses_are_checked_at_each_send() -> None:
     rotated = parse(f"k1=https://hooks.example/h|{NEW_SECRET}|{OLD_SECRET}, k2=https://b.example/|{OLD_SECRET}",
                     Reach())
     assert rotated["k1"].secrets == (NEW_SECRET, OLD_SECRET) and rotated["k2"].url == "https://b.example/"
+    # the schedule is a setting: steps in seconds, or none
+    assert from_env({"GATEWAY_WEBHOOK_RETRIES": "0.5, 2"}).webhook_retries == (0.5, 2.0)
+    assert from_env({"GATEWAY_WEBHOOK_RETRIES": "0"}).webhook_retries == ()
+    with pytest.raises(ConfigError, match="GATEWAY_WEBHOOK_RETRIES"):
+        from_env({"GATEWAY_WEBHOOK_RETRIES": "5,soon"})
+    with pytest.raises(ConfigError, match="no secret"):
+        from_env({"GATEWAY_WEBHOOKS": "k1=https://hooks.example/h"})
 
 
 # ---------------------------------------------------------------- the outbox alone, on either store
