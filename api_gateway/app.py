@@ -229,7 +229,14 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
     watching = Watching(lambda: matches.store.wakeups())
-    spectators = app.extensions["domino_streams"] = Streams(matches.public_lines, limits, watching)
+    def spectated(match_id: str, start: int) -> tuple[list[bytes], bool]:
+        """A spectator stream's lines: a private table's match is not watched by its id (403 spectators-off),
+        checked when a worker's feed of the match starts (once for a burst of opens), not per stream."""
+        if start == 0:
+            app.extensions[TABLES].check_spectate(match_id)
+        return matches.public_lines(match_id, start)
+
+    spectators = app.extensions["domino_streams"] = Streams(spectated, limits, watching)
     presence = Presence(lambda: matches.store, renew_every=0.4 * cfg.presence_seconds, here_for=cfg.presence_seconds)
     app.extensions[SEAT_STREAMS] = SeatStreams(lambda: matches.store, limits, cfg.streams_per_seat, watching,
                                                spectators.counts, presence)
