@@ -67,7 +67,7 @@ class Presence:
             if self._renewer is None or not self._renewer.is_alive():
                 self._renewer = threading.Thread(target=self._renew_open, name="presence", daemon=True)
                 self._renewer.start()
-        self._write({match_id: {seat: self._clock() + self.here_for}})
+        self.called(match_id, seat)  # here now (unless this worker wrote it a moment ago: the open's own call)
 
         def closed() -> None:
             with self._lock:
