@@ -2,10 +2,12 @@
 deliveries in the outbox off the request's path, and the sender.
 
 A call of the hosting only appends to an in-memory list and wakes the sender's thread (microseconds, never
-a store round trip, never raising): the thread reads the table, the seats' presence and the vouching apps,
+raising; a seat taken by a vouched player also writes which app vouched, one write, so that any worker
+telling the table's next event finds it): the thread reads the table, the seats' presence and the vouching apps,
 writes the deliveries to the outbox, then sends. An event is durable from its write to the outbox on (a
-pass later: milliseconds); one still in memory when its worker is killed is lost. At most `PENDING` wait in
-memory: past that the newest are dropped and counted (the outbox or its store is down).
+pass later: milliseconds); one still in memory when its worker is killed is lost. While a store does not
+answer, the events wait in memory and are tried again each pass; at most `PENDING` wait: past that the
+newest are dropped and counted.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from api_gateway.notify.endpoints import Endpoint, Reach
 from api_gateway.notify.events import Seat
 from api_gateway.notify.outbox import Delivery, Outbox
 from api_gateway.notify.sender import RETRIES, Sender
-from api_gateway.store import MatchExpired
+from api_gateway.store import MatchExpired, StoreUnavailable
 
 log = logging.getLogger("api_gateway.notify")
 
@@ -87,7 +89,17 @@ class Notifier:
         # this join dealt the match when the deal's time is now (a seat taken again later is not a deal;
         # one taken again within seconds of the deal tells it again under the same ids: one delivery)
         dealt = rec.get("match_id") is not None and float(rec.get("dealt") or 0) >= self._clock() - DEAL_WINDOW
-        self._queue(lambda: self._after_join(table_id, seat, assertion, player, rec, dealt))
+        app = app_of(assertion)
+        vouched = player is not None and player.startswith("app:") and app is not None and app in self.endpoints
+        if vouched:
+            # at once (one write, a seat taken only): the next seat's join or the first move may be told by
+            # another worker at once, and must find this seat's app
+            try:
+                self.outbox.remember(table_id, seat, str(player), str(app), self._clock())
+                vouched = False
+            except StoreUnavailable as exc:  # then on the sender's thread, before this join is told
+                log.warning("webhooks: seat %d of table %s remembered later: %s", seat, table_id, exc)
+        self._queue(lambda: self._after_join(table_id, seat, player if vouched else None, app, rec, dealt))
 
     def _queue(self, work: Callable[[], list[Delivery]]) -> None:
         with self._lock:
@@ -108,7 +120,11 @@ class Notifier:
                 work = self._pending.popleft()
             try:
                 self.outbox.put(work())
-            except Exception:  # one event's failure loses that event, not the ones after it
+            except StoreUnavailable:  # the store is back soon: the event waits for the next pass
+                with self._lock:
+                    self._pending.appendleft(work)
+                raise
+            except Exception:  # a bug in one event loses that event, not the ones after it
                 log.exception("webhooks: an event was not queued")
                 EVENTS_LOST.labels("failed").inc()
 
@@ -140,12 +156,11 @@ class Notifier:
         away = {s.seat for s in seats if until.get(s.seat, 0.0) <= now}
         return events.after_change(seq, orjson.loads(lines[0]), seat, rec["table_id"], match_id, seats, away, now)
 
-    def _after_join(self, table_id: str, seat: int, assertion: object, player: str | None, rec: Json,
+    def _after_join(self, table_id: str, seat: int, unremembered: str | None, app: str | None, rec: Json,
                     dealt: bool) -> list[Delivery]:
-        app = app_of(assertion)
         now = self._clock()
-        if player is not None and player.startswith("app:") and app is not None and app in self.endpoints:
-            self.outbox.remember(table_id, seat, player, app, now)
+        if unremembered is not None and app is not None:  # the join's write failed: now
+            self.outbox.remember(table_id, seat, unremembered, app, now)
         seats = self._seats(table_id, rec)
         return events.after_join(table_id, rec.get("match_id"), seat, dealt, seats, now) if seats else []
 

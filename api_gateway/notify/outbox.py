@@ -112,7 +112,7 @@ def _token() -> str:
 class SqliteOutbox:
     """The outbox in a SQLite file of its own (one host: every worker opens it)."""
 
-    def __init__(self, path: str, busy_ms: int = 2000) -> None:
+    def __init__(self, path: str, busy_ms: int = 5000) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._busy_ms = busy_ms

@@ -207,7 +207,7 @@ def test_your_turn_goes_to_the_away_seat_only_and_every_seat_hears_the_deal_and_
     receiver.reset()
     table = vouched_table(gw)
     # the deal to both seats; seat 1's join taken to seat 0
-    wait_for(lambda: len([b for b in receiver.of(table.table_id) if b["type"] == "table-dealt"]) == 2)
+    wait_for(lambda: len(receiver.of(table.table_id)) == 3)
     dealt = sorted((b["data"]["seat"], b["data"]["player"]) for b in receiver.of(table.table_id)
                    if b["type"] == "table-dealt")
     assert dealt == [(0, table.players[0]), (1, table.players[1])]
