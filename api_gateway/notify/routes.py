@@ -5,7 +5,8 @@
 ``POST /v1/operator/webhooks/dead/{id}/replay`` makes one due again (its attempts counted from nothing,
 its ``webhook-id`` the same). Both take the operator's token (``GATEWAY_OPERATOR_TOKEN``) as
 ``Authorization: Bearer``; a gateway without that setting, or without webhooks, answers 404 as for any
-path it does not have.
+path it does not have. (The document names no security scheme for them: the `bearer` scheme is an online
+table's credential, and on a gateway without the setting a request without a token is 404, not 401.)
 """
 from __future__ import annotations
 
@@ -71,8 +72,7 @@ def _notifier() -> Notifier:
 @operator_blp.route("/webhooks/dead")
 class DeadLetters(MethodView):
     @operator_blp.response(200, DeadLettersSchema)
-    @operation(operator_blp, "listDeadWebhooks", "operator-only", "not-found", "store-unavailable",
-               credential=True)
+    @operation(operator_blp, "listDeadWebhooks", "operator-only", "not-found", "store-unavailable")
     def get(self) -> Json:
         """The webhook deliveries that failed for the last time (the operator's token)."""
         return {"items": [d.summary() for d in _notifier().outbox.dead(LISTED)]}
@@ -83,8 +83,7 @@ class Replay(MethodView):
     BODYLESS = True
 
     @operator_blp.response(200, ReplayedSchema)
-    @operation(operator_blp, "replayDeadWebhook", "operator-only", "not-found", "store-unavailable",
-               credential=True)
+    @operation(operator_blp, "replayDeadWebhook", "operator-only", "not-found", "store-unavailable")
     def post(self, delivery_id: str) -> Json:
         """A dead letter due again now, with the same `webhook-id` (the operator's token)."""
         notifier = _notifier()
