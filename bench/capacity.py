@@ -327,6 +327,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--probe-moves", type=int, default=300, help="moves timed with the idle streams open "
                    "(default 300)")
     p.add_argument("--load-procs", type=int, default=2, help="load tool processes (default 2)")
+    p.add_argument("--pace", type=_pace, default=(2.0, 4.0), help="seconds between two moves of a table, LO,HI "
+                   "(uniform; default 2,4: a human pace; faster finds a rare fault sooner)")
 
 
 def _people(text: str) -> list[int]:
@@ -339,18 +341,29 @@ def _people(text: str) -> list[int]:
     return steps
 
 
+def _pace(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want LO,HI seconds, got {text!r}") from None
+    if not 0 < low <= high:
+        raise argparse.ArgumentTypeError("want 0 < LO <= HI")
+    return low, high
+
+
 def run_args(args: argparse.Namespace, log: IO[str]) -> Json:
     return run(people=args.people, step_seconds=args.step_seconds, idle_streams=args.idle_streams,
-               load_procs=args.load_procs, probe_moves=args.probe_moves, tiny=args.tiny, log=log)
+               load_procs=args.load_procs, probe_moves=args.probe_moves, pace=args.pace, tiny=args.tiny, log=log)
 
 
 def run(people: list[int] | None = None, step_seconds: float = 20.0, idle_streams: int = 10000,
-        load_procs: int = 2, probe_moves: int = 300, tiny: bool = False, log: IO[str] = sys.stderr) -> Json:
+        load_procs: int = 2, probe_moves: int = 300, pace: tuple[float, float] = (2.0, 4.0), tiny: bool = False,
+        log: IO[str] = sys.stderr) -> Json:
     people = [8, 16] if tiny else list(people or DEFAULT_PEOPLE)
     step_seconds = 1.5 if tiny else step_seconds
     idle_streams = 16 if tiny else idle_streams
     probe_moves = 4 if tiny else probe_moves
-    pace = (0.2, 0.4) if tiny else (2.0, 4.0)
+    pace = (0.2, 0.4) if tiny else pace
     settle = 0.5 if tiny else 5.0
     floor_seconds = 1.0 if tiny else 5.0
     nofile = _raise_nofile()

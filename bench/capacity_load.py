@@ -371,9 +371,17 @@ class Table:
         try:
             self._step(samples)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, a failed move, counted and named
-            samples.fail(f"{type(exc).__name__}: {exc}")
+            samples.fail(f"{type(exc).__name__}: {exc} {self._where()}")
         finally:
             self.busy = False
+
+    def _where(self) -> str:
+        """Where the streams are against the match (for a failure's text): each stream's last id, the match's seq."""
+        try:
+            seq = self._pool(0).call("GET", f"/v1/matches/{self.match_id}/seat", credential=self.credentials[0])["seq"]
+        except (CallFailed, KeyError, ValueError) as exc:
+            seq = f"unknown ({exc})"
+        return f"(match {self.match_id[:8]}: streams at {[s.last_id for s in self.streams]}, the match at {seq})"
 
     def _step(self, samples: Samples) -> None:
         view = self.streams[0].view()
