@@ -54,6 +54,8 @@ Json = dict[str, Any]
 
 #: The bar of a seated step: a move on the other seats' streams within this, at p99.
 P99_BAR_MS = 100.0
+#: Failed calls a step may have (a share of its moves) and still go on to the next step, for `p99_only`.
+FAILURES_TOLERATED = 0.01
 #: Issue 40, item 4: with the idle streams open.
 IDLE_GOALS = {"rss_mib_per_worker": 300, "idle_cpu_share": 0.02, "probe_p99_ms": 50.0}
 DEFAULT_PEOPLE = (400, 800, 1200, 1600, 2000, 2500, 3000, 4000, 5000, 6000, 8000, 10000, 12000)
@@ -207,10 +209,14 @@ def _summary(answers: list[Json], seconds: float) -> Json:
 
 def ramp(tool: LoadTool, host: Host, gateways: list[str], people: list[int], seconds: float, settle: float,
          log: IO[str]) -> Json:
-    """Seat people step by step until a step's p99 passes the bar or a call fails."""
+    """Seat people step by step until a step's p99 passes the bar or calls fail. The capacity (the issue's
+    rule) is the last step before the first with a failed call or a p99 over the bar; the ramp goes on
+    through rare failures (`FAILURES_TOLERATED` of the moves) to find where the p99 alone ends it
+    (`p99_only`): what a fix of what failed would give."""
     steps: list[Json] = []
     tables = 0
-    capacity: Json | None = None
+    strict: Json | None = None  # the last step of the unbroken run of steps that passed
+    p99_only: Json | None = None  # the last step within the bar, a few failures let go
     for target in people:
         more = max(0, target // 4 - tables)
         seated = tool.ask([{"cmd": "seat", "tables": n, "gateways": gateways} for n in _split(more, len(tool.procs))])
@@ -234,20 +240,30 @@ def ramp(tool: LoadTool, host: Host, gateways: list[str], people: list[int], sec
         print(f"  {step['people']} people: {step['moves_per_s']} moves/s, p50 {step['p50_ms']} ms, "
               f"p99 {step['p99_ms']} ms, failures {step['failures'] + seat_failures}, server CPU "
               f"{step['server_cpu_share']}, load tool {step['load_cpu_share']} cores", file=log, flush=True)
-        passed = not step["failures"] and not seat_failures and step["p99_ms"] <= P99_BAR_MS
-        step["passed"] = passed
-        if not passed:
+        failures = step["failures"] + seat_failures
+        step["passed"] = not failures and step["p99_ms"] <= P99_BAR_MS
+        step["p99_passed"] = step["p99_ms"] <= P99_BAR_MS and failures <= FAILURES_TOLERATED * max(step["moves"], 1)
+        if all(st["passed"] for st in steps):
+            strict = step
+        if not step["p99_passed"]:
             break
-        capacity = step
+        p99_only = step
+    first_failed = next((st for st in steps if not st["passed"]), None)
+    return {"steps": steps, **_capacity(strict),
+            "stopped_by": None if first_failed is None else "p99" if first_failed["p99_ms"] > P99_BAR_MS else "failures",
+            "p99_only": {**_capacity(p99_only), "stopped_by": None if steps[-1]["p99_passed"] else
+                         "p99" if steps[-1]["p99_ms"] > P99_BAR_MS else "failures"}}
+
+
+def _capacity(step: Json | None) -> Json:
+    """A ramp's figures at the step `step` (None: not even the first step passed)."""
     cores = os.cpu_count() or 1
-    return {"steps": steps, "stopped_by": None if steps[-1]["passed"] else
-            ("failures" if steps[-1]["failures"] or steps[-1]["seat_failures"] else "p99"),
-            "capacity_people": capacity["people"] if capacity else 0,
-            "capacity_people_per_core": round(capacity["people"] / cores, 1) if capacity else 0,
-            "capacity_moves_per_s": capacity["moves_per_s"] if capacity else 0.0,
+    return {"capacity_people": step["people"] if step else 0,
+            "capacity_people_per_core": round(step["people"] / cores, 1) if step else 0,
+            "capacity_moves_per_s": step["moves_per_s"] if step else 0.0,
             # the people over the cores the servers (gateways, engines, Redis) used at that step
-            "capacity_people_per_server_core": round(capacity["people"] / sum(capacity["server_cpu_share"].values()),
-                                                     1) if capacity else 0}
+            "capacity_people_per_server_core": round(step["people"] / sum(step["server_cpu_share"].values()), 1)
+            if step else 0}
 
 
 def floor(tool: LoadTool, workdir: Path, seconds: float, connections: int) -> Json:
@@ -393,9 +409,8 @@ def run(people: list[int] | None = None, step_seconds: float = 20.0, idle_stream
                 floors.append(floor(tool, workdir, floor_seconds, 16))
             result["bare_floor"] = {"runs": floors,
                                     "req_per_s": round(sum(f["req_per_s"] for f in floors) / len(floors), 1)}
-            for name in ("one_host", "two_gateways"):
-                result[name]["moves_per_s_over_bare"] = round(result[name]["capacity_moves_per_s"]
-                                                              / result["bare_floor"]["req_per_s"], 4)
+            for m in (x for name in ("one_host", "two_gateways") for x in (result[name], result[name]["p99_only"])):
+                m["moves_per_s_over_bare"] = round(m["capacity_moves_per_s"] / result["bare_floor"]["req_per_s"], 4)
             for key, keepalive in (("idle", None), ("idle_keepalive_slow", SLOW_KEEPALIVE)):
                 if not idle_streams or (tiny and keepalive):
                     continue
@@ -432,9 +447,10 @@ def format_text(r: Json) -> str:
         for s in m["steps"]:
             lines.append(f"  {label}: {s['people']:>6} people {s['moves_per_s']:>7.1f} moves/s p50 {s['p50_ms']:>7} "
                          f"p99 {s['p99_ms']:>7} ms failures {s['failures'] + s['seat_failures']}")
-        lines.append(f"  {label}: capacity {m['capacity_people']} people ({m['capacity_people_per_core']} a core), "
-                     f"{m['capacity_moves_per_s']} moves/s = {m['moves_per_s_over_bare']:.3f} of the bare floor; "
-                     f"stopped by {m['stopped_by'] or 'the last step'}")
+        for x, rule in ((m, "capacity"), (m["p99_only"], "by the p99 alone (1% failures let go)")):
+            lines.append(f"  {label}: {rule} {x['capacity_people']} people ({x['capacity_people_per_core']} a core), "
+                         f"{x['capacity_moves_per_s']} moves/s = {x['moves_per_s_over_bare']:.3f} of the bare floor; "
+                         f"stopped by {x['stopped_by'] or 'the last step'}")
     for i in (r[key] for key in ("idle", "idle_keepalive_slow") if key in r):
         lines.append(f"  idle, keepalive {i['keepalive_s']} s: {i['streams']} streams on one host: RSS {i['rss_mib_per_worker_max']} MiB a worker "
                      f"(max of {i['workers']}), gateway CPU {i['idle_cpu_share_gateway']:.1%} of a core, "
@@ -508,14 +524,15 @@ def markdown(r: Json) -> list[str]:
                         ("two_gateways", "two gateways on one Redis, two engines")):
         m = r[name]
         rows.append((label, m))
-        out.append(f"| {label} | {m['capacity_people']:,} | {m['capacity_people_per_core']:,} | "
-                   f"{m['capacity_people_per_server_core']:,} | "
-                   f"{m['capacity_moves_per_s']} | {m['moves_per_s_over_bare']:.3f} | "
-                   f"{m['stopped_by'] or 'none (last step)'} |")
+        for x, rule in ((m, ""), (m["p99_only"], ", by the p99 alone (failures under 1% of moves let go)")):
+            out.append(f"| {label}{rule} | {x['capacity_people']:,} | {x['capacity_people_per_core']:,} | "
+                       f"{x['capacity_people_per_server_core']:,} | "
+                       f"{x['capacity_moves_per_s']} | {x['moves_per_s_over_bare']:.3f} | "
+                       f"{x['stopped_by'] or 'none (last step)'} |")
     for label, m in rows:
-        at = next((st for st in m["steps"] if st["people"] == m["capacity_people"]), None)
+        at = next((st for st in m["steps"] if st["people"] == m["p99_only"]["capacity_people"]), None)
         if at and "cpu_ms_per_move" in at:
-            out += ["", f"{label}, at capacity: a move cost " + ", ".join(
+            out += ["", f"{label}, at {at['people']:,} people: a move cost " + ", ".join(
                 f"{ms} ms CPU of the {k.replace('_', ' ')}" for k, ms in at["cpu_ms_per_move"].items())
                 + " (its stream lines and its share of the idle streams included)."]
     out += ["", "| setup | people | moves/s | p50 ms | p99 ms | worst ms | apply p99 ms | failures | CPU: gateway, "

@@ -34,7 +34,9 @@ def test_bench_capacity_tiny_seats_people_and_times_every_move(capsys: pytest.Ca
         assert 0 < first["p50_ms"] <= first["p99_ms"] <= first["max_ms"], first
         assert first["server_cpu_share"]["gateway"] > 0 and first["load_cpu_share"] > 0, first
         assert m["capacity_people"] in (0, *(s["people"] for s in m["steps"] if s["passed"]))
-        assert m["moves_per_s_over_bare"] >= 0
+        # the p99 alone never ends a ramp sooner than the rule (failures or the p99)
+        assert m["p99_only"]["capacity_people"] >= m["capacity_people"]
+        assert m["moves_per_s_over_bare"] >= 0 and m["p99_only"]["moves_per_s_over_bare"] >= 0
     assert "redis" in r["two_gateways"]["steps"][0]["server_cpu_share"]
     idle = r["idle"]
     assert idle["streams"] == 16 and idle["seat_failures"] == 0 and idle["workers"] == 2
@@ -53,9 +55,11 @@ def test_bench_capacity_tiny_seats_people_and_times_every_move(capsys: pytest.Ca
     assert svg_file.read_text() == svg
 
 
-@pytest.mark.parametrize("people", ["400,x", "400,100", "2"])
-def test_bench_capacity_refuses_steps_that_do_not_rise(capsys: pytest.CaptureFixture[str], people: str) -> None:
+@pytest.mark.parametrize("flag, value", [("--people", "400,x"), ("--people", "400,100"), ("--people", "2"),
+                                         ("--pace", "2"), ("--pace", "4,2"), ("--pace", "0,1")])
+def test_bench_capacity_refuses_steps_that_do_not_rise_and_paces_out_of_order(
+        capsys: pytest.CaptureFixture[str], flag: str, value: str) -> None:
     with pytest.raises(SystemExit) as stop:
-        main(["capacity", "--people", people])
+        main(["capacity", flag, value])
     assert stop.value.code == 2
-    assert "--people" in capsys.readouterr().err
+    assert flag in capsys.readouterr().err
