@@ -99,8 +99,46 @@ def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy
     return Evaluation([v / done for v in values], [m / done for m in margins], done)
 
 
+def halving(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> int:
+    """The best move by successive halving: the budget split into rounds (log2 of the moves, rounded
+    up); in each round the moves still in are played out on the same fresh worlds, then the worse
+    half (by `outcome.rank` of their means so far) drops out. The moves that stay get more worlds
+    than a flat spread of the same playouts gives every move."""
+    moves = know.legal
+    alive = list(range(len(moves)))
+    rounds = (len(moves) - 1).bit_length()
+    share = budget.iterations // rounds
+    values = [0.0] * len(moves)
+    margins = [0.0] * len(moves)
+    played = [0] * len(moves)
+    sampler = Sampler(know, rng)
+    clock = Clock(budget)
+
+    def rank(i: int) -> float:
+        return outcome.rank(values[i] / played[i], margins[i] / played[i])
+
+    for r in range(rounds):
+        for _ in range(max(1, share // len(alive))):
+            world = sampler.world()
+            for i in alive:
+                v, margin = playout(world.copy(), moves[i], know, rng, policy)
+                values[i] += v
+                margins[i] += margin
+                played[i] += 1
+            if clock.expired():
+                break
+        if clock.expired():
+            break
+        if r < rounds - 1:
+            alive = sorted(alive, key=lambda i: (-rank(i), i))[:(len(alive) + 1) // 2]
+    return max(alive, key=lambda i: (rank(i), -i))
+
+
 def expert_move(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> int:
-    """The index in `know.legal` of the expert's move (`policy` in its playouts)."""
+    """The index in `know.legal` of the expert's move (`policy` in its playouts): with more than two
+    legal moves by `halving`, else the flat `evaluate`."""
     if len(know.legal) == 1:
         return 0
-    return evaluate(know, rng, budget, policy).best()
+    if len(know.legal) == 2:
+        return evaluate(know, rng, budget, policy).best()
+    return halving(know, rng, budget, policy)
