@@ -6,7 +6,11 @@ the round played out with `policy.rollout_move` for every seat; a move's value
 is its mean `outcome.value` over the worlds (the chance of winning the round), and
 its mean margin is kept beside it; the expert plays the move with the best
 `outcome.rank` of the two. The same worlds serve every move
-(common random numbers), so their differences are what decides. Playouts go
+(common random numbers), so their differences are what decides. With more than
+two legal moves the expert spends its playouts by successive halving (`halving`:
+rounds of fresh worlds, the worse half of the moves dropped after each), so the
+better moves are weighed on more worlds within the same budget; the coach values
+every move on every world (`evaluate`). Playouts go
 through the rules' typed path (`Round.legal_moves`, `Round.apply_move`) on
 copies: no strings, no parsing.
 """
