@@ -9,6 +9,7 @@ from typing import Any
 from api_gateway.hosting.handoff import Handoff
 from api_gateway.http.problems import UnknownMatch
 from api_gateway.matches import Carried, ClockChange, Matches, match_bytes
+from api_gateway.notify import notifier
 from api_gateway.store import HostedMatch, MatchExpired, StaleToken
 from api_gateway.tokens import Principal
 
@@ -51,6 +52,7 @@ class HostedPlay:
                 continue
             if change.ended and change.state is not None:
                 self.handoff.archive_match(bytes.fromhex(match_id), change.state)
+            notifier.changed(match_id, seat, change.answer)  # webhooks: never raises, sends off this path
             return change.answer
         raise AssertionError("unreachable")
 

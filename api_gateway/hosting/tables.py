@@ -30,6 +30,7 @@ from api_gateway.hosting.play import HostedPlay
 from api_gateway.hosting.presence import Presence, seat_presence
 from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.matches import hosted_change, match_bytes
+from api_gateway.notify import notifier
 from api_gateway.store import Deal, HostedMatch, MatchExpired, StoreUnavailable, TableRow
 from api_gateway.tokens import HOST, host_key, new_sealed, seat_key
 
@@ -262,6 +263,7 @@ class Tables:
             return seat, deal
 
         seat, rec = self.update(table_id, change)
+        notifier.joined(table_id, seat, body.get("player"), player, rec)  # webhooks: never raises
         if was_bot:
             self.play.seat_bot(rec["match_id"], seat, None)
         return {"table_id": table_id, "seat": seat, "credential": credential[0], "player_id": player,
