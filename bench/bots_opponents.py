@@ -19,9 +19,9 @@ seat's view only, like every bot, and never draw or pass while they can play.
   strength work (33388fa): `PRIOR_BUDGET` playouts per decision, every seat in
   them playing greedy in the counting games and elsewhere the move keeping the
   most of its own tiles fitting the ends (its partner's not counted), or with
-  chance `PRIOR_EPSILON` a random move, every move on every world (`search.evaluate`,
-  the flat spread), so a run against it measures exactly what a change to the
-  expert's search changes. Kingdomino's expert did not
+  chance `PRIOR_EPSILON` a random move. The same search
+  (`search.expert_move`) with that playout policy, so a run against it measures
+  exactly what the new playouts and budget changed. Kingdomino's expert did not
   change: there "prior" is the expert.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from engine_service.bots.kingdomino.policy import best_gain
 from engine_service.bots.matching.knowledge import Knowledge, read_view
 from engine_service.bots.matching.policy import fitting_after, greedy_move, move_pips, points_after
 from engine_service.bots.matching.sampler import build_round
-from engine_service.bots.matching.search import evaluate
+from engine_service.bots.matching.search import expert_move
 from engine_service.rules.notation import DRAW, PASS, Move
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NUMBER_MASK
@@ -74,7 +74,7 @@ def decide(view: dict[str, Any], level: str, seed: int = 0) -> str:
         return know.legal_text[0]
     if level == "prior":
         where = (know.seat, len(know.layout.placements), know.hand, tuple(know.legal_text))
-        return know.legal_text[evaluate(know, random.Random(f"{seed}:{where}"), PRIOR_BUDGET, prior_rollout).best()]
+        return know.legal_text[expert_move(know, random.Random(f"{seed}:{where}"), PRIOR_BUDGET, prior_rollout)]
     playing = [i for i, m in enumerate(moves) if m[0] not in (DRAW, PASS)]
     if not playing:
         return know.legal_text[0]

@@ -6,11 +6,7 @@ the round played out with `policy.rollout_move` for every seat; a move's value
 is its mean `outcome.value` over the worlds (the chance of winning the round), and
 its mean margin is kept beside it; the expert plays the move with the best
 `outcome.rank` of the two. The same worlds serve every move
-(common random numbers), so their differences are what decides. With more than
-two legal moves the expert spends its playouts by successive halving (`halving`:
-rounds of fresh worlds, the worse half of the moves dropped after each), so the
-better moves are weighed on more worlds within the same budget; the coach values
-every move on every world (`evaluate`). Playouts go
+(common random numbers), so their differences are what decides. Playouts go
 through the rules' typed path (`Round.legal_moves`, `Round.apply_move`) on
 copies: no strings, no parsing.
 """
@@ -103,46 +99,8 @@ def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy
     return Evaluation([v / done for v in values], [m / done for m in margins], done)
 
 
-def halving(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> int:
-    """The best move by successive halving: the budget split into rounds (log2 of the moves, rounded
-    up); in each round the moves still in are played out on the same fresh worlds, then the worse
-    half (by `outcome.rank` of their means so far) drops out. The moves that stay get more worlds
-    than a flat spread of the same playouts gives every move."""
-    moves = know.legal
-    alive = list(range(len(moves)))
-    rounds = (len(moves) - 1).bit_length()
-    share = budget.iterations // rounds
-    values = [0.0] * len(moves)
-    margins = [0.0] * len(moves)
-    played = [0] * len(moves)
-    sampler = Sampler(know, rng)
-    clock = Clock(budget)
-
-    def rank(i: int) -> float:
-        return outcome.rank(values[i] / played[i], margins[i] / played[i])
-
-    for r in range(rounds):
-        for _ in range(max(1, share // len(alive))):
-            world = sampler.world()
-            for i in alive:
-                v, margin = playout(world.copy(), moves[i], know, rng, policy)
-                values[i] += v
-                margins[i] += margin
-                played[i] += 1
-            if clock.expired():
-                break
-        if clock.expired():
-            break
-        if r < rounds - 1:
-            alive = sorted(alive, key=lambda i: (-rank(i), i))[:(len(alive) + 1) // 2]
-    return max(alive, key=lambda i: (rank(i), -i))
-
-
 def expert_move(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> int:
-    """The index in `know.legal` of the expert's move (`policy` in its playouts): with more than two
-    legal moves by `halving`, else the flat `evaluate`."""
+    """The index in `know.legal` of the expert's move (`policy` in its playouts)."""
     if len(know.legal) == 1:
         return 0
-    if len(know.legal) == 2:
-        return evaluate(know, rng, budget, policy).best()
-    return halving(know, rng, budget, policy)
+    return evaluate(know, rng, budget, policy).best()
