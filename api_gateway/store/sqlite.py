@@ -25,6 +25,7 @@ from api_gateway.store.protocols import (
     DEFAULT_TTL,
     END,
     FINISHED_TTL,
+    RESYNC,
     Deal,
     Hosted,
     HostedMatch,
@@ -101,8 +102,6 @@ class SqliteStore:
     CHECKPOINT_EVERY = 0.5
     #: Pages in the WAL past which the checkpointer truncates it (about 16 MB of 4 KiB pages).
     WAL_PAGES = 4000
-    #: Seconds an advance waits at most to wake a worker whose queue of wake-ups is full.
-    WAKE_WAIT = 0.2
 
     def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
                  busy_ms: int = 2000) -> None:
@@ -118,9 +117,7 @@ class SqliteStore:
         self.touch = min(60.0, ttl / 10)
         self._wakeups: SqliteWakeups | None = None
         self._trips: Any = None
-        self._sender: socket.socket | None = None
-        self._wake_lock = threading.Lock()
-        self._sender_pid = 0
+        self._courier: _Courier | None = None
         with self._lock:
             self._conn()  # creates the file and the table now: a bad path fails at start, naming it
 
@@ -500,34 +497,18 @@ class SqliteStore:
         return self._wakeups
 
     def _wake(self, match_id: bytes, watchers: list[str]) -> None:
-        """Send the match id to each worker watching it (after the advance's commit); forget the sockets
-        of workers that are gone (refused: nobody bound to the address any more)."""
-        if self._sender is None or self._sender_pid != os.getpid():
-            self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-            # A watcher whose queue is full makes the send wait (under gevent, this call only), at most
-            # this long: a worker that stopped reading (hung, stopped) must not hold up play.
-            self._sender.settimeout(self.WAKE_WAIT)
-            self._sender_pid = os.getpid()
-        gone = []
-        # One send at a time on this worker's socket: two greenlets may not both wait on one socket (gevent
-        # raises), and the move is made already, so nothing here may fail its call.
-        if not self._wake_lock.acquire(timeout=self.WAKE_WAIT):
-            return
+        """Send the match id to each worker watching it (after the advance's commit), by this process's
+        courier (`_Courier`: never waits, never drops a wake-up while its worker lives); forget the
+        sockets of workers that are gone (refused: nobody bound to the address any more)."""
+        if self._courier is None or self._courier.pid != os.getpid():
+            self._courier = _Courier(self._forget_workers)
+        self._courier.send(match_id, watchers)
+
+    def _forget_workers(self, gone: list[str]) -> None:
         try:
-            for worker in watchers:
-                try:
-                    self._sender.sendto(match_id, "\0" + worker)
-                except (ConnectionRefusedError, FileNotFoundError):
-                    gone.append((worker,))
-                except OSError:  # (a timeout included) that worker's feeds read it at their next wake-up
-                    pass
-        finally:
-            self._wake_lock.release()
-        if gone:
-            try:
-                self._run(lambda c: c.executemany("DELETE FROM watchers_s1 WHERE worker = ?", gone))
-            except StoreUnavailable:
-                pass
+            self._run(lambda c: c.executemany("DELETE FROM watchers_s1 WHERE worker = ?", [(w,) for w in gone]))
+        except StoreUnavailable:
+            pass  # swept with their matches
 
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
         self._run(lambda c: c.execute("INSERT OR REPLACE INTO tickets_s1 VALUES (?, ?, ?)",
@@ -623,6 +604,80 @@ _PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1"
 
 
 
+class _Courier:
+    """This process's wake-ups on their way to the workers that watch (`SqliteStore._wake`).
+
+    A send never waits: the datagram goes at once when the watcher's queue has room (the kernel's queue of a
+    Unix datagram socket is short: `net.unix.max_dgram_qlen`, 10 on some hosts), else it stays pending, one
+    set of match ids per worker, and this process's courier thread sends it again every `RETRY` seconds
+    until it goes. A worker's wake-up is dropped only with the worker (its address refused: nobody reads
+    it any more). A worker behind by more than `MOST` matches is sent one `RESYNC` instead (it rereads
+    every match it watches). Before this, a full queue made the advance wait 0.2 s and then drop the
+    wake-up: the streams of that match in that worker stayed behind until its next change (`domino bench
+    capacity` found it, two workers of one host at a brisk pace)."""
+
+    RETRY = 0.01
+    MOST = 1000
+
+    def __init__(self, forget: Callable[[list[str]], None]) -> None:
+        self.pid = os.getpid()
+        self._forget = forget
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._raw = getattr(self._socket, "_sock", self._socket)  # the OS socket: MSG_DONTWAIT says "full" at once
+        self._pending: dict[str, set[bytes]] = {}
+        self._lock = threading.Lock()
+        self._due = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def send(self, match_id: bytes, workers: list[str]) -> None:
+        with self._lock:
+            for worker in workers:
+                self._pending.setdefault(worker, set()).add(match_id)
+        if self._flush() and (self._thread is None or not self._thread.is_alive()):
+            self._thread = threading.Thread(target=self._retry, name="wake-courier", daemon=True)
+            self._thread.start()
+        self._due.set()
+
+    def _flush(self) -> bool:
+        """Send what is pending, as far as the watchers' queues take it; whether anything is left."""
+        gone: list[str] = []
+        with self._lock:
+            for worker, ids in list(self._pending.items()):
+                if len(ids) > self.MOST:
+                    ids.clear()
+                    ids.add(_RESYNC)
+                while ids:
+                    match_id = next(iter(ids))
+                    try:
+                        self._raw.sendto(match_id, socket.MSG_DONTWAIT, "\0" + worker)
+                    except (BlockingIOError, InterruptedError):
+                        break  # its queue is full: later
+                    except (ConnectionRefusedError, FileNotFoundError):
+                        gone.append(worker)
+                        ids.clear()
+                    except OSError:
+                        break
+                    else:
+                        ids.discard(match_id)
+                if not ids:
+                    del self._pending[worker]
+            left = bool(self._pending)
+        if gone:
+            self._forget(gone)
+        return left
+
+    def _retry(self) -> None:
+        while True:
+            self._due.wait()
+            self._due.clear()
+            while self._flush():
+                time.sleep(self.RETRY)
+
+
+#: The datagram that tells a worker it may have missed wake-ups: reread every match it watches.
+_RESYNC = b"*"
+
+
 class SqliteWakeups:
     """One worker's wake-ups on one host (`Wakeups`): an abstract Unix datagram socket (no file to clean
     up; the address is gone with the process), named in ``watchers_s1`` beside each match the worker
@@ -668,7 +723,9 @@ class SqliteWakeups:
         while not woken and not self._stopping:
             data = self._socket.recv(64)
             while True:
-                if data:
+                if data == _RESYNC:
+                    woken.add(RESYNC)
+                elif data:
                     woken.add(data.hex())
                 try:  # the OS socket: gevent's would wait for the next datagram instead of saying none
                     data = getattr(self._socket, "_sock", self._socket).recv(64, socket.MSG_DONTWAIT)
