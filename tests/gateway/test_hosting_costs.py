@@ -6,6 +6,7 @@ token opening through `KeyRing.open`.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,14 +21,18 @@ ONE_AND_A_BOT = [{"kind": "open"}, {"kind": "bot", "level": "random"}]
 
 
 class Counted:
-    """Counts the calls of one method of a class while a test runs (`monkeypatch`)."""
+    """Counts the calls of one method of a class made on the test's thread while a test runs (`monkeypatch`):
+    the calls a request makes (the in-process app serves it on this thread), not those of any background
+    thread of this or an earlier app in the process (keepers, presence renewals, webhook senders)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> None:
         self.calls = 0
         original = getattr(owner, name)
+        mine = threading.get_ident()
 
         def counting(this: Any, *args: Any, **kwargs: Any) -> Any:
-            self.calls += 1
+            if threading.get_ident() == mine:
+                self.calls += 1
             return original(this, *args, **kwargs)
         monkeypatch.setattr(owner, name, counting)
 
