@@ -25,7 +25,7 @@ __all__ = [
     "UnreadableAnswer", "StreamFailed", "transport_error", "problem_of", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
     "SeatTaken", "SeatHeld", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
-    "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff",
+    "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff", "OperatorOnly",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -396,6 +396,12 @@ class SpectatorsOff(ClientProblem):
     type_name = "spectators-off"
 
 
+class OperatorOnly(ClientProblem):
+    """401 operator-only: an operator's route (the webhooks' dead letters) without the operator's token."""
+
+    type_name = "operator-only"
+
+
 TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
     InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, SeatHeld, TableFull,
     MatchOver, NotSeated, MatchNotOver, InvalidTicket, AbortClosed, ClaimRefused, SpectatorsOff)
@@ -405,7 +411,7 @@ _EVERY_CLASS: tuple[type[ProblemError], ...] = (
     ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
     StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, HelpRefused, SealedModeDisabled, EngineUnavailable,
     StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, RateLimited, UnknownPlayer, NotArchived,
-    BadCursor, InvalidPlayer, ArchiveUnavailable, *TABLE_PROBLEMS)
+    BadCursor, InvalidPlayer, ArchiveUnavailable, OperatorOnly, *TABLE_PROBLEMS)
 PROBLEM_CLASSES: dict[str, type[ProblemError]] = {cls.type_name: cls for cls in _EVERY_CLASS}
 
 
