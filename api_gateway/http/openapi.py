@@ -82,11 +82,12 @@ def problem_answers(names: Iterable[str]) -> dict[str, Json]:
     return answers
 
 
-def operation(blp: Blueprint, operation_id: str, *problem_names: str, credential: bool = False,
+def operation(blp: Blueprint, operation_id: str, *problem_names: str, credential: bool | str = False,
               answer: Json | None = None) -> Callable[[F], F]:
     """The one preamble of a view: its stable `operationId` (verb-noun: what a generated client names the
     call), the problem answers it may give (by the catalogue's names), the bearer credential it takes
-    (`credential`), and what its success answer says beyond a schema (`answer`: a stream's media type).
+    (`credential`: True, or "optional" for a call some may make without one: a public table, a spectator's
+    stream), and what its success answer says beyond a schema (`answer`: a stream's media type).
 
     It is flask-smorest's public `doc` decorator: one call more per request (~1-5 us, against one per
     documented status when each was an `alt_response`)."""
@@ -95,7 +96,7 @@ def operation(blp: Blueprint, operation_id: str, *problem_names: str, credential
         responses["200"] = answer
     doc: Json = {"operationId": operation_id, "responses": responses}
     if credential:
-        doc["security"] = [{"bearer": []}]
+        doc["security"] = [{"bearer": []}, {}] if credential == "optional" else [{"bearer": []}]
     decorate: Callable[[F], F] = blp.doc(**doc)
     return decorate
 

@@ -261,7 +261,7 @@ class TableOne(MethodView):
     @tables_blp.arguments(TableArgsSchema(), location="query", as_kwargs=True)
     @tables_blp.response(200, TableSchema)
     @operation(tables_blp, "getTable", "validation-error", "unknown-table", "invalid-credential", "wrong-table",
-               "invalid-invite", "spectators-off", *_HOSTING, credential=True)
+               "invalid-invite", "spectators-off", *_HOSTING, credential="optional")
     def get(self, table_id: str, invite: str | None = None, watch: str | None = None) -> Json:
         """A table: seats (each person's `here`), status, the current match.
 
@@ -304,7 +304,7 @@ class Events(MethodView):
     @tables_blp.response(200, content_type="text/event-stream", description=SEAT_STREAM["description"])
     @operation(tables_blp, "streamTableEvents", "validation-error", "invalid-ticket", *_MATCH, "too-many-streams",
                "spectators-off",
-               credential=True, answer=SEAT_STREAM)
+               credential="optional", answer=SEAT_STREAM)
     def get(self, match_id: str, ticket: str | None = None, last_event_id: int | None = None,
             seat: int | None = None, watch: str | None = None) -> Response:
         """A seat's stream (Bearer or `ticket`), or the public one (the host, or no credential: a spectator)."""
