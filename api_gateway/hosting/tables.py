@@ -341,16 +341,21 @@ class Tables:
         """A live hosted match (404 unknown-match without one)."""
         return self.play.hosted(match_id)
 
-    def watchable(self, match_id: str, watch: str | None) -> HostedMatch:
-        """A hosted match a spectator may watch (its table public, or private with spectators and `watch` its
-        code): 403 spectators-off otherwise."""
+    def _seated(self, match_id: str) -> tuple[HostedMatch, Json]:
+        """A live hosted match at its latest version and its table's record, in one read (404 unknown-match)."""
         try:
             hosted, row = self.store.seated(match_bytes(match_id))
         except MatchExpired:
             raise UnknownMatch(match_id) from None
-        self.check_watcher(orjson.loads(row.record), watch)
         found: HostedMatch = hosted
-        return found
+        return found, orjson.loads(row.record)
+
+    def watchable(self, match_id: str, watch: str | None) -> HostedMatch:
+        """A hosted match a spectator may watch (its table public, or private with spectators and `watch` its
+        code): 403 spectators-off otherwise."""
+        hosted, rec = self._seated(match_id)
+        self.check_watcher(rec, watch)
+        return hosted
 
     def check_spectate(self, match_id: str) -> None:
         """`GET /v1/matches/{id}/spectate` (by match id alone) watches no private table's match."""
@@ -368,11 +373,7 @@ class Tables:
         """Who a credential is at a hosted match, with the match's latest version and its table: one read
         of the store. A person whose seat a bot played on autopilot is back (any call with its credential):
         the seat is its own again, with time on its clock."""
-        try:
-            hosted, row = self.store.seated(match_bytes(match_id))
-        except MatchExpired:
-            raise UnknownMatch(match_id) from None
-        rec = orjson.loads(row.record)
+        hosted, rec = self._seated(match_id)
         seat = self._who(rec, credential)
         if seat is not None and not hosted.over:
             self.presence.called(bytes.fromhex(match_id), seat)

@@ -154,23 +154,22 @@ class Invite:
 def parse_invite_link(link: str) -> tuple[str, str, str]:
     """`(gateway_url, table_id, invite_code)` of an invite link `http://host:port/play?table=<id>&invite=<code>`;
     a link that is not one raises `ValueError`."""
-    parts = urllib.parse.urlsplit(link.strip())
-    query = urllib.parse.parse_qs(parts.query)
-    tables, invites = query.get("table", []), query.get("invite", [])
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(tables) != 1 or len(invites) != 1:
-        raise ValueError(f"not an invite link (http://host:port/play?table=<id>&invite=<code>): {link!r}")
-    base = parts.path.rsplit("/play", 1)[0] if parts.path.endswith("/play") else ""
-    return f"{parts.scheme}://{parts.netloc}{base}", tables[0], invites[0]
+    return _parse_table_link(link, "invite", "an invite link")
 
 
 def parse_watch_link(link: str) -> tuple[str, str, str]:
     """`(gateway_url, table_id, watch_code)` of a spectator link `http://host:port/play?table=<id>&watch=<code>`;
     a link that is not one raises `ValueError`."""
+    return _parse_table_link(link, "watch", "a spectator link")
+
+
+def _parse_table_link(link: str, member: str, what: str) -> tuple[str, str, str]:
+    """`(gateway_url, table_id, code)` of a page's link `http://host:port/play?table=<id>&<member>=<code>`."""
     parts = urllib.parse.urlsplit(link.strip())
     query = urllib.parse.parse_qs(parts.query)
-    tables, codes = query.get("table", []), query.get("watch", [])
+    tables, codes = query.get("table", []), query.get(member, [])
     if parts.scheme not in ("http", "https") or not parts.netloc or len(tables) != 1 or len(codes) != 1:
-        raise ValueError(f"not a spectator link (http://host:port/play?table=<id>&watch=<code>): {link!r}")
+        raise ValueError(f"not {what} (http://host:port/play?table=<id>&{member}=<code>): {link!r}")
     base = parts.path.rsplit("/play", 1)[0] if parts.path.endswith("/play") else ""
     return f"{parts.scheme}://{parts.netloc}{base}", tables[0], codes[0]
 
