@@ -9,6 +9,7 @@ gateway: every request goes over HTTP to gunicorn and from there over gRPC.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import grpc
+import jwt
 import pytest
 from domino.v1 import engine_pb2_grpc
 from flask import Flask
@@ -40,6 +42,28 @@ START_TIMEOUT = 60.0
 NEW_KEY = KeyRing.generate("new")
 OLD_KEY = KeyRing.generate("old")
 TOKEN_KEYS = f"{NEW_KEY},{OLD_KEY}"
+#: The tests' host app's player-assertion key (kid "k1"): a gateway started with GATEWAY_PLAYER_KEYS=PLAYER_KEYS
+#: takes the seats of `player_assertion`'s users as theirs (vouched: their matches rate).
+PLAYER_SECRET = b"k" * 32
+PLAYER_KEYS = f"k1:{base64.b64encode(PLAYER_SECRET).decode()}"
+
+
+def player_assertion(user: str) -> str:
+    """A player assertion for `user`, as the host app's server signs it (an hour long)."""
+    now = int(time.time())
+    return jwt.encode({"sub": user, "iat": now, "exp": now + 3600}, PLAYER_SECRET, algorithm="HS256",
+                      headers={"kid": "k1"})
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """What `check` answers once it answers something true, asked every 0.2 s for at most `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout} s")
 
 
 def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:

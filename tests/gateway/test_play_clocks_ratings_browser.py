@@ -13,7 +13,6 @@ them to docs/play/, which docs/play.md shows).
 """
 from __future__ import annotations
 
-import base64
 import json
 import re
 import time
@@ -22,11 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jwt
 import pytest
 from playwright.sync_api import Browser, BrowserContext
 
-from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
+from .conftest import PLAYER_KEYS, EngineProc, Gateway, gateway_env, launch_gateway, player_assertion
 from .test_play_browser import PHONE, browser, check_no_horizontal_scroll, shots  # noqa: F401
 from .test_play_friends_browser import Person
 from .test_tables import call, ok
@@ -41,24 +39,15 @@ def clocks_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory)
     ticket with its credential, which takes a seat back from autopilot."""
     gw = launch_gateway(engine_proc.address, "--workers", "2",
                         env=gateway_env(tmp_path_factory.mktemp("clocks"), GATEWAY_SPECTATE_IDLE="120",
-                                        GATEWAY_PLAYER_KEYS=f"k1:{base64.b64encode(SECRET).decode()}"))
+                                        GATEWAY_PLAYER_KEYS=PLAYER_KEYS))
     yield gw
     gw.stop()
-
-
-SECRET = b"k" * 32
-
-
-def assertion(user: str) -> str:
-    """A player assertion for `user`, as the host app's server signs it."""
-    now = int(time.time())
-    return jwt.encode({"sub": user, "iat": now, "exp": now + 3600}, SECRET, algorithm="HS256", headers={"kid": "k1"})
 
 
 def signed_in(context: BrowserContext, user: str) -> BrowserContext:
     """The page as a host app's signed-in user sees it: its login left the user's player assertion where the
     page reads it (localStorage "domino-player"), so the seats it takes are the user's and its matches rate."""
-    context.add_init_script(f"localStorage.setItem('domino-player', {json.dumps(assertion(user))})")
+    context.add_init_script(f"localStorage.setItem('domino-player', {json.dumps(player_assertion(user))})")
     return context
 
 
@@ -104,7 +93,7 @@ def play_rated_matches(gw: Gateway, count: int) -> None:
             201)
         for invite in opened["invites"]:
             joined = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", {
-                "invite": invite["code"], "name": "G", "player": assertion(f"p{len(matches)}-{invite['seat']}")}))
+                "invite": invite["code"], "name": "G", "player": player_assertion(f"p{len(matches)}-{invite['seat']}")}))
         matches.append(joined["match_id"])
     deadline = time.monotonic() + 60
     for match_id in matches:

@@ -10,7 +10,6 @@ lists the two players a page at a time, in the archive's order.
 """
 from __future__ import annotations
 
-import base64
 import json
 import re
 import subprocess
@@ -21,13 +20,12 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-import jwt
 import pexpect
 import pytest
 
 from clients.sdk import RestClient
 
-from .conftest import REPO, EngineProc, Gateway, gateway_env, launch_gateway
+from .conftest import PLAYER_KEYS, REPO, EngineProc, Gateway, gateway_env, launch_gateway, player_assertion
 from .test_play_join import play_seat, spawn_join
 
 pytestmark = pytest.mark.service
@@ -39,18 +37,9 @@ PROMPT = re.compile(r"\[0:(\d\d) left\] You, your move")
 def rated_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """A gateway of this module's own: its archive holds only the matches played here."""
     gw = launch_gateway(engine_proc.address, "--workers", "1", env=gateway_env(
-        tmp_path_factory.mktemp("join-clocks"), GATEWAY_PLAYER_KEYS=f"k1:{base64.b64encode(SECRET).decode()}"))
+        tmp_path_factory.mktemp("join-clocks"), GATEWAY_PLAYER_KEYS=PLAYER_KEYS))
     yield gw
     gw.stop()
-
-
-SECRET = b"k" * 32
-
-
-def assertion(user: str) -> str:
-    """A player assertion for `user`, as the host app's server signs it (the matches rate between such players)."""
-    now = int(time.time())
-    return jwt.encode({"sub": user, "iat": now, "exp": now + 3600}, SECRET, algorithm="HS256", headers={"kid": "k1"})
 
 
 def get(gw: Gateway, path: str) -> Any:
@@ -62,8 +51,8 @@ def test_the_terminal_shows_the_clocks_a_timeout_and_the_ratings_then_the_leader
     api = RestClient(rated_gw.url)
     opened = api.create_table("kozel", 4, seats=["open", "open", "greedy", "greedy"], name="Clocked",
                               clock={"move": 10, "on_timeout": "rule"})
-    boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris", player=assertion("boris"))
-    child = spawn_join(opened.invites[0].link, "--name", "Tess", env_extra={"DOMINO_PLAYER": assertion("tess")})
+    boris = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris", player=player_assertion("boris"))
+    child = spawn_join(opened.invites[0].link, "--name", "Tess", env_extra={"DOMINO_PLAYER": player_assertion("tess")})
     child.expect(r"At the table: You, Seat 1 \(Boris\), Seat 2 \(greedy bot\), Seat 3 \(greedy bot\)\.")
     child.expect(r"Ratings: You rating: new, Seat 1 \(Boris\) rating: new\.")
     child.expect(r"Clock: 10 s a move; when it runs out: the variant's timeout rule\.")

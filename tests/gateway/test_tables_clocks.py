@@ -42,16 +42,6 @@ def every_event(gw: Gateway, table: Table, seat: int) -> list[Json]:
     return [event for update in got if update.kind == "update" for event in update.data["events"]]
 
 
-def wait_until(check: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s")
-
-
 def test_a_seat_that_does_not_move_is_timed_out_by_the_service_alone(tables_gw: Gateway) -> None:
     gw = tables_gw
     table = open_table(gw, clock={"move": MOVE})

@@ -3,7 +3,6 @@ private tables that show nothing to whoever holds a spent invite; against real g
 on one Redis where races matter), their streams and their archive."""
 from __future__ import annotations
 
-import base64
 import itertools
 import threading
 import time
@@ -11,15 +10,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jwt
 import pytest
 
-from .conftest import EngineProc, Gateway, Reply, gateway_env, gateways_on_one_redis, launch_gateway
+from .conftest import (
+    PLAYER_KEYS,
+    EngineProc,
+    Gateway,
+    Reply,
+    gateway_env,
+    gateways_on_one_redis,
+    launch_gateway,
+    player_assertion,
+    wait_for,
+)
 from .test_tables import Table, call, ok, open_table, seat_stream
 
 Json = dict[str, Any]
 TWO_PEOPLE = [{"kind": "open"}, {"kind": "open"}]
-SECRET = b"k" * 32
 _users = itertools.count()
 
 
@@ -27,14 +34,9 @@ _users = itertools.count()
 def keyed(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """Two workers on one SQLite file, checking the player assertions of one host app (key k1)."""
     gw = launch_gateway(engine_proc.address, "--workers", "2", env=gateway_env(
-        tmp_path_factory.mktemp("exits"), GATEWAY_PLAYER_KEYS=f"k1:{base64.b64encode(SECRET).decode()}"))
+        tmp_path_factory.mktemp("exits"), GATEWAY_PLAYER_KEYS=PLAYER_KEYS))
     yield gw
     gw.stop()
-
-
-def assertion(user: str) -> str:
-    now = int(time.time())
-    return jwt.encode({"sub": user, "iat": now, "exp": now + 3600}, SECRET, algorithm="HS256", headers={"kid": "k1"})
 
 
 def open_vouched(gw: Gateway, seats: list[Json] | None = None, guests: tuple[int, ...] = (), **extra: Any) -> Table:
@@ -47,7 +49,7 @@ def open_vouched(gw: Gateway, seats: list[Json] | None = None, guests: tuple[int
     for invite in opened["invites"]:
         body = {"invite": invite["code"]}
         if invite["seat"] not in guests:
-            body["player"] = assertion(f"u{next(_users)}")
+            body["player"] = player_assertion(f"u{next(_users)}")
         joined = ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", body))
         credentials.append(joined["credential"])
         match_id = joined["match_id"]
@@ -219,16 +221,6 @@ def quick_presence(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFac
     gw.stop()
 
 
-def wait_for(check: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError("not within the time")
-
-
 def test_victory_is_claimed_only_once_the_other_person_is_gone(quick_presence: Gateway) -> None:
     gw = quick_presence
     table = open_table(gw, seats=TWO_PEOPLE, players=2, claim_after=5)
@@ -238,11 +230,11 @@ def test_victory_is_claimed_only_once_the_other_person_is_gone(quick_presence: G
     def seats() -> list[Json]:
         return ok(call(gw, "GET", f"/v1/tables/{table.table_id}", credential=table.host_key))["seats"]  # type: ignore[no-any-return]
 
-    wait_for(lambda: all(s["here"] for s in seats()))  # both streams open: both here
+    wait_for(lambda: all(s["here"] for s in seats()), 20)  # both streams open: both here
     time.sleep(6)  # twice a presence lifetime, more than claim_after: the open streams' renewals keep them here
     problem(exit_(gw, table, 0, "claim"), 409, "claim-refused")
     streams[1].close()                                   # seat 1's person closes the app
-    away = wait_for(lambda: (lambda s: s if not s["here"] else None)(seats()[1]))
+    away = wait_for(lambda: (lambda s: s if not s["here"] else None)(seats()[1]), 20)
     assert away["away_since"] <= time.time()
     problem(exit_(gw, table, 0, "claim"), 409, "claim-refused")  # gone, but not yet for claim_after
 

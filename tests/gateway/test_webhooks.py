@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,7 +28,7 @@ from api_gateway.config import ConfigError, from_env
 from api_gateway.notify.endpoints import Endpoint, EndpointError, Reach, addresses, parse
 from api_gateway.notify.outbox import Delivery, open_outbox
 
-from .conftest import EngineProc, Gateway, Reply, gateway_env, gateways_on_one_redis, launch_gateway
+from .conftest import EngineProc, Gateway, Reply, gateway_env, gateways_on_one_redis, launch_gateway, wait_for
 from .test_tables import call, ok, seat_stream
 
 Json = dict[str, Any]
@@ -111,16 +111,6 @@ class Receiver:
     def of(self, table_id: str) -> list[Json]:
         with self.lock:
             return [r.body for r in self.delivered if r.body["data"]["table_id"] == table_id]
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("not within the time")
 
 
 def assertion(user: str, kid: str = "k1") -> str:
