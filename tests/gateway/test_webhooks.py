@@ -305,17 +305,19 @@ def test_a_delivery_pending_when_the_gateway_is_killed_is_sent_after_its_restart
     outbox = tmp_path / "live.notify.sqlite3"
     try:
         gw = launch_gateway(engine_proc.address, "--workers", "1", env=env)
-        table = vouched_table(gw)
-        wait_for(lambda: len(set(receiver.attempts)) == 3)
+        try:
+            table = vouched_table(gw)
+            wait_for(lambda: len(set(receiver.attempts)) == 3)
 
-        def idle() -> bool:  # every delivery waits for its next attempt, none about to be sent nor leased
-            with sqlite3.connect(outbox) as db:
-                rows = db.execute("SELECT due, attempts FROM deliveries_s1 WHERE dead = 0").fetchall()
-            now = time.time()
-            return len(rows) == 3 and all(a >= 1 and now + 1 < due < now + 10 for due, a in rows)
-        wait_for(idle)
-        kill(gw)  # SIGKILL, its master and worker at once: nothing is flushed on the way out
-        gw.stop()
+            def idle() -> bool:  # every delivery waits for its next attempt, none about to be sent nor leased
+                with sqlite3.connect(outbox) as db:
+                    rows = db.execute("SELECT due, attempts FROM deliveries_s1 WHERE dead = 0").fetchall()
+                now = time.time()
+                return len(rows) == 3 and all(a >= 1 and now + 1 < due < now + 10 for due, a in rows)
+            wait_for(idle)
+            kill(gw)  # SIGKILL, its master and worker at once: nothing is flushed on the way out
+        finally:
+            gw.stop()  # (a failure before the kill leaves no gateway behind)
         receiver.reset()  # the endpoint is back
         gw = launch_gateway(engine_proc.address, "--workers", "1", env=env)
         try:
