@@ -43,6 +43,7 @@ from api_gateway.hosting.presence import Presence
 from api_gateway.hosting.tables import Tables
 from api_gateway.hosting.timeouts import OUTCOMES, Timeouts
 from api_gateway.http import problems
+from api_gateway.http.inbox_routes import inbox_blp
 from api_gateway.http.json_provider import FastJSONProvider
 from api_gateway.http.limits import register as register_limits
 from api_gateway.http.openapi import STREAM_COMPONENTS, ShapeRules
@@ -51,6 +52,7 @@ from api_gateway.http.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.http.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
 from api_gateway.matches import Matches
 from api_gateway.notify import notifier as webhooks
+from api_gateway.notify.push_routes import push_blp
 from api_gateway.notify.routes import NOTIFIER, operator_blp
 from api_gateway.store import LiveStore, default_url, open_store
 from api_gateway.store.watching import Watching
@@ -224,7 +226,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     )
     engine = Engine(cfg.engine_target, cfg.engine_timeout, cfg.engine_attempts, cfg.busy_wait)
     keys = _key_ring(cfg)
-    store: LiveStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl) if keys else None
+    store: LiveStore | None = open_store(cfg.token_store or default_url(), cfg.match_ttl, cfg.table_idle) if keys else None
     matches = app.extensions["domino_matches"] = Matches(engine, keys, store)
     limits = Limits(idle=cfg.spectate_idle, longest=cfg.spectate_max, keepalive=cfg.spectate_keepalive,
                     streams=cfg.streams, per_match=cfg.streams_per_match, per_address=cfg.streams_per_address)
@@ -262,7 +264,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         api.spec.components.schema(name, schema=schema)
     api.spec.components.security_scheme("bearer", BEARER)
     for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, tables_blp,
-                      problems_blp, operator_blp):
+                      inbox_blp, push_blp, problems_blp, operator_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
     register_limits(app, cfg, store)  # after _instrument: a refusal is timed and counted like any answer

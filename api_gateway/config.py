@@ -23,6 +23,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | STATE_TOKEN_KEYS | (none) | sealed-mode keys, `kid:base64key,...`, newest first |
 | GATEWAY_TOKEN_STORE | sqlite:///$TMPDIR/domino-gateway-versions.sqlite3 | where the latest version of every live sealed match is kept: `sqlite:///path` (one host: every worker opens the file) or `redis://host:6379/0` (a cluster) |
 | GATEWAY_MATCH_TTL | 86400 | seconds a sealed match may stay idle before its tokens expire |
+| GATEWAY_TABLE_IDLE | 1209600 | seconds an online table's match without a turn clock may stay idle (14 days: a turn-based game's pace); a clocked one is kept while its clock runs and GATEWAY_MATCH_TTL past its deadline |
 | GATEWAY_SPECTATE_IDLE | 300 | seconds a spectator stream stays open without a new line (then it ends with a `closed` line) |
 | GATEWAY_SPECTATE_MAX | 3600 | seconds a spectator stream stays open at most (watch on with a new request) |
 | GATEWAY_SPECTATE_KEEPALIVE | 5 | seconds between two `{"type":"keepalive"}` lines of a spectator stream without news (a client gone without a word is found by the failed write) |
@@ -89,6 +90,7 @@ class GatewayConfig:
     dev_token_key: bool = False
     token_store: str = ""            # "" = the embedded default (`store.default_url()`)
     match_ttl: int = 24 * 3600
+    table_idle: int = 14 * 24 * 3600
     spectate_idle: int = 300
     spectate_max: int = 3600
     spectate_keepalive: int = 5
@@ -246,6 +248,7 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         token_keys=environ.get("STATE_TOKEN_KEYS", "").strip(),
         token_store=(get("GATEWAY_TOKEN_STORE") or "").strip(),
         match_ttl=pick_int("GATEWAY_MATCH_TTL", d.match_ttl, 60, 90 * 24 * 3600),
+        table_idle=pick_int("GATEWAY_TABLE_IDLE", d.table_idle, 60, 90 * 24 * 3600),
         spectate_idle=pick_int("GATEWAY_SPECTATE_IDLE", d.spectate_idle, 1, 24 * 3600),
         spectate_max=pick_int("GATEWAY_SPECTATE_MAX", d.spectate_max, 1, 7 * 24 * 3600),
         spectate_keepalive=pick_int("GATEWAY_SPECTATE_KEEPALIVE", d.spectate_keepalive, 1, 300),

@@ -78,8 +78,9 @@ def check_store(url: str) -> None:
     store.close()
 
 
-def open_store(url: str, ttl: int = DEFAULT_TTL) -> LiveStore:
-    """The store an URL names: ``sqlite:///absolute/path`` or ``redis://[:password@]host:port/db``."""
+def open_store(url: str, ttl: int = DEFAULT_TTL, table_idle: int | None = None) -> LiveStore:
+    """The store an URL names: ``sqlite:///absolute/path`` or ``redis://[:password@]host:port/db``; an online
+    table's match without a turn clock may stay idle `table_idle` seconds (None: `ttl`)."""
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         from api_gateway.store.sqlite import SqliteStore
@@ -87,9 +88,12 @@ def open_store(url: str, ttl: int = DEFAULT_TTL) -> LiveStore:
         path = url[len("sqlite://"):]
         if not path.startswith("/"):
             raise ValueError(f"token store {url!r}: use sqlite:///absolute/path")
-        return SqliteStore(path, ttl)
-    if scheme in ("redis", "rediss", "unix"):
+        store: LiveStore = SqliteStore(path, ttl)
+    elif scheme in ("redis", "rediss", "unix"):
         from api_gateway.store.redis import RedisStore
 
-        return RedisStore(url, ttl)
-    raise ValueError(f"token store {url!r}: expected sqlite:///path or redis://host:port/db")
+        store = RedisStore(url, ttl)
+    else:
+        raise ValueError(f"token store {url!r}: expected sqlite:///path or redis://host:port/db")
+    store.table_idle = ttl if table_idle is None else table_idle
+    return store

@@ -140,11 +140,13 @@ class Versions(Protocol):
     (`kept`). A hosted match's advance keeps its table's record as long (`seated` needs both)."""
 
     ttl: int
+    #: Seconds an online table (its record and its match: `table`) may stay idle without a running clock.
+    table_idle: int
 
-    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
-        """Seconds an advance keeps its match: `ttl`, or less once the match is over; and while a turn clock
-        runs (its `deadline`, unix seconds, at `now`), at least `ttl` past it: nothing expires while a clock
-        still runs, however long it allows (a correspondence clock: days)."""
+    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0, table: bool = False) -> int:
+        """Seconds an advance keeps its match: `ttl` (`table_idle` for a table's), or less once the match is
+        over; and while a turn clock runs (its `deadline`, unix seconds, at `now`), at least `ttl` past it:
+        nothing expires while a clock still runs, however long it allows (a correspondence clock: days)."""
 
     def create(self, match_id: bytes, public: bytes = b"") -> None:
         """A new match at version 0, its first public lines `public` (NDJSON)."""

@@ -162,6 +162,7 @@ class RedisStore:
 
         self.url = url
         self.ttl = ttl
+        self.table_idle = ttl
         self._timeout = timeout
         self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
@@ -189,10 +190,11 @@ class RedisStore:
         except self._errors as exc:
             raise StoreUnavailable(f"token store {urlsplit(self.url).hostname}: {exc}") from None
 
-    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
+    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0, table: bool = False) -> int:
         if over:
             return min(self.ttl, FINISHED_TTL)
-        return self.ttl if deadline is None else max(self.ttl, int(deadline - now) + self.ttl)
+        idle = self.table_idle if table else self.ttl
+        return idle if deadline is None else max(idle, int(deadline - now) + self.ttl)
 
     def ping(self) -> None:
         self._run(self._redis.ping)
@@ -256,7 +258,8 @@ class RedisStore:
         done, latest = self._run(lambda: self._advance(
             keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
                   self.DEADLINES, self.EVENTS + hexid],
-            args=[seq, seq + 1, self.kept(over, hosted.deadline if hosted is not None else None, time.time()), digest,
+            args=[seq, seq + 1, self.kept(over, hosted.deadline if hosted is not None else None, time.time(),
+                                      hosted is not None), digest,
                   answer, len(lines), hosted.token if hosted is not None else "",
                   "1" if over else "0", hosted.clocks if hosted is not None else b"",
                   "" if hosted is None or hosted.deadline is None else repr(hosted.deadline), *lines, event,
@@ -407,7 +410,7 @@ class RedisStore:
                     if (int(version) if version is not None else 0) != row.version - 1:
                         return False
                     left: Any = pipe.ttl(key)  # never sooner than its match's (a long clock's)
-                    keep = max(self.kept(False, deal.hosted.deadline if deal is not None else None, time.time()),
+                    keep = max(self.kept(False, deal.hosted.deadline if deal is not None else None, time.time(), True),
                                int(left))
                     pipe.multi()
                     pipe.hset(key, mapping={"version": row.version, "record": row.record,

@@ -107,6 +107,7 @@ class SqliteStore:
                  busy_ms: int = 2000) -> None:
         self.path = path
         self.ttl = ttl
+        self.table_idle = ttl
         self._clock = clock
         self._busy_ms = busy_ms
         self._lock = threading.Lock()
@@ -268,7 +269,7 @@ class SqliteStore:
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
         lines = split_lines(public) + ([END] if over else [])
         now = self._clock()
-        keep = self.kept(over, hosted.deadline if hosted is not None else None, now)
+        keep = self.kept(over, hosted.deadline if hosted is not None else None, now, hosted is not None)
 
         def work(c: sqlite3.Connection) -> bytes | None:
             with c:
@@ -435,7 +436,7 @@ class SqliteStore:
                                   (row.table_id, now)).fetchone()
                 if (found[0] if found is not None else 0) != row.version - 1:
                     return False
-                keep = self.kept(False, deal.hosted.deadline if deal is not None else None, now)
+                keep = self.kept(False, deal.hosted.deadline if deal is not None else None, now, True)
                 expires = max(now + keep, found[1] if found is not None else 0.0)  # never sooner than its match's
                 c.execute("INSERT OR REPLACE INTO tables_s2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (row.table_id, row.version, row.record, int(row.public), row.variant, row.free,
@@ -556,10 +557,11 @@ class SqliteStore:
         self._sweep()
         return int(count), max(0.0, float(ends) - now)
 
-    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0) -> int:
+    def kept(self, over: bool, deadline: float | None = None, now: float = 0.0, table: bool = False) -> int:
         if over:
             return min(self.ttl, FINISHED_TTL)
-        return self.ttl if deadline is None else max(self.ttl, int(deadline - now) + self.ttl)
+        idle = self.table_idle if table else self.ttl
+        return idle if deadline is None else max(idle, int(deadline - now) + self.ttl)
 
     def ping(self) -> None:
         self._run(lambda c: c.execute("SELECT 1").fetchone())

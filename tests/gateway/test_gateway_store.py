@@ -663,6 +663,29 @@ def test_nothing_expires_while_a_turn_clock_runs(tmp_path: Path) -> None:
         store.seated(match)
 
 
+def test_a_table_without_a_clock_lives_its_idle_lifetime_not_a_sealed_matchs(tmp_path: Path) -> None:
+    """A turn-based game without a clock (a move a day or slower) is kept `table_idle` idle (GATEWAY_TABLE_IDLE),
+    a sealed match outside a table only `ttl`: the table, waiting for people, and then its match."""
+    now = [1000.0]
+    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0])
+    store.table_idle = 5 * 86400
+    loose, match = secrets.token_bytes(16), secrets.token_bytes(16)
+    store.create(loose)
+    assert store.put_table(TableRow("t-wait", 1, b"{}", players=2))
+    now[0] += 4 * 86400  # four days: the loose match is gone, the waiting table is not
+    with pytest.raises(MatchExpired):
+        store.check(loose, 0)
+    assert store.table("t-wait") is not None
+    assert store.put_table(TableRow("t-wait", 2, b"{}", players=2), Deal(match, b"", Hosted("token0", [b"{}"])))
+    now[0] += 4 * 86400
+    store.advance(match, 0, hosted=Hosted("token1", [b"{}"]))
+    now[0] += 4 * 86400  # four more idle days after the move
+    assert store.seated(match)[0].token == "token1"
+    now[0] += 2 * 86400  # six: past the idle lifetime
+    with pytest.raises(MatchExpired):
+        store.seated(match)
+
+
 def test_redis_keeps_a_match_and_its_table_past_a_long_clock(redis_server: RedisServer) -> None:
     """On Redis the keys' expiries say it: the match's keys and its table's outlive a three-day clock, and a
     call's push of the idle lifetime never shortens them (EXPIRE ... GT)."""
