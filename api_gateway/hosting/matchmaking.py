@@ -18,6 +18,7 @@ from api_gateway.engine import EngineProblem
 from api_gateway.hosting import records
 from api_gateway.hosting.tables import Tables, clock_setting
 from api_gateway.http.problems import TableRefused
+from api_gateway.notify import notifier
 from api_gateway.store import Deal
 
 log = logging.getLogger("api_gateway.hosting.matchmaking")
@@ -106,8 +107,9 @@ class Matchmaking:
         filled = 0
         for row in self.tables.store.fillable(self._clock(), 100):
             try:
-                self.tables.update(row.table_id, self._fill)
+                _, rec = self.tables.update(row.table_id, self._fill)
                 filled += 1
+                notifier.dealt(row.table_id, rec)  # webhooks: "table dealt" to the seats vouched; never raises
             except TableRefused:
                 pass  # taken, filled or gone meanwhile
             except EngineProblem as exc:

@@ -114,3 +114,11 @@ def after_join(table_id: str, match_id: str | None, joined: int, dealt: bool, se
         found += [delivery(message_id(match_id, "table-dealt", to.seat), "table-dealt", now, to, table_id,
                            match_id, {}) for to in seats]
     return found
+
+
+def after_deal(table_id: str, match_id: str, seats: list[Seat], now: float) -> list[Delivery]:
+    """The deliveries of a match dealt with no seat taken by a person at that moment (quick play's filler
+    seating bots once its wait is over): "table dealt" to every vouched seat, under the ids a join's deal
+    would have (a deal told both ways is one delivery)."""
+    return [delivery(message_id(match_id, "table-dealt", to.seat), "table-dealt", now, to, table_id, match_id, {})
+            for to in seats]

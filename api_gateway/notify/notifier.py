@@ -101,6 +101,13 @@ class Notifier:
                 log.warning("webhooks: seat %d of table %s remembered later: %s", seat, table_id, exc)
         self._queue(lambda: self._after_join(table_id, seat, player if vouched else None, app, rec, dealt))
 
+    def dealt(self, table_id: str, rec: Json) -> None:
+        """A table's match was dealt with no seat taken at that moment (quick play's filler made the free seats
+        bots, `Matchmaking.fill_due`): `rec` is the table's record after the deal."""
+        match_id = rec.get("match_id")
+        if match_id is not None:
+            self._queue(lambda: self._after_deal(table_id, str(match_id), rec))
+
     def _queue(self, work: Callable[[], list[Delivery]]) -> None:
         with self._lock:
             if len(self._pending) >= PENDING:
@@ -164,6 +171,10 @@ class Notifier:
         seats = self._seats(table_id, rec)
         return events.after_join(table_id, rec.get("match_id"), seat, dealt, seats, now) if seats else []
 
+    def _after_deal(self, table_id: str, match_id: str, rec: Json) -> list[Delivery]:
+        seats = self._seats(table_id, rec)
+        return events.after_deal(table_id, match_id, seats, self._clock()) if seats else []
+
 
 # ------------------------------------------------------------ the hooks the hosting calls
 
@@ -195,6 +206,17 @@ def joined(table_id: str, seat: int, assertion: object, player: str | None, rec:
             notifier.joined(table_id, seat, assertion, player, rec)
         except Exception:
             log.exception("webhooks: a seat taken was not told")
+            EVENTS_LOST.labels("failed").inc()
+
+
+def dealt(table_id: str, rec: Json) -> None:
+    """`Notifier.dealt` of this worker's notifier, if any; never raises into play."""
+    notifier = _current
+    if notifier is not None:
+        try:
+            notifier.dealt(table_id, rec)
+        except Exception:
+            log.exception("webhooks: a deal was not told")
             EVENTS_LOST.labels("failed").inc()
 
 

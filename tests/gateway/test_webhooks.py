@@ -233,6 +233,21 @@ def test_your_turn_goes_to_the_away_seat_only_and_every_seat_hears_the_deal_and_
     stream.close()
 
 
+def test_a_quick_play_table_filled_with_bots_is_told_dealt(hooked: Gateway, receiver: Receiver) -> None:
+    receiver.reset()
+    player = assertion(f"hook{next(_users)}")
+    # a seek no one else makes here: its table waits for nobody (bots_after 0); the filler seats bots and deals
+    opened = ok(call(hooked, "POST", "/v1/seek", {"variant": "kozel", "players": 2, "player": player,
+                                                 "bots_after": 0, "bots_level": "random"}))
+    assert opened["opened"] and opened["match_id"] is None
+    dealt = wait_for(lambda: [b for b in receiver.of(opened["table_id"]) if b["type"] == "table-dealt"] or None)
+    table = ok(call(hooked, "GET", f"/v1/tables/{opened['table_id']}", credential=opened["credential"]))
+    assert table["match_id"] is not None and [s["kind"] for s in table["seats"]] == ["open", "bot"]
+    assert [(d["data"]["seat"], d["data"]["player"], d["data"]["match_id"]) for d in dealt] == \
+        [(0, opened["player_id"], table["match_id"])]
+    assert not receiver.bad
+
+
 def test_a_guest_seat_is_told_nothing(hooked: Gateway, receiver: Receiver) -> None:
     receiver.reset()
     table = vouched_table(hooked, guests=(1,))
