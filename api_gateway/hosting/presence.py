@@ -58,15 +58,18 @@ class Presence:
         self._lock = threading.Lock()
         self._renewer: threading.Thread | None = None
         self._stopped = threading.Event()
+        self._after_renew: list[Callable[[], None]] = []
+
+    def after_renew(self, call: Callable[[], None]) -> None:
+        """`call` after each renewal of the open seat streams (a seat stream's `presence` events)."""
+        self._after_renew.append(call)
 
     def streaming(self, match_id: bytes, seat: int) -> Callable[[], None]:
         """A seat stream opened: the seat is here (now, and at each renewal while the stream is open).
         Answers what to call when the stream closes."""
         with self._lock:
             self._open[(match_id, seat)] += 1
-            if self._renewer is None or not self._renewer.is_alive():
-                self._renewer = threading.Thread(target=self._renew_open, name="presence", daemon=True)
-                self._renewer.start()
+        self.start()
         self.called(match_id, seat)  # here now (unless this worker wrote it a moment ago: the open's own call)
 
         def closed() -> None:
@@ -75,6 +78,13 @@ class Presence:
                 if self._open[(match_id, seat)] <= 0:
                     del self._open[(match_id, seat)]
         return closed
+
+    def start(self) -> None:
+        """The renewals run (from the first stream this worker holds on)."""
+        with self._lock:
+            if self._renewer is None or not self._renewer.is_alive():
+                self._renewer = threading.Thread(target=self._renew_open, name="presence", daemon=True)
+                self._renewer.start()
 
     def called(self, match_id: bytes, seat: int) -> None:
         """A call with the seat's credential: here for `here_for` seconds (written at most once per
@@ -107,10 +117,16 @@ class Presence:
 
     def _renew_open(self) -> None:
         while not self._stopped.wait(self.renew_every):
-            try:
-                self.renew()
-            except Exception:  # a bug here must not end the renewals of every later pass
-                log.exception("presence: the renewal failed")
+            for work in (self.renew, *self._after_renew):
+                try:
+                    work()
+                except Exception:  # a bug here must not end the renewals of every later pass
+                    log.exception("presence: %s failed", getattr(work, "__name__", "a renewal"))
+
+    def here(self, match_id: bytes) -> list[int]:
+        """The seats of a match here now (read from the store)."""
+        now = self._clock()
+        return sorted(seat for seat, until in self._store().presence(match_id).items() if until > now)
 
     def _write(self, marks: dict[bytes, dict[int, float]]) -> None:
         try:

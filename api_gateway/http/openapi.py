@@ -27,6 +27,7 @@ from api_gateway.http import problems
 from api_gateway.http.bodies import Blueprint
 from api_gateway.http.schemas import ProblemSchema
 from api_gateway.http.stream_schemas import (
+    SeatStreamPresenceSchema,
     SeatStreamUpdateSchema,
     SeatStreamViewSchema,
     SpectatorControlSchema,
@@ -111,7 +112,7 @@ def _ref(name: str) -> Json:
 #: only from the streams' `x-` members, which apispec does not read).
 STREAM_COMPONENTS: dict[str, type[Schema]] = {
     "SeatStreamView": SeatStreamViewSchema, "SeatStreamUpdate": SeatStreamUpdateSchema,
-    "StreamClosed": StreamClosedSchema, "SpectatorDescription": SpectatorDescriptionSchema,
+    "SeatStreamPresence": SeatStreamPresenceSchema, "StreamClosed": StreamClosedSchema, "SpectatorDescription": SpectatorDescriptionSchema,
     "SpectatorControl": SpectatorControlSchema,
 }
 
@@ -119,14 +120,16 @@ STREAM_COMPONENTS: dict[str, type[Schema]] = {
 SEAT_STREAM: Json = {
     "description": "Server-Sent Events, each with `id: <seq>` (the match's version after that change): `view` "
                    "first (without Last-Event-ID), then `update` per change as this viewer may see it, `end` "
-                   "(`data: {}`) once the match is over; `: keepalive` comments while idle; `closed` {reason} "
+                   "(`data: {}`) once the match is over; `presence` {here} (no id) when the seats here change; "
+                   "`: keepalive` comments while idle; `closed` {reason} "
                    "when the server stops the stream early (reconnect with Last-Event-ID). `x-events` gives "
                    "each event's `data` (one line of JSON) schema.",
     "content": {"text/event-stream": {
         "schema": {"type": "string", "description": "`event: <name>`, `id: <seq>` and `data: <json>` lines, a "
                                                     "blank line after each event"},
         "x-events": {"view": _ref("SeatStreamView"), "update": _ref("SeatStreamUpdate"),
-                     "end": {"type": "object", "additionalProperties": False}, "closed": _ref("StreamClosed")},
+                     "end": {"type": "object", "additionalProperties": False}, "presence": _ref("SeatStreamPresence"),
+                     "closed": _ref("StreamClosed")},
     }},
 }
 

@@ -42,6 +42,16 @@ class SeatStreamUpdateSchema(Schema):
     clocks = fields.Dict(allow_none=True, metadata=_CLOCKS)
 
 
+class SeatStreamPresenceSchema(Schema):
+    """`event: presence` (no id: not a version of the match): the seats whose person is here now (an open
+    stream, or a call lately), sent when that changes and to each stream when it starts. It comes up to
+    0.4 x GATEWAY_PRESENCE_SECONDS after the change (the workers' renewal): a person who closed the app is
+    away after GATEWAY_PRESENCE_SECONDS."""
+
+    here = fields.List(fields.Integer(), required=True,
+                       metadata={"description": "the seats here, in order; every other seat of a person is away"})
+
+
 class StreamClosedSchema(Schema):
     """`event: closed` (seat stream) or a `closed` line (spectator stream): the gateway stopped the stream
     before the match's end; open it again (a seat stream with Last-Event-ID)."""

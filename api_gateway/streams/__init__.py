@@ -120,6 +120,10 @@ class Feed:
     poke: Event = field(default_factory=Event)       # set: the match advanced (or its last stream left)
     sent: dict[Event, int] = field(default_factory=dict)  # how far each stream has written (`Streams.trim`)
     trimmed: int = 0                                 # lines before this one are dropped (b""): read from the store
+    #: The match's latest note (an event outside its versions: a seat stream's `presence`), written once to
+    #: each stream after it changed (`noted` counts the changes), never resumed by Last-Event-ID.
+    note: bytes = b""
+    noted: int = 0
 
 
 @dataclass(eq=False)
@@ -151,6 +155,8 @@ class Streams:
         self._feeds: dict[str, Feed] = {}
         #: The feed keys of one match's viewers (`<match>:<viewer>`, the seat streams'), by match id.
         self._viewers: dict[str, set[str]] = {}
+        #: The latest note of each match streamed here (`note`).
+        self._notes: dict[str, bytes] = {}
         self._loading: dict[str, AsyncResult] = {}
         self._per_match: dict[str, int] = {}
         self.counts = counts if counts is not None else Counts()
@@ -269,6 +275,22 @@ class Streams:
             if found is not None:
                 found.poke.set()
 
+    def note(self, match_id: str, line: bytes) -> None:
+        """Write `line` once to every stream of `match_id` in this worker (and to each one opened later while
+        this worker streams the match), outside the match's versions."""
+        self._notes[match_id] = line
+        for key in (match_id, *self._viewers.get(match_id, ())):
+            feed = self._feeds.get(key)
+            if feed is not None and feed.note != line:
+                feed.note = line
+                feed.noted += 1
+                for wake in list(feed.wakes):
+                    wake.set()
+
+    def watched(self) -> set[str]:
+        """The matches this worker streams now."""
+        return {_match_of(key) for key in self._feeds}
+
     def poke_all(self) -> None:
         """Wake-ups may have been missed (the store's connection came back): every feed reads the store."""
         for feed in list(self._feeds.values()):
@@ -297,8 +319,9 @@ class Streams:
         return feed
 
     def _start_feed(self, key: str, lines: list[bytes], over: bool, watched: bool) -> Feed:
-        feed = self._feeds[key] = Feed(key, list(lines), over)
         match = _match_of(key)
+        note = self._notes.get(match, b"")
+        feed = self._feeds[key] = Feed(key, list(lines), over, note=note, noted=1 if note else 0)
         if match != key:
             self._viewers.setdefault(match, set()).add(key)
         gevent.spawn(self._poll_feed, feed, watched)
@@ -352,6 +375,8 @@ class Streams:
                     keys.discard(feed.match_id)
                     if not keys:
                         del self._viewers[match]
+                if match not in self._viewers and match not in self._feeds:
+                    self._notes.pop(match, None)
             if watched:
                 self._watching.unwatch(match)
             if feed.closed is None and not feed.over:
@@ -424,8 +449,9 @@ class Stream:
         owner._waiting.add(wake)
         feed = owner._watch(self._match_id, self._first, self._over, wake)
         sent = feed.sent[wake] = len(self._first)
-        if len(feed.lines) > sent or feed.closed is not None or owner.stopping:
-            wake.set()  # news (or the stop) before this stream joined its feed
+        noted = 0
+        if len(feed.lines) > sent or feed.closed is not None or owner.stopping or feed.noted:
+            wake.set()  # news (or the stop, or a note) before this stream joined its feed
         gone = _SocketWatch(self._sock, wake)
         try:
             while True:
@@ -450,6 +476,10 @@ class Stream:
                     yield fmt.lines(news, sent)
                     sent = feed.sent[wake] = sent + len(news)
                     last_line = last_write = now
+                if feed.noted != noted and feed.note:
+                    noted = feed.noted
+                    yield feed.note
+                    last_write = now
                 closed = None if feed.closed is None else feed.closed if feed.closed != "unwatched" else "error"
                 tail, ends = _tail(fmt, feed.over, closed, _quiet_line(lim, now, start, last_line, last_write, fmt))
                 if tail:

@@ -17,7 +17,7 @@ import orjson
 
 from api_gateway.hosting.presence import Presence
 from api_gateway.http.problems import UnknownMatch
-from api_gateway.store import MatchExpired
+from api_gateway.store import MatchExpired, StoreUnavailable
 from api_gateway.store.watching import Watching
 from api_gateway.streams import Counts, Format, Limits, Stream, Streams
 
@@ -61,6 +61,30 @@ class SeatStreams:
                                                  per_seat, limits.per_address), watching, fmt=SSE, what="seat",
                              counts=counts, trim=True)
         self.public = Streams(self._lines, limits, watching, fmt=SSE, what="match", counts=counts, trim=True)
+        #: The seats here of each match streamed in this worker, as last announced (`announce_presence`).
+        self._here: dict[str, list[int]] = {}
+        if presence is not None:
+            presence.after_renew(self.announce_presence)
+
+    def announce_presence(self) -> None:
+        """After each presence renewal: the seats here of each match this worker streams (a store read per
+        match, none for a match nobody here streams); where they changed since the last renewal, a
+        `presence` event (no id: not a version) to each of the match's streams, seats' and public."""
+        if self._presence is None:
+            return
+        matches = self.seats.watched() | self.public.watched()
+        for gone in set(self._here) - matches:
+            del self._here[gone]
+        for match in matches:
+            try:
+                here = self._presence.here(bytes.fromhex(match))
+            except StoreUnavailable:
+                return  # presence is advisory: the next renewal tries again
+            if self._here.get(match) != here:
+                self._here[match] = here
+                line = event(b"presence", None, orjson.dumps({"here": here}))
+                self.seats.note(match, line)
+                self.public.note(match, line)
 
     def _lines(self, key: str, start: int) -> tuple[list[bytes], bool]:
         match_id, _, viewer = key.rpartition(":")
@@ -92,6 +116,9 @@ class SeatStreams:
 
         streams = self.seats if seat is not None else self.public
         stream = streams.open(key, address, sock, intro)
-        if seat is not None and self._presence is not None:  # an open seat stream: its person is here
-            stream.on_close(self._presence.streaming(bytes.fromhex(match_id), seat))
+        if self._presence is not None:
+            if seat is not None:  # an open seat stream: its person is here
+                stream.on_close(self._presence.streaming(bytes.fromhex(match_id), seat))
+            else:  # the host's and spectators' stream is told who is here too
+                self._presence.start()
         return stream

@@ -62,7 +62,8 @@ def test_the_streams_have_their_media_types_and_item_schemas(document: dict[str,
 
     seat = document["paths"]["/v1/matches/{match_id}/events"]["get"]["responses"]["200"]["content"]
     events = seat["text/event-stream"]["x-events"]
-    assert set(events) == {"view", "update", "end", "closed"}
+    assert set(events) == {"view", "update", "end", "presence", "closed"}
+    assert resolve(events["presence"])["required"] == ["here"]
     assert {"seq", "view", "scores", "turn", "over"} <= set(resolve(events["view"])["properties"])
     assert {"seq", "events", "view", "scores", "turn"} <= set(resolve(events["update"])["properties"])
     assert "reason" in resolve(events["closed"])["properties"]

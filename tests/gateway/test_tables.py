@@ -89,6 +89,8 @@ class Stream:
     status: int = 0
     events: queue.Queue[Event | None] = field(default_factory=queue.Queue)
     keepalives: int = 0
+    #: The `presence` events' data, in order (kept apart: they come between versions, at renewals).
+    presence: list[Json] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.gw.url)
@@ -115,6 +117,9 @@ class Stream:
                     kind = line[7:]
                 elif line.startswith("data: "):
                     data = line[6:]
+                elif line == "" and kind == "presence":
+                    self.presence.append(json.loads(data))
+                    kind, ident, data = "message", None, ""
                 elif line == "":
                     self.events.put(Event(kind, ident, json.loads(data) if data else None))
                     kind, ident, data = "message", None, ""

@@ -249,6 +249,30 @@ def test_victory_is_claimed_only_once_the_other_person_is_gone(quick_presence: G
     streams[0].close()
 
 
+def test_the_streams_are_told_who_is_here_as_it_changes(quick_presence: Gateway) -> None:
+    """Each seat's stream and the host's get a `presence` event when the seats here change (at the workers'
+    renewals: 1.2 s here), and a stream opened later gets the current one at its start."""
+    gw = quick_presence
+    table = open_table(gw, seats=TWO_PEOPLE, players=2)
+    anna = seat_stream(gw, table.match_id, table.credentials[0])
+    host = seat_stream(gw, table.match_id, table.host_key)
+    assert anna.next() is not None and host.next() is not None
+    wait_for(lambda: anna.presence and anna.presence[-1] == {"here": [0]}, 20)
+    boris = seat_stream(gw, table.match_id, table.credentials[1])
+    assert boris.next() is not None
+    wait_for(lambda: anna.presence[-1] == {"here": [0, 1]} and host.presence[-1] == {"here": [0, 1]}, 20)
+    wait_for(lambda: boris.presence and boris.presence[-1] == {"here": [0, 1]}, 20)
+    boris.close()                                        # Boris closes the app: away after 3 s
+    wait_for(lambda: anna.presence[-1] == {"here": [0]} and host.presence[-1] == {"here": [0]}, 20)
+    late = seat_stream(gw, table.match_id, table.host_key)  # told at once who is here, not at the next change
+    assert late.next() is not None
+    wait_for(lambda: late.presence and late.presence[-1] == {"here": [0]}, 20)
+    changes = [p["here"] for p in anna.presence]
+    assert all(a != b for a, b in zip(changes, changes[1:])), changes  # only changes are told
+    for stream in (anna, host, late):
+        stream.close()
+
+
 # ---------------------------------------------------------------- races across gateways
 
 
