@@ -74,7 +74,8 @@ def decide(view: dict[str, Any], level: str, seed: int = 0) -> str:
         return know.legal_text[0]
     if level == "prior":
         where = (know.seat, len(know.layout.placements), know.hand, tuple(know.legal_text))
-        return know.legal_text[expert_move(know, random.Random(f"{seed}:{where}"), PRIOR_BUDGET, prior_rollout)]
+        return know.legal_text[expert_move(know, random.Random(f"{seed}:{where}"), PRIOR_BUDGET, prior_rollout,
+                                                  infer=False)]
     playing = [i for i, m in enumerate(moves) if m[0] not in (DRAW, PASS)]
     if not playing:
         return know.legal_text[0]

@@ -26,7 +26,10 @@ from ...rules.tiles import ALL_TILES, NUMBER_MASK, parse_hand
 from .deals import Entry, SeatDeals
 from .numbers import ends_numbers, numbers_tiles
 
-__all__ = ["Knowledge", "ViewError", "ends_numbers", "numbers_tiles", "read_view"]
+#: A seat's play as the history shows it: (seat, layout before it, move, tiles it played from then on).
+Choice = tuple[int, Layout, Move, int]
+
+__all__ = ["Choice", "Knowledge", "ViewError", "ends_numbers", "numbers_tiles", "read_view"]
 
 
 @dataclass(slots=True)
@@ -57,6 +60,10 @@ class Knowledge:
     out: list[int] = field(default_factory=list)
     #: Tiles the first lead proves were in no hand at the deal (RULES.md K, O, B).
     barred: int = 0
+    #: The other seats' plays whose hand at the time a world tells exactly (no draw of that seat since):
+    #: (seat, the layout before the play, the move, the tiles the seat played from then on, this one
+    #: included). What `likelihood` weighs a world by.
+    choices: list[Choice] = field(default_factory=list)
 
     def possible(self, seat: int) -> int:
         """The unseen tiles some hand of `seat` consistent with its history holds (bit set)."""
@@ -154,6 +161,8 @@ def _read_history(know: Knowledge, history: list[Any], view: dict[str, Any]) -> 
     out: list[int] = []
     played_count = [0] * know.players
     drawn = [0] * know.players
+    # Per play of another seat after the lead: (seat, its timeline length then, layout before, move).
+    plays: list[tuple[int, int, Layout, Move]] = []
     try:
         for e in _round_events(history):
             kind = e.get("type")
@@ -163,9 +172,12 @@ def _read_history(know: Knowledge, history: list[Any], view: dict[str, Any]) -> 
             if not isinstance(seat, int) or not 0 <= seat < know.players:
                 return None
             if kind == "played":
-                move_kind, placements = Move.parse(e.get("action"))
+                move = Move.parse(e.get("action"))
+                move_kind, placements = move
                 if move_kind not in (LEAD, PLAY):
                     return None
+                if move_kind == PLAY and seat != know.seat:
+                    plays.append((seat, len(timeline[seat]), layout.copy(), move))
                 for tile, arm, flag in placements:
                     if arm == CENTER:
                         leader = seat
@@ -204,7 +216,24 @@ def _read_history(know: Knowledge, history: list[Any], view: dict[str, Any]) -> 
     know.out = out
     if leader is not None and lead_tile is not None:
         know.barred = lead_barred(know, view, leader, lead_tile)
+    know.choices = _choices(plays, timeline)
     return timeline
+
+
+def _choices(plays: list[tuple[int, int, Layout, Move]], timeline: list[list[Entry]]) -> list[Choice]:
+    """The plays after which their seat never drew, each with the tiles that seat played from then on:
+    a world's hand for the seat and those tiles are its hand at that play, exactly."""
+    out: list[Choice] = []
+    for seat, at, layout, move in plays:
+        later = timeline[seat][at:]
+        if any(kind == "draw" for kind, _v in later):
+            continue
+        played = 0
+        for kind, tile in later:
+            if kind == "play":
+                played |= 1 << tile
+        out.append((seat, layout, move, played))
+    return out
 
 
 def lead_barred(know: Knowledge, view: dict[str, Any], leader: int, lead_tile: int) -> int:

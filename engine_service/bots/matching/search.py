@@ -13,17 +13,17 @@ copies: no strings, no parsing.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ...rules.family import RoundResult
 from ...rules.ledger import Ledger
 from ...rules.notation import Move
 from ...rules.round import Round
 from ..budget import Budget, Clock
-from . import outcome
+from . import likelihood, outcome
 from .knowledge import Knowledge
 from .policy import rollout_move
-from .sampler import Sampler
+from .sampler import Sampler, build_round
 
 #: A playout stops after this many moves whatever happens (a safety net; rounds end far sooner).
 MAX_PLAYOUT_MOVES = 400
@@ -78,8 +78,10 @@ class Evaluation:
         return max(range(len(ranks)), key=lambda i: (ranks[i], -i))
 
 
-def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> Evaluation:
-    """Every legal move played out on the same worlds, as many as the budget allows."""
+def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move,
+             infer: bool = True) -> Evaluation:
+    """Every legal move played out on the same worlds, as many as the budget allows; with `infer`, the
+    worlds the other seats' past plays make likely (`likelihood`), else the sampler's uniform ones."""
     moves = know.legal
     sampler = Sampler(know, rng)
     values = [0.0] * len(moves)
@@ -87,8 +89,8 @@ def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy
     worlds = max(1, -(-budget.iterations // len(moves)))
     clock = Clock(budget)
     done = 0
-    for _ in range(worlds):
-        world = sampler.world()
+    for hands, boneyard in _worlds(know, sampler, worlds, infer):
+        world = build_round(know, hands, boneyard)
         for i, m in enumerate(moves):
             v, margin = playout(world.copy(), m, know, rng, policy)
             values[i] += v
@@ -99,8 +101,24 @@ def evaluate(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy
     return Evaluation([v / done for v in values], [m / done for m in margins], done)
 
 
-def expert_move(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move) -> int:
-    """The index in `know.legal` of the expert's move (`policy` in its playouts)."""
+def _worlds(know: Knowledge, sampler: Sampler, n: int, infer: bool) -> Iterator[tuple[list[int], list[int]]]:
+    """`n` worlds (hands, boneyard): uniform (dealt one at a time, as played), or resampled from
+    `likelihood.CANDIDATES` times as many uniform ones by the likelihood of the other seats' past
+    plays in each."""
+    past = likelihood.plays(know) if infer else []
+    if not past:
+        for _ in range(n):
+            yield sampler.hands()
+        return
+    dealt = [sampler.hands() for _ in range(n * likelihood.CANDIDATES)]
+    weights = [likelihood.weight(past, hands) for hands, _b in dealt]
+    for i in likelihood.select(weights, n, sampler.rng):
+        yield dealt[i]
+
+
+def expert_move(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move,
+                infer: bool = True) -> int:
+    """The index in `know.legal` of the expert's move (`policy` in its playouts; `infer`: see `evaluate`)."""
     if len(know.legal) == 1:
         return 0
-    return evaluate(know, rng, budget, policy).best()
+    return evaluate(know, rng, budget, policy, infer).best()
