@@ -20,6 +20,10 @@ and what happens when a seat's time runs out (``"on_timeout"``):
   on until its person is back; its clock is then given its time again (a move's
   limit, or a bank at least one move's increment, 10 s with none).
 
+and, for a seat whose person is away, a reminder (a webhook, `api_gateway.notify`) when a share of
+its time is left (``"remind"``: 0 < share < 1; by default a quarter for a correspondence clock, one
+of an hour or more a seat, and none for a real-time one; ``null``: none).
+
 A clock runs only while a seat is to move: it stops between rounds (the round's
 end waits for a deal) and once the match is over.
 """
@@ -37,6 +41,11 @@ BANK_LIMITS = (30.0, 30 * 86400.0)
 INCREMENT_LIMITS = (0.0, 86400.0)
 ON_TIMEOUT = ("rule", "autopilot")
 AUTOPILOT_LEVELS = ("random", "greedy", "expert")
+#: A clock giving a seat at least this many seconds (a move's limit or a bank) is a correspondence clock:
+#: a reminder by default (`DEFAULT_REMIND`).
+CORRESPONDENCE = 3600.0
+#: The share of a seat's time left at which an away seat of a correspondence clock is reminded by default.
+DEFAULT_REMIND = 0.25
 #: The least a bank is given back when a person returns from autopilot with no increment.
 RETURN_GRACE = 10.0
 
@@ -65,13 +74,15 @@ class ClockSetting:
     increment: float = 0.0
     on_timeout: str = "rule"
     autopilot_level: str = "greedy"
+    #: The share of a seat's time (a move's limit, or the bank) left when an away seat is reminded; None: never.
+    remind: float | None = None
 
     @classmethod
     def from_json(cls, value: object, where: str = "clock") -> ClockSetting:
         """A setting from its JSON form; `ClockSettingError` naming the member at fault."""
         if not isinstance(value, dict):
             raise ClockSettingError(where, 'an object: {"move": seconds} or {"bank": seconds, "increment": seconds}')
-        known = {"move", "bank", "increment", "on_timeout", "autopilot_level"}
+        known = {"move", "bank", "increment", "on_timeout", "autopilot_level", "remind"}
         for key in value:
             if key not in known:
                 raise ClockSettingError(f"{where}.{key}", f"unknown member (expected {', '.join(sorted(known))})")
@@ -91,13 +102,24 @@ class ClockSetting:
         if level not in AUTOPILOT_LEVELS:
             raise ClockSettingError(f"{where}.autopilot_level",
                                     f"one of {', '.join(AUTOPILOT_LEVELS)}, not {level!r}")
-        return cls(move=move, bank=bank, increment=increment, on_timeout=on_timeout, autopilot_level=level)
+        full = move if move is not None else float(bank or 0.0)
+        remind: float | None = DEFAULT_REMIND if full >= CORRESPONDENCE else None
+        if "remind" in value:
+            remind = value["remind"]
+            if remind is not None and (type(remind) not in (int, float) or not 0 < remind < 1):
+                raise ClockSettingError(f"{where}.remind", f"the share of a seat's time left when it is reminded: "
+                                                           f"more than 0 and less than 1 (or null: never), not {remind!r}")
+            remind = None if remind is None else float(remind)
+        return cls(move=move, bank=bank, increment=increment, on_timeout=on_timeout, autopilot_level=level,
+                   remind=remind)
 
     def to_json(self) -> Json:
         out: Json = {"move": self.move} if self.move is not None else {"bank": self.bank, "increment": self.increment}
         out["on_timeout"] = self.on_timeout
         if self.on_timeout == "autopilot":
             out["autopilot_level"] = self.autopilot_level
+        if self.remind is not None or self.full >= CORRESPONDENCE:  # a correspondence clock says it has none
+            out["remind"] = self.remind
         return out
 
     @property
@@ -136,6 +158,17 @@ class Clocks:
         if self.running is None:
             return None
         return self.since + self.left[self.running]
+
+    def reminder(self) -> float | None:
+        """When the running seat is to be reminded (unix seconds): once its share `setting.remind` of its
+        time is left. None: no reminder set, none runs, the seat on autopilot, or that share already gone
+        when its turn began (its "your turn" said how little was left)."""
+        seat = self.running
+        share = self.setting.remind
+        if seat is None or share is None or seat in self.autopilot:
+            return None
+        left = self.left[seat] - share * self.setting.full
+        return self.since + left if left > 0 else None
 
     def expired(self, now: float) -> bool:
         deadline = self.deadline

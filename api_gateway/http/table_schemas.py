@@ -50,7 +50,9 @@ class NewTableSchema(StrictSchema):
                        '(5 s to 14 days, each move) or {"bank": seconds, "increment": seconds} (30 s to 30 days '
                        'a match, up to a day more after each move), with "on_timeout": "rule" (the variant\'s timeout rule: the '
                        'match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by '
-                       'default, plays the seat on until its person is back)',
+                       'default, plays the seat on until its person is back), and "remind": the share of a seat\'s time left '
+                       'when its person, away, is reminded (0 < share < 1, null: never; by default 0.25 for a clock of '
+                       'an hour or more a seat, none below)',
         "example": {"move": 30}})
 
 

@@ -10,6 +10,9 @@ payload form::
 - ``your-turn``: the seat is to move and its person is away (no open stream, no call lately:
   `hosting.presence`); data ``seq`` (the match's version).
 - ``match-over``: data ``result`` (the engine's ``match_ended`` event: scores, losers or places).
+- ``reminder``: the seat to move has a share of its time left (the clock's ``remind``) and its person is
+  away; queued at the change for when it comes due, dropped then if the match moved on or the person is
+  back (`is_reminder`); data ``seq``, ``left`` (seconds) and ``deadline`` (unix seconds).
 - ``table-dealt``: the last seat was taken and the match dealt.
 - ``invite-taken``: another seat was taken; data ``taken`` (that seat).
 - ``resigned``, ``aborted``, ``gone``: a seat resigned, the match was aborted, a seat was claimed gone;
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,7 +41,9 @@ Json = dict[str, Any]
 MAX_BODY = 64 * 1024
 #: The exits of a match, as the engine's events name them and as the webhooks do.
 EXITS = ("resigned", "aborted", "gone")
-TYPES = ("your-turn", "match-over", "table-dealt", "invite-taken", *EXITS)
+TYPES = ("your-turn", "reminder", "match-over", "table-dealt", "invite-taken", *EXITS)
+#: How every reminder's body begins (orjson keeps the members' order): told apart without parsing it.
+_REMINDER = b'{"type":"reminder"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,3 +127,15 @@ def after_deal(table_id: str, match_id: str, seats: list[Seat], now: float) -> l
     would have (a deal told both ways is one delivery)."""
     return [delivery(message_id(match_id, "table-dealt", to.seat), "table-dealt", now, to, table_id, match_id, {})
             for to in seats]
+
+
+def reminder(seq: int, at: float, deadline: float, table_id: str, match_id: str, to: Seat, now: float) -> Delivery:
+    """The reminder to seat `to`, due at `at`, if it is still to move at version `seq` then (its id from the
+    match, the version and the seat: a change told twice queues one)."""
+    found = delivery(message_id(match_id, seq, "reminder", to.seat), "reminder", at, to, table_id, match_id,
+                     {"seq": seq, "left": round(deadline - at, 1), "deadline": round(deadline, 3)})
+    return replace(found, created=now)  # stamped and due when it is to be told
+
+
+def is_reminder(body: bytes) -> bool:
+    return body.startswith(_REMINDER)

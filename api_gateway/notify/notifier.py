@@ -21,12 +21,13 @@ from typing import Any
 import orjson
 from prometheus_client import Counter
 
+from api_gateway.clocks import Clocks
 from api_gateway.notify import events
 from api_gateway.notify.endpoints import Endpoint, Reach
 from api_gateway.notify.events import Seat
 from api_gateway.notify.outbox import Delivery, Outbox
 from api_gateway.notify.sender import RETRIES, Sender
-from api_gateway.store import MatchExpired, StoreUnavailable
+from api_gateway.store import HostedMatch, MatchExpired, StoreUnavailable
 
 log = logging.getLogger("api_gateway.notify")
 
@@ -70,7 +71,7 @@ class Notifier:
         self._clock = clock
         self._pending: deque[Callable[[], list[Delivery]]] = deque()
         self._lock = threading.Lock()
-        self.sender = Sender(outbox, endpoints, reach, schedule, self.flush, clock)
+        self.sender = Sender(outbox, endpoints, reach, schedule, self.flush, clock, self.stale)
 
     def start(self) -> None:
         self.sender.start()
@@ -161,7 +162,43 @@ class Notifier:
         now = self._clock()
         until = self.store().presence(key)
         away = {s.seat for s in seats if until.get(s.seat, 0.0) <= now}
-        return events.after_change(seq, orjson.loads(lines[0]), seat, rec["table_id"], match_id, seats, away, now)
+        found = events.after_change(seq, orjson.loads(lines[0]), seat, rec["table_id"], match_id, seats, away, now)
+        return found + self._reminders(rec["table_id"], match_id, hosted, seq, seats)
+
+    def _reminders(self, table_id: str, match_id: str, hosted: HostedMatch, seq: int, seats: list[Seat]) -> list[Delivery]:
+        """The reminder of version `seq`'s seat to move, due when its clock's share ``remind`` is left (none when
+        a later version is already in: that one queues its own)."""
+        if hosted.seq != seq or hosted.over or not hosted.clocks:
+            return []
+        clocks = Clocks.load(orjson.loads(hosted.clocks))
+        at, deadline = clocks.reminder(), clocks.deadline
+        if at is None or deadline is None:
+            return []
+        return [events.reminder(seq, at, deadline, table_id, match_id, to, self._clock())
+                for to in seats if to.seat == clocks.running]
+
+    def _dealt_reminders(self, table_id: str, match_id: str, seats: list[Seat]) -> list[Delivery]:
+        """A deal's reminder (version 0: no change of the match tells it)."""
+        try:
+            hosted = self.store().hosted(bytes.fromhex(match_id))
+        except MatchExpired:
+            return []
+        return self._reminders(table_id, match_id, hosted, 0, seats)
+
+    def stale(self, delivery: Delivery) -> bool:
+        """A delivery no longer worth sending when it comes due: a reminder whose seat is no longer to move at
+        its version (the match moved on, or is over or gone), or whose person is back."""
+        if not events.is_reminder(delivery.body):
+            return False
+        data = orjson.loads(delivery.body)["data"]
+        key = bytes.fromhex(data["match_id"])
+        try:
+            hosted = self.store().hosted(key)
+        except MatchExpired:
+            return True
+        if hosted.over or hosted.seq != data["seq"]:
+            return True
+        return float(self.store().presence(key).get(data["seat"], 0.0)) > self._clock()
 
     def _after_join(self, table_id: str, seat: int, unremembered: str | None, app: str | None, rec: Json,
                     dealt: bool) -> list[Delivery]:
@@ -169,11 +206,19 @@ class Notifier:
         if unremembered is not None and app is not None:  # the join's write failed: now
             self.outbox.remember(table_id, seat, unremembered, app, now)
         seats = self._seats(table_id, rec)
-        return events.after_join(table_id, rec.get("match_id"), seat, dealt, seats, now) if seats else []
+        if not seats:
+            return []
+        found = events.after_join(table_id, rec.get("match_id"), seat, dealt, seats, now)
+        if dealt and rec.get("match_id") is not None:
+            found += self._dealt_reminders(table_id, str(rec["match_id"]), seats)
+        return found
 
     def _after_deal(self, table_id: str, match_id: str, rec: Json) -> list[Delivery]:
         seats = self._seats(table_id, rec)
-        return events.after_deal(table_id, match_id, seats, self._clock()) if seats else []
+        if not seats:
+            return []
+        return events.after_deal(table_id, match_id, seats, self._clock()) + self._dealt_reminders(table_id, match_id,
+                                                                                                    seats)
 
 
 # ------------------------------------------------------------ the hooks the hosting calls

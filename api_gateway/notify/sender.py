@@ -45,7 +45,8 @@ RETRIES = (5.0, 30.0, 120.0, 600.0, 3600.0, 6 * 3600.0, 24 * 3600.0)
 DELIVERIES = Counter(
     "domino_gateway_webhook_deliveries_total",
     "Webhook delivery attempts, by outcome: delivered (2xx), retry (failed, tried again later), dead (failed "
-    "for the last time: in the dead letters), dropped (its app has no endpoint any more).",
+    "for the last time: in the dead letters), dropped (its app has no endpoint any more), stale (a reminder whose seat moved meanwhile, "
+    "or is here: not sent).",
     ["outcome"],
 )
 
@@ -97,8 +98,9 @@ class Sender:
 
     def __init__(self, outbox: Outbox, endpoints: dict[str, Endpoint], reach: Reach,
                  schedule: tuple[float, ...] = RETRIES, before: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, stale: Callable[[Delivery], bool] | None = None) -> None:
         self.outbox = outbox
+        self._stale = stale
         self.endpoints = endpoints
         self.reach = reach
         self.schedule = schedule
@@ -151,6 +153,10 @@ class Sender:
                         delivery.id, delivery.app)
             self.outbox.bury(delivery, f"no endpoint for app {delivery.app!r}")
             DELIVERIES.labels("dropped").inc()
+            return
+        if self._stale is not None and self._stale(delivery):  # a reminder the match or its person overtook
+            self.outbox.delivered(delivery)
+            DELIVERIES.labels("stale").inc()
             return
         error = post(endpoint, self.reach, delivery)
         if error is None:
