@@ -78,7 +78,7 @@ def _applies(client: Any, games: list[list[tuple[str, str, str]]], n: int) -> in
 
 PARTS = (("api_gateway.tokens", "KeyRing", "open"), ("api_gateway.tokens", "KeyRing", "seal"),
          ("api_gateway.matches", None, "principal_for"), ("api_gateway.matches", None, "_digest"),
-         ("api_gateway.store", "SqliteStore", "check"), ("api_gateway.store", "SqliteStore", "advance"),
+         ("api_gateway.store.sqlite", "SqliteStore", "check"), ("api_gateway.store.sqlite", "SqliteStore", "advance"),
          ("api_gateway.engine", "Engine", "call"), ("api_gateway.matches", "Matches", "apply"),
          ("api_gateway.matches", None, "_sealed_answer"))
 

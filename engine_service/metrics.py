@@ -128,6 +128,11 @@ def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:
 
 
 def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: bool) -> Behavior:
+    # The method's metric children, made once (by code as they come): `labels()` looks a child up under a
+    # lock on every call.
+    latency = LATENCY.labels(service, name)
+    handled: dict[str, Any] = {}
+
     def observed(request: Any, context: grpc.ServicerContext) -> Any:
         start = time.perf_counter()
         IN_FLIGHT.inc()
@@ -142,8 +147,11 @@ def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: 
             IN_FLIGHT.dec()
             status = context.code()  # type: ignore[attr-defined]  # grpcio >= 1.38, not in the stubs
             code = status.name if status is not None else ("UNKNOWN" if failed else "OK")
-            CALLS.labels(service, name, code).inc()
-            LATENCY.labels(service, name).observe(elapsed)
+            counter = handled.get(code)
+            if counter is None:
+                counter = handled[code] = CALLS.labels(service, name, code)
+            counter.inc()
+            latency.observe(elapsed)
             if log_calls and call_log.isEnabledFor(logging.INFO):
                 call_log.info("call", extra={"fields": {
                     "method": full, "code": code, "duration_ms": round(elapsed * 1000, 3),

@@ -153,7 +153,15 @@ def create_server(cfg: Config) -> EngineServer:
 
 
 def configure_logging(level: str) -> None:
-    """JSON lines on stderr for everything (stdout carries only the startup line)."""
+    """JSON lines on stderr for everything (stdout carries only the startup line).
+
+    A record gathers nothing the JSON lines leave out (`JsonFormatter`: time, level, logger, message, fields,
+    exception): not the caller's file and line (a walk up the stack per record), the thread, nor the process
+    (the logging HOWTO's "Optimization"). The per-call line is written for every call the engine serves."""
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
