@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from api_gateway.archive.assertions import PREFIX_APP
 from api_gateway.http.problems import TableRefused
 from api_gateway.store import TableRow
 from api_gateway.tokens import HOST
@@ -49,11 +50,21 @@ def free_seats(rec: Json) -> int:
 
 
 def table_row(rec: Json, version: int) -> TableRow:
-    """A record as the store keeps and indexes it: the lobby, quick play's key, the filler's time."""
+    """A record as the store keeps and indexes it: the lobby, quick play's key, the filler's time, and the
+    inboxes of its vouched players (`vouched`)."""
     seek = rec.get("seek")
     fill_at = seek.get("fill_at") if seek is not None and rec["match_id"] is None else None
     return TableRow(rec["table_id"], version, orjson.dumps(rec), rec["public"], rec["variant"], free_seats(rec),
-                    rec["created"], rec["players"], clock_key(rec.get("clock")), seek is not None, fill_at)
+                    rec["created"], rec["players"], clock_key(rec.get("clock")), seek is not None, fill_at,
+                    vouched(rec))
+
+
+def vouched(rec: Json) -> tuple[str, ...]:
+    """The players the host app vouched for (``app:...``) who hold a seat: the inboxes that list the table. A
+    guest's id is new at each join and proven by nothing but the seat's credential, so no inbox is kept for
+    it (a guest lists its games by its credentials)."""
+    return tuple(sorted({s["player"] for s in rec["seats"]
+                         if s["taken"] and isinstance(s.get("player"), str) and s["player"].startswith(PREFIX_APP)}))
 
 
 def seat_of(rec: Json, player: str | None) -> int | None:
@@ -86,7 +97,7 @@ def claim_after(rec: Json) -> int:
 
 
 #: The events of a seat's own action (domino: `seat`; Kingdomino: `player`).
-_ACTIONS = frozenset({"played", "drew", "passed", "tile_placed", "tile_picked", "tile_discarded"})
+ACTIONS = frozenset({"played", "drew", "passed", "tile_placed", "tile_picked", "tile_discarded"})
 
 
 def moved(lines: list[bytes]) -> set[int]:
@@ -94,7 +105,7 @@ def moved(lines: list[bytes]) -> set[int]:
     seats: set[int] = set()
     for line in lines:
         for e in orjson.loads(line).get("events") or ():
-            if e.get("type") in _ACTIONS:
+            if e.get("type") in ACTIONS:
                 who = e.get("seat", e.get("player"))
                 if isinstance(who, int):
                     seats.add(who)

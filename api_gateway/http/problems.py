@@ -190,6 +190,11 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "Online tables take a seat's credential (answered by join) or the table's host key in the "
                 "header `Authorization: Bearer <value>`, never in a URL or a body: this one is missing, unknown, "
                 "or was given up when its seat was left.", ("field",)),
+    ProblemType("player-required", 401, "Send a player assertion",
+                "A player's inbox (GET /v1/inbox) lists the live games of the player the request proves: the host "
+                "app's player assertion as `Authorization: Bearer <assertion>` (docs/tables.md, \"Player ids\"). None "
+                "was sent. A guest, who has no id to prove, lists its games by its seats' credentials "
+                "(POST /v1/inbox).", ("field",)),
     ProblemType("wrong-table", 403, "The credential is another table's",
                 "A seat's credential reaches its own table's matches only.", ("field",)),
     ProblemType("invalid-ticket", 401, "The stream ticket is not valid",

@@ -108,7 +108,7 @@ class Deal:
 class TableRow:
     """An online table's record (JSON, the hosting's own: `api_gateway.hosting.records`) and what the
     store indexes it by: the lobby (public, a seat free, variant, newest first), quick play (the seek
-    key: variant, players and clock) and the bots-after filler (`fill_at`)."""
+    key: variant, players and clock), the bots-after filler (`fill_at`) and its players' inboxes (`seated`)."""
 
     table_id: str
     version: int
@@ -124,6 +124,9 @@ class TableRow:
     seek: bool = False
     #: When its wait for people is over and the filler makes its free seats bots (None: never).
     fill_at: float | None = None
+    #: The players whose inbox lists the table (`TableRecords.inbox`): the vouched player ids of its seats
+    #: taken. Written with the record, in the same atomic write; a row read back carries it empty.
+    seated: tuple[str, ...] = ()
 
 
 #: Seconds a finished match stays in the live store after its last change (its last views and record
@@ -239,6 +242,11 @@ class TableRecords(Protocol):
 
     def fillable(self, now: float, limit: int) -> list[TableRow]:
         """Quick-play tables whose wait for people ended by `now` (`fill_at`), earliest first."""
+
+    def inbox(self, player: str, limit: int) -> list[TableRow]:
+        """The live tables whose last write named `player` in `TableRow.seated` (the player's inbox: the
+        tables where they hold a seat), the latest written first, at most `limit`. A table leaves it with the
+        write that no longer names the player (the seat given up), or when it expires."""
 
     def next_fill(self) -> float | None:
         """The earliest `fill_at` of a waiting quick-play table (None: none waits)."""

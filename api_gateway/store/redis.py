@@ -149,6 +149,10 @@ class RedisStore:
     LOBBY_OF = "domino:lobby2:"  # the same, of one variant: <variant>
     SEEKABLE = "domino:seek:"  # quick-play tables waiting, by creation time: <variant>:<players>:<clock>
     FILL = "domino:fill"  # quick-play tables by the time their wait for people ends
+    INBOX = "domino:inbox:"  # a player's inbox: <player> -> the tables where they hold a seat, by write time
+    #: The most tables one player's inbox index keeps (the latest written): it has no expiry (a table's
+    #: moves push the table's, not its players'), so a player who never reads it again leaves at most these.
+    INBOX_MOST = 500
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
     PRESENCE = "domino:pr:"  # a hosted match's presence, a hash: seat -> until when it counts as here
     COUNTER = "domino:n:"  # a limit's counter in its window, a string with an expiry (the window's end)
@@ -406,7 +410,8 @@ class RedisStore:
             with self._redis.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(key)
-                    version: Any = pipe.hget(key, "version")
+                    found: Any = pipe.hmget(key, "version", "seated")
+                    version, seated = found
                     if (int(version) if version is not None else 0) != row.version - 1:
                         return False
                     left: Any = pipe.ttl(key)  # never sooner than its match's (a long clock's)
@@ -417,8 +422,10 @@ class RedisStore:
                                             "public": "1" if row.public else "0", "variant": row.variant,
                                             "free": row.free, "created": repr(row.created), "players": row.players,
                                             "clock": row.clock, "seek": "1" if row.seek else "0",
-                                            "fill_at": "" if row.fill_at is None else repr(row.fill_at)})
+                                            "fill_at": "" if row.fill_at is None else repr(row.fill_at),
+                                            "seated": "\n".join(row.seated)})
                     pipe.expire(key, keep)
+                    self._seat_players(pipe, row, bytes(seated or b"").decode())
                     for index, member in ((self.LOBBY, row.public and row.free > 0),
                                           (self.LOBBY_OF + row.variant, row.public and row.free > 0),
                                           (self._seek_key(row.variant, row.players, row.clock), row.seek and row.free > 0)):
@@ -453,6 +460,28 @@ class RedisStore:
                     return False
         done: bool = self._run(work)
         return done
+
+    def _seat_players(self, pipe: Any, row: TableRow, before: str) -> None:
+        """The inbox index in a table's write (`pipe`, a transaction): out of the inbox of each player the last
+        write named (`before`, newline-joined) and this one does not; into each of this one's, at the top."""
+        for player in set(before.split("\n")) - set(row.seated) - {""}:
+            pipe.zrem(self.INBOX + player, row.table_id)
+        for player in row.seated:
+            pipe.zadd(self.INBOX + player, {row.table_id: time.time()})
+            pipe.zremrangebyrank(self.INBOX + player, 0, -self.INBOX_MOST - 1)
+
+    def inbox(self, player: str, limit: int) -> list[TableRow]:
+        """The latest written of the player's sorted set, with their records in one round trip; the ids of
+        tables that expired are taken out of it (`_rows`)."""
+        index = self.INBOX + player
+        found: list[TableRow] = []
+        while len(found) < limit:
+            ids = list(self._run(partial(self._redis.zrevrange, index, len(found), limit - 1)))
+            rows = self._rows(ids, index)
+            found += rows
+            if len(rows) == len(ids):  # none expired: nothing more to read in place of one
+                break
+        return found
 
     def lobby(self, variant: str | None, limit: int, before: tuple[float, str] | None) -> list[TableRow]:
         """A range of the lobby's sorted set (all variants, or one variant's), newest first; records read in

@@ -169,6 +169,11 @@ class SqliteStore:
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_seek ON tables_s2 (variant, players, clock, created) "
                          "WHERE seek = 1 AND free > 0")
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_fill ON tables_s2 (fill_at) WHERE fill_at IS NOT NULL")
+            # inbox_s1: which players' inboxes list which tables (`TableRow.seated`), rewritten with the table's
+            # record by `put_table` and swept with it.
+            conn.execute("CREATE TABLE IF NOT EXISTS inbox_s1 (player TEXT NOT NULL, table_id TEXT NOT NULL, "
+                         "written REAL NOT NULL, PRIMARY KEY (player, table_id)) WITHOUT ROWID")
+            conn.execute("CREATE INDEX IF NOT EXISTS inbox_s1_table ON inbox_s1 (table_id)")
             conn.execute("CREATE TABLE IF NOT EXISTS leases_s1 (name TEXT PRIMARY KEY, holder BLOB NOT NULL, "
                          "expires REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS presence_s1 (match_id BLOB NOT NULL, seat INTEGER NOT NULL, "
@@ -441,6 +446,7 @@ class SqliteStore:
                 c.execute("INSERT OR REPLACE INTO tables_s2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (row.table_id, row.version, row.record, int(row.public), row.variant, row.free,
                            row.created, expires, row.players, row.clock, int(row.seek), row.fill_at))
+                self._seat_players(c, row, found is not None, now)
                 if deal is not None:
                     c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (deal.match_id, now + keep))
                     self._append(c, deal.match_id, split_lines(deal.public))
@@ -454,6 +460,25 @@ class SqliteStore:
             self._wake(DEADLINES, keepers)
         self._sweep()
         return done
+
+    @staticmethod
+    def _seat_players(c: sqlite3.Connection, row: TableRow, known: bool, now: float) -> None:
+        """The inbox index of a table being written: its rows are the players of this write (`row.seated`);
+        the statements run only for a table that has or had any."""
+        if known:
+            c.execute("DELETE FROM inbox_s1 WHERE table_id = ?", (row.table_id,))
+        if row.seated:
+            c.executemany("INSERT OR REPLACE INTO inbox_s1 VALUES (?, ?, ?)",
+                          [(player, row.table_id, now) for player in row.seated])
+
+    def inbox(self, player: str, limit: int) -> list[TableRow]:
+        """The player's rows of the inbox index (its key's leading column), each with its live table."""
+        columns = ", ".join(f"t.{c.strip()}" for c in self._TABLE_COLUMNS.split(","))
+        rows = self._run(lambda c: c.execute(
+            f"SELECT {columns} FROM inbox_s1 i JOIN tables_s2 t ON t.table_id = i.table_id "
+            "WHERE i.player = ? AND t.expires >= ? ORDER BY i.written DESC, i.table_id DESC LIMIT ?",
+            (player, self._clock(), limit)).fetchall())
+        return [self._table_row(r) for r in rows]
 
     def lobby(self, variant: str | None, limit: int, before: tuple[float, str] | None) -> list[TableRow]:
         """One range of an index (`tables_s2_lobby`, or `tables_s2_lobby_variant` for one variant), newest
@@ -588,6 +613,8 @@ class SqliteStore:
                     for table in _PER_MATCH:
                         c.executemany(f"DELETE FROM {table} WHERE match_id = ?", gone)
                     c.executemany("DELETE FROM versions_s1 WHERE match_id = ?", gone)
+                    c.execute("DELETE FROM inbox_s1 WHERE table_id IN (SELECT table_id FROM tables_s2 WHERE expires < ?)",
+                              (now,))
                     c.execute("DELETE FROM tables_s2 WHERE expires < ?", (now,))
                     c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (now,))
                     c.execute("DELETE FROM counters_s1 WHERE ends < ?", (now,))

@@ -25,7 +25,7 @@ __all__ = [
     "UnreadableAnswer", "StreamFailed", "transport_error", "problem_of", "UnknownMatch", "UnknownPlayer", "UnknownVariant", "ValidationFailed", "WrongSeatKey", "PROBLEM_CLASSES", "raise_for",
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
     "SeatTaken", "SeatHeld", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
-    "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff", "OperatorOnly",
+    "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff", "OperatorOnly", "PlayerRequired",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -402,6 +402,13 @@ class OperatorOnly(ClientProblem):
     type_name = "operator-only"
 
 
+class PlayerRequired(ClientProblem):
+    """401 player-required: a player's inbox asked for without the player assertion that proves who asks
+    (a guest lists its games by its credentials instead)."""
+
+    type_name = "player-required"
+
+
 TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
     InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, SeatHeld, TableFull,
     MatchOver, NotSeated, MatchNotOver, InvalidTicket, AbortClosed, ClaimRefused, SpectatorsOff)
@@ -411,7 +418,7 @@ _EVERY_CLASS: tuple[type[ProblemError], ...] = (
     ValidationFailed, MalformedJson, Malformed, IllegalAction, Misdeal, UnknownVariant, InvalidToken,
     StaleToken, MatchExpired, UnknownMatch, WrongSeatKey, SealedForbidden, HelpRefused, SealedModeDisabled, EngineUnavailable,
     StoreUnavailable, EngineTimeout, EngineError, InternalError, EngineBusy, TooLarge, TooManyStreams, RateLimited, UnknownPlayer, NotArchived,
-    BadCursor, InvalidPlayer, ArchiveUnavailable, OperatorOnly, *TABLE_PROBLEMS)
+    BadCursor, InvalidPlayer, ArchiveUnavailable, OperatorOnly, PlayerRequired, *TABLE_PROBLEMS)
 PROBLEM_CLASSES: dict[str, type[ProblemError]] = {cls.type_name: cls for cls in _EVERY_CLASS}
 
 

@@ -761,3 +761,91 @@ def test_no_wake_up_is_lost_when_a_watching_workers_queue_is_full(tmp_path: Path
         assert time.monotonic() < deadline, f"{len(woken)} of {len(matches)} woken"
         woken |= watcher.wait()
     watcher.stop()
+
+
+# ---------------------------------------------------------------- the players' inboxes (issue 38)
+
+
+def _player() -> str:
+    return "app:" + secrets.token_hex(6)  # a player of its own: the Redis server is shared by the module's tests
+
+
+def test_a_players_inbox_lists_the_tables_where_they_sit_latest_written_first(store: LiveStore) -> None:
+    anna, boris = _player(), _player()
+    prefix = secrets.token_hex(4)
+    assert store.put_table(TableRow(f"{prefix}-1", 1, b'{"n":1}', seated=(anna,)))
+    assert store.put_table(TableRow(f"{prefix}-2", 1, b'{"n":2}', seated=(anna, boris)))
+    assert store.put_table(TableRow(f"{prefix}-3", 1, b'{"n":3}'))  # nobody vouched for sits there
+    assert [r.table_id for r in store.inbox(anna, 10)] == [f"{prefix}-2", f"{prefix}-1"]
+    assert [(r.table_id, r.record, r.version) for r in store.inbox(boris, 10)] == [(f"{prefix}-2", b'{"n":2}', 1)]
+    assert [r.table_id for r in store.inbox(anna, 1)] == [f"{prefix}-2"]  # bounded
+    assert store.inbox(_player(), 10) == []
+    # a later write of table 1 puts it on top; the write that no longer names Anna takes table 2 out of hers
+    assert store.put_table(TableRow(f"{prefix}-1", 2, b'{"n":1}', seated=(anna,)))
+    assert [r.table_id for r in store.inbox(anna, 10)] == [f"{prefix}-1", f"{prefix}-2"]
+    assert store.put_table(TableRow(f"{prefix}-2", 2, b'{"n":2}', seated=(boris,)))
+    assert [r.table_id for r in store.inbox(anna, 10)] == [f"{prefix}-1"]
+    assert [r.table_id for r in store.inbox(boris, 10)] == [f"{prefix}-2"]
+
+
+def test_the_inbox_is_written_with_the_table_or_not_at_all(store: LiveStore) -> None:
+    """A write that loses the table's compare-and-set changes no inbox; one with a deal writes the inbox, the
+    record and the match in one step."""
+    anna, boris = _player(), _player()
+    table = "inbox-cas-" + secrets.token_hex(4)
+    assert store.put_table(TableRow(table, 1, b"{}", seated=(anna,)))
+    assert not store.put_table(TableRow(table, 1, b"{}", seated=(boris,)))  # version 1 is taken
+    assert not store.put_table(TableRow(table, 3, b"{}", seated=()))        # not the next version
+    assert [r.table_id for r in store.inbox(anna, 10)] == [table] and store.inbox(boris, 10) == []
+    match = secrets.token_bytes(16)
+    assert store.put_table(TableRow(table, 2, b"{}", seated=(anna, boris)), Deal(match, b"", Hosted("t0", [b"{}"])))
+    assert [r.table_id for r in store.inbox(boris, 10)] == [table]
+    assert store.seated(match)[1].table_id == table
+
+
+def test_a_move_writes_no_inbox(store: LiveStore) -> None:
+    """The inbox follows the table's record, which a move does not write: an advance leaves it as it was."""
+    anna = _player()
+    table, match = "inbox-move-" + secrets.token_hex(4), secrets.token_bytes(16)
+    assert store.put_table(TableRow(table, 1, b"{}", seated=(anna,)), Deal(match, b"", Hosted("t0", [b"{}"])))
+    before = store.inbox(anna, 10)
+    store.advance(match, 0, hosted=Hosted("t1", [b'{"seq":1}']))
+    assert store.inbox(anna, 10) == before and before[0].version == 1
+
+
+def test_the_sqlite_inbox_is_swept_with_its_table(tmp_path: Path) -> None:
+    now = [1000.0]
+    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0])
+    store.table_idle = 600
+    assert store.put_table(TableRow("t-old", 1, b"{}", seated=("app:anna",)))
+    now[0] += 300
+    assert store.put_table(TableRow("t-new", 1, b"{}", seated=("app:anna",)))
+    now[0] += 400  # t-old is past its idle lifetime, t-new is not
+    assert [r.table_id for r in store.inbox("app:anna", 10)] == ["t-new"]
+    store._writes = store.SWEEP_EVERY - 1
+    store.put_ticket(b"x", b"{}", 30)  # the write that sweeps
+    with sqlite3.connect(store.path) as c:
+        assert c.execute("SELECT table_id FROM inbox_s1").fetchall() == [("t-new",)]
+        assert c.execute("SELECT table_id FROM tables_s2").fetchall() == [("t-new",)]
+    store.close()
+
+
+def test_a_redis_inbox_forgets_a_table_that_expired(redis_server: RedisServer) -> None:
+    import redis
+
+    store = RedisStore(redis_server.url, ttl=3600)
+    anna = _player()
+    gone, kept = "inbox-gone-" + secrets.token_hex(4), "inbox-kept-" + secrets.token_hex(4)
+    store.table_idle = 3600
+    assert store.put_table(TableRow(kept, 1, b"{}", seated=(anna,)))
+    store.table_idle = 1
+    assert store.put_table(TableRow(gone, 1, b"{}", seated=(anna,)))  # the latest written: on top
+    assert {r.table_id for r in store.inbox(anna, 10)} == {gone, kept}
+    deadline = time.monotonic() + 10
+    while store.table(gone) is not None:
+        assert time.monotonic() < deadline, "the table never expired"
+        time.sleep(0.05)
+    assert [r.table_id for r in store.inbox(anna, 1)] == [kept]  # the expired one skipped, the bound still met
+    with closing(redis.Redis.from_url(redis_server.url)) as conn:
+        assert conn.zrange(RedisStore.INBOX + anna, 0, -1) == [kept.encode()]
+    store.close()
