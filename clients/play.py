@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from clients.i18n import LANGUAGES, seat_number, t, use
+from clients.play_inbox import words as inbox_words
 from clients.sdk import Bot, ProblemError, RestClient, SealedMatch, TransportError
 from clients.sdk.rest import LEVELS
 from clients.table import (
@@ -321,10 +322,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--name", default="Terminal", help=t("cli.name"))
     parser.add_argument("--resume", nargs="?", const="", metavar="TABLE_ID", help=t("cli.resume"))
     parser.add_argument("--credential", metavar="CREDENTIAL", help=t("cli.credential"))
+    parser.add_argument("--inbox", action="store_true", help=inbox_words("cli"))
     parser.add_argument("--lang", choices=LANGUAGES, help=t("cli.lang"))
     args = parser.parse_args(argv)
     if args.join and args.resume is not None:
         parser.error(t("cli.join-and-resume"))
+    if args.inbox:
+        return inbox(args.url)
     if args.join:
         return join(parser, args.join, args.name, args.url)
     if args.resume is not None:
@@ -359,6 +363,19 @@ def join(parser: argparse.ArgumentParser, link: str, name: str, more: list[str])
     except ValueError as err:
         parser.error(str(err))
     return _play_seat(lambda: JoinedGame([url, *more], table_id, name, invite=invite))
+
+
+def inbox(more: list[str]) -> int:
+    """`domino play --inbox`: your live games (the seats kept here, and DOMINO_PLAYER's); the one picked is
+    played as `--resume` plays it."""
+    from clients.play_inbox import InboxList
+    from clients.play_join import JoinedGame
+
+    screen = InboxList(more)
+    saved = screen.pick(screen.games())
+    if saved is None:
+        return 0
+    return _play_seat(lambda: JoinedGame.resuming(saved, more))
 
 
 def resume(parser: argparse.ArgumentParser, table_id: str | None, credential: str | None, more: list[str]) -> int:

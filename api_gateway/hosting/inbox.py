@@ -137,9 +137,7 @@ class Inbox:
             presence = seat_presence(store.presence(match_id), records.persons(rec), float(rec.get("dealt") or
                                                                                          rec["created"]), now)
         view = records.view(rec, False, presence)
-        game.update(status=view["status"], active=active,
-                    seats=[{k: s[k] for k in ("seat", "kind", "name", "player", "here", "away_since")}
-                           for s in view["seats"]])
+        game.update(status=view["status"], active=active, seats=view["seats"])
         return game
 
 

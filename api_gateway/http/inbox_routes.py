@@ -40,11 +40,6 @@ class InboxCredentialsSchema(StrictSchema):
         metadata={"description": f"a guest's seat credentials (1 to {MOST_CREDENTIALS}), as join answered them"})
 
 
-class InboxSeatSchema(TableSeatSchema):
-    class Meta:
-        exclude = ("level", "taken")
-
-
 class InboxGameSchema(Schema):
     table_id = fields.String()
     name = fields.String(allow_none=True)
@@ -65,7 +60,7 @@ class InboxGameSchema(Schema):
                                                           "(there may be more)"})
     active = fields.Float(metadata={"description": "unix seconds: the latest activity the store knows (the clock's "
                                                    "last move, else the deal or the table's opening)"})
-    seats = fields.List(fields.Nested(InboxSeatSchema), metadata={"description": "each seat: its name, player id, "
+    seats = fields.List(fields.Nested(TableSeatSchema), metadata={"description": "each seat: its name, player id, "
                                                                                  "and whether its person is here"})
 
 

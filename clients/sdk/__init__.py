@@ -6,7 +6,8 @@
   and several gateway addresses a client fails over between (`clients.sdk.gateways`).
 - Online tables (`clients.sdk.tables`): `RestClient.create_table`, `list_tables`, `table`,
   `join_table` -> `Seat`, a seat played by its credential alone, whose `events()` iterates
-  its stream of Server-Sent Events and resumes after a drop.
+  its stream of Server-Sent Events and resumes after a drop; `RestClient.inbox` a person's live games
+  (`clients.sdk.inbox`).
 - `EngineClient`, `TypedEngine`: the gRPC engine, JSON face and typed face
   (`clients.sdk.grpc_client`; imported on first use, so the REST client needs no gRPC).
 """
@@ -32,6 +33,7 @@ from clients.sdk.errors import (
     ValidationFailed,
 )
 from clients.sdk.gateways import Gateways, Retrying
+from clients.sdk.inbox import Inbox, InboxGame
 from clients.sdk.rest import LEVELS, Bot, Legal, Match, ReplayResult, RestClient, SealedMatch
 from clients.sdk.tables import (
     EventStream,
@@ -49,7 +51,7 @@ __all__ = [
     "Unreachable", "UnreadableAnswer", "EngineClient", "EventStream", "IllegalAction", "Invite", "Legal", "Malformed",
     "Match", "OpenedTable", "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "Seat",
     "ServerProblem", "StaleToken", "StreamEvent", "Table", "TableSeat", "TransportError", "TypedEngine",
-    "ValidationFailed", "errors", "parse_invite_link",
+    "ValidationFailed", "errors", "parse_invite_link", "Inbox", "InboxGame",
 ]
 
 

@@ -42,6 +42,7 @@ from clients.sdk.errors import (
 from clients.sdk.gateways import Attempts, Gateways
 
 if TYPE_CHECKING:
+    from clients.sdk.inbox import Inbox
     from clients.sdk.rest import Legal, RestClient
 
 __all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "StreamEvent", "Table", "TableSeat", "parse_invite_link",
@@ -672,6 +673,21 @@ class TablesApi:
         client's gateway (`RestClient.for_link(link)` makes a client of the link's gateway)."""
         _, table_id, code = parse_invite_link(link)
         return self.join_table(table_id, invite=code, name=name, player=player)
+
+    def inbox(self, player: str | None = None, credentials: Sequence[str] = ()) -> Inbox:
+        """A person's live games (docs/tables.md, "The inbox"): by `player`, the player assertion the host app
+        signed (`GET /v1/inbox`), and/or by the `credentials` of a guest's seats (1 to 50: `POST /v1/inbox`),
+        each game with whose turn it is, the clocks and the moves unseen. `Inbox.resume(game)` is the `Seat` of
+        a game whose credential was sent; `Inbox.gone` the credentials that hold no seat any more (forget them).
+        Refusals: `PlayerRequired` (neither), `InvalidPlayer` (an assertion that does not check)."""
+        from clients.sdk.inbox import Inbox
+
+        client = self._client()
+        if credentials:
+            answer = client.request("POST", "/v1/inbox", {"credentials": list(credentials)}, auth=player)
+        else:
+            answer = client.request("GET", "/v1/inbox", auth=player)
+        return Inbox.from_json(answer, list(credentials), client)
 
     def seat_for(self, table_id: str, credential: str) -> Seat:
         """A seat taken earlier (on this or another device), from its table id and credential alone: its

@@ -278,3 +278,88 @@ def _tag() -> str:
     import secrets  # noqa: PLC0415
 
     return secrets.token_hex(4)
+
+
+def test_the_sdk_lists_a_persons_games_and_resumes_a_kept_seat(keyed: Gateway) -> None:
+    from clients.sdk import RestClient
+    from clients.sdk.errors import InvalidPlayer, PlayerRequired
+
+    api = RestClient(keyed.url)
+    anna = "anna-" + _tag()
+    opened = api.create_table("kozel", 2, name="SDK inbox", clock={"move": 86400})
+    mine = api.join_table(opened.table_id, invite=opened.invites[0].code, name="Anna", player=player_assertion(anna))
+    guest = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Guest")
+    lone = api.create_table("kozel", 2)
+    waiting = api.join_table(lone.table_id, invite=lone.invites[0].code, name="Guest")
+    left = api.join_table(lone.table_id, invite=lone.invites[1].code, name="Guest")
+    left.leave()
+
+    hers = api.inbox(player=player_assertion(anna))
+    assert hers.player_id == f"app:{anna}" and [(g.table_id, g.seat) for g in hers.games] == [(opened.table_id, 0)]
+    game = hers.games[0]
+    assert game.name == "SDK inbox" and game.status == "playing" and game.match_id == mine.wait_for_match()
+    assert game.clocks is not None and game.time_left() is not None and game.credential is None
+    with pytest.raises(LookupError):
+        hers.resume(game)  # found by the assertion: its credential is on the device that joined
+
+    theirs = api.inbox(credentials=[guest.credential, waiting.credential, left.credential])
+    assert theirs.player_id is None and theirs.gone == [left.credential]
+    assert {(g.table_id, g.seat, g.status) for g in theirs.games} == {(opened.table_id, 1, "playing"),
+                                                                       (lone.table_id, 0, "waiting")}
+    at_table = next(g for g in theirs.games if g.table_id == opened.table_id)
+    resumed = theirs.resume(at_table)
+    assert resumed.credential == guest.credential and resumed.view()["seat"] == 1
+    assert at_table.your_turn is (resumed.view()["turn"] == 1)
+    assert "credential" not in repr(theirs) and guest.credential not in repr(theirs)
+    with pytest.raises(PlayerRequired):
+        api.inbox()
+    with pytest.raises(InvalidPlayer):
+        api.inbox(player="not-an-assertion")
+
+
+def test_the_terminal_lists_the_kept_seats_games_and_resumes_one(keyed: Gateway, tmp_path: Path) -> None:
+    import pexpect
+
+    from clients.sdk import RestClient
+    from clients.sdk.seat_book import SavedSeat, SeatBook
+
+    from .test_play_join import spawn_play
+
+    api = RestClient(keyed.url)
+    opened = api.create_table("kozel", 2, name="Terminal inbox", clock={"move": 86400})
+    kept = api.join_table(opened.table_id, invite=opened.invites[0].code, name="Tess")
+    other = api.join_table(opened.table_id, invite=opened.invites[1].code, name="Boris")
+    lone = api.create_table("kozel", 2)
+    gone = api.join_table(lone.table_id, invite=lone.invites[0].code, name="Tess")
+    gone.leave()
+    book = SeatBook(tmp_path / "domino" / "seats.json")
+    book.save(SavedSeat(opened.table_id, kept.seat or 0, kept.credential, [keyed.url], "Tess", "kozel"))
+    book.save(SavedSeat(lone.table_id, 0, gone.credential, [keyed.url], "Tess", "kozel"))
+
+    child = spawn_play("--inbox", state=tmp_path)
+    child.expect(r"Forgot 1 kept seat: no longer held")
+    child.expect(r"Your live games \(1\):")
+    turn = "your turn" if kept.view()["turn"] == kept.seat else "Boris to move"
+    child.expect(rf'1\. "Terminal inbox": kozel, 2 players; seat 0; {turn}.*left')
+    child.expect("Resume which game")
+    child.sendline("7")
+    child.expect("No game 7")
+    child.sendline("1")
+    child.expect('Back at seat 0 of table "Terminal inbox"')
+    child.close(force=True)
+    assert [s.table_id for s in book.all()] == [opened.table_id]
+    assert other.view()["seat"] == 1
+
+    anna = "anna-" + _tag()
+    hers = api.create_table("kozel", 2, name="Anna's")
+    api.join_table(hers.table_id, invite=hers.invites[0].code, name="Anna", player=player_assertion(anna))
+    child = spawn_play("--inbox", "--url", keyed.url, state=tmp_path / "empty",
+                       env_extra={"DOMINO_PLAYER": player_assertion(anna)})
+    child.expect(r"Your live games \(1\):")
+    child.expect(r'1\. "Anna\'s": kozel, 2 players; seat 0; waiting for people; joined on another device')
+    child.sendline("1")
+    child.expect("taken on another device: resume it there")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

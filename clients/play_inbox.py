@@ -1,0 +1,199 @@
+"""`domino play --inbox`: your live games (docs/tables.md, "The inbox"), and back to one of them.
+
+The games are the gateway's inbox of the seats this terminal keeps (`clients.sdk.seat_book`: every seat taken
+with `--join`, by its credential) and, when the host app's signed-in user left their player assertion in
+`DOMINO_PLAYER`, of that player (their seats taken on any device). Each game is one line, your turn first:
+
+    1. "Anna v Boris": kozel, 2 players; seat 0; your turn; 2 new moves; 0:40 left
+
+A number resumes that game in the terminal (`domino play --resume` of its kept seat); Enter leaves. A game
+joined on another device (found by the assertion, no credential kept here) is said to be played there. The
+kept seats that hold no seat any more (the table expired, the seat was given up) are forgotten.
+
+The seats are asked for at their own gateways (each kept seat's addresses), or at `--url` when given.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from clients.i18n import language, seat_number
+from clients.sdk import InboxGame, ProblemError, RestClient, TransportError
+from clients.sdk.seat_book import SavedSeat, SeatBook
+
+__all__ = ["InboxList", "clock_text", "words"]
+
+#: The most credentials one inbox call takes (the gateway's bound).
+CREDENTIALS_PER_CALL = 50
+
+#: This screen's words (`clients.i18n` is the terminal's catalogue; these are this screen's only).
+_WORDS: dict[str, dict[str, Callable[..., str]]] = {
+    "en": {
+        "none": lambda: "No live games (the seats this terminal keeps, and DOMINO_PLAYER's, have none).",
+        "title": lambda n: f"Your live games ({n}):",
+        "line": lambda i, name, variant, players, seat: f"{i}. {name}: {variant}, {players} players; seat {seat}",
+        "your-turn": lambda: "your turn",
+        "turn-of": lambda who: f"{who} to move",
+        "waiting": lambda: "waiting for people",
+        "unread": lambda n, more: f"{n}{'+' if more else ''} new move{'' if n == 1 else 's'}",
+        "left": lambda clock: f"{clock} left",
+        "elsewhere": lambda: "joined on another device",
+        "pick": lambda: "Resume which game? Its number, or Enter to leave: ",
+        "not-here": lambda: "That game's seat was taken on another device: resume it there.",
+        "no-such": lambda n: f"No game {n}.",
+        "forgot": lambda n: f"Forgot {n} kept seat{'' if n == 1 else 's'}: no longer held (the table expired, or the "
+                           "seat was given up).",
+        "failed": lambda where, why: f"The inbox at {where} did not answer: {why}",
+        "seat": lambda n: f"Seat {n}",
+        "cli": lambda: "list your live games (the seats kept here, and DOMINO_PLAYER's) and resume one",
+    },
+    "ru": {
+        "none": lambda: "Идущих партий нет (ни у мест, сохранённых в этом терминале, ни у DOMINO_PLAYER).",
+        "title": lambda n: f"Ваши партии ({n}):",
+        "line": lambda i, name, variant, players, seat: f"{i}. {name}: {variant}, игроков: {players}; место {seat}",
+        "your-turn": lambda: "ваш ход",
+        "turn-of": lambda who: f"ходит {who}",
+        "waiting": lambda: "ждём игроков",
+        "unread": lambda n, more: f"новых ходов: {n}{'+' if more else ''}",
+        "left": lambda clock: f"осталось {clock}",
+        "elsewhere": lambda: "место занято на другом устройстве",
+        "pick": lambda: "К какой партии вернуться? Номер, или Enter, чтобы выйти: ",
+        "not-here": lambda: "Место в этой партии занято на другом устройстве: вернитесь к ней там.",
+        "no-such": lambda n: f"Партии {n} нет.",
+        "forgot": lambda n: f"Забыто сохранённых мест, которые больше не действуют: {n}.",
+        "failed": lambda where, why: f"Входящие на {where} не ответили: {why}",
+        "seat": lambda n: f"Место {n}",
+        "cli": lambda: "ваши идущие партии (места, сохранённые здесь, и DOMINO_PLAYER) и возврат к одной из них",
+    },
+}
+
+
+def words(key: str, *args: object) -> str:
+    """This screen's text `key` in the terminal's language (`clients.i18n.language`)."""
+    return _WORDS.get(language(), _WORDS["en"]).get(key, _WORDS["en"][key])(*args)
+
+
+def clock_text(seconds: float) -> str:
+    """0:40, 12:05, or 2d 3:00:00 for a correspondence clock."""
+    whole = max(0, int(seconds))
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    clock = f"{hours}:{minutes:02d}:{secs:02d}" if hours or days else f"{minutes}:{secs:02d}"
+    return f"{days}d {clock}" if days else clock
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A game of the list, with the seat kept for it here (None: joined on another device)."""
+
+    game: InboxGame
+    saved: SavedSeat | None
+
+
+class InboxList:
+    """The terminal's inbox: asked at the kept seats' gateways (or `urls`), shown, one game picked."""
+
+    def __init__(self, urls: list[str], *, book: SeatBook | None = None, player: str | None = None,
+                 read: Callable[[str], str] = input, write: Callable[[str], None] = print,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.urls = urls
+        self.book = book or SeatBook()
+        self.player = player if player is not None else (os.environ.get("DOMINO_PLAYER") or None)
+        self.read, self.write, self.clock = read, write, clock
+
+    def games(self) -> list[Listed]:
+        """Every live game of the kept seats and the player, each once, your turn first, then the latest active."""
+        kept = self.book.all()
+        groups: dict[tuple[str, ...], list[SavedSeat]] = {}
+        if self.urls:
+            groups[tuple(self.urls)] = kept
+        else:
+            for seat in kept:
+                groups.setdefault(tuple(seat.gateways), []).append(seat)
+            if self.player and not groups:
+                groups[("http://127.0.0.1:8080",)] = []
+        found: dict[tuple[str, int], Listed] = {}
+        gone: list[SavedSeat] = []
+        player = self.player
+        for urls, seats in groups.items():
+            api = RestClient(list(urls))
+            chunks = [seats[i:i + CREDENTIALS_PER_CALL] for i in range(0, len(seats), CREDENTIALS_PER_CALL)] or [[]]
+            for chunk in chunks:
+                try:
+                    inbox = api.inbox(player, [s.credential for s in chunk])
+                except (ProblemError, TransportError) as err:
+                    self.write(words("failed", ", ".join(urls), err))
+                    continue
+                by_credential = {s.credential: s for s in chunk}
+                gone += [by_credential[c] for c in inbox.gone]
+                for game in inbox.games:
+                    key = (game.table_id, game.seat)
+                    saved = by_credential.get(game.credential or "") or self._kept(kept, game)
+                    if key not in found or found[key].saved is None:
+                        found[key] = Listed(game, saved)
+                player = None if inbox.player_id else player  # the player's games come once, from one gateway
+        for seat in gone:
+            self.book.forget(seat.table_id)
+        if gone:
+            self.write(words("forgot", len(gone)))
+        return sorted(found.values(), key=lambda g: (not g.game.your_turn, -g.game.active, g.game.table_id))
+
+    @staticmethod
+    def _kept(kept: list[SavedSeat], game: InboxGame) -> SavedSeat | None:
+        return next((s for s in kept if s.table_id == game.table_id and s.seat == game.seat), None)
+
+    def line(self, number: int, listed: Listed) -> str:
+        """One game: the table, the seat, whose turn, the moves unseen, the seat's time left."""
+        game = listed.game
+        name = f'"{game.name}"' if game.name else game.table_id[:8]
+        parts = [words("line", number, name, game.variant, game.players, seat_number(game.seat))]
+        if game.status == "waiting" and game.match_id is None:
+            parts.append(words("waiting"))
+        elif game.your_turn:
+            parts.append(words("your-turn"))
+        elif game.turn is not None:
+            who = next((s.name for s in game.seats if s.seat == game.turn and s.name), None)
+            parts.append(words("turn-of", who or words("seat", seat_number(game.turn))))
+        if game.unread:
+            parts.append(words("unread", game.unread, game.unread_more))
+        left = self.time_left(game)
+        if left is not None:
+            parts.append(words("left", clock_text(left)))
+        if listed.saved is None:
+            parts.append(words("elsewhere"))
+        return "; ".join(parts)
+
+    def time_left(self, game: InboxGame) -> float | None:
+        """The seat's time: counted down to the deadline when its clock runs, else as of the latest change."""
+        if not game.clocks:
+            return None
+        if game.clocks.get("running") == game.seat and game.clocks.get("deadline"):
+            return max(0.0, float(game.clocks["deadline"]) - self.clock())
+        return game.time_left()
+
+    def pick(self, listed: list[Listed]) -> SavedSeat | None:
+        """Show the list and ask for a game: the kept seat to resume (None: leave)."""
+        if not listed:
+            self.write(words("none"))
+            return None
+        self.write(words("title", len(listed)))
+        for i, entry in enumerate(listed, 1):
+            self.write(self.line(i, entry))
+        while True:
+            try:
+                answer = self.read(words("pick")).strip()
+            except EOFError:
+                return None
+            if not answer:
+                return None
+            if not answer.isdigit() or not 1 <= int(answer) <= len(listed):
+                self.write(words("no-such", answer))
+                continue
+            chosen = listed[int(answer) - 1]
+            if chosen.saved is None:
+                self.write(words("not-here"))
+                continue
+            return chosen.saved
