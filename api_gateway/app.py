@@ -257,8 +257,10 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
                        Keeper("quick-play-filler", matchmaking.fill_due, store.next_fill, watching, 1.0),
                        Keeper("archive-handoff", handoff.archive_due, store.next_unarchived, watching, 1.0)):
             keeper.start()
-        if (notifier := webhooks.start(cfg, lambda: matches.store)) is not None:  # GATEWAY_WEBHOOKS
-            app.extensions[NOTIFIER] = notifier
+        # webhooks, Web Push and the players' notification feed: a thread of this worker, off the requests' path
+        app.extensions[NOTIFIER] = webhooks.start(cfg, lambda: matches.store)
+    else:
+        webhooks.install(None)  # nothing hosted here to tell of (an earlier app of this process told its own)
     api = GatewayApi(app, spec_kwargs={"extra_plugins": [ShapeRules()]})
     for name, schema in EITHER_COMPONENTS.items():  # the schemas `Either` fields name in their oneOf
         api.spec.components.schema(name, schema=schema)

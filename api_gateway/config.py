@@ -111,6 +111,9 @@ class GatewayConfig:
     webhook_insecure: bool = False
     webhook_private: bool = False
     operator_token: str = ""
+    # Web Push (`api_gateway.notify.webpush`): the VAPID private key (checked by from_env) and subject; "": none.
+    vapid_key: str = ""
+    vapid_subject: str = ""
     # Limits (`api_gateway.http.limits`): (count, seconds) windows, each applies; () = no limit.
     limit_tables_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
     limit_seeks_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
@@ -229,6 +232,14 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         except EndpointError as exc:
             raise ConfigError(f"GATEWAY_WEBHOOKS: {exc}") from None
     retries_text = get("GATEWAY_WEBHOOK_RETRIES")
+    vapid_key, vapid_subject = ((get(n) or "").strip() for n in ("GATEWAY_VAPID_KEY", "GATEWAY_VAPID_SUBJECT"))
+    if vapid_key or vapid_subject:
+        from api_gateway.notify.webpush import Vapid, VapidError
+
+        try:
+            Vapid.parse(vapid_key, vapid_subject)
+        except VapidError as exc:
+            raise ConfigError(str(exc)) from None
     return GatewayConfig(
         host=get("GATEWAY_HOST") or d.host,
         port=pick_int("GATEWAY_PORT", d.port, 0, 65535),
@@ -270,6 +281,8 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         webhook_insecure=insecure,
         webhook_private=private,
         operator_token=(get("GATEWAY_OPERATOR_TOKEN") or "").strip(),
+        vapid_key=vapid_key,
+        vapid_subject=vapid_subject,
         dev_token_key=False if dev_text is None else _bool("GATEWAY_DEV_TOKEN_KEY", dev_text),
         limit_tables_per_address=pick_windows("GATEWAY_LIMIT_TABLES_PER_ADDRESS", d.limit_tables_per_address),
         limit_seeks_per_address=pick_windows("GATEWAY_LIMIT_SEEKS_PER_ADDRESS", d.limit_seeks_per_address),

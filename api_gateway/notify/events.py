@@ -139,3 +139,30 @@ def reminder(seq: int, at: float, deadline: float, table_id: str, match_id: str,
 
 def is_reminder(body: bytes) -> bool:
     return body.startswith(_REMINDER)
+
+
+#: What a seat's browser is pushed (Web Push, `webpush`): its turn, a reminder, the match's end.
+PUSHED = ("your-turn", "reminder", "match-over")
+#: The prefix of a push delivery's "app": ``push:<match id>:<seat>`` (the subscription is read when it is sent).
+PUSH = "push:"
+
+
+def push_of(told: Delivery, message: Json) -> Delivery:
+    """The Web Push twin of a delivery (`message`: its body, parsed) to its seat's browser: a small body (the
+    ids, the version and the deadline: a push message carries at most 4 KB) with an id of its own, the same on
+    every retry (the service worker tags its notification with it: a message pushed twice shows once), due
+    when the delivery is."""
+    data = message["data"]
+    kept = {k: data[k] for k in ("table_id", "match_id", "seat", "seq", "deadline") if k in data}
+    pushed_id = message_id("push", told.id)
+    text = orjson.dumps({"type": message["type"], "id": pushed_id, "timestamp": message["timestamp"], "data": kept})
+    return Delivery(pushed_id, f"{PUSH}{data['match_id']}:{data['seat']}", text, due=told.due,
+                    created=told.created)
+
+
+def push_target(app: str) -> tuple[str, int] | None:
+    """The match and seat a push delivery's "app" names (None: a webhook's app)."""
+    if not app.startswith(PUSH):
+        return None
+    match_id, _, seat = app[len(PUSH):].partition(":")
+    return match_id, int(seat)

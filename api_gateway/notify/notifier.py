@@ -27,6 +27,7 @@ from api_gateway.notify.endpoints import Endpoint, Reach
 from api_gateway.notify.events import Seat
 from api_gateway.notify.outbox import Delivery, Outbox
 from api_gateway.notify.sender import RETRIES, Sender
+from api_gateway.notify.webpush import Vapid
 from api_gateway.store import HostedMatch, MatchExpired, StoreUnavailable
 
 log = logging.getLogger("api_gateway.notify")
@@ -64,17 +65,23 @@ class Notifier:
     """One worker's webhooks (`start` once)."""
 
     def __init__(self, store: Callable[[], Any], outbox: Outbox, endpoints: dict[str, Endpoint], reach: Reach,
-                 schedule: tuple[float, ...] = RETRIES, clock: Callable[[], float] = time.time) -> None:
+                 schedule: tuple[float, ...] = RETRIES, clock: Callable[[], float] = time.time,
+                 vapid: Vapid | None = None) -> None:
         self.store = store
         self.outbox = outbox
         self.endpoints = endpoints
+        self.reach = reach
+        self.vapid = vapid
         self._clock = clock
         self._pending: deque[Callable[[], list[Delivery]]] = deque()
         self._lock = threading.Lock()
-        self.sender = Sender(outbox, endpoints, reach, schedule, self.flush, clock, self.stale)
+        self.sender = Sender(outbox, endpoints, reach, schedule, self.flush, clock, self.stale, vapid)
 
     def start(self) -> None:
         self.sender.start()
+
+    def now(self) -> float:
+        return self._clock()
 
     def stop(self) -> None:
         self.sender.stop()
@@ -91,7 +98,7 @@ class Notifier:
         # one taken again within seconds of the deal tells it again under the same ids: one delivery)
         dealt = rec.get("match_id") is not None and float(rec.get("dealt") or 0) >= self._clock() - DEAL_WINDOW
         app = app_of(assertion)
-        vouched = player is not None and player.startswith("app:") and app is not None and app in self.endpoints
+        vouched = player is not None and player.startswith("app:") and app is not None
         if vouched:
             # at once (one write, a seat taken only): the next seat's join or the first move may be told by
             # another worker at once, and must find this seat's app
@@ -137,13 +144,37 @@ class Notifier:
                 EVENTS_LOST.labels("failed").inc()
 
     def _seats(self, table_id: str, rec: Json) -> list[Seat]:
-        """The table's seats vouched by an app with an endpoint, still held by the player it vouched for."""
+        """The table's seats vouched by a host app, still held by the player it vouched for."""
         found = []
         for seat, (player, app) in sorted(self.outbox.vouched(table_id, self._clock()).items()):
             held = rec["seats"][seat] if seat < len(rec["seats"]) else {}
-            if held.get("taken") and held.get("player") == player and app in self.endpoints:
+            if held.get("taken") and held.get("player") == player:
                 found.append(Seat(seat, player, app))
         return found
+
+    def _pushed(self, match_id: str) -> dict[int, bytes]:
+        """The match's seats with a browser push subscription (none without Web Push)."""
+        return self.outbox.subscriptions(match_id, self._clock()) if self.vapid is not None else {}
+
+    @staticmethod
+    def _targets(vouched: list[Seat], pushed: dict[int, bytes], rec: Json) -> list[Seat]:
+        """Every seat an event may be told to: the vouched ones, and the others with a push subscription."""
+        known = {s.seat for s in vouched}
+        return vouched + [Seat(seat, str(rec["seats"][seat].get("player") or ""), "")
+                          for seat in sorted(pushed) if seat not in known and seat < len(rec["seats"])]
+
+    def _route(self, found: list[Delivery], pushed: dict[int, bytes]) -> list[Delivery]:
+        """Where each event for a seat goes: a webhook to its host app's endpoint (if it has one), and its
+        turn, reminders and the end to its browser (if it has a push subscription)."""
+        out = []
+        for told in found:
+            if told.app in self.endpoints:
+                out.append(told)
+            if pushed:
+                message = orjson.loads(told.body)
+                if message["type"] in events.PUSHED and message["data"]["seat"] in pushed:
+                    out.append(events.push_of(told, message))
+        return out
 
     def _after_change(self, match_id: str, seat: int | None, answer: bytes) -> list[Delivery]:
         seq = orjson.loads(answer).get("seq")
@@ -151,7 +182,10 @@ class Notifier:
         try:
             hosted, row = self.store().seated(key)
             rec = orjson.loads(row.record)
-            seats = self._seats(rec["table_id"], rec) if isinstance(seq, int) else []
+            if not isinstance(seq, int):
+                return []
+            pushed = self._pushed(match_id)
+            seats = self._targets(self._seats(rec["table_id"], rec), pushed, rec)
             if not seats:
                 return []
             lines, _ = self.store().lines(key, hosted.viewers - 1, seq)  # the public's line of this version
@@ -163,7 +197,7 @@ class Notifier:
         until = self.store().presence(key)
         away = {s.seat for s in seats if until.get(s.seat, 0.0) <= now}
         found = events.after_change(seq, orjson.loads(lines[0]), seat, rec["table_id"], match_id, seats, away, now)
-        return found + self._reminders(rec["table_id"], match_id, hosted, seq, seats)
+        return self._route(found + self._reminders(rec["table_id"], match_id, hosted, seq, seats), pushed)
 
     def _reminders(self, table_id: str, match_id: str, hosted: HostedMatch, seq: int, seats: list[Seat]) -> list[Delivery]:
         """The reminder of version `seq`'s seat to move, due when its clock's share ``remind`` is left (none when
@@ -205,20 +239,23 @@ class Notifier:
         now = self._clock()
         if unremembered is not None and app is not None:  # the join's write failed: now
             self.outbox.remember(table_id, seat, unremembered, app, now)
-        seats = self._seats(table_id, rec)
+        match_id = rec.get("match_id")
+        pushed = self._pushed(str(match_id)) if dealt and match_id is not None else {}
+        seats = self._targets(self._seats(table_id, rec), pushed, rec)
         if not seats:
             return []
-        found = events.after_join(table_id, rec.get("match_id"), seat, dealt, seats, now)
-        if dealt and rec.get("match_id") is not None:
-            found += self._dealt_reminders(table_id, str(rec["match_id"]), seats)
-        return found
+        found = events.after_join(table_id, match_id, seat, dealt, [s for s in seats if s.app], now)
+        if dealt and match_id is not None:
+            found += self._dealt_reminders(table_id, str(match_id), seats)
+        return self._route(found, pushed)
 
     def _after_deal(self, table_id: str, match_id: str, rec: Json) -> list[Delivery]:
-        seats = self._seats(table_id, rec)
+        pushed = self._pushed(match_id)
+        seats = self._targets(self._seats(table_id, rec), pushed, rec)
         if not seats:
             return []
-        return events.after_deal(table_id, match_id, seats, self._clock()) + self._dealt_reminders(table_id, match_id,
-                                                                                                    seats)
+        found = events.after_deal(table_id, match_id, [s for s in seats if s.app], self._clock())
+        return self._route(found + self._dealt_reminders(table_id, match_id, seats), pushed)
 
 
 # ------------------------------------------------------------ the hooks the hosting calls
@@ -265,19 +302,18 @@ def dealt(table_id: str, rec: Json) -> None:
             EVENTS_LOST.labels("failed").inc()
 
 
-def start(cfg: Any, store: Callable[[], Any]) -> Notifier | None:
-    """This worker's notifier from the gateway's settings (`GatewayConfig`), started and installed; None
-    without ``GATEWAY_WEBHOOKS``. The outbox is beside the live store (`outbox.open_outbox`)."""
+def start(cfg: Any, store: Callable[[], Any]) -> Notifier:
+    """This worker's notifier from the gateway's settings (`GatewayConfig`), started and installed: webhooks to
+    the endpoints of ``GATEWAY_WEBHOOKS`` (none: none), Web Push with ``GATEWAY_VAPID_KEY``, the players'
+    notification feed always. The outbox is beside the live store (`outbox.open_outbox`)."""
     from api_gateway.notify.endpoints import parse
     from api_gateway.notify.outbox import open_outbox
     from api_gateway.store import default_url
 
-    if not cfg.webhooks:
-        install(None)
-        return None
     reach = Reach(cfg.webhook_insecure, cfg.webhook_private)
-    notifier = Notifier(store, open_outbox(cfg.token_store or default_url()), parse(cfg.webhooks, reach), reach,
-                        cfg.webhook_retries)
+    vapid = Vapid.parse(cfg.vapid_key, cfg.vapid_subject) if cfg.vapid_key else None
+    notifier = Notifier(store, open_outbox(cfg.token_store or default_url()),
+                        parse(cfg.webhooks, reach) if cfg.webhooks else {}, reach, cfg.webhook_retries, vapid=vapid)
     install(notifier)
     notifier.start()
     return notifier

@@ -9,7 +9,8 @@ dead letters only while the caller's claim still holds (compare-and-set on the t
 dead letter due again, its attempts counted from nothing.
 
 The outbox also remembers which host app vouched for each seat's player (`remember`, `vouched`): the
-player id (``app:<user>``) does not say which key signed its assertion.
+player id (``app:<user>``) does not say which key signed its assertion; and each seat's Web Push
+subscription (`subscribe`, `subscriptions`, `forget`: `webpush`), by match and seat.
 
 Two backends, picked from the live store's URL (`open_outbox`): `SqliteOutbox`, tables of its own in a
 file beside the live store's SQLite file (``live.sqlite3`` -> ``live.notify.sqlite3``), and
@@ -88,6 +89,15 @@ class Outbox(Protocol):
     def vouched(self, table_id: str, now: float) -> dict[int, tuple[str, str]]:
         """The table's seats whose player a host app vouched for: seat -> (player, app)."""
 
+    def subscribe(self, match_id: str, seat: int, subscription: bytes, now: float) -> None:
+        """The seat's browser push subscription for the match (one per seat: a new one replaces it)."""
+
+    def subscriptions(self, match_id: str, now: float) -> dict[int, bytes]:
+        """The match's seats with a push subscription: seat -> subscription (JSON)."""
+
+    def forget(self, match_id: str, seat: int, subscription: bytes | None = None) -> bool:
+        """The seat's subscription forgotten (only if it is still `subscription`, when given): False if none was."""
+
     def close(self) -> None: ...
 
 
@@ -125,6 +135,8 @@ class SqliteOutbox:
             conn.execute("CREATE TABLE IF NOT EXISTS seats_s1 (table_id TEXT NOT NULL, seat INTEGER NOT NULL, "
                          "player TEXT NOT NULL, app TEXT NOT NULL, expires REAL NOT NULL, "
                          "PRIMARY KEY (table_id, seat)) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS push_s1 (match_id TEXT NOT NULL, seat INTEGER NOT NULL, "
+                         "subscription BLOB NOT NULL, expires REAL NOT NULL, PRIMARY KEY (match_id, seat)) WITHOUT ROWID")
 
     @contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:
@@ -225,6 +237,27 @@ class SqliteOutbox:
                                 (table_id, now)).fetchall()
         return {int(seat): (player, app) for seat, player, app in rows}
 
+    def subscribe(self, match_id: str, seat: int, subscription: bytes, now: float) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM push_s1 WHERE expires < ?", (now,))
+            conn.execute("INSERT OR REPLACE INTO push_s1 VALUES (?, ?, ?, ?)",
+                         (match_id, seat, subscription, now + SEAT_TTL))
+        self._write(work)
+
+    def subscriptions(self, match_id: str, now: float) -> dict[int, bytes]:
+        with self._session() as conn:
+            rows = conn.execute("SELECT seat, subscription FROM push_s1 WHERE match_id = ? AND expires >= ?",
+                                (match_id, now)).fetchall()
+        return {int(seat): bytes(data) for seat, data in rows}
+
+    def forget(self, match_id: str, seat: int, subscription: bytes | None = None) -> bool:
+        query = "DELETE FROM push_s1 WHERE match_id = ? AND seat = ?"
+        args: tuple[Any, ...] = (match_id, seat)
+        if subscription is not None:
+            query, args = query + " AND subscription = ?", (*args, subscription)
+        changed: int = self._write(lambda conn: conn.execute(query, args).rowcount)
+        return changed > 0
+
     def close(self) -> None:
         with self._lock:
             if self._connection is not None:
@@ -239,6 +272,7 @@ _DUE = PREFIX + "due"      # sorted set: pending delivery ids by due time
 _DEAD = PREFIX + "dead"    # sorted set: dead letters by the time they died
 _ITEM = PREFIX + "d:"      # hash per delivery: app, body, attempts, created, error, claim
 _SEATS = PREFIX + "seats:"  # hash per table: seat -> "app player"
+_PUSH = PREFIX + "push:"    # hash per match: seat -> its push subscription (JSON)
 
 # ARGV: now, lease, limit, then one fresh claim token per possible delivery.
 _CLAIM = """
@@ -266,6 +300,11 @@ else
 end
 return 1
 """
+# KEYS: a match's subscriptions; ARGV: the seat, the subscription it must still be.
+_FORGET = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[1])
+"""
 # KEYS: the item, due, dead; ARGV: id, now.
 _REPLAY = """
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
@@ -286,6 +325,7 @@ class RedisOutbox:
         self._claim = self._redis.register_script(_CLAIM)
         self._settle = self._redis.register_script(_SETTLE)
         self._replay = self._redis.register_script(_REPLAY)
+        self._forget = self._redis.register_script(_FORGET)
 
     def _run(self, work: Callable[[], Any]) -> Any:
         try:
@@ -367,6 +407,23 @@ class RedisOutbox:
             app, _, player = _text(text).partition(" ")
             seats[int(seat)] = (player, app)
         return seats
+
+    def subscribe(self, match_id: str, seat: int, subscription: bytes, now: float) -> None:
+        def work() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hset(_PUSH + match_id, str(seat), subscription)
+            pipe.expire(_PUSH + match_id, SEAT_TTL)
+            pipe.execute()
+        self._run(work)
+
+    def subscriptions(self, match_id: str, now: float) -> dict[int, bytes]:
+        found = self._run(lambda: self._redis.hgetall(_PUSH + match_id))
+        return {int(seat): bytes(data) for seat, data in found.items()}
+
+    def forget(self, match_id: str, seat: int, subscription: bytes | None = None) -> bool:
+        if subscription is None:
+            return bool(self._run(lambda: self._redis.hdel(_PUSH + match_id, str(seat))))
+        return bool(self._run(lambda: self._forget(keys=[_PUSH + match_id], args=[str(seat), subscription])))
 
     def close(self) -> None:
         self._redis.close()

@@ -25,7 +25,9 @@ from datetime import UTC, datetime
 from prometheus_client import Counter
 from standardwebhooks.webhooks import Webhook
 
+from api_gateway.notify import webpush
 from api_gateway.notify.endpoints import Endpoint, EndpointError, Reach, addresses
+from api_gateway.notify.events import push_target
 from api_gateway.notify.outbox import Delivery, Outbox
 from api_gateway.store import StoreUnavailable
 
@@ -45,7 +47,8 @@ RETRIES = (5.0, 30.0, 120.0, 600.0, 3600.0, 6 * 3600.0, 24 * 3600.0)
 DELIVERIES = Counter(
     "domino_gateway_webhook_deliveries_total",
     "Webhook delivery attempts, by outcome: delivered (2xx), retry (failed, tried again later), dead (failed "
-    "for the last time: in the dead letters), dropped (its app has no endpoint any more), stale (a reminder whose seat moved meanwhile, "
+    "for the last time: in the dead letters), dropped (its app has no endpoint any more, or its seat no push subscription), gone (a push service said "
+    "the subscription is gone: forgotten), stale (a reminder whose seat moved meanwhile, "
     "or is here: not sent).",
     ["outcome"],
 )
@@ -69,27 +72,36 @@ def signature(endpoint: Endpoint, delivery_id: str, stamp: datetime, body: bytes
     return " ".join(Webhook(secret).sign(delivery_id, stamp, body) for secret in endpoint.secrets)
 
 
-def post(endpoint: Endpoint, reach: Reach, delivery: Delivery, timeout: float = TIMEOUT) -> str | None:
-    """Send one delivery: None when the endpoint answered 2xx, else why not."""
+def exchange(endpoint: Endpoint, reach: Reach, body: bytes, headers: dict[str, str],
+             timeout: float = TIMEOUT) -> int | str:
+    """POST `body` to the endpoint's address checked now (`endpoints.addresses`): the status it answered, or
+    why there was none (a refused address, a timeout, a connection error)."""
     try:
         address = addresses(endpoint, reach)[0]
     except EndpointError as exc:
         return f"refused: {exc}"
-    stamp = datetime.now(UTC)
-    headers = {"content-type": "application/json", "user-agent": "domino-gateway-webhooks/1",
-               "webhook-id": delivery.id, "webhook-timestamp": str(int(stamp.timestamp())),
-               "webhook-signature": signature(endpoint, delivery.id, stamp, delivery.body)}
     tls = ssl.create_default_context() if endpoint.url.startswith("https:") else None
     conn = _Pinned(endpoint.host, address, endpoint.port, timeout, tls)
     try:
-        conn.request("POST", endpoint.target, delivery.body, headers)
+        conn.request("POST", endpoint.target, body, headers)
         answer = conn.getresponse()
         answer.read(4096)
-        status = answer.status
+        return answer.status
     except (OSError, http.client.HTTPException) as exc:
         return f"{type(exc).__name__}: {exc}"
     finally:
         conn.close()
+
+
+def post(endpoint: Endpoint, reach: Reach, delivery: Delivery, timeout: float = TIMEOUT) -> str | None:
+    """Send one webhook delivery: None when the endpoint answered 2xx, else why not."""
+    stamp = datetime.now(UTC)
+    headers = {"content-type": "application/json", "user-agent": "domino-gateway-webhooks/1",
+               "webhook-id": delivery.id, "webhook-timestamp": str(int(stamp.timestamp())),
+               "webhook-signature": signature(endpoint, delivery.id, stamp, delivery.body)}
+    status = exchange(endpoint, reach, delivery.body, headers, timeout)
+    if isinstance(status, str):
+        return status
     return None if 200 <= status < 300 else f"answered {status}"
 
 
@@ -98,8 +110,10 @@ class Sender:
 
     def __init__(self, outbox: Outbox, endpoints: dict[str, Endpoint], reach: Reach,
                  schedule: tuple[float, ...] = RETRIES, before: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.time, stale: Callable[[Delivery], bool] | None = None) -> None:
+                 clock: Callable[[], float] = time.time, stale: Callable[[Delivery], bool] | None = None,
+                 vapid: webpush.Vapid | None = None) -> None:
         self.outbox = outbox
+        self.vapid = vapid
         self._stale = stale
         self.endpoints = endpoints
         self.reach = reach
@@ -147,18 +161,14 @@ class Sender:
         return POLL if due is None else max(0.0, min(POLL, due - self._clock()))
 
     def _send(self, delivery: Delivery) -> None:
-        endpoint = self.endpoints.get(delivery.app)
-        if endpoint is None:
-            log.warning("webhook %s: app %r has no endpoint any more (GATEWAY_WEBHOOKS): dead letter",
-                        delivery.id, delivery.app)
-            self.outbox.bury(delivery, f"no endpoint for app {delivery.app!r}")
-            DELIVERIES.labels("dropped").inc()
-            return
         if self._stale is not None and self._stale(delivery):  # a reminder the match or its person overtook
             self.outbox.delivered(delivery)
             DELIVERIES.labels("stale").inc()
             return
-        error = post(endpoint, self.reach, delivery)
+        target = push_target(delivery.app)
+        error = self._webhook(delivery) if target is None else self._push(delivery, *target)
+        if error == "":  # not to be sent (nowhere to send it): already settled
+            return
         if error is None:
             self.outbox.delivered(delivery)
             DELIVERIES.labels("delivered").inc()
@@ -172,3 +182,35 @@ class Sender:
                         error, delivery.attempts + 1)
             self.outbox.bury(delivery, error)
             DELIVERIES.labels("dead").inc()
+
+    def _webhook(self, delivery: Delivery) -> str | None:
+        """Post a webhook: None when answered 2xx, why not else ("": settled here, not to be tried again)."""
+        endpoint = self.endpoints.get(delivery.app)
+        if endpoint is None:
+            log.warning("webhook %s: app %r has no endpoint any more (GATEWAY_WEBHOOKS): dead letter",
+                        delivery.id, delivery.app)
+            self.outbox.bury(delivery, f"no endpoint for app {delivery.app!r}")
+            DELIVERIES.labels("dropped").inc()
+            return ""
+        return post(endpoint, self.reach, delivery)
+
+    def _push(self, delivery: Delivery, match_id: str, seat: int) -> str | None:
+        """Push to the seat's browser (encrypted, VAPID-signed): None when its push service took it, why not
+        else ("": settled here: no subscription any more, or the push service says it is gone)."""
+        stored = self.outbox.subscriptions(match_id, self._clock()).get(seat)
+        if stored is None or self.vapid is None:  # unsubscribed meanwhile (or Web Push turned off): nobody to tell
+            self.outbox.delivered(delivery)
+            DELIVERIES.labels("dropped").inc()
+            return ""
+        subscription = webpush.Subscription.load(stored)
+        status = exchange(subscription.target(), self.reach, webpush.encrypt(subscription, delivery.body),
+                          webpush.headers(self.vapid, subscription))
+        if status in (404, 410):  # the browser unsubscribed, or the subscription expired: forget it (RFC 8030 7.3)
+            log.info("push %s: the push service says the subscription is gone (%d): forgotten", delivery.id, status)
+            self.outbox.forget(match_id, seat, stored)
+            self.outbox.delivered(delivery)
+            DELIVERIES.labels("gone").inc()
+            return ""
+        if isinstance(status, str):
+            return status
+        return None if 200 <= status < 300 else f"answered {status}"
