@@ -143,3 +143,18 @@ tournament_places = _places(
     Column("place", Integer, nullable=False),
     Column("official", Boolean, nullable=False),
 )
+
+#: Hosted tournaments being played (issue 41, docs/tournaments.md): one row per tournament, its whole state as
+#: JSON, written by compare-and-set of `version` (every gateway shares it; a restart loses nothing). `status`
+#: (open, playing, over) is indexed: the keepers read the tournaments still to advance.
+hosted_tournaments = Table(
+    "hosted_tournaments", metadata,
+    Column("tournament_id", String(MATCH_ID), primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("public", Boolean, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index(None, "status", "public", "created_at"),
+)

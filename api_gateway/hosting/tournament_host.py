@@ -1,12 +1,380 @@
 """Hosted tournaments (issue 41): the service seats every round's tables itself (docs/tournaments.md).
 
-`install` is called once by the app factory (`api_gateway.app.create_app`) with the worker's hosting."""
+`install` is called once by the app factory (`api_gateway.app.create_app`) with the worker's hosting.
+
+A tournament's state lives in the archive database (`api_gateway.archive.hosted`: one row, compare-and-set
+of its version), so that every gateway sees the same one and a restart loses nothing. Each round is an
+ordinary online table (`Tables`): opened private, its four seats taken at once for that round's players
+(their names and player ids; fresh seat credentials, which each player reads with their tournament
+credential) and dealt; from then on it is a table's match like any other (seat streams, clocks, presence,
+the exits of a match).
+
+`advance` moves a tournament on: seats its next round, records a round whose match is over (its points, or
+a forfeit) in the engine's tournament state (RecordTournamentRound: eliminations, the next players, the
+end) and archives the places once it is over (`Archive.finish_tournament`). Every step is idempotent and
+is done under a lease of the live store, so that two gateways (a keeper's pass on each, or a player's read)
+never seat one round twice: a keeper of every worker runs it twice a second for the tournaments being
+played, and a participant's read of the tournament runs it too.
+"""
 from __future__ import annotations
 
+import logging
+import secrets
+import time
+from collections.abc import Callable
 from typing import Any
 
+import orjson
 from flask import Flask
+
+from api_gateway.archive.database import ArchiveUnavailable
+from api_gateway.archive.hosted import OPEN, OVER, PLAYING, HostedRows, TournamentRow
+from api_gateway.engine import EngineIllegal, EngineProblem
+from api_gateway.hosting import records
+from api_gateway.hosting import tournament_records as rules
+from api_gateway.hosting.keepers import Keeper
+from api_gateway.hosting.tables import Tables, clock_setting
+from api_gateway.http.problems import SealedForbidden, TableRefused
+from api_gateway.store import Deal, MatchExpired, StoreUnavailable
+from api_gateway.tokens import new_sealed
+
+log = logging.getLogger("api_gateway.hosting.tournaments")
+
+Json = dict[str, Any]
+#: The app extension holding the worker's `HostedTournaments`.
+HOSTED = "domino_hosted_tournaments"
+#: Seconds between a keeper's passes over the tournaments being played.
+PERIOD = 0.5
+#: Seconds a worker holds a tournament's lease at most while it advances it.
+LEASE_SECONDS = 30.0
+_ATTEMPTS = 20
+#: Steps of one `advance` at most (seat, record, seat the next round, archive...).
+_STEPS = 6
+
+
+class HostedTournaments:
+    """The hosted tournaments (one instance per app)."""
+
+    def __init__(self, tables: Tables, archive: Any, clock: Callable[[], float] = time.time) -> None:
+        self.tables = tables
+        self.archive = archive
+        self.rows = HostedRows(archive.repository.engine)
+        self._clock = clock
+        self._holder = secrets.token_bytes(8)
+
+    @property
+    def engine(self) -> Any:
+        return self.tables.matches.engine
+
+    # ------------------------------------------------------------ rows
+
+    def _row(self, tournament_id: str) -> TournamentRow:
+        row = self.rows.get(tournament_id) if 0 < len(tournament_id) <= 64 else None
+        if row is None:
+            raise TableRefused("unknown-table", f"no tournament {tournament_id[:64]!r} (never opened here)",
+                               "tournament_id")
+        return row
+
+    def update(self, tournament_id: str, change: Callable[[Json], Any]) -> tuple[Any, TournamentRow]:
+        """Apply `change` to the tournament's state and write it if nobody wrote meanwhile (else again, from
+        the new state): what `change` answered, and the row written. `change` may raise to refuse."""
+        for _ in range(_ATTEMPTS):
+            row = self._row(tournament_id)
+            state = orjson.loads(orjson.dumps(row.state))
+            result = change(state)
+            if state == row.state:
+                return result, row
+            if self.rows.put(row, state):
+                return result, TournamentRow(tournament_id, row.version + 1, state)
+        raise StoreUnavailable(f"tournament {tournament_id}: {_ATTEMPTS} writes in a row lost to others")
+
+    # ------------------------------------------------------------ the calls
+
+    def open(self, body: Json, base_url: str) -> Json:
+        """A new tournament: its id, the host key (answered once) and one invite per place."""
+        self.tables.store  # noqa: B018 - 501 when sealed mode is off: the rounds are hosted tables
+        clock = clock_setting(body)
+        if clock is not None:
+            records.check_clock_without_rule("bykovo", clock, rules.SEATS)
+        tournament_id = secrets.token_hex(16)
+        host = f"{tournament_id}.host.{secrets.token_urlsafe(24)}"
+        state, codes = rules.new_state(tournament_id, {**body, "clock": clock}, host, self._clock())
+        self.rows.create(tournament_id, state)
+        base = base_url.rstrip("/")
+        return {"tournament_id": tournament_id, "host_key": host,
+                "invites": [{"code": c, "link": f"{base}/play?tournament={tournament_id}&invite={c}"} for c in codes],
+                "tournament": rules.view(state, 1)}
+
+    def lobby(self, limit: int) -> Json:
+        return {"tournaments": [rules.view(s, 0) | {"version": None}
+                                for s in self.rows.lobby(limit)]}
+
+    def join(self, tournament_id: str, body: Json) -> Json:
+        self._row(tournament_id)  # 404 before an assertion is checked
+        player = self.archive.player_for(body.get("player"))
+        credential: list[str] = []
+
+        def change(state: Json) -> int:
+            credential.clear()
+            if state["status"] != OPEN:
+                raise TableRefused("illegal-action", f"this tournament is {state['status']}: nobody joins it "
+                                                     "any more")
+            rules.take_invite(state, body)
+            credential.append(rules.add_person(state, body.get("name"), player))
+            return len(state["people"]) - 1
+
+        index, row = self.update(tournament_id, change)
+        return {"tournament_id": tournament_id, "index": index, "credential": credential[0], "player_id": player,
+                "tournament": rules.view(row.state, row.version)}
+
+    def start(self, tournament_id: str, credential: str | None) -> Json:
+        """The host starts it: the engine's tournament (the order of joining, the limit, who sits out round 1
+        by lot), then round 1 is seated."""
+        row = self._row(tournament_id)
+        if rules.who(row.state, credential) is not None:
+            raise SealedForbidden("only the host key starts the tournament", "Authorization")
+        if row.state["status"] != OPEN:
+            raise TableRefused("illegal-action", f"this tournament is {row.state['status']}: it was started "
+                                                 "already")
+        people = row.state["people"]
+        if not rules.SMALLEST <= len(people) <= rules.LARGEST:
+            raise TableRefused("illegal-action", f"{len(people)} joined: a Bykovo micro-tournament starts with "
+                                                 f"{rules.SMALLEST} to {rules.LARGEST} people")
+        created = orjson.loads(self.engine.call("CreateTournament", {
+            "participants": [p["name"] for p in people], "seed": secrets.randbits(63)}).answer)
+
+        def change(state: Json) -> None:
+            if state["status"] != OPEN:
+                raise TableRefused("illegal-action", f"this tournament is {state['status']}: it was started "
+                                                     "already")
+            if [p["name"] for p in state["people"]] != [p["name"] for p in people]:
+                raise TableRefused("illegal-action", "someone joined or left meanwhile: start again")
+            state.update(status=PLAYING, engine=created["state"], started=self._clock())
+
+        self.update(tournament_id, change)
+        row = self.advance(tournament_id)
+        return {"tournament": rules.view(row.state, row.version)}
+
+    def leave(self, tournament_id: str, credential: str | None) -> Json:
+        """A participant leaves: before the start their place is freed; after it they forfeit (their round's
+        seat resigns now, or at their next round when they sit out); over: 409."""
+        resign: list[Json] = []
+
+        def change(state: Json) -> None:
+            resign.clear()
+            index = rules.who(state, credential)
+            if index is None:
+                raise TableRefused("not-seated", "the host key holds no place to leave", "Authorization")
+            if state["status"] == OVER:
+                raise TableRefused("illegal-action", "this tournament is over")
+            if state["status"] == OPEN:
+                del state["people"][index]
+                return
+            state["people"][index]["left"] = True
+            rnd = state["round"]
+            if rnd is not None and rnd.get("match_id") and index in rnd["players"]:
+                resign.append({"match_id": rnd["match_id"], "seat": rnd["players"].index(index)})
+
+        _, row = self.update(tournament_id, change)
+        for seat in resign:
+            self._resign(seat["match_id"], seat["seat"])
+        if row.state["status"] == PLAYING:
+            row = self.advance(tournament_id)
+        return {"tournament": rules.view(row.state, row.version)}
+
+    def get(self, tournament_id: str, credential: str | None) -> Json:
+        """The tournament (anyone holding its id); with a participant's credential, their place now (`you`):
+        the table, seat and seat credential of their round, or that they sit out. Advances it first when its
+        round is over (idempotent), so a player's poll never waits for a keeper's pass."""
+        row = self._row(tournament_id)
+        index = rules.who(row.state, credential) if credential is not None else None
+        if row.state["status"] == PLAYING:
+            row = self.advance(tournament_id)
+        answer = rules.view(row.state, row.version)
+        if index is not None:
+            answer["you"] = rules.you(row.state, index, self._seats(row.state))
+        return answer
+
+    # ------------------------------------------------------------ advancing
+
+    def advance_due(self) -> int:
+        """A keeper's pass: every tournament being played (or over, its places not archived) advanced."""
+        done = 0
+        for tournament_id in self.rows.active():
+            try:
+                self.advance(tournament_id)
+                done += 1
+            except (EngineProblem, StoreUnavailable, ArchiveUnavailable) as exc:
+                log.warning("tournament %s: not advanced this pass: %s", tournament_id, exc)
+        return done
+
+    def advance(self, tournament_id: str) -> TournamentRow:
+        """Move the tournament on as far as it goes now, under its lease (another worker holding it: as it
+        is); the row as it then stands."""
+        store = self.tables.store
+        name = f"tournament:{tournament_id}"
+        if not store.lease(name, self._holder, LEASE_SECONDS):
+            return self._row(tournament_id)
+        try:
+            row = self._row(tournament_id)
+            for _ in range(_STEPS):
+                stepped = self._step(row)
+                if stepped is None:
+                    break
+                row = stepped
+            return row
+        finally:
+            store.release(name, self._holder)
+
+    def _step(self, row: TournamentRow) -> TournamentRow | None:
+        """One step of the tournament from `row`, or None when nothing is to be done now."""
+        state = row.state
+        if state["status"] == OVER:
+            return None if state["archived"] else self._archive(row)
+        if state["status"] != PLAYING:
+            return None
+        rnd = state["round"]
+        if rnd is None:
+            return self._seat_round(row)
+        if not rnd.get("match_id"):
+            return self._deal_round(row)
+        return self._finish_round(row)
+
+    def _seat_round(self, row: TournamentRow) -> TournamentRow:
+        """Open the next round's table (its seats for the engine's next players, in the tournament's order)."""
+        state = row.state
+        players = list(state["engine"]["next_players"])
+        number = len(state["rounds"]) + 1
+        name = f"{state['name'] or 'Tournament'}: round {number}"
+        opened = self.tables.create({"variant": state["variant"], "players": rules.SEATS,
+                                     "seats": [{"kind": "open"}] * rules.SEATS, "public": False,
+                                     "rated": state["rated"], "on_leave": "bot", "name": name[:60],
+                                     "clock": state["clock"]}, "http://localhost")
+        seats = [f"{opened['table_id']}.{s}.{secrets.token_urlsafe(24)}" for s in range(rules.SEATS)]
+        sealed = self.tables.matches.keys.seal(new_sealed(orjson.dumps(seats)))
+
+        def change(s: Json) -> None:
+            if s["round"] is None and s["status"] == PLAYING:
+                s["round"] = {"number": number, "table_id": opened["table_id"], "match_id": None,
+                              "players": players, "seats": sealed}
+
+        _, written = self.update(row.tournament_id, change)
+        return written
+
+    def _deal_round(self, row: TournamentRow) -> TournamentRow:
+        """Take the round's four seats for its players (fresh credentials, their names and player ids) and deal
+        its match, in one write of the table; a participant who left is resigned at once (a forfeit)."""
+        state = row.state
+        rnd = state["round"]
+        seats = self._seats(state) or []
+        people = [state["people"][p] for p in rnd["players"]]
+
+        def seat_all(rec: Json) -> tuple[str, Deal | None]:
+            if rec["match_id"] is not None:
+                return str(rec["match_id"]), None
+            for s, person in enumerate(people):
+                rec["seats"][s].update(taken=True, name=person["name"], cred=records.secret_hash(seats[s]),
+                                       invite=None, player=person["player"], bot=None)
+            deal = self.tables.deal(rec)
+            return str(rec["match_id"]), deal
+
+        match_id, _ = self.tables.update(rnd["table_id"], seat_all)
+
+        def change(s: Json) -> None:
+            if s["round"] is not None and s["round"]["table_id"] == rnd["table_id"]:
+                s["round"]["match_id"] = match_id
+                s["round"]["dealt"] = self._clock()
+
+        _, written = self.update(row.tournament_id, change)
+        for s, person in enumerate(people):
+            if person["left"]:
+                self._resign(match_id, s)
+                break
+        return written
+
+    def _finish_round(self, row: TournamentRow) -> TournamentRow | None:
+        """The round's match ended its round (or an exit ended it): record it, close its table's match."""
+        state = row.state
+        rnd = state["round"]
+        match_id = bytes.fromhex(rnd["match_id"])
+        store = self.tables.store
+        try:
+            hosted = store.hosted(match_id)
+            lines, _ = store.lines(match_id, hosted.viewers - 1, 0)
+        except MatchExpired:
+            lines = []
+            hosted = None
+        outcome = rules.round_outcome(lines)
+        if outcome is None:
+            if hosted is not None:
+                left = [s for s, p in enumerate(rnd["players"]) if state["people"][p]["left"]]
+                if left:  # left while the round was dealt: forfeits now
+                    self._resign(rnd["match_id"], left[0])
+                return None
+            outcome = rules.Outcome(forfeit=0)  # the store forgot it (idle past its time): its first seat forfeits
+        forfeit = outcome.forfeit
+        if outcome.points is not None and outcome.winner is not None:
+            points, winner = outcome.points, outcome.winner
+        else:
+            forfeit = forfeit or 0
+            points, winner = rules.forfeit_points(state["engine"], rnd["players"], forfeit)
+        if hosted is not None and not hosted.over:  # the round is recorded: its table's match closes
+            try:
+                self.tables.play.act(rnd["match_id"], winner, "EndMatch", {"seat": winner, "how": "abort"})
+            except EngineIllegal:
+                pass  # over meanwhile
+        recorded = orjson.loads(self.engine.call("RecordTournamentRound", {
+            "state": state["engine"], "points": points, "winner": winner}).answer)
+
+        def change(s: Json) -> None:
+            if s["round"] is None or s["round"]["table_id"] != rnd["table_id"]:
+                return  # recorded meanwhile
+            engine = recorded["state"]
+            s["engine"] = engine
+            s["rounds"].append({"number": rnd["number"], "table_id": rnd["table_id"], "match_id": rnd["match_id"],
+                                "players": rnd["players"], "points": points, "winner": winner,
+                                "places": engine["rounds"][-1]["places"],
+                                "eliminated": engine["rounds"][-1]["eliminated"],
+                                "forfeit": None if forfeit is None else rnd["players"][forfeit]})
+            s["round"] = None
+            if engine["over"]:
+                s.update(status=OVER, finished=self._clock())
+
+        _, written = self.update(row.tournament_id, change)
+        return written
+
+    def _archive(self, row: TournamentRow) -> TournamentRow:
+        state = row.state
+        players = [p["player"] if state["rated"] else None for p in state["people"]]
+        self.archive.finish_tournament(row.tournament_id, players, state["engine"]["standings"])
+
+        def change(s: Json) -> None:
+            s["archived"] = True
+
+        _, written = self.update(row.tournament_id, change)
+        return written
+
+    # ------------------------------------------------------------ helpers
+
+    def _seats(self, state: Json) -> list[str] | None:
+        """The round's seat credentials (sealed in the state with the gateway's state keys), or None."""
+        rnd = state["round"]
+        if rnd is None:
+            return None
+        found: list[str] = orjson.loads(self.tables.matches.keys.open(rnd["seats"]).state)
+        return found
+
+    def _resign(self, match_id: str, seat: int) -> None:
+        """The seat of a participant who left resigns its round's match (their forfeit)."""
+        try:
+            self.tables.play.act(match_id, seat, "EndMatch", {"seat": seat, "how": "resign"})
+        except (EngineIllegal, MatchExpired):
+            pass  # over already: that round is recorded as it ended
 
 
 def install(app: Flask, tables: Any, archive: Any, store: Any, watching: Any) -> None:
-    """Wire the hosted tournaments into this worker's app (extensions, keepers); nothing yet."""
+    """Wire the hosted tournaments into this worker's app: the service, and (where tables are hosted: a live
+    store) the keeper that advances the tournaments being played."""
+    hosted = app.extensions[HOSTED] = HostedTournaments(tables, archive)
+    if store is not None:
+        Keeper("tournaments", hosted.advance_due, lambda: time.time() + PERIOD, watching, PERIOD).start()

@@ -1,9 +1,254 @@
 # mypy: allow-untyped-decorators
-"""Hosted tournaments' routes (issue 41, docs/tournaments.md)."""
+"""Hosted tournaments' routes (issue 41, docs/tournaments.md): flask-smorest views over
+`api_gateway.hosting.tournament_host`, their request and answer schemas. Credentials travel only in
+``Authorization: Bearer`` (a participant's tournament credential, or the host key)."""
 from __future__ import annotations
 
+from typing import Any
+
+from flask import Response, current_app, request
+from flask.views import MethodView
+from marshmallow import RAISE, Schema, fields, validate
+
+from api_gateway.hosting.tournament_host import HOSTED, HostedTournaments
 from api_gateway.http.bodies import Blueprint
+from api_gateway.http.openapi import BODY, ENGINE, operation
+from api_gateway.http.schemas import OneOf, StrictBoolean, StrictInteger, StrictSchema
+from api_gateway.http.tables_routes import link_base
+
+Json = dict[str, Any]
 
 hosted_blp = Blueprint("hosted-tournaments", __name__, url_prefix="/v1",
                        description="Hosted tournaments: the service seats every round's tables (the Bykovo "
                                    "micro-tournament for 4-7 people, Swiss) (docs/tournaments.md).")
+
+#: The problem types every hosted tournament call may answer: the rounds are hosted tables (sealed matches in
+#: the live store), the tournament's state is in the archive database.
+_HOSTING = ("sealed-mode-disabled", "store-unavailable", "archive-unavailable")
+_CREDENTIAL = ("invalid-credential", "wrong-table", "unknown-table", *_HOSTING, *ENGINE)
+
+
+@hosted_blp.after_request
+def no_store(response: Response) -> Response:
+    """Answers about tournaments and credentials are never kept by a cache."""
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _bearer() -> str | None:
+    """The credential of the ``Authorization: Bearer`` header (None: none sent)."""
+    scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
+def hosted() -> HostedTournaments:
+    found: HostedTournaments = current_app.extensions[HOSTED]
+    return found
+
+
+# ---------------------------------------------------------------- schemas
+
+
+class HostedNewTournamentSchema(StrictSchema):
+    format = fields.String(validate=OneOf(["bykovo"]), metadata={
+        "description": "bykovo (the default): the micro-tournament of RULES.md B, four play each round"})
+    variant = fields.String(validate=validate.Length(1, 200), metadata={
+        "description": "the variant every round plays (a bykovo tournament: bykovo, the default)"})
+    size = StrictInteger(required=True, validate=validate.Range(1, 64), metadata={
+        "description": "places: 4 to 7 for Bykovo (it starts with 4 or more of them taken)", "example": 6})
+    name = fields.String(validate=validate.Length(1, 60))
+    public = StrictBoolean(metadata={"description": "listed in the lobby (GET /v1/tournaments/hosted) and joined "
+                                                    "without an invite; default false: by invite"})
+    rated = StrictBoolean(metadata={"description": "true (the default): the official places are the players' "
+                                                   "(their Bykovo places); false: casual, archived as nobody's"})
+    clock = fields.Dict(metadata={
+        "description": 'every round\'s turn clock, as a table\'s (docs/tables.md, "Clocks"); Bykovo has no '
+                       'timeout rule, so "on_timeout": "autopilot"', "example": {"move": 30, "on_timeout": "autopilot"}})
+
+
+class HostedJoinTournamentSchema(StrictSchema):
+    invite = fields.String(validate=validate.Length(1, 64), metadata={"description": "an invite's code"})
+    name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name standings show"})
+    player = fields.String(validate=validate.Length(1, 1000), metadata={
+        "description": "a player assertion signed by the host app (docs/tables.md, Player ids); none: a guest"})
+
+
+class HostedLobbyArgsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+
+
+class HostedParticipantSchema(Schema):
+    index = fields.Integer(metadata={"description": "the place in the tournament's order (seats follow it)"})
+    name = fields.String()
+    player = fields.String(metadata={"description": "the player id (app:... vouched for, or guest:...)"})
+    out = fields.Boolean(metadata={"description": "eliminated (the total reached the limit)"})
+    left = fields.Boolean(metadata={"description": "left the tournament (forfeits)"})
+
+
+class HostedRoundNowSchema(Schema):
+    number = fields.Integer()
+    table_id = fields.String()
+    match_id = fields.String(allow_none=True, metadata={"description": "null until its seats are taken and dealt"})
+    players = fields.List(fields.Integer(), metadata={"description": "participants at seats 0-3, in order"})
+    sitting_out = fields.List(fields.Integer())
+
+
+class HostedRoundPlayedSchema(Schema):
+    number = fields.Integer()
+    table_id = fields.String()
+    match_id = fields.String()
+    players = fields.List(fields.Integer())
+    points = fields.List(fields.Integer(), metadata={"description": "the round's points, seat order"})
+    winner = fields.Integer(metadata={"description": "the winning seat"})
+    places = fields.List(fields.Integer())
+    eliminated = fields.List(fields.Integer())
+    forfeit = fields.Integer(allow_none=True, metadata={"description": "the participant who forfeited it, or null"})
+
+
+class HostedStandingSchema(Schema):
+    participant = fields.String()
+    index = fields.Integer()
+    place = fields.Integer()
+    total = fields.Integer()
+    out = fields.Boolean()
+    official = fields.Boolean()
+
+
+class HostedTournamentSchema(Schema):
+    tournament_id = fields.String()
+    name = fields.String(allow_none=True)
+    format = fields.String()
+    variant = fields.String()
+    size = fields.Integer()
+    public = fields.Boolean()
+    rated = fields.Boolean()
+    clock = fields.Dict(allow_none=True)
+    status = fields.String(metadata={"description": "open (joining), playing or over"})
+    version = fields.Integer(allow_none=True, metadata={
+        "description": "one more at every change: poll and compare (null in the lobby)"})
+    created = fields.Integer()
+    participants = fields.List(fields.Nested(HostedParticipantSchema))
+    limit = fields.Integer(allow_none=True, metadata={"description": "the total that puts a participant out"})
+    first_sitters = fields.List(fields.Integer(), allow_none=True)
+    round = fields.Nested(HostedRoundNowSchema, allow_none=True, metadata={"description": "the round being played"})
+    rounds = fields.List(fields.Nested(HostedRoundPlayedSchema))
+    standings = fields.List(fields.Nested(HostedStandingSchema))
+    next_players = fields.List(fields.Integer(), allow_none=True)
+
+
+class HostedYouSchema(Schema):
+    index = fields.Integer()
+    name = fields.String()
+    player = fields.String()
+    left = fields.Boolean()
+    status = fields.String(metadata={"description": "playing, sitting-out, waiting (the next round is being "
+                                                    "seated), out or over"})
+    table_id = fields.String(allow_none=True)
+    match_id = fields.String(allow_none=True)
+    seat = fields.Integer(allow_none=True)
+    credential = fields.String(allow_none=True, metadata={
+        "description": "playing: your seat's credential at the round's table (every table call takes it)"})
+
+
+class HostedTournamentViewSchema(HostedTournamentSchema):
+    you = fields.Nested(HostedYouSchema, metadata={"description": "with a participant's credential: where they are now"})
+
+
+class HostedNewTournamentAnswerSchema(Schema):
+    tournament_id = fields.String()
+    host_key = fields.String(metadata={"description": "starts the tournament; answered once"})
+    invites = fields.List(fields.Dict(), metadata={"description": "one per place: {code, link}"})
+    tournament = fields.Nested(HostedTournamentSchema)
+
+
+class HostedJoinTournamentAnswerSchema(Schema):
+    tournament_id = fields.String()
+    index = fields.Integer()
+    credential = fields.String(metadata={"description": "your tournament credential: Authorization: Bearer"})
+    player_id = fields.String()
+    tournament = fields.Nested(HostedTournamentSchema)
+
+
+class HostedTournamentAnswerSchema(Schema):
+    tournament = fields.Nested(HostedTournamentSchema)
+
+
+class HostedTournamentLobbySchema(Schema):
+    tournaments = fields.List(fields.Nested(HostedTournamentSchema))
+
+
+# ---------------------------------------------------------------- routes
+
+
+@hosted_blp.route("/tournaments/hosted")
+class HostedList(MethodView):
+    @hosted_blp.arguments(HostedNewTournamentSchema(), examples={"bykovo": {"summary": "Bykovo for six", "value": {
+        "format": "bykovo", "size": 6, "name": "Friday", "public": False}}})
+    @hosted_blp.response(201, HostedNewTournamentAnswerSchema)
+    @operation(hosted_blp, "createHostedTournament", *BODY, "malformed", *_HOSTING)
+    def post(self, body: Json) -> tuple[Json, int]:
+        """Open a hosted tournament: its id, the host key (once) and one invite per place.
+
+        400 malformed: a size outside 4-7, a format or variant not hosted, a clock out of range."""
+        return hosted().open(body, link_base()), 201
+
+    @hosted_blp.arguments(HostedLobbyArgsSchema(), location="query", as_kwargs=True)
+    @hosted_blp.response(200, HostedTournamentLobbySchema)
+    @operation(hosted_blp, "listHostedTournaments", "validation-error", *_HOSTING)
+    def get(self, limit: int) -> Json:
+        """The lobby: public tournaments still open for joining, newest first."""
+        return hosted().lobby(limit)
+
+
+@hosted_blp.route("/tournaments/hosted/<string:tournament_id>")
+class HostedOne(MethodView):
+    @hosted_blp.response(200, HostedTournamentViewSchema)
+    @operation(hosted_blp, "getHostedTournament", *_CREDENTIAL, credential="optional")
+    def get(self, tournament_id: str) -> Json:
+        """A tournament: its standings, its round (table, players, who sits out) and the rounds played; with
+        your credential, `you`: your table, seat and seat credential now, or that you sit out."""
+        return hosted().get(tournament_id, _bearer())
+
+
+@hosted_blp.route("/tournaments/hosted/<string:tournament_id>/join")
+class HostedJoin(MethodView):
+    @hosted_blp.arguments(HostedJoinTournamentSchema(), examples={"invite": {"summary": "with an invite", "value": {
+        "invite": "K7QM2XPD", "name": "Boris"}}})
+    @hosted_blp.response(200, HostedJoinTournamentAnswerSchema)
+    @operation(hosted_blp, "joinHostedTournament", *BODY, "invalid-player", "invalid-invite", "invite-required",
+               "unknown-table", "table-full", "seat-held", "illegal-action", *_HOSTING)
+    def post(self, body: Json, tournament_id: str) -> Json:
+        """Take a place (an invite, or none on a public tournament): your tournament credential.
+
+        409 illegal-action: the tournament has started; 409 table-full: every place is taken."""
+        return hosted().join(tournament_id, body)
+
+
+@hosted_blp.route("/tournaments/hosted/<string:tournament_id>/start")
+class HostedStart(MethodView):
+    BODYLESS = True
+
+    @hosted_blp.response(200, HostedTournamentAnswerSchema)
+    @operation(hosted_blp, "dealHostedTournament", *_CREDENTIAL, "sealed-forbidden", "illegal-action",
+               credential=True)
+    def post(self, tournament_id: str) -> Json:
+        """The host starts it (no body): the first round is seated and dealt.
+
+        409 illegal-action: started already, or fewer than 4 (more than 7) joined; 403 sealed-forbidden: not
+        the host key."""
+        return hosted().start(tournament_id, _bearer())
+
+
+@hosted_blp.route("/tournaments/hosted/<string:tournament_id>/leave")
+class HostedLeave(MethodView):
+    BODYLESS = True
+
+    @hosted_blp.response(200, HostedTournamentAnswerSchema)
+    @operation(hosted_blp, "leaveHostedTournament", *_CREDENTIAL, "not-seated", "illegal-action", credential=True)
+    def post(self, tournament_id: str) -> Json:
+        """Leave (no body): before the start your place is freed; after it you forfeit (your round's seat
+        resigns now, or at your next round), and the tournament goes on; 409 once it is over."""
+        return hosted().leave(tournament_id, _bearer())

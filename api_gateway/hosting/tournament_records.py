@@ -1,0 +1,191 @@
+"""A hosted tournament's state (JSON, kept by `api_gateway.archive.hosted`) and the pure rules about it: no
+store, no engine, no database. `api_gateway.hosting.tournament_host` reads and writes states through these.
+
+A state holds the tournament's settings, its people in the tournament's order (each with the SHA-256 of their
+tournament credential: never one that works), the unused invites (hashed), the engine's tournament state
+(RULES.md B: who plays, limits, eliminations, standings; the engine decides all of it), the round being
+played (its table, match and seats: the seats' credentials sealed with the gateway's state keys, so the
+database alone opens no seat) and the rounds played.
+
+Credentials: ``<tournament id>.p.<secret>`` for a participant, ``<tournament id>.host.<secret>`` for the host.
+"""
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from api_gateway.archive.hosted import OPEN, OVER, PLAYING
+from api_gateway.hosting.records import display_name, new_invite, secret_hash
+from api_gateway.http.problems import TableRefused
+from api_gateway.tokens import HOST
+
+Json = dict[str, Any]
+#: The formats a hosted tournament may have, and the variant each plays.
+FORMATS = {"bykovo": "bykovo"}
+#: People in a Bykovo micro-tournament (RULES.md B), and at each round's table.
+SMALLEST, LARGEST, SEATS = 4, 7, 4
+PERSON = "p"
+#: The events of a round's match that end it by an exit of one seat before its round is over: that seat forfeits.
+EXITS = frozenset({"resigned", "gone", "aborted", "timed_out"})
+
+
+def new_state(tournament_id: str, body: Json, host: str, now: float) -> tuple[Json, list[str]]:
+    """A new tournament's state and its invite codes (one per place), from an open request."""
+    fmt = body.get("format") or "bykovo"
+    variant = body.get("variant") or FORMATS.get(fmt)
+    if fmt not in FORMATS:
+        raise TableRefused("malformed", f"format: {fmt!r} is not hosted yet (bykovo)", "format")
+    if variant != FORMATS[fmt]:
+        raise TableRefused("malformed", f"variant: a {fmt} tournament plays {FORMATS[fmt]}, not {variant!r}",
+                           "variant")
+    size = body["size"]
+    if not SMALLEST <= size <= LARGEST:
+        raise TableRefused("malformed", f"size: a Bykovo micro-tournament has {SMALLEST} to {LARGEST} people "
+                                        f"(RULES.md B), not {size}", "size")
+    codes = [new_invite() for _ in range(size)]
+    state: Json = {"tournament_id": tournament_id, "format": fmt, "variant": variant, "size": size,
+                   "name": display_name(body.get("name"), "") or None, "public": bool(body.get("public", False)),
+                   "rated": bool(body.get("rated", True)), "clock": body.get("clock"),
+                   "created": now, "host": secret_hash(host), "status": OPEN, "archived": False,
+                   "people": [], "invites": [secret_hash(c) for c in codes],
+                   "engine": None, "round": None, "rounds": []}
+    return state, codes
+
+
+def credential_parts(credential: str | None) -> tuple[str, str]:
+    """The tournament id and the kind (`PERSON` or `HOST`) a credential names (401 when it names none)."""
+    if not credential or not credential.isascii():
+        raise TableRefused("invalid-credential", "send your tournament credential (or the host key) as "
+                                                 "Authorization: Bearer <value>", "Authorization")
+    tournament_id, _, rest = credential.partition(".")
+    kind, _, _ = rest.partition(".")
+    return tournament_id, kind
+
+
+def who(state: Json, credential: str | None) -> int | None:
+    """The participant a credential is (their index in the tournament's order), None for the host key; 401
+    invalid-credential for anything else (403 wrong-table for another tournament's)."""
+    tournament_id, kind = credential_parts(credential)
+    assert credential is not None
+    if tournament_id != state["tournament_id"]:
+        raise TableRefused("wrong-table", "this credential is not one of this tournament's", "Authorization")
+    digest = secret_hash(credential)
+    if kind == HOST and hmac.compare_digest(state["host"], digest):
+        return None
+    for i, person in enumerate(state["people"]):
+        if kind == PERSON and hmac.compare_digest(person["cred"], digest):
+            return i
+    raise TableRefused("invalid-credential", "not a credential of this tournament", "Authorization")
+
+
+def take_invite(state: Json, body: Json) -> None:
+    """Spend the join's invite (a private tournament needs one; a public one takes anyone while places last)."""
+    if len(state["people"]) >= state["size"]:
+        raise TableRefused("table-full", f"all {state['size']} places of this tournament are taken")
+    code = body.get("invite")
+    if code is None:
+        if not state["public"]:
+            raise TableRefused("invite-required", "this tournament is private: join with an invite", "invite")
+        return
+    digest = secret_hash(str(code).strip().upper())
+    for i, kept in enumerate(state["invites"]):
+        if hmac.compare_digest(kept, digest):
+            del state["invites"][i]
+            return
+    raise TableRefused("invalid-invite", "this invite is not one of this tournament's, or it was used", "invite")
+
+
+def add_person(state: Json, name: object, player: str) -> str:
+    """A new participant at the end of the order; their credential (answered once)."""
+    if state["status"] != OPEN:
+        raise TableRefused("illegal-action", f"this tournament is {state['status']}: nobody joins it any more")
+    if any(p["player"] == player for p in state["people"]):
+        raise TableRefused("seat-held", f"{player} is in this tournament already (one person, one place)", "player")
+    credential = f"{state['tournament_id']}.{PERSON}.{secrets.token_urlsafe(24)}"
+    taken = {p["name"] for p in state["people"]}
+    shown = display_name(name, f"Player {len(state['people']) + 1}")
+    unique, n = shown, 2
+    while unique in taken:  # the engine names participants: each name once
+        unique, n = f"{shown} ({n})", n + 1
+    state["people"].append({"name": unique, "player": player, "cred": secret_hash(credential), "left": False})
+    return credential
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a round's match went: its round's `points` (seat order) and winning seat, or the seat that
+    `forfeit`ed it (an exit that ended the match before its round was over)."""
+
+    points: list[int] | None = None
+    winner: int | None = None
+    forfeit: int | None = None
+
+
+def round_outcome(lines: list[bytes]) -> Outcome | None:
+    """How a round's match went, from its public lines: its first round's end, or the exit that ended it
+    first; None while it is played."""
+    for line in lines:
+        for event in orjson.loads(line).get("events") or ():
+            if event.get("type") == "round_ended":
+                record = event["record"]
+                return Outcome(points=[int(p) for p in record["round_points"]], winner=int(record["winner"]))
+            if event.get("type") in EXITS and isinstance(event.get("seat"), int):
+                return Outcome(forfeit=int(event["seat"]))
+    return None
+
+
+def forfeit_points(engine_state: Json, players: list[int], seat: int) -> tuple[list[int], int]:
+    """A round a seat forfeited (RULES.md B has no forfeit; *decision*, docs/tournaments.md): its person scores
+    what takes their total to the limit (they are out), the three others 0, and the round is won by the one of
+    them with the lowest total before it (equal totals: the earlier in the tournament's order)."""
+    totals, limit = engine_state["totals"], engine_state["limit"]
+    points = [0] * len(players)
+    points[seat] = max(1, limit - totals[players[seat]])
+    winner = min((s for s in range(len(players)) if s != seat), key=lambda s: (totals[players[s]], players[s]))
+    return points, winner
+
+
+def view(state: Json, version: int) -> Json:
+    """The tournament as anyone holding its id sees it: no hash, no seat credential."""
+    engine = state["engine"] or {}
+    out = {p for r in engine.get("rounds", ()) for p in r.get("eliminated", ())}
+    rnd = state["round"]
+    playing = list(rnd["players"]) if rnd is not None else []
+    people = [{"index": i, "name": p["name"], "player": p["player"], "out": i in out, "left": p["left"]}
+              for i, p in enumerate(state["people"])]
+    return {"tournament_id": state["tournament_id"], "name": state["name"], "format": state["format"],
+            "variant": state["variant"], "size": state["size"], "public": state["public"], "rated": state["rated"],
+            "clock": state["clock"], "status": state["status"], "version": version, "created": int(state["created"]),
+            "participants": people, "limit": engine.get("limit"), "first_sitters": engine.get("first_sitters"),
+            "round": None if rnd is None else {
+                "number": rnd["number"], "table_id": rnd["table_id"], "match_id": rnd.get("match_id"),
+                "players": playing,
+                "sitting_out": [i for i in range(len(people)) if i not in playing and i not in out]},
+            "rounds": state["rounds"], "standings": engine.get("standings") or [],
+            "next_players": engine.get("next_players") if state["status"] == PLAYING and rnd is None else None}
+
+
+def you(state: Json, index: int, seats: list[str] | None) -> Json:
+    """What a participant's credential adds to the view: where they play now (their seat's credential, from the
+    round's sealed seats), or that they sit out, are out, or wait for the next round."""
+    rnd = state["round"]
+    engine = state["engine"] or {}
+    out = any(index in r.get("eliminated", ()) for r in engine.get("rounds", ()))
+    found: Json = {"index": index, "name": state["people"][index]["name"],
+                   "player": state["people"][index]["player"], "left": state["people"][index]["left"],
+                   "status": "waiting", "table_id": None, "match_id": None, "seat": None, "credential": None}
+    if state["status"] == OVER:
+        found["status"] = "over"
+    elif out:
+        found["status"] = "out"
+    elif rnd is not None and index in rnd["players"] and seats is not None and rnd.get("match_id"):
+        seat = rnd["players"].index(index)
+        found.update(status="playing", table_id=rnd["table_id"], match_id=rnd["match_id"], seat=seat,
+                     credential=seats[seat])
+    elif rnd is not None and index not in rnd["players"]:
+        found["status"] = "sitting-out"
+    return found
