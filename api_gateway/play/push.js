@@ -27,9 +27,21 @@ async function serverKey() {
   return (await reply.json()).key;
 }
 
-async function subscription(key) {
+// The worker registered and active. (Not `navigator.serviceWorker.ready`: the page, /play, is outside the
+// worker's scope /play/, so `ready` would never settle; a push subscription needs only an active worker.)
+async function registered() {
   const registration = await navigator.serviceWorker.register(WORKER, { scope: SCOPE });
-  await navigator.serviceWorker.ready;
+  const worker = registration.installing || registration.waiting || registration.active;
+  if (worker && worker.state !== "activated") {
+    await new Promise((resolve) => worker.addEventListener("statechange", () => {
+      if (worker.state === "activated" || worker.state === "redundant") resolve();
+    }));
+  }
+  return registration;
+}
+
+async function subscription(key) {
+  const registration = await registered();
   const held = await registration.pushManager.getSubscription();
   if (held) return held;
   return registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: bytes(key) });

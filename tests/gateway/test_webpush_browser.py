@@ -1,0 +1,78 @@
+"""The play page's service worker (api_gateway/play/sw.js, docs/notifications.md "Web Push") in Debian's
+chromium driven by Playwright, served by a real gateway: registered at /play/sw.js with the scope /play/
+from the page at /play, and a push message in the gateway's form (as the push service test decrypts it,
+tests/gateway/test_webpush.py) shown as a notification, in the browser's language. The push message is
+handed to the worker by the DevTools protocol (ServiceWorker.deliverPushMessage): a headless browser here
+reaches no real push service."""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from .conftest import Gateway, wait_for
+
+Json = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    chromium = shutil.which("chromium")
+    assert chromium is not None, "Debian's chromium is a test tool: bash scripts/ci-system-deps.sh installs it"
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        yield launched
+        launched.close()
+
+
+REGISTER = """async () => {
+  const r = await navigator.serviceWorker.register('/play/sw.js', {scope: '/play/'});
+  const w = r.installing || r.waiting || r.active;
+  if (w.state !== 'activated') await new Promise((ok) => w.addEventListener('statechange', () => w.state === 'activated' && ok()));
+  return r.scope;
+}"""
+SHOWN = """async () => {
+  const r = await navigator.serviceWorker.getRegistration('/play/');
+  return (await r.getNotifications()).map((n) => ({title: n.title, body: n.body, tag: n.tag, data: n.data}));
+}"""
+
+
+def shown_after_push(browser: Browser, gateway: Gateway, locale: str, message: Json) -> list[Json]:
+    context = browser.new_context(locale=locale)
+    try:
+        context.grant_permissions(["notifications"], origin=gateway.url)
+        page = context.new_page()
+        page.set_default_timeout(15000)
+        page.goto(gateway.url + "/play")
+        devtools = context.new_cdp_session(page)
+        registrations: list[Json] = []
+        devtools.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
+        devtools.send("ServiceWorker.enable")
+        assert page.evaluate(REGISTER) == gateway.url + "/play/"
+        found = wait_for(lambda: [r for r in registrations if r["scopeURL"] == gateway.url + "/play/"], timeout=10)
+        devtools.send("ServiceWorker.deliverPushMessage", {"origin": gateway.url, "registrationId": found[0]["registrationId"],
+                                                           "data": json.dumps(message)})
+        shown: list[Json] = wait_for(lambda: page.evaluate(SHOWN), timeout=10)
+        return shown
+    finally:
+        context.close()
+
+
+def test_the_service_worker_shows_a_pushed_turn_and_opens_its_table(browser: Browser, gateway: Gateway) -> None:
+    message = {"type": "your-turn", "id": "msg_0f", "timestamp": "2026-12-06T05:00:00Z",
+               "data": {"table_id": "9f0c", "match_id": "5d2e", "seat": 1, "seq": 12}}
+    assert shown_after_push(browser, gateway, "en-US", message) == [
+        {"title": "Your turn", "body": "Your opponents have moved: it is your turn.", "tag": "domino-5d2e",
+         "data": {"url": "/play?table=9f0c"}}]
+
+
+def test_a_reminder_is_shown_in_the_browsers_language(browser: Browser, gateway: Gateway) -> None:
+    message = {"type": "reminder", "id": "msg_1a", "timestamp": "2026-12-06T05:00:00Z",
+               "data": {"table_id": "9f0c", "match_id": "5d2e", "seat": 1, "seq": 12, "deadline": 1796533200}}
+    shown = shown_after_push(browser, gateway, "ru-RU", message)
+    assert [(n["title"], n["tag"]) for n in shown] == [("Ваши часы идут", "domino-5d2e")]
+    assert shown[0]["body"].startswith("Сходите до ") and "2026" in shown[0]["body"]
