@@ -68,11 +68,13 @@ def credential_parts(credential: str | None) -> tuple[str, str]:
 
 def who(state: Json, credential: str | None) -> int | None:
     """The participant a credential is (their index in the tournament's order), None for the host key; 401
-    invalid-credential for anything else (403 wrong-table for another tournament's)."""
+    invalid-credential for anything else (403 wrong-table for one shaped as another tournament's)."""
     tournament_id, kind = credential_parts(credential)
     assert credential is not None
     if tournament_id != state["tournament_id"]:
-        raise TableRefused("wrong-table", "this credential is not one of this tournament's", "Authorization")
+        if len(tournament_id) == len(state["tournament_id"]) and kind in (PERSON, HOST):
+            raise TableRefused("wrong-table", "this credential is another tournament's", "Authorization")
+        raise TableRefused("invalid-credential", "not a credential of this service", "Authorization")
     digest = secret_hash(credential)
     if kind == HOST and hmac.compare_digest(state["host"], digest):
         return None
@@ -159,7 +161,7 @@ def view(state: Json, version: int) -> Json:
               for i, p in enumerate(state["people"])]
     return {"tournament_id": state["tournament_id"], "name": state["name"], "format": state["format"],
             "variant": state["variant"], "size": state["size"], "public": state["public"], "rated": state["rated"],
-            "clock": state["clock"], "status": state["status"], "version": version, "created": int(state["created"]),
+            "clock": state["clock"], "status": state["status"], "archived": state["archived"], "version": version, "created": int(state["created"]),
             "participants": people, "limit": engine.get("limit"), "first_sitters": engine.get("first_sitters"),
             "round": None if rnd is None else {
                 "number": rnd["number"], "table_id": rnd["table_id"], "match_id": rnd.get("match_id"),

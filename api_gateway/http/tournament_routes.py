@@ -127,6 +127,7 @@ class HostedTournamentSchema(Schema):
     rated = fields.Boolean()
     clock = fields.Dict(allow_none=True)
     status = fields.String(metadata={"description": "open (joining), playing or over"})
+    archived = fields.Boolean(metadata={"description": "over, and its places are in the archive"})
     version = fields.Integer(allow_none=True, metadata={
         "description": "one more at every change: poll and compare (null in the lobby)"})
     created = fields.Integer()

@@ -1,0 +1,459 @@
+"""Hosted Bykovo micro-tournaments (issue 41, docs/tournaments.md) against a real gunicorn gateway, a real engine
+and real SQLite: six people (vouched players, plain HTTP) play a whole tournament online to its end, each
+playing the first legal move that is not a pass (a pass when there is none); every round's players, seats
+and sit-outs, every elimination and the final places are checked against the test's own reading of
+RULES.md B (`Sheet`, not the code under test), the round points taken from the round's own match (the
+`round_ended` event its last move answered). A person drops out mid-tournament (their round is forfeited,
+the tournament goes on), another leaves their round's table, the gateway restarts mid-tournament, and every
+bad input is its problem."""
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import (
+    PLAYER_KEYS,
+    EngineProc,
+    Gateway,
+    gateway_env,
+    launch_gateway,
+    player_assertion,
+    wait_for,
+)
+from .test_tables import call, ok
+
+pytestmark = pytest.mark.service
+
+Json = dict[str, Any]
+HOSTED = "/v1/tournaments/hosted"
+#: RULES.md B: the limit by the number of participants at the start.
+LIMITS = {4: 100, 5: 75, 6: 60, 7: 50}
+
+
+@pytest.fixture(scope="module")
+def tour_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """Two gunicorn workers on one SQLite live store and archive, the tests' host app key (vouched players)."""
+    gw = launch_gateway(engine_proc.address, "--workers", "2",
+                        env=gateway_env(tmp_path_factory.mktemp("hosted"), GATEWAY_PLAYER_KEYS=PLAYER_KEYS))
+    yield gw
+    gw.stop()
+
+
+# ---------------------------------------------------------------- RULES.md B, as the test reads it
+
+
+def sports_places(points: list[int], winner: int) -> list[int]:
+    """B: the winner 1st, then by ascending points, equal points sharing a place (1, 2, 2, 4)."""
+    places = [0] * len(points)
+    places[winner] = 1
+    others = sorted(points[s] for s in range(len(points)) if s != winner)
+    for s in range(len(points)):
+        if s != winner:
+            places[s] = 2 + others.index(points[s])
+    return places
+
+
+@dataclass
+class Sheet:
+    """The tournament as RULES.md B says it goes, from the points of each round."""
+
+    n: int
+    first_sitters: list[int]
+    history: list[list[int]] = field(default_factory=list)   # totals after each round (history[0]: zeros)
+    played: list[dict[int, int]] = field(default_factory=list)  # each round's {participant: place}
+    gone: list[list[int]] = field(default_factory=list)      # who reached the limit in each round
+
+    def __post_init__(self) -> None:
+        self.history = [[0] * self.n]
+
+    @property
+    def limit(self) -> int:
+        return LIMITS[self.n]
+
+    @property
+    def totals(self) -> list[int]:
+        return self.history[-1]
+
+    def remaining(self) -> list[int]:
+        out = {p for g in self.gone for p in g}
+        return [p for p in range(self.n) if p not in out]
+
+    @property
+    def over(self) -> bool:
+        return len(self.remaining()) <= 3
+
+    def check_players(self, players: list[int]) -> None:
+        """The engine's choice of the round's four (`players`) is the rules' (a tie the rules leave to lot:
+        either side of it)."""
+        remaining = self.remaining()
+        assert players == sorted(players) and set(players) <= set(remaining), players  # seats follow the order
+        if len(remaining) <= 4:
+            assert players == remaining
+            return
+        assert len(players) == 4
+        if not self.played:  # round 1: the first sitters (the lot) sit out
+            assert len(self.first_sitters) == self.n - 4 and len(set(self.first_sitters)) == self.n - 4
+            assert players == [p for p in remaining if p not in self.first_sitters]
+            return
+        last = self.played[-1]
+        sat_out = [p for p in remaining if p not in last]
+        assert set(sat_out) <= set(players), (sat_out, players)  # whoever sat out plays
+        candidates = [p for p in remaining if p in last]
+        chosen = [p for p in players if p not in sat_out]
+        worse = {p: (last[p], self.totals[p]) for p in candidates}  # the worse place, then the higher total
+        for c in chosen:
+            for u in candidates:
+                if u not in chosen:
+                    assert worse[c] >= worse[u], (c, u, worse)
+
+    def record(self, players: list[int], points: list[int], winner: int) -> list[int]:
+        """A round's points (seat order); who it put out."""
+        places = sports_places(points, winner)
+        totals = list(self.totals)
+        for seat, p in enumerate(players):
+            totals[p] += points[seat]
+        self.history.append(totals)
+        self.played.append({p: places[seat] for seat, p in enumerate(players)})
+        out = [p for p in self.remaining() if totals[p] >= self.limit]
+        self.gone.append(out)
+        return out
+
+    def compare(self, a: int, b: int) -> int:
+        """B: the lower total ranks higher; equal: the better dynamics (walk back to the last round where
+        they differed: who was then behind, the higher total); 0 when only a lot tells them apart."""
+        if self.totals[a] != self.totals[b]:
+            return -1 if self.totals[a] < self.totals[b] else 1
+        for totals in reversed(self.history[:-1]):
+            if totals[a] != totals[b]:
+                return -1 if totals[a] > totals[b] else 1
+        return 0
+
+    def check_standings(self, order: list[int]) -> None:
+        """The final order: those still in, then each group put out, the latest first (a later exit ranks
+        higher); within a group by total and dynamics."""
+        groups = [self.remaining(), *reversed([g for g in self.gone if g])]
+        expected_groups = [sorted(g) for g in groups]
+        at = 0
+        for group in expected_groups:
+            assert sorted(order[at:at + len(group)]) == group, (order, expected_groups)
+            for a, b in zip(order[at:at + len(group)], order[at + 1:at + len(group)], strict=False):
+                assert self.compare(a, b) <= 0, (a, b, self.totals)
+            at += len(group)
+        ranked = sorted(self.remaining(), key=functools.cmp_to_key(self.compare))
+        assert [self.compare(a, b) for a, b in zip(ranked, order, strict=False)] == [0] * len(ranked)
+
+
+# ---------------------------------------------------------------- people at the gateway
+
+
+@dataclass
+class Person:
+    name: str
+    credential: str
+    index: int
+    player: str
+
+
+def open_tournament(gw: Gateway, size: int, **extra: Any) -> Json:
+    return ok(call(gw, "POST", HOSTED, {"size": size, "name": "Friday", **extra}), 201)
+
+
+def join_all(gw: Gateway, opened: Json, names: list[str], vouched: bool = True) -> list[Person]:
+    people = []
+    for invite, name in zip(opened["invites"], names, strict=False):
+        body: Json = {"invite": invite["code"], "name": name}
+        if vouched:
+            body["player"] = player_assertion(f"{name.lower()}-{opened['tournament_id'][:8]}")
+        joined = ok(call(gw, "POST", f"{HOSTED}/{opened['tournament_id']}/join", body))
+        people.append(Person(name, joined["credential"], joined["index"], joined["player_id"]))
+    assert [p.index for p in people] == list(range(len(names)))  # the order of joining is the tournament's
+    return people
+
+
+def first_move(actions: list[str]) -> str:
+    return next((a for a in actions if a != "pass"), actions[0])
+
+
+@dataclass
+class Play:
+    """The tournament as its people play it: each round seen from every participant's `you`, checked, its
+    moves made, its points read from its match."""
+
+    gw: Gateway
+    tournament_id: str
+    people: list[Person]
+    sheet: Sheet | None = None
+    rounds_seen: int = 0
+    #: Round number -> (points, winner) as the round's match said (its round_ended event).
+    ended: dict[int, tuple[list[int], int]] = field(default_factory=dict)
+    #: Participants who will leave (tournament leave) when they are next seated / whose table seat is left.
+    leave_at_round: dict[int, int] = field(default_factory=dict)
+    leave_table_at_round: dict[int, int] = field(default_factory=dict)
+    left: set[int] = field(default_factory=set)
+
+    def view(self, person: Person | None = None) -> Json:
+        found: Json = ok(call(self.gw, "GET", f"{HOSTED}/{self.tournament_id}",
+                              credential=person.credential if person else None))
+        return found
+
+    def round_seen(self, view: Json) -> None:
+        """A new round: its players as the rules say; each participant told their seat or that they sit out."""
+        rnd = view["round"]
+        assert self.sheet is not None
+        self.sheet.check_players(rnd["players"])
+        assert rnd["sitting_out"] == [p for p in self.sheet.remaining() if p not in rnd["players"]]
+        table: Json | None = None
+        for person in self.people:
+            you = self.view(person)["you"]
+            if you["status"] == "over" or (you["table_id"] is None and you["status"] == "waiting"):
+                continue  # moved on meanwhile (a forfeit ended the round at once)
+            if person.index in rnd["players"]:
+                assert you["status"] == "playing" and you["table_id"] == rnd["table_id"], you
+                assert you["seat"] == rnd["players"].index(person.index)
+                assert you["credential"].startswith(f"{rnd['table_id']}.{you['seat']}.")
+                if table is None:  # the round's table, as its seat sees it: the round's players, in order
+                    table = ok(call(self.gw, "GET", f"/v1/tables/{rnd['table_id']}", credential=you["credential"]))
+                    assert [s["player"] for s in table["seats"]] == [self.people[i].player for i in rnd["players"]]
+                    assert [s["name"] for s in table["seats"]] == [self.people[i].name for i in rnd["players"]]
+            elif person.index in self.sheet.remaining():
+                assert you["status"] == "sitting-out" and you["credential"] is None, you
+            else:
+                assert you["status"] == "out"
+        self.rounds_seen = rnd["number"]
+
+    def step(self) -> bool:
+        """Every seated participant makes their move if it is theirs; False when nobody could."""
+        moved = False
+        for person in self.people:
+            if person.index in self.left:
+                continue
+            you = self.view(person).get("you") or {}
+            if you.get("status") != "playing":
+                continue
+            number = self.view()["round"]["number"] if self.view()["round"] else None
+            if self.leave_at_round.get(person.index) == number:
+                ok(call(self.gw, "POST", f"{HOSTED}/{self.tournament_id}/leave", credential=person.credential))
+                self.left.add(person.index)
+                return True
+            if self.leave_table_at_round.get(person.index) == number:
+                ok(call(self.gw, "POST", f"/v1/tables/{you['table_id']}/leave", credential=you["credential"]))
+                self.leave_table_at_round.pop(person.index)
+                return True
+            legal = call(self.gw, "GET", f"/v1/matches/{you['match_id']}/legal", credential=you["credential"])
+            actions = legal.json.get("actions") if legal.status == 200 else None
+            if not actions:
+                continue
+            answer = call(self.gw, "POST", f"/v1/matches/{you['match_id']}/apply", {"action": first_move(actions)},
+                          credential=you["credential"])
+            if answer.status != 200:
+                continue  # the round was closed meanwhile
+            for event in answer.json["events"]:
+                if event["type"] == "round_ended" and number is not None and number not in self.ended:
+                    self.ended[number] = (event["record"]["round_points"], event["record"]["winner"])
+            moved = True
+        return moved
+
+    def to_the_end(self, deadline: float = 120.0) -> Json:
+        until = time.monotonic() + deadline
+        while time.monotonic() < until:
+            view = self.view()
+            if self.sheet is None and view["status"] == "playing":
+                self.sheet = Sheet(len(self.people), view["first_sitters"])
+                assert view["limit"] == self.sheet.limit
+            self.catch_up(view)
+            if view["status"] == "over":
+                return view
+            if view["round"] is not None and view["round"]["match_id"] and view["round"]["number"] > self.rounds_seen:
+                self.round_seen(view)
+            if not self.step():
+                time.sleep(0.05)
+        raise AssertionError(f"the tournament did not end within {deadline} s")
+
+    def catch_up(self, view: Json) -> None:
+        """The rounds the tournament recorded, each against the sheet: the points its match ended with (or the
+        forfeit's, docs/tournaments.md), who it put out."""
+        assert self.sheet is not None or not view["rounds"]
+        for played in view["rounds"][len(self.sheet.played) if self.sheet else 0:]:
+            assert self.sheet is not None
+            if played["forfeit"] is None:
+                assert (played["points"], played["winner"]) == tuple(self.ended[played["number"]])
+            else:
+                who = played["forfeit"]
+                seat = played["players"].index(who)
+                assert played["points"][seat] == self.sheet.limit - self.sheet.totals[who]
+                assert [p for s, p in enumerate(played["points"]) if s != seat] == [0, 0, 0]
+                others = [p for p in played["players"] if p != who]
+                expected = min(others, key=lambda p: (self.sheet.totals[p], p))  # type: ignore[union-attr]
+                assert played["players"][played["winner"]] == expected
+            out = self.sheet.record(played["players"], played["points"], played["winner"])
+            assert played["eliminated"] == out
+            assert played["places"] == sports_places(played["points"], played["winner"])
+
+
+# ---------------------------------------------------------------- a whole tournament
+
+
+def test_six_people_play_a_whole_bykovo_micro_tournament_online(tour_gw: Gateway) -> None:
+    gw = tour_gw
+    opened = open_tournament(gw, 6)
+    tid = opened["tournament_id"]
+    assert opened["tournament"]["status"] == "open" and len(opened["invites"]) == 6
+    assert all(i["link"].endswith(f"tournament={tid}&invite={i['code']}") for i in opened["invites"])
+    people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor", "Fedya"])
+    started = ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))["tournament"]
+    assert started["status"] == "playing" and started["limit"] == 60
+    play = Play(gw, tid, people)
+    began = time.monotonic()
+    final = play.to_the_end()
+    assert play.sheet is not None and play.sheet.over
+    assert len(final["rounds"]) == len(play.sheet.played) >= 2
+    order = [s["index"] for s in final["standings"]]
+    play.sheet.check_standings(order)
+    assert [s["official"] for s in final["standings"]] == [True] * 3 + [False] * 3
+    assert [s["total"] for s in final["standings"]] == [play.sheet.totals[i] for i in order]
+    assert {p["index"] for p in final["participants"] if p["out"]} == {p for g in play.sheet.gone for p in g}
+    # each round's match: archived with its seats' players, the round's (closed by the tournament: aborted)
+    def archived_record(match_id: str) -> Json | None:
+        reply = call(gw, "GET", f"/v1/matches/{match_id}/record")
+        return ok(reply) if reply.status == 200 else None
+
+    for played in final["rounds"]:
+        record = wait_for(functools.partial(archived_record, played["match_id"]))
+        assert [s["player"] for s in record["seats"]] == [people[i].player for i in played["players"]]
+    # the places are archived: the first three's Bykovo places
+    top = [people[i] for i in order[:3]]
+
+    def archived() -> bool:
+        got = [ok(call(gw, "GET", f"/v1/players/{p.player}"))["ratings"] for p in top]
+        places = [next((r["places"] for r in ratings if r["family"] == "B"), None) for ratings in got]
+        return places == [{"first": 1, "second": 0, "third": 0}, {"first": 0, "second": 1, "third": 0},
+                          {"first": 0, "second": 0, "third": 1}]
+    wait_for(archived, 30)
+    assert play.view()["archived"]
+    # nobody joins or starts it again, nobody leaves it now
+    assert call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]).json["type"].endswith(
+        "illegal-action")
+    assert call(gw, "POST", f"{HOSTED}/{tid}/leave", credential=people[0].credential).status == 409
+    print(f"six people, {len(final['rounds'])} rounds in {time.monotonic() - began:.1f} s")
+
+
+# ---------------------------------------------------------------- people dropping out, a restart
+
+
+def test_people_dropping_out_forfeit_and_the_tournament_goes_on_across_a_restart(
+        engine_proc: EngineProc, tmp_path: Path) -> None:
+    """Round 1: one player resigns their round's match (an exit of a match): they forfeit it. One who sits
+    round 1 out leaves the tournament: seated in round 2 (whoever sat out plays), their seat is resigned at
+    once: they forfeit that one. The gateway then restarts (the state is in the archive database) and the
+    other four play on to the end."""
+    env = gateway_env(tmp_path, GATEWAY_PLAYER_KEYS=PLAYER_KEYS)
+    gw = launch_gateway(engine_proc.address, "--workers", "1", env=env)
+    try:
+        opened = open_tournament(gw, 6, rated=False)
+        tid = opened["tournament_id"]
+        people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor", "Fedya"])
+        ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+        play = Play(gw, tid, people)
+        view = wait_for(lambda: (v := play.view())["round"] and v["round"]["match_id"] and v)
+        play.sheet = Sheet(6, view["first_sitters"])
+        play.round_seen(view)
+        resigner = people[view["round"]["players"][2]]
+        leaver = people[view["round"]["sitting_out"][0]]
+        left = ok(call(gw, "POST", f"{HOSTED}/{tid}/leave", credential=leaver.credential))["tournament"]
+        assert [p["left"] for p in left["participants"]] == [p is leaver for p in people]
+        you = play.view(resigner)["you"]
+        ok(call(gw, "POST", f"/v1/matches/{you['match_id']}/resign", credential=you["credential"]))
+        # round 1 forfeited by the resigner; round 2 seats the leaver and forfeits it at once
+        view = wait_for(lambda: len((v := play.view())["rounds"]) >= 2 and v)
+        play.catch_up(view)
+        assert [r["forfeit"] for r in view["rounds"][:2]] == [resigner.index, leaver.index]
+        assert play.sheet.gone[:2] == [[resigner.index], [leaver.index]]
+        assert leaver.index in view["rounds"][1]["players"]
+        out = {p["index"]: p["out"] for p in view["participants"]}
+        assert out[resigner.index] and out[leaver.index]
+        assert play.view(leaver)["you"]["status"] == "out"
+        assert call(gw, "POST", f"{HOSTED}/{tid}/leave", credential=leaver.credential).status == 200
+        play.rounds_seen = max(play.rounds_seen, 2)
+        play.left.add(leaver.index)
+    finally:
+        assert gw.stop() == 0
+    gw = launch_gateway(engine_proc.address, "--workers", "1", env=env)  # the same live store and archive
+    try:
+        play.gw = gw
+        final = play.to_the_end()
+        assert play.sheet.over and len(final["rounds"]) > 2
+        play.sheet.check_standings([s["index"] for s in final["standings"]])
+        assert {s["index"] for s in final["standings"][-2:]} == {resigner.index, leaver.index}
+        # a casual tournament's places are nobody's: archived, and no player has Bykovo places
+        wait_for(lambda: play.view()["archived"])
+        for person in people:
+            ratings = ok(call(gw, "GET", f"/v1/players/{person.player}")).get("ratings") or []
+            assert [r["places"] for r in ratings if r["family"] == "B"] in ([], [{"first": 0, "second": 0,
+                                                                                  "third": 0}])
+    finally:
+        gw.stop()
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def problem(reply: Any, status: int, name: str, field_name: str | None = None) -> None:
+    assert reply.status == status, (reply.status, reply.body[:500])
+    assert reply.headers["content-type"].startswith("application/problem+json")
+    assert reply.json["type"] == f"/v1/problems/{name}", reply.json
+    if field_name is not None:
+        assert reply.json.get("field") == field_name, reply.json
+
+
+def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
+    gw = tour_gw
+    for size in (3, 8):
+        problem(call(gw, "POST", HOSTED, {"size": size}), 400, "malformed", "size")
+    problem(call(gw, "POST", HOSTED, {"size": 5, "variant": "kozel"}), 400, "malformed", "variant")
+    problem(call(gw, "POST", HOSTED, {"size": 5, "format": "arena"}), 422, "validation-error")
+    problem(call(gw, "POST", HOSTED, {"size": 5, "clock": {"move": 30}}), 400, "malformed", "clock.on_timeout")
+    problem(call(gw, "POST", HOSTED, {"size": 5, "clock": {"move": 1, "on_timeout": "autopilot"}}), 400,
+            "malformed", "clock.move")
+    problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}"), 404, "unknown-table", "tournament_id")
+
+    opened = open_tournament(gw, 4)
+    tid = opened["tournament_id"]
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"name": "Anna"}), 403, "invite-required", "invite")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": "AAAAAAAA"}), 403, "invalid-invite", "invite")
+    people = join_all(gw, {**opened, "invites": opened["invites"][:3]}, ["Anna", "Boris", "Cyril"])
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": opened["invites"][0]["code"]}), 403,
+            "invalid-invite", "invite")  # spent
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": opened["invites"][3]["code"], "player":
+                                                       player_assertion(f"anna-{tid[:8]}")}), 409, "seat-held",
+            "player")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/start"), 401, "invalid-credential")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=people[0].credential), 403, "sealed-forbidden")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]), 409, "illegal-action")  # 3
+    problem(call(gw, "GET", f"{HOSTED}/{tid}", credential="nonsense"), 401, "invalid-credential")
+    other = open_tournament(gw, 4)
+    problem(call(gw, "GET", f"{HOSTED}/{tid}", credential=other["host_key"]), 403, "wrong-table")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/leave", credential=opened["host_key"]), 409, "not-seated")
+    fourth = ok(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": opened["invites"][3]["code"], "name": "Anna"}))
+    assert [p["name"] for p in fourth["tournament"]["participants"]] == ["Anna", "Boris", "Cyril", "Anna (2)"]
+    ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]), 409, "illegal-action")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": "AAAAAAAA"}), 409, "illegal-action")
+    assert call(gw, "GET", f"{HOSTED}/{tid}").json["limit"] == 100  # four people: 100
+
+    # a public one: the lobby, joined without an invite, a place freed before the start, then full
+    public = open_tournament(gw, 4, public=True, name="Open to all")
+    pid = public["tournament_id"]
+    assert pid in [t["tournament_id"] for t in ok(call(gw, "GET", f"{HOSTED}?limit=100"))["tournaments"]]
+    joined = [ok(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": f"G{i}"})) for i in range(4)]
+    problem(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": "G4"}), 409, "table-full")
+    ok(call(gw, "POST", f"{HOSTED}/{pid}/leave", credential=joined[1]["credential"]))
+    problem(call(gw, "GET", f"{HOSTED}/{pid}", credential=joined[1]["credential"]), 401, "invalid-credential")
+    again = ok(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": "G4"}))
+    assert [p["name"] for p in again["tournament"]["participants"]] == ["G0", "G2", "G3", "G4"]
+    problem(call(gw, "GET", f"{HOSTED}?limit=0"), 422, "validation-error")
