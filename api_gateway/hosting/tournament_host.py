@@ -45,6 +45,8 @@ Json = dict[str, Any]
 HOSTED = "domino_hosted_tournaments"
 #: Seconds between a keeper's passes over the tournaments being played.
 PERIOD = 0.5
+#: Seconds between a keeper's looks while no tournament is being played.
+IDLE_PERIOD = 5.0
 #: Seconds a worker holds a tournament's lease at most while it advances it.
 LEASE_SECONDS = 30.0
 _ATTEMPTS = 20
@@ -61,6 +63,7 @@ class HostedTournaments:
         self.rows = HostedRows(archive.repository.engine)
         self._clock = clock
         self._holder = secrets.token_bytes(8)
+        self._playing = True
 
     @property
     def engine(self) -> Any:
@@ -152,6 +155,7 @@ class HostedTournaments:
             state.update(status=PLAYING, engine=created["state"], started=self._clock())
 
         self.update(tournament_id, change)
+        self._playing = True
         row = self.advance(tournament_id)
         return {"tournament": rules.view(row.state, row.version)}
 
@@ -197,10 +201,17 @@ class HostedTournaments:
 
     # ------------------------------------------------------------ advancing
 
+    def next_pass(self) -> float:
+        """When the keeper looks next: soon while tournaments are played (a round nobody polls ends), seldom
+        when the last look found none (a start, and every participant's read, advance their own)."""
+        return self._clock() + (PERIOD if self._playing else IDLE_PERIOD)
+
     def advance_due(self) -> int:
         """A keeper's pass: every tournament being played (or over, its places not archived) advanced."""
         done = 0
-        for tournament_id in self.rows.active():
+        active = self.rows.active()
+        self._playing = bool(active)
+        for tournament_id in active:
             try:
                 self.advance(tournament_id)
                 done += 1
@@ -212,9 +223,12 @@ class HostedTournaments:
         """Move the tournament on as far as it goes now, under its lease (another worker holding it: as it
         is); the row as it then stands."""
         store = self.tables.store
+        row = self._row(tournament_id)
+        if not self._due(row):
+            return row  # a player's poll while the round is played: reads only
         name = f"tournament:{tournament_id}"
         if not store.lease(name, self._holder, LEASE_SECONDS):
-            return self._row(tournament_id)
+            return row
         try:
             row = self._row(tournament_id)
             for _ in range(_STEPS):
@@ -225,6 +239,23 @@ class HostedTournaments:
             return row
         finally:
             store.release(name, self._holder)
+
+    def _due(self, row: TournamentRow) -> bool:
+        """Whether `_step` has something to do (read only): a round to seat or deal, a round's match whose
+        round ended or that an exit ended, a participant who left still seated, places to archive."""
+        state = row.state
+        rnd = state["round"]
+        if state["status"] != PLAYING or rnd is None or not rnd.get("match_id"):
+            return (state["status"] == OVER and not state["archived"]) or state["status"] == PLAYING
+        if any(state["people"][p]["left"] for p in rnd["players"]):
+            return True
+        match_id = bytes.fromhex(rnd["match_id"])
+        try:
+            hosted = self.tables.store.hosted(match_id)
+            lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, 0)
+        except MatchExpired:
+            return True
+        return rules.round_outcome(lines) is not None
 
     def _step(self, row: TournamentRow) -> TournamentRow | None:
         """One step of the tournament from `row`, or None when nothing is to be done now."""
@@ -377,4 +408,4 @@ def install(app: Flask, tables: Any, archive: Any, store: Any, watching: Any) ->
     store) the keeper that advances the tournaments being played."""
     hosted = app.extensions[HOSTED] = HostedTournaments(tables, archive)
     if store is not None:
-        Keeper("tournaments", hosted.advance_due, lambda: time.time() + PERIOD, watching, PERIOD).start()
+        Keeper("tournaments", hosted.advance_due, hosted.next_pass, watching, PERIOD).start()

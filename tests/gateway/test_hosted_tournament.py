@@ -4,7 +4,7 @@ playing the first legal move that is not a pass (a pass when there is none); eve
 and sit-outs, every elimination and the final places are checked against the test's own reading of
 RULES.md B (`Sheet`, not the code under test), the round points taken from the round's own match (the
 `round_ended` event its last move answered). A person drops out mid-tournament (their round is forfeited,
-the tournament goes on), another leaves their round's table, the gateway restarts mid-tournament, and every
+the tournament goes on), another resigns their round's match, the gateway restarts mid-tournament, and every
 bad input is its problem."""
 from __future__ import annotations
 
