@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from api_gateway.notify.outbox import Delivery
+from api_gateway.notify.outbox import Delivery, FeedItem
 
 Json = dict[str, Any]
 #: The largest body sent: a bigger event's extra members are left out (``"truncated": true``).
@@ -166,3 +166,12 @@ def push_target(app: str) -> tuple[str, int] | None:
         return None
     match_id, _, seat = app[len(PUSH):].partition(":")
     return match_id, int(seat)
+
+
+def feed_item(told: Delivery, message: Json) -> FeedItem:
+    """A delivery as its vouched player's notification feed keeps it (`message`: its body, parsed)."""
+    data = message["data"]
+    extra = {k: v for k, v in data.items() if k not in ("table_id", "match_id", "seat", "player")}
+    return FeedItem(str(data["player"]), told.id, told.created,
+                    {"type": message["type"], "table_id": data.get("table_id"), "match_id": data.get("match_id"),
+                     "seat": data.get("seat"), "data": extra})

@@ -25,7 +25,7 @@ from api_gateway.clocks import Clocks
 from api_gateway.notify import events
 from api_gateway.notify.endpoints import Endpoint, Reach
 from api_gateway.notify.events import Seat
-from api_gateway.notify.outbox import Delivery, Outbox
+from api_gateway.notify.outbox import Delivery, FeedItem, Outbox
 from api_gateway.notify.sender import RETRIES, Sender
 from api_gateway.notify.webpush import Vapid
 from api_gateway.store import HostedMatch, MatchExpired, StoreUnavailable
@@ -35,6 +35,10 @@ log = logging.getLogger("api_gateway.notify")
 Json = dict[str, Any]
 #: Events a worker holds in memory at most before they reach the outbox.
 PENDING = 10_000
+#: What an event makes: its deliveries in the webhooks' form to every seat it concerns, and the match's seats
+#: with a push subscription (`Notifier._route` sends each where it goes).
+Told = tuple[list[Delivery], dict[int, bytes]]
+NOTHING: Told = ([], {})
 #: Seconds after a table's deal within which a seat taken counts as the one that dealt it.
 DEAL_WINDOW = 10.0
 
@@ -73,7 +77,7 @@ class Notifier:
         self.reach = reach
         self.vapid = vapid
         self._clock = clock
-        self._pending: deque[Callable[[], list[Delivery]]] = deque()
+        self._pending: deque[Callable[[], Told]] = deque()
         self._lock = threading.Lock()
         self.sender = Sender(outbox, endpoints, reach, schedule, self.flush, clock, self.stale, vapid)
 
@@ -116,7 +120,7 @@ class Notifier:
         if match_id is not None:
             self._queue(lambda: self._after_deal(table_id, str(match_id), rec))
 
-    def _queue(self, work: Callable[[], list[Delivery]]) -> None:
+    def _queue(self, work: Callable[[], Told]) -> None:
         with self._lock:
             if len(self._pending) >= PENDING:
                 EVENTS_LOST.labels("overflow").inc()
@@ -134,7 +138,9 @@ class Notifier:
                     return
                 work = self._pending.popleft()
             try:
-                self.outbox.put(work())
+                deliveries, feed = self._route(*work())
+                self.outbox.put(deliveries)
+                self.outbox.feed_add(feed, self._clock())
             except StoreUnavailable:  # the store is back soon: the event waits for the next pass
                 with self._lock:
                     self._pending.appendleft(work)
@@ -163,41 +169,45 @@ class Notifier:
         return vouched + [Seat(seat, str(rec["seats"][seat].get("player") or ""), "")
                           for seat in sorted(pushed) if seat not in known and seat < len(rec["seats"])]
 
-    def _route(self, found: list[Delivery], pushed: dict[int, bytes]) -> list[Delivery]:
-        """Where each event for a seat goes: a webhook to its host app's endpoint (if it has one), and its
-        turn, reminders and the end to its browser (if it has a push subscription)."""
-        out = []
+    def _route(self, found: list[Delivery], pushed: dict[int, bytes]) -> tuple[list[Delivery], list[FeedItem]]:
+        """Where each event for a seat goes: a webhook to its host app's endpoint (if it has one); its turn,
+        reminders and the end to its browser (if it has a push subscription); and, for a vouched player,
+        into their notification feed (but reminders: they are about a moment, queued before it)."""
+        out: list[Delivery] = []
+        feed: list[FeedItem] = []
         for told in found:
             if told.app in self.endpoints:
                 out.append(told)
-            if pushed:
-                message = orjson.loads(told.body)
-                if message["type"] in events.PUSHED and message["data"]["seat"] in pushed:
-                    out.append(events.push_of(told, message))
-        return out
+            message = orjson.loads(told.body)
+            data = message["data"]
+            if pushed and message["type"] in events.PUSHED and data["seat"] in pushed:
+                out.append(events.push_of(told, message))
+            if str(data.get("player") or "").startswith("app:") and message["type"] != "reminder":
+                feed.append(events.feed_item(told, message))
+        return out, feed
 
-    def _after_change(self, match_id: str, seat: int | None, answer: bytes) -> list[Delivery]:
+    def _after_change(self, match_id: str, seat: int | None, answer: bytes) -> Told:
         seq = orjson.loads(answer).get("seq")
         key = bytes.fromhex(match_id)
         try:
             hosted, row = self.store().seated(key)
             rec = orjson.loads(row.record)
             if not isinstance(seq, int):
-                return []
+                return NOTHING
             pushed = self._pushed(match_id)
             seats = self._targets(self._seats(rec["table_id"], rec), pushed, rec)
             if not seats:
-                return []
+                return NOTHING
             lines, _ = self.store().lines(key, hosted.viewers - 1, seq)  # the public's line of this version
         except MatchExpired:
-            return []
+            return NOTHING
         if not lines:
-            return []
+            return NOTHING
         now = self._clock()
         until = self.store().presence(key)
         away = {s.seat for s in seats if until.get(s.seat, 0.0) <= now}
         found = events.after_change(seq, orjson.loads(lines[0]), seat, rec["table_id"], match_id, seats, away, now)
-        return self._route(found + self._reminders(rec["table_id"], match_id, hosted, seq, seats), pushed)
+        return found + self._reminders(rec["table_id"], match_id, hosted, seq, seats), pushed
 
     def _reminders(self, table_id: str, match_id: str, hosted: HostedMatch, seq: int, seats: list[Seat]) -> list[Delivery]:
         """The reminder of version `seq`'s seat to move, due when its clock's share ``remind`` is left (none when
@@ -235,7 +245,7 @@ class Notifier:
         return float(self.store().presence(key).get(data["seat"], 0.0)) > self._clock()
 
     def _after_join(self, table_id: str, seat: int, unremembered: str | None, app: str | None, rec: Json,
-                    dealt: bool) -> list[Delivery]:
+                    dealt: bool) -> Told:
         now = self._clock()
         if unremembered is not None and app is not None:  # the join's write failed: now
             self.outbox.remember(table_id, seat, unremembered, app, now)
@@ -243,19 +253,19 @@ class Notifier:
         pushed = self._pushed(str(match_id)) if dealt and match_id is not None else {}
         seats = self._targets(self._seats(table_id, rec), pushed, rec)
         if not seats:
-            return []
+            return NOTHING
         found = events.after_join(table_id, match_id, seat, dealt, [s for s in seats if s.app], now)
         if dealt and match_id is not None:
             found += self._dealt_reminders(table_id, str(match_id), seats)
-        return self._route(found, pushed)
+        return found, pushed
 
-    def _after_deal(self, table_id: str, match_id: str, rec: Json) -> list[Delivery]:
+    def _after_deal(self, table_id: str, match_id: str, rec: Json) -> Told:
         pushed = self._pushed(match_id)
         seats = self._targets(self._seats(table_id, rec), pushed, rec)
         if not seats:
-            return []
+            return NOTHING
         found = events.after_deal(table_id, match_id, [s for s in seats if s.app], self._clock())
-        return self._route(found + self._dealt_reminders(table_id, match_id, seats), pushed)
+        return found + self._dealt_reminders(table_id, match_id, seats), pushed
 
 
 # ------------------------------------------------------------ the hooks the hosting calls

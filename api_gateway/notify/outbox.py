@@ -10,7 +10,9 @@ dead letter due again, its attempts counted from nothing.
 
 The outbox also remembers which host app vouched for each seat's player (`remember`, `vouched`): the
 player id (``app:<user>``) does not say which key signed its assertion; and each seat's Web Push
-subscription (`subscribe`, `subscriptions`, `forget`: `webpush`), by match and seat.
+subscription (`subscribe`, `subscriptions`, `forget`: `webpush`), by match and seat; and each vouched
+player's notification feed (`feed_add`, `feed`): what they were told, the newest `FEED_KEPT` for
+`FEED_DAYS` days, read after a cursor.
 
 Two backends, picked from the live store's URL (`open_outbox`): `SqliteOutbox`, tables of its own in a
 file beside the live store's SQLite file (``live.sqlite3`` -> ``live.notify.sqlite3``), and
@@ -19,6 +21,7 @@ when it cannot be reached.
 """
 from __future__ import annotations
 
+import re
 import secrets
 import sqlite3
 import threading
@@ -30,10 +33,15 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import orjson
+
 from api_gateway.store import StoreUnavailable
 
 #: Seconds a seat's vouching app is remembered (the longest a match may live idle).
 SEAT_TTL = 90 * 24 * 3600
+#: A player's notification feed keeps their newest items, this many at most, this many days at most.
+FEED_KEPT = 500
+FEED_DAYS = 14
 #: Seconds a delivered message's id is kept, so that the same message queued again is dropped.
 DONE_KEPT = 24 * 3600
 
@@ -56,6 +64,21 @@ class Delivery:
         """What the operator's dead-letter list shows."""
         return {"id": self.id, "app": self.app, "attempts": self.attempts, "created": self.created,
                 "error": self.error, "body": self.body.decode("utf-8", "replace")}
+
+
+@dataclass(frozen=True, slots=True)
+class FeedItem:
+    """One notification in a player's feed: the message it came from (told twice: kept once), when, and what
+    a client lists (``type``, ``table_id``, ``match_id``, ``seat``, ``data``)."""
+
+    player: str
+    message: str
+    created: float
+    item: dict[str, Any]
+
+
+class FeedCursorError(ValueError):
+    """A feed cursor that is none this outbox gave."""
 
 
 class Outbox(Protocol):
@@ -98,6 +121,14 @@ class Outbox(Protocol):
     def forget(self, match_id: str, seat: int, subscription: bytes | None = None) -> bool:
         """The seat's subscription forgotten (only if it is still `subscription`, when given): False if none was."""
 
+    def feed_add(self, items: list[FeedItem], now: float, kept: int = FEED_KEPT) -> None:
+        """Items into their players' feeds (one already there from the same message is kept as it is); each
+        feed trimmed to its newest `kept` and `FEED_DAYS` days."""
+
+    def feed(self, player: str, after: str | None, limit: int, now: float) -> list[tuple[str, dict[str, Any]]]:
+        """The player's items after the cursor `after` (None: from the oldest kept), oldest first, at most
+        `limit`: (cursor, item) each (`FeedCursorError` for a cursor this outbox never gave)."""
+
     def close(self) -> None: ...
 
 
@@ -137,6 +168,9 @@ class SqliteOutbox:
                          "PRIMARY KEY (table_id, seat)) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS push_s1 (match_id TEXT NOT NULL, seat INTEGER NOT NULL, "
                          "subscription BLOB NOT NULL, expires REAL NOT NULL, PRIMARY KEY (match_id, seat)) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS feed_s1 (n INTEGER PRIMARY KEY AUTOINCREMENT, player TEXT NOT NULL, "
+                         "message TEXT NOT NULL, created REAL NOT NULL, item BLOB NOT NULL, UNIQUE (player, message))")
+            conn.execute("CREATE INDEX IF NOT EXISTS feed_s1_player ON feed_s1 (player, n)")
 
     @contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:
@@ -258,6 +292,26 @@ class SqliteOutbox:
         changed: int = self._write(lambda conn: conn.execute(query, args).rowcount)
         return changed > 0
 
+    def feed_add(self, items: list[FeedItem], now: float, kept: int = FEED_KEPT) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.executemany("INSERT OR IGNORE INTO feed_s1 (player, message, created, item) VALUES (?, ?, ?, ?)",
+                             [(i.player, i.message, i.created, orjson.dumps({**i.item, "created": i.created}))
+                              for i in items])
+            for player in {i.player for i in items}:
+                conn.execute("DELETE FROM feed_s1 WHERE player = ? AND (created < ? OR n <= (SELECT n FROM feed_s1 "
+                             "WHERE player = ? ORDER BY n DESC LIMIT 1 OFFSET ?))",
+                             (player, now - FEED_DAYS * 86400, player, kept))
+        if items:
+            self._write(work)
+
+    def feed(self, player: str, after: str | None, limit: int, now: float) -> list[tuple[str, dict[str, Any]]]:
+        if after is not None and not (after.isdigit() and len(after) <= 18):
+            raise FeedCursorError(f"{after[:40]!r} is no cursor of this feed")
+        with self._session() as conn:
+            rows = conn.execute("SELECT n, item FROM feed_s1 WHERE player = ? AND n > ? AND created >= ? ORDER BY n "
+                                "LIMIT ?", (player, int(after or 0), now - FEED_DAYS * 86400, limit)).fetchall()
+        return [(str(n), orjson.loads(item)) for n, item in rows]
+
     def close(self) -> None:
         with self._lock:
             if self._connection is not None:
@@ -273,6 +327,8 @@ _DEAD = PREFIX + "dead"    # sorted set: dead letters by the time they died
 _ITEM = PREFIX + "d:"      # hash per delivery: app, body, attempts, created, error, claim
 _SEATS = PREFIX + "seats:"  # hash per table: seat -> "app player"
 _PUSH = PREFIX + "push:"    # hash per match: seat -> its push subscription (JSON)
+_FEED = PREFIX + "feed:"    # stream per player: its notifications (field "item": JSON), ids the cursors
+_TOLD = PREFIX + "told:"    # a feed's message already added (player and message id): kept as long as the feed
 
 # ARGV: now, lease, limit, then one fresh claim token per possible delivery.
 _CLAIM = """
@@ -305,6 +361,14 @@ _FORGET = """
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 return redis.call('HDEL', KEYS[1], ARGV[1])
 """
+# KEYS: the player's feed, its message's mark; ARGV: the item, the most kept, the oldest id kept, seconds kept.
+_FEED_ADD = """
+if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', tonumber(ARGV[4])) then return 0 end
+redis.call('XADD', KEYS[1], 'MAXLEN', tonumber(ARGV[2]), '*', 'item', ARGV[1])
+redis.call('XTRIM', KEYS[1], 'MINID', ARGV[3])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+return 1
+"""
 # KEYS: the item, due, dead; ARGV: id, now.
 _REPLAY = """
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
@@ -326,6 +390,7 @@ class RedisOutbox:
         self._settle = self._redis.register_script(_SETTLE)
         self._replay = self._redis.register_script(_REPLAY)
         self._forget = self._redis.register_script(_FORGET)
+        self._feed_add = self._redis.register_script(_FEED_ADD)
 
     def _run(self, work: Callable[[], Any]) -> Any:
         try:
@@ -425,8 +490,31 @@ class RedisOutbox:
             return bool(self._run(lambda: self._redis.hdel(_PUSH + match_id, str(seat))))
         return bool(self._run(lambda: self._forget(keys=[_PUSH + match_id], args=[str(seat), subscription])))
 
+    def feed_add(self, items: list[FeedItem], now: float, kept: int = FEED_KEPT) -> None:
+        oldest = f"{int((now - FEED_DAYS * 86400) * 1000)}-0"
+        seconds = FEED_DAYS * 86400
+
+        def work() -> None:
+            for i in items:
+                self._feed_add(keys=[_FEED + i.player, _TOLD + i.player + ":" + i.message],
+                               args=[orjson.dumps({**i.item, "created": i.created}), kept, oldest, seconds])
+        if items:
+            self._run(work)
+
+    def feed(self, player: str, after: str | None, limit: int, now: float) -> list[tuple[str, dict[str, Any]]]:
+        if after is not None and not _STREAM_ID.fullmatch(after):
+            raise FeedCursorError(f"{after[:40]!r} is no cursor of this feed")
+        start = "-" if after is None else f"({after}"
+        rows = self._run(lambda: self._redis.xrange(_FEED + player, start, "+", count=limit))
+        oldest = now - FEED_DAYS * 86400
+        found = [(_text(n), orjson.loads(fields[b"item"])) for n, fields in rows]
+        return [(n, item) for n, item in found if float(item.get("created", 0)) >= oldest]
+
     def close(self) -> None:
         self._redis.close()
+
+
+_STREAM_ID = re.compile(r"\d{1,15}-\d{1,10}")
 
 
 def _text(value: Any) -> str:

@@ -8,21 +8,27 @@
   the body what ``PushSubscription.toJSON()`` answers); its turn while away, reminders and the match's end
   are pushed to it from then on; a new one replaces it;
 - ``DELETE /v1/matches/{match_id}/push``: no more pushes to the seat.
+
+And the notification feed of a player a host app vouches for (issue 38 item 5): ``GET
+/v1/inbox/notifications?after=<cursor>&limit=`` with ``Authorization: Bearer <player assertion>`` (as ``GET
+/v1/inbox``), what the notifier told of their seats (`outbox.Outbox.feed`), for an app that was closed.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
+from flask import Response, current_app, request
 from flask.views import MethodView
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
+from api_gateway.archive.players import PlayerIdError
 from api_gateway.http.bodies import Blueprint
 from api_gateway.http.openapi import BODY, operation
-from api_gateway.http.problems import Problem, SealedForbidden, TableRefused
+from api_gateway.http.problems import Problem, SealedForbidden, SealedModeDisabled, TableRefused
 from api_gateway.http.schemas import StrictSchema
 from api_gateway.http.tables_routes import _bearer, tables
 from api_gateway.notify.notifier import Notifier
+from api_gateway.notify.outbox import FEED_DAYS, FEED_KEPT, FeedCursorError
 from api_gateway.notify.routes import NOTIFIER
 from api_gateway.notify.webpush import Subscription, SubscriptionError
 
@@ -125,3 +131,83 @@ class Push(MethodView):
         notifier.outbox.forget(match_id, seat)
         return {"match_id": match_id, "seat": seat, "subscribed": False}
 
+
+
+# ---------------------------------------------------------------- the notification feed
+
+
+class FeedArgsSchema(StrictSchema):
+    after = fields.String(validate=validate.Length(1, 40), metadata={
+        "description": "the cursor the last page answered (`next`): the items after it; none: from the oldest kept"})
+    limit = fields.Integer(validate=validate.Range(1, FEED_KEPT), load_default=100,
+                          metadata={"description": f"items at most (1 to {FEED_KEPT}; 100)"})
+
+
+class FeedItemSchema(Schema):
+    id = fields.String(required=True, metadata={"description": "this item's cursor"})
+    type = fields.String(required=True, metadata={
+        "description": "your-turn, match-over, table-dealt, invite-taken, resigned, aborted, gone (as the webhooks: "
+                       "docs/notifications.md)"})
+    created = fields.Float(required=True, metadata={"description": "when it was told (unix seconds)"})
+    table_id = fields.String(required=True)
+    match_id = fields.String(required=True, allow_none=True)
+    seat = fields.Integer(required=True, metadata={"description": "your seat at that table"})
+    data = fields.Dict(required=True, metadata={"description": "what the webhook's data says besides the ids: `seq`, "
+                                                               "`result`, `by`, `taken`"})
+
+
+class FeedSchema(Schema):
+    player_id = fields.String(required=True, metadata={"description": "the player the assertion proves"})
+    items = fields.List(fields.Nested(FeedItemSchema), required=True, metadata={
+        "description": f"oldest first; a player's newest {FEED_KEPT} of the last {FEED_DAYS} days are kept"})
+    next = fields.String(required=True, allow_none=True, metadata={
+        "description": "the cursor to ask after next time (the last item's; with no item, the one sent)"})
+    more = fields.Boolean(required=True, metadata={"description": "true: more items were there than `limit`"})
+
+
+def _player() -> str:
+    """The player a request's assertion proves (401 player-required without one, 400 invalid-player)."""
+    scheme, _, value = request.headers.get("Authorization", "").strip().partition(" ")
+    if not scheme:
+        raise TableRefused("player-required", "send your player assertion as Authorization: Bearer <assertion>",
+                           "Authorization")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise PlayerIdError("Authorization: send the player assertion as Bearer <assertion>")
+    archive = tables().archive
+    if archive is None:
+        raise PlayerIdError("player: this service keeps no players (no archive)")
+    player: str = archive.player_for(value.strip())  # 400 invalid-player: forged, expired, another app's
+    return player
+
+
+@push_blp.after_request
+def no_store(response: Response) -> Response:
+    """A feed is one person's (and a subscription answer the seat's): never kept by a cache."""
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@push_blp.route("/inbox/notifications")
+class Notifications(MethodView):
+    @push_blp.arguments(FeedArgsSchema(), location="query", as_kwargs=True)
+    @push_blp.response(200, FeedSchema)
+    @operation(push_blp, "listNotifications", "validation-error", "malformed", "player-required", "invalid-player",
+               "sealed-mode-disabled", "store-unavailable", credential=True)
+    def get(self, limit: int, after: str | None = None) -> Json:
+        """What you were told while away (Bearer: your player assertion), oldest first, after a cursor.
+
+        Every notification of your seats' matches (your turn, the end, the deal, a seat taken, a resign,
+        an abort, a victory claimed) whether or not your host app has a webhook endpoint, kept
+        14 days, the newest 500. Ask with the last answer's `next` for what came since; 400 malformed
+        names `after` when it is no cursor of this feed."""
+        player = _player()
+        notifier: Notifier | None = current_app.extensions.get(NOTIFIER)
+        if notifier is None:
+            raise SealedModeDisabled("this gateway hosts no tables (no live store): it tells nobody anything")
+        try:
+            found = notifier.outbox.feed(player, after, limit + 1, notifier.now())
+        except FeedCursorError as exc:
+            raise TableRefused("malformed", str(exc), "after") from None
+        items = [{"id": cursor, **item} for cursor, item in found[:limit]]
+        return {"player_id": player, "items": items, "next": items[-1]["id"] if items else after,
+                "more": len(found) > limit}
