@@ -42,6 +42,7 @@ from api_gateway.hosting.play import HostedPlay
 from api_gateway.hosting.presence import Presence
 from api_gateway.hosting.tables import Tables
 from api_gateway.hosting.timeouts import OUTCOMES, Timeouts
+from api_gateway.hosting.tournament_host import install as install_tournaments
 from api_gateway.http import problems
 from api_gateway.http.inbox_routes import inbox_blp
 from api_gateway.http.json_provider import FastJSONProvider
@@ -50,6 +51,7 @@ from api_gateway.http.openapi import STREAM_COMPONENTS, ShapeRules
 from api_gateway.http.routes import matches_blp, problems_blp, records_blp, variants_blp
 from api_gateway.http.schemas import EITHER_COMPONENTS, ProblemSchema
 from api_gateway.http.tables_routes import BEARER, MATCHMAKING, SEAT_STREAMS, TABLES, tables_blp
+from api_gateway.http.tournament_routes import hosted_blp
 from api_gateway.matches import Matches
 from api_gateway.notify import notifier as webhooks
 from api_gateway.notify.push_routes import push_blp
@@ -249,6 +251,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
     play = HostedPlay(matches, handoff)
     app.extensions[TABLES] = tables = Tables(play, archive, presence=presence)
     app.extensions[MATCHMAKING] = matchmaking = Matchmaking(tables)
+    install_tournaments(app, tables, archive, store, watching)
     if store is not None:  # online tables host sealed matches: their clocks run out and their ends are handed over here
         for outcome in OUTCOMES:  # every series exists (at 0) from the worker's start: the dashboard's clock panel
             metrics.CLOCK_TIMEOUTS.labels(outcome)
@@ -266,7 +269,7 @@ def create_app(config: GatewayConfig | None = None) -> Flask:
         api.spec.components.schema(name, schema=schema)
     api.spec.components.security_scheme("bearer", BEARER)
     for blueprint in (variants_blp, matches_blp, records_blp, tournaments_blp, archive_blp, tables_blp,
-                      inbox_blp, push_blp, problems_blp, operator_blp):
+                      hosted_blp, inbox_blp, push_blp, problems_blp, operator_blp):
         api.register_blueprint(blueprint)
     _instrument(app)
     register_limits(app, cfg, store)  # after _instrument: a refusal is timed and counted like any answer
