@@ -15,7 +15,10 @@ on free ports and stopped at the end:
 
 The load, for both: bench/peers/boardgameio/load.js (Node), `--matches` matches at once,
 each simulated player on its own connections, random legal moves, a new match (ours: a new
-table, both seats joined by invite, both seats' event streams open) as soon as one ends.
+table, both seats joined by invite, both seats' event streams open) as soon as one ends. Each
+player picks its move from what its server last pushed it: the peer's client from its state (its
+`playerView`), ours from its seat's view on its stream (the view's `legal` actions, as the play page
+does), so a move is one request on both (ours: its apply).
 Three loads, each run `--repeats` times with the two servers' runs interleaved (the medians
 are reported): saturation (as fast as the server answers), half of that server's saturation,
 and low (20 moves/s). For each: moves/s,

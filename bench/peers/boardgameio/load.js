@@ -9,9 +9,10 @@
  * connections, random legal moves, a new match as soon as one ends:
  *
  * - ours: a table per match (`POST /v1/tables`, two open seats, both joined by invite), each
- *   seat's event stream open (`GET /v1/matches/{id}/events`, its own connection), moves by
- *   `GET .../legal` then `POST /v1/matches/{id}/apply` with the seat's credential (a second
- *   keep-alive connection of that player);
+ *   seat's event stream open (`GET /v1/matches/{id}/events`, its own connection), moves picked
+ *   from the seat's own view on that stream (its `legal` actions, as the play page picks them)
+ *   and sent by `POST /v1/matches/{id}/apply` with the seat's credential (a second keep-alive
+ *   connection of that player);
  * - peer: a boardgame.io match made by its Lobby API (create, two joins), each player a
  *   `boardgame.io/client` Client on its own socket.io connection (websocket, `forceNew`),
  *   moves picked from the player's own view by game.js's `legalMoves`.
@@ -237,15 +238,14 @@ async function oursMatch() {
   const done = new Promise((resolve) => { finish = () => { over = true; resolve(); }; });
   playing.add(finish);
 
-  async function act(seat, seq) {
+  async function act(seat, seq, legal) {
     if (acted[seat] >= seq) return;
     acted[seat] = seq;
     try {
       await paced();
       if (over) return; // the match ended (or the run did) while this move waited for its turn
-      const legal = await call(agents[seat], 'GET', `/v1/matches/${matchId}/legal`, undefined, credentials[seat]);
-      if (!legal.actions || legal.actions.length === 0) return;
-      const action = legal.actions[Math.floor(Math.random() * legal.actions.length)];
+      if (!legal || legal.length === 0) throw new Error(`seat ${seat}'s view at ${seq} shows no legal action on its turn`);
+      const action = legal[Math.floor(Math.random() * legal.length)];
       watcher.played(seat, action);
       const sentAt = now();
       const sentPhase = phase;
@@ -279,7 +279,7 @@ async function oursMatch() {
       return;
     }
     watcher.received(seat, data);
-    if (data.turn === seat) act(seat, id === null ? data.seq : id);
+    if (data.turn === seat) act(seat, id === null ? data.seq : id, data.view && data.view.legal);
   };
   for (const seat of [0, 1]) {
     requests.push(stream(`/v1/matches/${matchId}/events`, credentials[seat], onEvent(seat), (e) => {
