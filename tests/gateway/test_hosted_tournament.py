@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from bench.redis_server import RedisServer
+
 from .conftest import (
     PLAYER_KEYS,
     EngineProc,
@@ -188,6 +190,9 @@ class Play:
     gw: Gateway
     tournament_id: str
     people: list[Person]
+    #: More gateways (one live store, one archive): each call goes to the next of `gw` and these.
+    others: list[Gateway] = field(default_factory=list)
+    calls: int = 0
     sheet: Sheet | None = None
     rounds_seen: int = 0
     #: Round number -> (points, winner) as the round's match said (its round_ended event).
@@ -197,8 +202,14 @@ class Play:
     leave_table_at_round: dict[int, int] = field(default_factory=dict)
     left: set[int] = field(default_factory=set)
 
+    def at(self) -> Gateway:
+        """The gateway of the next call (turn about when there are several)."""
+        self.calls += 1
+        gateways = [self.gw, *self.others]
+        return gateways[self.calls % len(gateways)]
+
     def view(self, person: Person | None = None) -> Json:
-        found: Json = ok(call(self.gw, "GET", f"{HOSTED}/{self.tournament_id}",
+        found: Json = ok(call(self.at(), "GET", f"{HOSTED}/{self.tournament_id}",
                               credential=person.credential if person else None))
         return found
 
@@ -218,7 +229,7 @@ class Play:
                 assert you["seat"] == rnd["players"].index(person.index)
                 assert you["credential"].startswith(f"{rnd['table_id']}.{you['seat']}.")
                 if table is None:  # the round's table, as its seat sees it: the round's players, in order
-                    table = ok(call(self.gw, "GET", f"/v1/tables/{rnd['table_id']}", credential=you["credential"]))
+                    table = ok(call(self.at(), "GET", f"/v1/tables/{rnd['table_id']}", credential=you["credential"]))
                     assert [s["player"] for s in table["seats"]] == [self.people[i].player for i in rnd["players"]]
                     assert [s["name"] for s in table["seats"]] == [self.people[i].name for i in rnd["players"]]
             elif person.index in self.sheet.remaining():
@@ -238,18 +249,18 @@ class Play:
                 continue
             number = self.view()["round"]["number"] if self.view()["round"] else None
             if self.leave_at_round.get(person.index) == number:
-                ok(call(self.gw, "POST", f"{HOSTED}/{self.tournament_id}/leave", credential=person.credential))
+                ok(call(self.at(), "POST", f"{HOSTED}/{self.tournament_id}/leave", credential=person.credential))
                 self.left.add(person.index)
                 return True
             if self.leave_table_at_round.get(person.index) == number:
-                ok(call(self.gw, "POST", f"/v1/tables/{you['table_id']}/leave", credential=you["credential"]))
+                ok(call(self.at(), "POST", f"/v1/tables/{you['table_id']}/leave", credential=you["credential"]))
                 self.leave_table_at_round.pop(person.index)
                 return True
-            legal = call(self.gw, "GET", f"/v1/matches/{you['match_id']}/legal", credential=you["credential"])
+            legal = call(self.at(), "GET", f"/v1/matches/{you['match_id']}/legal", credential=you["credential"])
             actions = legal.json.get("actions") if legal.status == 200 else None
             if not actions:
                 continue
-            answer = call(self.gw, "POST", f"/v1/matches/{you['match_id']}/apply", {"action": first_move(actions)},
+            answer = call(self.at(), "POST", f"/v1/matches/{you['match_id']}/apply", {"action": first_move(actions)},
                           credential=you["credential"])
             if answer.status != 200:
                 continue  # the round was closed meanwhile
@@ -398,6 +409,36 @@ def test_people_dropping_out_forfeit_and_the_tournament_goes_on_across_a_restart
                                                                                   "third": 0}])
     finally:
         gw.stop()
+
+
+def test_a_tournament_played_through_two_gateways_on_one_redis_and_one_database(
+        engine_proc: EngineProc, tmp_path: Path) -> None:
+    """Two gateways share the live store (Redis) and the archive database (one SQLite file here; PostgreSQL
+    in a cluster): every call goes to the other gateway than the last, and the tournament is played to its
+    end, each round seated once (the lease), as the rules say."""
+    server = RedisServer(tmp_path)
+    shared = {"GATEWAY_DATABASE": f"sqlite:///{tmp_path / 'archive.sqlite3'}", "GATEWAY_PLAYER_KEYS": PLAYER_KEYS}
+    gws: list[Gateway] = []
+    try:
+        for name in ("a", "b"):
+            gws.append(launch_gateway(engine_proc.address, "--workers", "1",
+                                      env={**gateway_env(tmp_path / name, server.url), **shared}))
+        opened = open_tournament(gws[0], 5)
+        tid = opened["tournament_id"]
+        people = join_all(gws[1], opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor"])
+        ok(call(gws[0], "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+        play = Play(gws[0], tid, people, others=[gws[1]])
+        final = play.to_the_end()
+        assert play.sheet is not None and play.sheet.limit == 75
+        play.sheet.check_standings([s["index"] for s in final["standings"]])
+        numbers = [r["number"] for r in final["rounds"]]
+        assert numbers == list(range(1, len(numbers) + 1))  # each round once, in order
+        assert len({r["table_id"] for r in final["rounds"]}) == len(numbers)
+        wait_for(lambda: play.view()["archived"])
+    finally:
+        for gw in gws:
+            gw.stop()
+        server.stop()
 
 
 # ---------------------------------------------------------------- bad input
