@@ -1066,21 +1066,78 @@ function setUpFriends() {
   setUpClockForm();
   setUpLeaderboard();
 }
-// The tables this browser holds a seat at (their credentials in localStorage): a way back to each.
-function showMyTables() {
-  const held = Object.keys(localStorage).filter((k) => k.startsWith("domino-table:"))
+// "Your games": the seats this browser holds (their credentials in localStorage) and, for a signed-in user (the
+// host app's assertion, localStorage "domino-player"), every seat of theirs, read from the gateway's inbox
+// (docs/tables.md, "The inbox"): whose turn it is, the moves not seen yet, the time left; each resumes its
+// table. The seats kept here are listed at once, then the inbox's answer replaces them (a match over leaves
+// it; a kept credential that holds no seat any more is forgotten). No answer: the kept seats stay listed.
+const INBOX_MOST = 50;     // the credentials one inbox call takes
+let inboxGen = 0;          // bumped by each listing: an answer to an older one is dropped
+function heldSeats() {
+  return Object.keys(localStorage).filter((k) => k.startsWith("domino-table:"))
     .map((k) => { try { return JSON.parse(localStorage.getItem(k)); } catch { return null; } })
     .filter((g) => g?.table?.table_id);
-  const list = $("my-tables").querySelector("ul");
-  list.replaceChildren(...held.map((g) => {
-    const li = document.createElement("li");
-    const a = document.createElement("a");
-    a.href = `/play?table=${g.table.table_id}`;
-    a.textContent = `${tableName(g.table)}: ${variantName(g.table.variant)}, ${tr("seat", seatNo(g.me))}`;
-    li.append(a);
-    return li;
-  }));
-  $("my-tables").hidden = !held.length;
+}
+function showMyTables() {
+  const gen = ++inboxGen;
+  const held = heldSeats();
+  listGames(held.map((g) => keptItem(g)));
+  readInbox(held).then((found) => {
+    if (found && gen === inboxGen) listGames(found.games.map((g) => gameItem(g, held)));
+  }).catch(() => {});    // an old gateway, no network: the kept seats stay listed
+}
+function listGames(items) {
+  $("my-tables").querySelector("ul").replaceChildren(...items);
+  $("my-tables").hidden = !items.length;
+}
+async function readInbox(held) {
+  const assertion = localStorage.getItem("domino-player");
+  const credentials = held.map((g) => g.credential).filter(Boolean).slice(0, INBOX_MOST);
+  if (!credentials.length && !assertion) return null;
+  const found = credentials.length ? await api("/v1/inbox", { credentials }, assertion || undefined)
+    : await api("/v1/inbox", undefined, assertion);
+  for (const i of found.gone ?? []) localStorage.removeItem(tableKey(credentials[i].split(".")[0]));
+  return found;
+}
+// A seat kept here, before the inbox answers: its table's link.
+function keptItem(g) {
+  const li = document.createElement("li");
+  li.dataset.table = g.table.table_id;
+  const a = document.createElement("a");
+  a.href = `/play?table=${g.table.table_id}`;
+  a.textContent = `${tableName(g.table)}: ${variantName(g.table.variant)}, ${tr("seat", seatNo(g.me))}`;
+  li.append(a);
+  return li;
+}
+// A game of the inbox: its table's link (a seat kept here) or its name (taken on another device), and what is
+// new there: "your turn · 2 new moves · 0:40 left".
+function gameItem(g, held) {
+  const li = document.createElement("li");
+  li.dataset.table = g.table_id;
+  li.classList.toggle("your-turn", g.your_turn);
+  const kept = held.some((h) => h.table.table_id === g.table_id && h.me === g.seat);
+  const head = document.createElement(kept ? "a" : "span");
+  if (kept) head.href = `/play?table=${g.table_id}`;
+  head.textContent = `${tableName(g)}: ${variantName(g.variant)}, ${tr("seat", seatNo(g.seat))}`;
+  const notes = [];
+  if (g.status === "waiting" && !g.match_id) notes.push(tr("g.waiting"));
+  else if (g.your_turn) notes.push(tr("g.your-turn"));
+  else if (g.turn != null) notes.push(tr("g.turn-of", g.seats?.[g.turn]?.name || tr("seat", seatNo(g.turn))));
+  if (g.unread) notes.push(tr("g.unread", g.unread, g.unread_more));
+  const left = inboxLeft(g);
+  if (left != null) notes.push(tr("g.left", clockText(left)));
+  if (!kept) notes.push(tr("g.elsewhere"));
+  const small = document.createElement("small");
+  small.textContent = notes.join(" · ");
+  li.append(head, " ", small);
+  return li;
+}
+// The seat's time left as the inbox said it: counted down to its deadline when its clock runs.
+function inboxLeft(g) {
+  const c = g.clocks;
+  if (!c || !Array.isArray(c.remaining)) return null;
+  const given = Number(c.remaining[g.seat] ?? 0);
+  return c.running === g.seat && c.deadline != null ? Math.max(0, Math.min(given, Number(c.deadline) - Date.now() / 1000)) : given;
 }
 function fillTablePlayers() {
   const v = variants.find((x) => x.name === $("t-variant").value);

@@ -102,8 +102,8 @@ def by_table(found: Json) -> dict[str, Json]:
     return games
 
 
-def play_until_turn(gw: Gateway, seats: list[Seated], want: int, most: int = 6) -> None:
-    """People's moves (each at its turn) until a seat other than `want` made one and it is `want`'s turn."""
+def play_until_turn(gw: Gateway, seats: list[Seated], want: int, most: int = 40) -> None:
+    """People's moves (each at its turn; a draw keeps it) until a seat other than `want` made one and it is `want`'s turn."""
     for _ in range(most):
         now = latest(gw, seats[0])
         turn = now["turn"]
