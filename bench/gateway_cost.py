@@ -17,7 +17,7 @@ In situ, the processes as `bench service` runs them (`situ`, SECONDS of load):
 
     python -P bench/gateway_cost.py situ 5 [--repeats 3] [--sample]
 
-the engine and the gateway (gunicorn, its default 2 gevent workers, the SQLite store) started by
+the engine and the gateway (gunicorn, its default 2 gevent workers, the SQLite store in a fresh file) started by
 `bench.service`'s own starters, sealed applies of real 4-player Kozel matches from wrk at saturation
 (`bench.sealed_games`, 16 connections), and each process's CPU (utime + stime, /proc) over the run
 divided by the applies served: the engine, the gateway (master and workers), wrk. With `--sample`
@@ -209,7 +209,9 @@ def in_situ(seconds: float, repeats: int, sample: bool) -> list[dict[str, float]
             os.environ.update(GATEWAY_COST_SAMPLES=str(samples),
                               PYTHONPATH=os.pathsep.join(p for p in (str(workdir), env.get("PYTHONPATH")) if p))
         try:
-            gateway = service.start_gateway(workdir, [engine], dev_token_keys("bench"), env=service.LIMITS_OFF)
+            gateway = service.start_gateway(workdir, [engine], dev_token_keys("bench"), env={
+                **service.LIMITS_OFF, "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'versions.sqlite3'}",
+                "GATEWAY_DATABASE": f"sqlite:///{workdir / 'archive.sqlite3'}"})
         finally:
             os.environ.clear()
             os.environ.update(env)
