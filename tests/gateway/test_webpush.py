@@ -204,6 +204,28 @@ def test_an_away_seat_is_pushed_its_turn_and_the_end_encrypted_for_its_browser(p
         service.stop()
 
 
+def test_an_away_seats_browser_is_reminded_before_its_clock_runs_out(pushing: tuple[Gateway, Path]) -> None:
+    gw, _ = pushing
+    service = PushService().start()
+    try:
+        # a correspondence clock scaled down: a move of 8 s, reminded with half of it left (4 s into the turn)
+        opened = ok(call(gw, "POST", "/v1/tables", {"variant": "kozel", "players": 2, "clock": {"move": 8, "remind": 0.5},
+                                                    "seats": [{"kind": "open"}, {"kind": "open"}]}), 201)
+        joined = [ok(call(gw, "POST", f"/v1/tables/{opened['table_id']}/join", {"invite": i["code"]}))
+                  for i in opened["invites"]]
+        table = Table(opened["table_id"], joined[-1]["match_id"], opened["host_key"], [j["credential"] for j in joined])
+        mover = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/seat", credential=table.host_key))["turn"]
+        subscribe(gw, table, 1 - mover, service.subscription())
+        legal = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/legal", credential=table.credentials[mover]))
+        moved = ok(call(gw, "POST", f"/v1/matches/{table.match_id}/apply", {"action": legal["actions"][0]},
+                        credential=table.credentials[mover]))
+        reminded = wait_for(lambda: [p for p in service.of(table.match_id) if p["type"] == "reminder"] or None)
+        assert [(p["data"]["seat"], p["data"]["seq"]) for p in reminded] == [(1 - mover, moved["seq"])]
+        assert isinstance(reminded[0]["data"]["deadline"], float) and not service.bad
+    finally:
+        service.stop()
+
+
 def test_a_failing_push_service_gets_the_same_message_again(pushing: tuple[Gateway, Path]) -> None:
     gw, _ = pushing
     service = PushService(fail_each=2).start()  # 500 twice, then 201: the last attempt of the schedule
