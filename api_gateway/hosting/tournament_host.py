@@ -32,9 +32,10 @@ from api_gateway.archive.hosted import OPEN, OVER, PLAYING, HostedRows, Tourname
 from api_gateway.engine import EngineIllegal, EngineProblem
 from api_gateway.hosting import records
 from api_gateway.hosting import tournament_records as rules
+from api_gateway.hosting import tournament_swiss as swiss_rules
 from api_gateway.hosting.keepers import Keeper
 from api_gateway.hosting.tables import Tables, clock_setting
-from api_gateway.http.problems import SealedForbidden, TableRefused
+from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.store import Deal, MatchExpired, StoreUnavailable
 from api_gateway.tokens import new_sealed
 
@@ -97,11 +98,14 @@ class HostedTournaments:
         """A new tournament: its id, the host key (answered once) and one invite per place."""
         self.tables.store  # noqa: B018 - 501 when sealed mode is off: the rounds are hosted tables
         clock = clock_setting(body)
-        if clock is not None:
-            records.check_clock_without_rule("bykovo", clock, rules.SEATS)
         tournament_id = secrets.token_hex(16)
         host = f"{tournament_id}.host.{secrets.token_urlsafe(24)}"
         state, codes = rules.new_state(tournament_id, {**body, "clock": clock}, host, self._clock())
+        variant, seats = state["variant"], state["seats"]
+        if clock is not None and not self.tables.matches.variant(variant).get("timeout_rule"):  # 404 unknown-variant
+            records.check_clock_without_rule(variant, clock, seats)
+        # the engine checks the variant, its player count and the options now (400), not at round 1
+        self.engine.call("NewMatch", {"variant": variant, "players": seats, "options": state["options"], "seed": 0})
         self.rows.create(tournament_id, state)
         base = base_url.rstrip("/")
         return {"tournament_id": tournament_id, "host_key": host,
@@ -140,11 +144,18 @@ class HostedTournaments:
             raise TableRefused("illegal-action", f"this tournament is {row.state['status']}: it was started "
                                                  "already")
         people = row.state["people"]
-        if not rules.SMALLEST <= len(people) <= rules.LARGEST:
-            raise TableRefused("illegal-action", f"{len(people)} joined: a Bykovo micro-tournament starts with "
-                                                 f"{rules.SMALLEST} to {rules.LARGEST} people")
-        created = orjson.loads(self.engine.call("CreateTournament", {
-            "participants": [p["name"] for p in people], "seed": secrets.randbits(63)}).answer)
+        swiss = row.state["swiss"]
+        if swiss is not None:
+            if len(people) < rules.SWISS_SMALLEST:
+                raise TableRefused("illegal-action", f"{len(people)} joined: a Swiss starts with "
+                                                     f"{rules.SWISS_SMALLEST} or more")
+            begun = {"swiss": swiss_rules.started(swiss, len(people))}
+        else:
+            if not rules.SMALLEST <= len(people) <= rules.LARGEST:
+                raise TableRefused("illegal-action", f"{len(people)} joined: a Bykovo micro-tournament starts "
+                                                     f"with {rules.SMALLEST} to {rules.LARGEST} people")
+            begun = {"engine": orjson.loads(self.engine.call("CreateTournament", {
+                "participants": [p["name"] for p in people], "seed": secrets.randbits(63)}).answer)["state"]}
 
         def change(state: Json) -> None:
             if state["status"] != OPEN:
@@ -152,7 +163,7 @@ class HostedTournaments:
                                                      "already")
             if [p["name"] for p in state["people"]] != [p["name"] for p in people]:
                 raise TableRefused("illegal-action", "someone joined or left meanwhile: start again")
-            state.update(status=PLAYING, engine=created["state"], started=self._clock())
+            state.update(status=PLAYING, started=self._clock(), **begun)
 
         self.update(tournament_id, change)
         self._playing = True
@@ -175,9 +186,9 @@ class HostedTournaments:
                 del state["people"][index]
                 return
             state["people"][index]["left"] = True
-            rnd = state["round"]
-            if rnd is not None and rnd.get("match_id") and index in rnd["players"]:
-                resign.append({"match_id": rnd["match_id"], "seat": rnd["players"].index(index)})
+            for table in rules.round_tables(state["round"]) if state["round"] is not None else ():
+                if table.get("match_id") and index in table["players"]:
+                    resign.append({"match_id": table["match_id"], "seat": table["players"].index(index)})
 
         _, row = self.update(tournament_id, change)
         for seat in resign:
@@ -196,7 +207,7 @@ class HostedTournaments:
             row = self.advance(tournament_id)
         answer = rules.view(row.state, row.version)
         if index is not None:
-            answer["you"] = rules.you(row.state, index, self._seats(row.state))
+            answer["you"] = rules.you(row.state, index, self._open_seats)
         return answer
 
     # ------------------------------------------------------------ advancing
@@ -209,7 +220,11 @@ class HostedTournaments:
     def advance_due(self) -> int:
         """A keeper's pass: every tournament being played (or over, its places not archived) advanced."""
         done = 0
-        active = self.rows.active()
+        try:
+            active = self.rows.active()
+        except ArchiveUnavailable as exc:
+            log.warning("tournaments: the archive database does not answer: %s", exc)
+            return 0
         self._playing = bool(active)
         for tournament_id in active:
             try:
@@ -241,21 +256,32 @@ class HostedTournaments:
             store.release(name, self._holder)
 
     def _due(self, row: TournamentRow) -> bool:
-        """Whether `_step` has something to do (read only): a round to seat or deal, a round's match whose
-        round ended or that an exit ended, a participant who left still seated, places to archive."""
+        """Whether `_step` has something to do (read only): a round to seat or deal, a table's match that ended
+        (a Bykovo round's: its round ended, or an exit ended it), a participant who left still seated, places to
+        archive."""
         state = row.state
         rnd = state["round"]
-        if state["status"] != PLAYING or rnd is None or not rnd.get("match_id"):
+        if state["status"] != PLAYING or rnd is None:
             return (state["status"] == OVER and not state["archived"]) or state["status"] == PLAYING
-        if any(state["people"][p]["left"] for p in rnd["players"]):
+        tables = rules.round_tables(rnd)
+        if not all(t.get("match_id") for t in tables):
             return True
-        match_id = bytes.fromhex(rnd["match_id"])
+        ended = [self._ended(state, t) for t in tables]
+        if all(e is not None for e in ended):
+            return True
+        return any(state["people"][p]["left"] for t, e in zip(tables, ended, strict=True) if e is None
+                   for p in t["players"])
+
+    def _ended(self, state: Json, table: Json) -> Any:
+        """How a table's match ended (None: it is played): a Bykovo round's `Outcome`, a Swiss match's points
+        by seat. A match the store forgot (idle beyond its time): as forfeited by its seat 0."""
+        match_id = bytes.fromhex(table["match_id"])
         try:
             hosted = self.tables.store.hosted(match_id)
             lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, 0)
         except MatchExpired:
-            return True
-        return rules.round_outcome(lines) is not None
+            return rules.Outcome(forfeit=0) if state["swiss"] is None else [0.0, 1.0]
+        return rules.round_outcome(lines) if state["swiss"] is None else swiss_rules.match_result(lines)
 
     def _step(self, row: TournamentRow) -> TournamentRow | None:
         """One step of the tournament from `row`, or None when nothing is to be done now."""
@@ -266,94 +292,110 @@ class HostedTournaments:
             return None
         rnd = state["round"]
         if rnd is None:
-            return self._seat_round(row)
-        if not rnd.get("match_id"):
+            return self._seat_round(row) if state["swiss"] is None else self._seat_swiss_round(row)
+        if not all(t.get("match_id") for t in rules.round_tables(rnd)):
             return self._deal_round(row)
-        return self._finish_round(row)
+        return self._finish_round(row) if state["swiss"] is None else self._finish_swiss_round(row)
 
-    def _seat_round(self, row: TournamentRow) -> TournamentRow:
-        """Open the next round's table (its seats for the engine's next players, in the tournament's order)."""
-        state = row.state
-        players = list(state["engine"]["next_players"])
-        number = len(state["rounds"]) + 1
+    def _open_table(self, state: Json, players: list[int], number: int) -> Json:
+        """A round's table for `players` (seats in that order), opened private and not dealt; its seats'
+        credentials made now and kept sealed (`seats`) until the deal takes the seats with them."""
         name = f"{state['name'] or 'Tournament'}: round {number}"
-        opened = self.tables.create({"variant": state["variant"], "players": rules.SEATS,
-                                     "seats": [{"kind": "open"}] * rules.SEATS, "public": False,
+        opened = self.tables.create({"variant": state["variant"], "players": len(players),
+                                     "options": state.get("options") or {},
+                                     "seats": [{"kind": "open"}] * len(players), "public": False,
                                      "rated": state["rated"], "on_leave": "bot", "name": name[:60],
                                      "clock": state["clock"]}, "http://localhost")
-        seats = [f"{opened['table_id']}.{s}.{secrets.token_urlsafe(24)}" for s in range(rules.SEATS)]
-        sealed = self.tables.matches.keys.seal(new_sealed(orjson.dumps(seats)))
+        seats = [f"{opened['table_id']}.{s}.{secrets.token_urlsafe(24)}" for s in range(len(players))]
+        return {"table_id": opened["table_id"], "match_id": None, "players": players,
+                "seats": self.tables.matches.keys.seal(new_sealed(orjson.dumps(seats)))}
+
+    def _seat_round(self, row: TournamentRow) -> TournamentRow:
+        """Open the next Bykovo round's table (its seats for the engine's next players, in the tournament's
+        order)."""
+        state = row.state
+        number = len(state["rounds"]) + 1
+        table = self._open_table(state, list(state["engine"]["next_players"]), number)
 
         def change(s: Json) -> None:
             if s["round"] is None and s["status"] == PLAYING:
-                s["round"] = {"number": number, "table_id": opened["table_id"], "match_id": None,
-                              "players": players, "seats": sealed}
+                s["round"] = {"number": number, **table}
+
+        _, written = self.update(row.tournament_id, change)
+        return written
+
+    def _seat_swiss_round(self, row: TournamentRow) -> TournamentRow:
+        """Pair the next Swiss round (`tournament_swiss.pair`) and open a table for each pair."""
+        state = row.state
+        number = len(state["rounds"]) + 1
+        still = [i for i, p in enumerate(state["people"]) if not p["left"]]
+        pairs, bye = swiss_rules.pair(state["swiss"], still)
+        tables = [self._open_table(state, pair, number) for pair in pairs]
+
+        def change(s: Json) -> None:
+            if s["round"] is None and s["status"] == PLAYING:
+                s["round"] = {"number": number, "tables": tables, "bye": bye}
 
         _, written = self.update(row.tournament_id, change)
         return written
 
     def _deal_round(self, row: TournamentRow) -> TournamentRow:
-        """Take the round's four seats for its players (fresh credentials, their names and player ids) and deal
-        its match, in one write of the table; a participant who left is resigned at once (a forfeit)."""
+        """Take each of the round's tables' seats for its players (fresh credentials, their names and player ids)
+        and deal its match, in one write of the table; a participant who left is resigned at once (a forfeit)."""
         state = row.state
-        rnd = state["round"]
-        seats = self._seats(state) or []
-        people = [state["people"][p] for p in rnd["players"]]
+        dealt: dict[str, str] = {}
+        for table in rules.round_tables(state["round"]):
+            if table.get("match_id"):
+                continue
+            seats = self._open_seats(table["seats"])
+            people = [state["people"][p] for p in table["players"]]
 
-        def seat_all(rec: Json) -> tuple[str, Deal | None]:
-            if rec["match_id"] is not None:
-                return str(rec["match_id"]), None
-            for s, person in enumerate(people):
-                rec["seats"][s].update(taken=True, name=person["name"], cred=records.secret_hash(seats[s]),
-                                       invite=None, player=person["player"], bot=None)
-            deal = self.tables.deal(rec)
-            return str(rec["match_id"]), deal
+            def seat_all(rec: Json, seats: list[str] = seats, people: list[Json] = people) -> tuple[str, Deal | None]:
+                if rec["match_id"] is not None:
+                    return str(rec["match_id"]), None
+                for s, person in enumerate(people):
+                    rec["seats"][s].update(taken=True, name=person["name"], cred=records.secret_hash(seats[s]),
+                                           invite=None, player=person["player"], bot=None)
+                deal = self.tables.deal(rec)  # sets the record's match_id
+                return str(rec["match_id"]), deal
 
-        match_id, _ = self.tables.update(rnd["table_id"], seat_all)
+            dealt[table["table_id"]], _ = self.tables.update(table["table_id"], seat_all)
 
         def change(s: Json) -> None:
-            if s["round"] is not None and s["round"]["table_id"] == rnd["table_id"]:
-                s["round"]["match_id"] = match_id
-                s["round"]["dealt"] = self._clock()
+            for t in rules.round_tables(s["round"]) if s["round"] is not None else ():
+                if t["table_id"] in dealt:
+                    t.update(match_id=dealt[t["table_id"]], dealt=self._clock())
 
         _, written = self.update(row.tournament_id, change)
-        for s, person in enumerate(people):
-            if person["left"]:
-                self._resign(match_id, s)
-                break
+        for table in rules.round_tables(state["round"]):
+            if table["table_id"] in dealt:
+                left = [s for s, p in enumerate(table["players"]) if state["people"][p]["left"]]
+                if left:
+                    self._resign(dealt[table["table_id"]], left[0])
         return written
 
+    def _resign_leavers(self, state: Json) -> None:
+        """Whoever left while seated at a table still played: their seat resigns (a forfeit, a lost match)."""
+        for table in rules.round_tables(state["round"]):
+            left = [s for s, p in enumerate(table["players"]) if state["people"][p]["left"]]
+            if left and self._ended(state, table) is None:
+                self._resign(table["match_id"], left[0])
+
     def _finish_round(self, row: TournamentRow) -> TournamentRow | None:
-        """The round's match ended its round (or an exit ended it): record it, close its table's match."""
+        """The Bykovo round's match ended its round (or an exit ended it): record it, close its table's match."""
         state = row.state
         rnd = state["round"]
-        match_id = bytes.fromhex(rnd["match_id"])
-        store = self.tables.store
-        try:
-            hosted = store.hosted(match_id)
-            lines, _ = store.lines(match_id, hosted.viewers - 1, 0)
-        except MatchExpired:
-            lines = []
-            hosted = None
-        outcome = rules.round_outcome(lines)
+        outcome = self._ended(state, rnd)
         if outcome is None:
-            if hosted is not None:
-                left = [s for s, p in enumerate(rnd["players"]) if state["people"][p]["left"]]
-                if left:  # left while the round was dealt: forfeits now
-                    self._resign(rnd["match_id"], left[0])
-                return None
-            outcome = rules.Outcome(forfeit=0)  # the store forgot it (idle past its time): its first seat forfeits
+            self._resign_leavers(state)
+            return None
         forfeit = outcome.forfeit
         if outcome.points is not None and outcome.winner is not None:
             points, winner = outcome.points, outcome.winner
         else:
             forfeit = forfeit or 0
             points, winner = rules.forfeit_points(state["engine"], rnd["players"], forfeit)
-        if hosted is not None and not hosted.over:  # the round is recorded: its table's match closes
-            try:
-                self.tables.play.act(rnd["match_id"], winner, "EndMatch", {"seat": winner, "how": "abort"})
-            except EngineIllegal:
-                pass  # over meanwhile
+        self._close(rnd["match_id"], winner)
         recorded = orjson.loads(self.engine.call("RecordTournamentRound", {
             "state": state["engine"], "points": points, "winner": winner}).answer)
 
@@ -374,10 +416,37 @@ class HostedTournaments:
         _, written = self.update(row.tournament_id, change)
         return written
 
-    def _archive(self, row: TournamentRow) -> TournamentRow:
+    def _finish_swiss_round(self, row: TournamentRow) -> TournamentRow | None:
+        """Every match of the Swiss round is over: their results into the points; the last round ends it."""
         state = row.state
-        players = [p["player"] if state["rated"] else None for p in state["people"]]
-        self.archive.finish_tournament(row.tournament_id, players, state["engine"]["standings"])
+        rnd = state["round"]
+        results = [self._ended(state, t) for t in rnd["tables"]]
+        if any(r is None for r in results):
+            self._resign_leavers(state)
+            return None
+
+        def change(s: Json) -> None:
+            if s["round"] is None or s["round"]["number"] != rnd["number"]:
+                return  # recorded meanwhile
+            pairs = [t["players"] for t in rnd["tables"]]
+            swiss_rules.record(s["swiss"], pairs, results, rnd["bye"])
+            s["rounds"].append({"number": rnd["number"], "bye": rnd["bye"], "tables": [
+                {"table_id": t["table_id"], "match_id": t["match_id"], "players": t["players"], "result": r}
+                for t, r in zip(rnd["tables"], results, strict=True)]})
+            s["round"] = None
+            if rnd["number"] >= s["swiss"]["rounds"]:
+                s.update(status=OVER, finished=self._clock())
+
+        _, written = self.update(row.tournament_id, change)
+        return written
+
+    def _archive(self, row: TournamentRow) -> TournamentRow:
+        """A Bykovo tournament's places into the archive (`finish_tournament`: the players' Bykovo places). A
+        Swiss's matches were archived as they ended, as any table's; the archive keeps no Swiss standings yet."""
+        state = row.state
+        if state["swiss"] is None:
+            players = [p["player"] if state["rated"] else None for p in state["people"]]
+            self.archive.finish_tournament(row.tournament_id, players, state["engine"]["standings"])
 
         def change(s: Json) -> None:
             s["archived"] = True
@@ -387,19 +456,24 @@ class HostedTournaments:
 
     # ------------------------------------------------------------ helpers
 
-    def _seats(self, state: Json) -> list[str] | None:
-        """The round's seat credentials (sealed in the state with the gateway's state keys), or None."""
-        rnd = state["round"]
-        if rnd is None:
-            return None
-        found: list[str] = orjson.loads(self.tables.matches.keys.open(rnd["seats"]).state)
+    def _open_seats(self, sealed: str) -> list[str]:
+        """A table's seat credentials, sealed in the state with the gateway's state keys."""
+        found: list[str] = orjson.loads(self.tables.matches.keys.open(sealed).state)
         return found
+
+    def _close(self, match_id: str, seat: int) -> None:
+        """A recorded Bykovo round's table: its match ends (aborted, as `seat`: no rating; the next round is the
+        tournament's, at a new table)."""
+        try:
+            self.tables.play.act(match_id, seat, "EndMatch", {"seat": seat, "how": "abort"})
+        except (EngineIllegal, MatchExpired, UnknownMatch):
+            pass  # over meanwhile, or forgotten
 
     def _resign(self, match_id: str, seat: int) -> None:
         """The seat of a participant who left resigns its round's match (their forfeit)."""
         try:
             self.tables.play.act(match_id, seat, "EndMatch", {"seat": seat, "how": "resign"})
-        except (EngineIllegal, MatchExpired):
+        except (EngineIllegal, MatchExpired, UnknownMatch):
             pass  # over already: that round is recorded as it ended
 
 

@@ -13,46 +13,65 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from api_gateway.archive.hosted import OPEN, OVER, PLAYING
+from api_gateway.hosting import tournament_swiss as swiss_rules
 from api_gateway.hosting.records import display_name, new_invite, secret_hash
+from api_gateway.hosting.tournament_swiss import EXITS
 from api_gateway.http.problems import TableRefused
 from api_gateway.tokens import HOST
 
 Json = dict[str, Any]
-#: The formats a hosted tournament may have, and the variant each plays.
-FORMATS = {"bykovo": "bykovo"}
+#: The formats a hosted tournament may have.
+BYKOVO, SWISS = "bykovo", "swiss"
 #: People in a Bykovo micro-tournament (RULES.md B), and at each round's table.
 SMALLEST, LARGEST, SEATS = 4, 7, 4
+#: Places of a Swiss.
+SWISS_SMALLEST, SWISS_LARGEST = 2, 64
 PERSON = "p"
-#: The events of a round's match that end it by an exit of one seat before its round is over: that seat forfeits.
-EXITS = frozenset({"resigned", "gone", "aborted", "timed_out"})
 
 
 def new_state(tournament_id: str, body: Json, host: str, now: float) -> tuple[Json, list[str]]:
-    """A new tournament's state and its invite codes (one per place), from an open request."""
-    fmt = body.get("format") or "bykovo"
-    variant = body.get("variant") or FORMATS.get(fmt)
-    if fmt not in FORMATS:
-        raise TableRefused("malformed", f"format: {fmt!r} is not hosted yet (bykovo)", "format")
-    if variant != FORMATS[fmt]:
-        raise TableRefused("malformed", f"variant: a {fmt} tournament plays {FORMATS[fmt]}, not {variant!r}",
-                           "variant")
-    size = body["size"]
-    if not SMALLEST <= size <= LARGEST:
-        raise TableRefused("malformed", f"size: a Bykovo micro-tournament has {SMALLEST} to {LARGEST} people "
-                                        f"(RULES.md B), not {size}", "size")
+    """A new tournament's state and its invite codes (one per place), from an open request (the variant and
+    options are the engine's to check: `HostedTournaments.open`)."""
+    fmt = body.get("format") or BYKOVO
+    size, rounds = body["size"], body.get("rounds")
+    if fmt == BYKOVO:
+        variant = body.get("variant") or BYKOVO
+        if variant != BYKOVO:
+            raise TableRefused("malformed", f"variant: a Bykovo micro-tournament plays bykovo, not {variant!r}",
+                               "variant")
+        if not SMALLEST <= size <= LARGEST:
+            raise TableRefused("malformed", f"size: a Bykovo micro-tournament has {SMALLEST} to {LARGEST} people "
+                                            f"(RULES.md B), not {size}", "size")
+        if rounds is not None:
+            raise TableRefused("malformed", "rounds: a Bykovo micro-tournament plays until 3 or fewer remain",
+                               "rounds")
+    elif fmt == SWISS:
+        variant = body.get("variant")
+        if not variant:
+            raise TableRefused("malformed", "variant: name the 2-player variant every match of the Swiss plays",
+                               "variant")
+        if not SWISS_SMALLEST <= size <= SWISS_LARGEST:
+            raise TableRefused("malformed", f"size: a Swiss has {SWISS_SMALLEST} to {SWISS_LARGEST} places", "size")
+        if rounds is None:
+            raise TableRefused("malformed", "rounds: a Swiss plays a set number of rounds (1-20)", "rounds")
+    else:
+        raise TableRefused("malformed", f"format: {fmt!r} is not hosted (bykovo, swiss)", "format")
     codes = [new_invite() for _ in range(size)]
     state: Json = {"tournament_id": tournament_id, "format": fmt, "variant": variant, "size": size,
+                   "options": body.get("options") or {}, "seats": SEATS if fmt == BYKOVO else 2,
                    "name": display_name(body.get("name"), "") or None, "public": bool(body.get("public", False)),
                    "rated": bool(body.get("rated", True)), "clock": body.get("clock"),
                    "created": now, "host": secret_hash(host), "status": OPEN, "archived": False,
                    "people": [], "invites": [secret_hash(c) for c in codes],
-                   "engine": None, "round": None, "rounds": []}
+                   "engine": None, "swiss": None if fmt == BYKOVO else {"rounds": rounds},
+                   "round": None, "rounds": []}
     return state, codes
 
 
@@ -151,43 +170,72 @@ def forfeit_points(engine_state: Json, players: list[int], seat: int) -> tuple[l
     return points, winner
 
 
+def round_tables(rnd: Json) -> list[Json]:
+    """A round's tables ({table_id, match_id, players, seats}): a Swiss round's several, a Bykovo round's one
+    (the round itself)."""
+    tables: list[Json] = rnd["tables"] if "tables" in rnd else [rnd]
+    return tables
+
+
+def gone(state: Json) -> set[int]:
+    """The participants who play no more: eliminated (Bykovo), or who left (Swiss: no more pairings)."""
+    if state["format"] == SWISS:
+        return {i for i, p in enumerate(state["people"]) if p["left"]}
+    return {p for r in (state["engine"] or {}).get("rounds", ()) for p in r.get("eliminated", ())}
+
+
 def view(state: Json, version: int) -> Json:
     """The tournament as anyone holding its id sees it: no hash, no seat credential."""
     engine = state["engine"] or {}
-    out = {p for r in engine.get("rounds", ()) for p in r.get("eliminated", ())}
+    out = gone(state)
     rnd = state["round"]
-    playing = list(rnd["players"]) if rnd is not None else []
+    tables = round_tables(rnd) if rnd is not None else []
+    playing = [p for t in tables for p in t["players"]]
     people = [{"index": i, "name": p["name"], "player": p["player"], "out": i in out, "left": p["left"]}
               for i, p in enumerate(state["people"])]
+    swiss = state.get("swiss")
+    if swiss is not None and "points" in swiss:
+        standings = swiss_rules.standings(swiss, [p["name"] for p in state["people"]], state["status"] == OVER)
+    else:
+        standings = engine.get("standings") or []
     return {"tournament_id": state["tournament_id"], "name": state["name"], "format": state["format"],
-            "variant": state["variant"], "size": state["size"], "public": state["public"], "rated": state["rated"],
-            "clock": state["clock"], "status": state["status"], "archived": state["archived"], "version": version, "created": int(state["created"]),
+            "variant": state["variant"], "options": state.get("options") or {}, "size": state["size"],
+            "public": state["public"], "rated": state["rated"], "clock": state["clock"], "status": state["status"],
+            "archived": state["archived"], "version": version, "created": int(state["created"]),
+            "rounds_to_play": None if swiss is None else swiss["rounds"],
             "participants": people, "limit": engine.get("limit"), "first_sitters": engine.get("first_sitters"),
             "round": None if rnd is None else {
-                "number": rnd["number"], "table_id": rnd["table_id"], "match_id": rnd.get("match_id"),
-                "players": playing,
+                "number": rnd["number"], "table_id": rnd.get("table_id"), "match_id": rnd.get("match_id"),
+                "players": playing, "bye": rnd.get("bye"),
+                "tables": [{"table_id": t["table_id"], "match_id": t.get("match_id"), "players": t["players"]}
+                           for t in tables],
                 "sitting_out": [i for i in range(len(people)) if i not in playing and i not in out]},
-            "rounds": state["rounds"], "standings": engine.get("standings") or [],
+            "rounds": state["rounds"], "standings": standings,
             "next_players": engine.get("next_players") if state["status"] == PLAYING and rnd is None else None}
 
 
-def you(state: Json, index: int, seats: list[str] | None) -> Json:
+def you(state: Json, index: int, open_seats: Callable[[str], list[str]]) -> Json:
     """What a participant's credential adds to the view: where they play now (their seat's credential, from the
-    round's sealed seats), or that they sit out, are out, or wait for the next round."""
+    round's sealed seats: `open_seats`), or that they sit out (a Swiss bye too), are out, or wait for the next
+    round."""
     rnd = state["round"]
-    engine = state["engine"] or {}
-    out = any(index in r.get("eliminated", ()) for r in engine.get("rounds", ()))
     found: Json = {"index": index, "name": state["people"][index]["name"],
                    "player": state["people"][index]["player"], "left": state["people"][index]["left"],
                    "status": "waiting", "table_id": None, "match_id": None, "seat": None, "credential": None}
     if state["status"] == OVER:
         found["status"] = "over"
-    elif out:
+        return found
+    if index in gone(state):
         found["status"] = "out"
-    elif rnd is not None and index in rnd["players"] and seats is not None and rnd.get("match_id"):
-        seat = rnd["players"].index(index)
-        found.update(status="playing", table_id=rnd["table_id"], match_id=rnd["match_id"], seat=seat,
-                     credential=seats[seat])
-    elif rnd is not None and index not in rnd["players"]:
-        found["status"] = "sitting-out"
+        return found
+    if rnd is None:
+        return found
+    for table in round_tables(rnd):
+        if index in table["players"]:
+            if table.get("match_id"):
+                seat = table["players"].index(index)
+                found.update(status="playing", table_id=table["table_id"], match_id=table["match_id"], seat=seat,
+                             credential=open_seats(table["seats"])[seat])
+            return found
+    found["status"] = "sitting-out"
     return found

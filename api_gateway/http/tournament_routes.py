@@ -13,7 +13,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from api_gateway.hosting.tournament_host import HOSTED, HostedTournaments
 from api_gateway.http.bodies import Blueprint
 from api_gateway.http.openapi import BODY, ENGINE, operation
-from api_gateway.http.schemas import OneOf, StrictBoolean, StrictInteger, StrictSchema
+from api_gateway.http.schemas import OneOf, OptionValue, StrictBoolean, StrictInteger, StrictSchema
 from api_gateway.http.tables_routes import link_base
 
 Json = dict[str, Any]
@@ -50,12 +50,18 @@ def hosted() -> HostedTournaments:
 
 
 class HostedNewTournamentSchema(StrictSchema):
-    format = fields.String(validate=OneOf(["bykovo"]), metadata={
-        "description": "bykovo (the default): the micro-tournament of RULES.md B, four play each round"})
+    format = fields.String(validate=OneOf(["bykovo", "swiss"]), metadata={
+        "description": "bykovo (the default): the micro-tournament of RULES.md B, four play each round; swiss: "
+                       "a set number of rounds of 2-player matches, paired by score without repeats"})
     variant = fields.String(validate=validate.Length(1, 200), metadata={
-        "description": "the variant every round plays (a bykovo tournament: bykovo, the default)"})
+        "description": "the variant every match plays (bykovo: bykovo, the default; swiss: any with 2 players)"})
+    options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
+        "description": "every match's options, as a table's (a Swiss of Kozel to 25: {\"target\": 25})"})
     size = StrictInteger(required=True, validate=validate.Range(1, 64), metadata={
-        "description": "places: 4 to 7 for Bykovo (it starts with 4 or more of them taken)", "example": 6})
+        "description": "places: 4 to 7 for Bykovo (it starts with 4 or more of them taken), 2 to 64 for a Swiss",
+        "example": 6})
+    rounds = StrictInteger(validate=validate.Range(1, 20), metadata={
+        "description": "a Swiss's rounds (required there; a Bykovo tournament plays until 3 or fewer remain)"})
     name = fields.String(validate=validate.Length(1, 60))
     public = StrictBoolean(metadata={"description": "listed in the lobby (GET /v1/tournaments/hosted) and joined "
                                                     "without an invite; default false: by invite"})
@@ -88,9 +94,18 @@ class HostedParticipantSchema(Schema):
     left = fields.Boolean(metadata={"description": "left the tournament (forfeits)"})
 
 
+class HostedTableNowSchema(Schema):
+    table_id = fields.String()
+    match_id = fields.String(allow_none=True)
+    players = fields.List(fields.Integer(), metadata={"description": "participants by seat"})
+    result = fields.List(fields.Float(), metadata={"description": "a Swiss match played: each seat's points"})
+
+
 class HostedRoundNowSchema(Schema):
     number = fields.Integer()
-    table_id = fields.String()
+    table_id = fields.String(allow_none=True, metadata={"description": "a Bykovo round's table (a Swiss: null)"})
+    tables = fields.List(fields.Nested(HostedTableNowSchema), metadata={"description": "the round's tables"})
+    bye = fields.Integer(allow_none=True, metadata={"description": "a Swiss round's bye (1 point), or null"})
     match_id = fields.String(allow_none=True, metadata={"description": "null until its seats are taken and dealt"})
     players = fields.List(fields.Integer(), metadata={"description": "participants at seats 0-3, in order"})
     sitting_out = fields.List(fields.Integer())
@@ -98,6 +113,9 @@ class HostedRoundNowSchema(Schema):
 
 class HostedRoundPlayedSchema(Schema):
     number = fields.Integer()
+    tables = fields.List(fields.Nested(HostedTableNowSchema), metadata={
+        "description": "a Swiss round: each match, with its `result`"})
+    bye = fields.Integer(allow_none=True)
     table_id = fields.String()
     match_id = fields.String()
     players = fields.List(fields.Integer())
@@ -112,8 +130,10 @@ class HostedStandingSchema(Schema):
     participant = fields.String()
     index = fields.Integer()
     place = fields.Integer()
-    total = fields.Integer()
+    total = fields.Integer(metadata={"description": "Bykovo: the total (lower is better)"})
     out = fields.Boolean()
+    score = fields.Float(metadata={"description": "Swiss: points (a win 1, a draw 1/2, a bye 1)"})
+    buchholz = fields.Float(metadata={"description": "Swiss: the sum of the opponents' points (the tie-break)"})
     official = fields.Boolean()
 
 
@@ -122,7 +142,9 @@ class HostedTournamentSchema(Schema):
     name = fields.String(allow_none=True)
     format = fields.String()
     variant = fields.String()
+    options = fields.Dict()
     size = fields.Integer()
+    rounds_to_play = fields.Integer(allow_none=True, metadata={"description": "a Swiss's rounds (Bykovo: null)"})
     public = fields.Boolean()
     rated = fields.Boolean()
     clock = fields.Dict(allow_none=True)
@@ -189,7 +211,7 @@ class HostedList(MethodView):
     @hosted_blp.arguments(HostedNewTournamentSchema(), examples={"bykovo": {"summary": "Bykovo for six", "value": {
         "format": "bykovo", "size": 6, "name": "Friday", "public": False}}})
     @hosted_blp.response(201, HostedNewTournamentAnswerSchema)
-    @operation(hosted_blp, "createHostedTournament", *BODY, "malformed", *_HOSTING)
+    @operation(hosted_blp, "createHostedTournament", *BODY, "malformed", "unknown-variant", *_HOSTING, *ENGINE)
     def post(self, body: Json) -> tuple[Json, int]:
         """Open a hosted tournament: its id, the host key (once) and one invite per place.
 

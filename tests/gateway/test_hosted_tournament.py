@@ -462,6 +462,18 @@ def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
     problem(call(gw, "POST", HOSTED, {"size": 5, "clock": {"move": 1, "on_timeout": "autopilot"}}), 400,
             "malformed", "clock.move")
     problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}"), 404, "unknown-table", "tournament_id")
+    problem(call(gw, "POST", HOSTED, {"size": 5, "rounds": 3}), 400, "malformed", "rounds")
+    problem(call(gw, "POST", HOSTED, {"size": 8, "format": "swiss", "variant": "kozel"}), 400, "malformed",
+            "rounds")
+    problem(call(gw, "POST", HOSTED, {"size": 8, "format": "swiss", "rounds": 3}), 400, "malformed", "variant")
+    problem(call(gw, "POST", HOSTED, {"size": 1, "format": "swiss", "variant": "kozel", "rounds": 3}), 400,
+            "malformed", "size")
+    problem(call(gw, "POST", HOSTED, {"size": 8, "format": "swiss", "variant": "bykovo", "rounds": 3}), 400,
+            "malformed")  # bykovo is for four
+    problem(call(gw, "POST", HOSTED, {"size": 8, "format": "swiss", "variant": "chess", "rounds": 3}), 400,
+            "malformed", "variant")
+    problem(call(gw, "POST", HOSTED, {"size": 8, "format": "swiss", "variant": "kozel", "rounds": 3,
+                                      "options": {"target": "far"}}), 400, "malformed")
 
     opened = open_tournament(gw, 4)
     tid = opened["tournament_id"]
@@ -498,3 +510,188 @@ def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
     again = ok(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": "G4"}))
     assert [p["name"] for p in again["tournament"]["participants"]] == ["G0", "G2", "G3", "G4"]
     problem(call(gw, "GET", f"{HOSTED}?limit=0"), 422, "validation-error")
+
+
+# ---------------------------------------------------------------- Swiss
+
+
+def swiss_points(event: Json, seat: int) -> float:
+    """docs/tournaments.md's Swiss result of a seat from its match's last events: an exit loses, else the
+    match's winners and losers (neither or both: a draw)."""
+    if event["type"] in ("resigned", "gone", "aborted", "timed_out"):
+        return 0.0 if event["seat"] == seat else 1.0
+    winners, losers, other = set(event["winners"]), set(event["losers"]), 1 - seat
+    if (seat in winners and other not in winners) or (other in losers and seat not in losers):
+        return 1.0
+    if (other in winners and seat not in winners) or (seat in losers and other not in losers):
+        return 0.0
+    return 0.5
+
+
+@dataclass
+class SwissSheet:
+    """A Swiss as docs/tournaments.md states it: points, Buchholz, the order; pairs top-down without repeats."""
+
+    n: int
+    points: list[float] = field(default_factory=list)
+    met: list[list[int]] = field(default_factory=list)
+    byes: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.points, self.met = [0.0] * self.n, [[] for _ in range(self.n)]
+
+    def key(self, p: int) -> tuple[float, float, int]:
+        return (-self.points[p], -sum(self.points[o] for o in self.met[p]), p)
+
+    def pairing(self, players: list[int]) -> tuple[list[list[int]], int | None]:
+        ranked = sorted(players, key=self.key)
+        bye = None
+        if len(ranked) % 2:
+            bye = [p for p in ranked if p not in self.byes][-1]
+            ranked.remove(bye)
+
+        def search(rest: list[int]) -> list[list[int]] | None:
+            if not rest:
+                return []
+            for i in range(1, len(rest)):
+                if rest[i] not in self.met[rest[0]]:
+                    found = search(rest[1:i] + rest[i + 1:])
+                    if found is not None:
+                        return [[rest[0], rest[i]], *found]
+            return None
+        return search(ranked) or [ranked[i:i + 2] for i in range(0, len(ranked), 2)], bye
+
+    def record(self, pairs: list[list[int]], results: list[list[float]], bye: int | None) -> None:
+        for (a, b), (pa, pb) in zip(pairs, results, strict=True):
+            self.points[a] += pa
+            self.points[b] += pb
+            self.met[a].append(b)
+            self.met[b].append(a)
+        if bye is not None:
+            self.points[bye] += 1
+            self.byes.append(bye)
+
+
+def play_swiss(gws: list[Gateway], tid: str, people: list[Person], sheet: SwissSheet,
+               leave: tuple[int, int] | None = None, deadline: float = 240.0) -> Json:
+    """Everyone plays their matches (first legal move; a round over: the next dealt) to the Swiss's end, each
+    round's pairs and bye checked against `sheet` when seen and its results recorded there from the matches'
+    own last events. `leave`: (round, participant) who leaves the tournament during that round."""
+    n_calls = [0]
+
+    def gw() -> Gateway:
+        n_calls[0] += 1
+        return gws[n_calls[0] % len(gws)]
+
+    left: set[int] = set()
+    ended: dict[str, list[float]] = {}
+    seen = 0
+    until = time.monotonic() + deadline
+    while time.monotonic() < until:
+        view = ok(call(gw(), "GET", f"{HOSTED}/{tid}"))
+        for played in view["rounds"][_recorded(sheet):]:
+            pairs = [t["players"] for t in played["tables"]]
+            results = [ended[t["match_id"]] for t in played["tables"]]
+            assert [t["result"] for t in played["tables"]] == results
+            sheet.record(pairs, results, played["bye"])
+        if view["status"] == "over":
+            return view
+        rnd = view["round"]
+        if rnd is None or not all(t["match_id"] for t in rnd["tables"]):
+            time.sleep(0.05)
+            continue
+        if rnd["number"] > seen:
+            expected_pairs, expected_bye = sheet.pairing([p for p in range(sheet.n) if p not in left])
+            assert [t["players"] for t in rnd["tables"]] == expected_pairs, (rnd, sheet)
+            assert rnd["bye"] == expected_bye
+            seen = rnd["number"]
+        moved = False
+        for person in people:
+            if person.index in left:
+                continue
+            you = ok(call(gw(), "GET", f"{HOSTED}/{tid}", credential=person.credential))["you"]
+            if you["status"] != "playing":
+                assert you["status"] in ("sitting-out", "waiting", "over"), you
+                continue
+            if leave == (rnd["number"], person.index):
+                ok(call(gw(), "POST", f"{HOSTED}/{tid}/leave", credential=person.credential))
+                left.add(person.index)
+                ended.setdefault(you["match_id"], [0.0, 1.0] if you["seat"] == 0 else [1.0, 0.0])
+                moved = True
+                continue
+            seat = ok(call(gw(), "GET", f"/v1/matches/{you['match_id']}/seat", credential=you["credential"]))
+            if seat["over"]:
+                continue
+            if seat["turn"] is None:
+                call(gw(), "POST", f"/v1/matches/{you['match_id']}/next-round", {}, credential=you["credential"])
+                moved = True
+                continue
+            legal = ok(call(gw(), "GET", f"/v1/matches/{you['match_id']}/legal", credential=you["credential"]))
+            if not legal.get("actions"):
+                continue
+            answer = call(gw(), "POST", f"/v1/matches/{you['match_id']}/apply",
+                          {"action": first_move(legal["actions"])}, credential=you["credential"])
+            if answer.status != 200:
+                continue
+            for event in answer.json["events"]:
+                if event["type"] == "match_ended":
+                    ended.setdefault(you["match_id"], [swiss_points(event, s) for s in (0, 1)])
+            moved = True
+        if not moved:
+            time.sleep(0.05)
+    raise AssertionError(f"the Swiss did not end within {deadline} s")
+
+
+def _recorded(sheet: SwissSheet) -> int:
+    """Rounds the sheet holds: the matches each player had plus byes, over the players (each round one each)."""
+    return max((len(sheet.met[p]) + sheet.byes.count(p) for p in range(sheet.n)), default=0)
+
+
+def test_an_eight_player_swiss_of_two_player_kozel_across_two_gateways(engine_proc: EngineProc,
+                                                                       tmp_path: Path) -> None:
+    """Eight people, Kozel for two to 25 points, three rounds, through two gateways on one Redis and one
+    database: every round's pairs are the stated rule's (by points and Buchholz, no repeats), the standings
+    are the points the matches gave."""
+    server = RedisServer(tmp_path)
+    shared = {"GATEWAY_DATABASE": f"sqlite:///{tmp_path / 'archive.sqlite3'}", "GATEWAY_PLAYER_KEYS": PLAYER_KEYS}
+    gws: list[Gateway] = []
+    try:
+        for name in ("a", "b"):
+            gws.append(launch_gateway(engine_proc.address, "--workers", "1",
+                                      env={**gateway_env(tmp_path / name, server.url), **shared}))
+        opened = open_tournament(gws[0], 8, format="swiss", variant="kozel", options={"target": 25}, rounds=3)
+        tid = opened["tournament_id"]
+        assert opened["tournament"]["rounds_to_play"] == 3
+        people = join_all(gws[1], opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor", "Fedya", "Gleb", "Hanna"])
+        ok(call(gws[0], "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+        sheet = SwissSheet(8)
+        began = time.monotonic()
+        final = play_swiss(gws, tid, people, sheet)
+        assert len(final["rounds"]) == 3 and _recorded(sheet) == 3
+        pairs = [frozenset(t["players"]) for r in final["rounds"] for t in r["tables"]]
+        assert len(pairs) == 12 and len(set(pairs)) == 12  # nobody met twice
+        order = sorted(range(8), key=sheet.key)
+        assert [s["index"] for s in final["standings"]] == order
+        assert [s["score"] for s in final["standings"]] == [sheet.points[p] for p in order]
+        assert sum(sheet.points) == 12  # one point a match
+        assert [s["official"] for s in final["standings"]] == [True] * 3 + [False] * 5
+        print(f"eight people, three rounds of Kozel in {time.monotonic() - began:.1f} s")
+    finally:
+        for gw in gws:
+            gw.stop()
+        server.stop()
+
+
+def test_a_swiss_with_a_bye_and_a_person_leaving_mid_match(tour_gw: Gateway) -> None:
+    """Five people, block for two, three rounds: the lowest ranked without a bye sits out each round (1 point);
+    one leaves the tournament during round 2: their match is lost, they are paired no more."""
+    opened = open_tournament(tour_gw, 5, format="swiss", variant="block", rounds=3)
+    tid = opened["tournament_id"]
+    people = join_all(tour_gw, opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor"], vouched=False)
+    ok(call(tour_gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+    sheet = SwissSheet(5)
+    final = play_swiss([tour_gw], tid, people, sheet, leave=(2, 1))
+    assert [r["bye"] is not None for r in final["rounds"]] == [True, True, False]  # five, five, then four
+    assert final["participants"][1]["left"] and final["participants"][1]["out"]
+    assert all(1 not in t["players"] for t in final["rounds"][2]["tables"])
+    assert [s["score"] for s in final["standings"]] == sorted((sheet.points[p] for p in range(5)), reverse=True)
