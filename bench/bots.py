@@ -273,6 +273,7 @@ def _report(args: argparse.Namespace, kind: str, n: int, wins: int, ties: int, s
         "a_p99_ms": round(1000 * percentile(a_times, 0.99), 1) if a_times else None,
         "a_max_ms": round(1000 * max(a_times), 1) if a_times else None,
         "a_cpu_median_ms": round(1000 * statistics.median(a_cpu), 1) if a_cpu else None,
+        "a_cpu_p95_ms": round(1000 * percentile(a_cpu, 0.95), 1) if a_cpu else None,
         "a_cpu_p99_ms": round(1000 * percentile(a_cpu, 0.99), 1) if a_cpu else None,
         "seconds": round(time.perf_counter() - started, 1),
     }
@@ -364,8 +365,8 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"{r['variant']} {r['players']}p {r['a']} vs {r['b']}: {r['rate']:.3f} of {r['games']} {unit} "
                      f"(wins {r['wins']}, ties {r['ties']}); 95% Wilson {r['wilson95'][0]:.3f}-"
                      f"{r['wilson95'][1]:.3f}, paired {r['paired95'][0]:.3f}-{r['paired95'][1]:.3f}; {r['a']} move "
-                     f"median {r['a_median_ms']} ms, p99 {r['a_p99_ms']} ms (CPU {r['a_cpu_median_ms']}, "
-                     f"{r['a_cpu_p99_ms']} ms); {r['seconds']} s")
+                     f"median {r['a_median_ms']} ms, p99 {r['a_p99_ms']} ms (CPU median {r['a_cpu_median_ms']}, "
+                     f"p95 {r.get('a_cpu_p95_ms')}, p99 {r['a_cpu_p99_ms']} ms); {r['seconds']} s")
     return "\n".join(lines)
 
 

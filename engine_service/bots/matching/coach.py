@@ -8,7 +8,8 @@
   `MIN_WORLDS` worlds of the expert's own sampler (`sampler.Sampler`, unbiased);
 - ``values``: when the seat is to move (else empty), per legal action the
   expert's estimate of the chance of winning the round after it (`outcome.value`,
-  mean over its worlds; a shared first counts half): always in [0, 1].
+  mean over its worlds, those the other seats' past plays make likely,
+  `likelihood`; a shared first counts half): always in [0, 1].
 """
 from __future__ import annotations
 

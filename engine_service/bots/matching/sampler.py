@@ -180,11 +180,28 @@ class Sampler:
 
     def hands(self) -> tuple[list[int], list[int]]:
         """One world: every seat's hand (this seat's as it is) and the boneyard in draw order."""
+        return self.complete(self.deal())
+
+    def deal(self) -> list[int]:
+        """One world's hands only (every seat's, this seat's as it is); `complete` adds the boneyard."""
         dealt = self.counter.draw(self.room, self.rng)
         if dealt is None:
             self.relaxed += 1
-            return self._deal_free()
-        return self._world(dealt)
+            return self._deal_free()[0]
+        hands = [0] * self.know.players
+        hands[self.know.seat] = self.know.hand
+        for s, hand in zip(self.others, dealt):
+            hands[s] = hand
+        return hands
+
+    def complete(self, hands: list[int]) -> tuple[list[int], list[int]]:
+        """The world of these hands: with the rest of the unseen tiles as the boneyard, in a random order."""
+        taken = 0
+        for s in self.others:
+            taken |= hands[s]
+        boneyard = [t for t in self.unseen if not taken >> t & 1]
+        self.rng.shuffle(boneyard)
+        return hands, boneyard
 
     def weight(self, dealt: list[int]) -> int:
         """A world's weight: the product over the other seats (in `others` order) of their hands' weights."""
@@ -226,18 +243,6 @@ class Sampler:
 
         go(0)
         return out
-
-    def _world(self, dealt: list[int]) -> tuple[list[int], list[int]]:
-        know = self.know
-        hands = [0] * know.players
-        hands[know.seat] = know.hand
-        taken = 0
-        for s, hand in zip(self.others, dealt):
-            hands[s] = hand
-            taken |= hand
-        boneyard = [t for t in self.unseen if not taken >> t & 1]
-        self.rng.shuffle(boneyard)
-        return hands, boneyard
 
     def _deal_free(self) -> tuple[list[int], list[int]]:
         know = self.know

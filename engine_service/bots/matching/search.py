@@ -110,10 +110,10 @@ def _worlds(know: Knowledge, sampler: Sampler, n: int, infer: bool) -> Iterator[
         for _ in range(n):
             yield sampler.hands()
         return
-    dealt = [sampler.hands() for _ in range(n * likelihood.CANDIDATES)]
-    weights = [likelihood.weight(past, hands) for hands, _b in dealt]
+    dealt = [sampler.deal() for _ in range(n * likelihood.CANDIDATES)]
+    weights = [likelihood.weight(past, hands) for hands in dealt]
     for i in likelihood.select(weights, n, sampler.rng):
-        yield dealt[i]
+        yield sampler.complete(dealt[i].copy())
 
 
 def expert_move(know: Knowledge, rng: random.Random, budget: Budget, policy: Policy = rollout_move,
