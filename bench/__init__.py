@@ -11,6 +11,7 @@
     domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
     domino bench peers [--seconds S] [--matches N] [--repeats R]   # issue 43: ours against boardgame.io, one load tool
     domino bench flood [--seconds S] [--flooders N]   # issue 37: a player's calls under a flood, limits off, on
+    domino bench webhooks [--tables N] [--deliveries N]   # issue 38: event -> receiver, a sender's rate, a move's cost
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
 
 Every figure is taken on the machine at hand, in one run against its
@@ -120,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
     common(fl)
     fl.add_argument("--seconds", type=float, default=20.0, help="length of one phase (default 20)")
     fl.add_argument("--flooders", type=int, default=8, help="the flooding client's threads (default 8)")
+    wh = sub.add_parser("webhooks", help="issue 38: webhook event -> receiver latency, one sender's deliveries "
+                                         "a second, a hosted move's cost with and without them")
+    common(wh)
+    from bench.webhooks import add_arguments as webhooks_arguments
+
+    webhooks_arguments(wh)
     sub.add_parser("report", help="write docs/performance.md and its plot from bench/results/*.json")
     return p
 
@@ -197,6 +204,13 @@ def main(argv: list[str]) -> int:
                            log=sys.stderr)
         text = flood.format_text(result)
         save = flood.save
+    elif args.what == "webhooks":
+        from bench import webhooks
+
+        result = webhooks.run(args.tables, args.deliveries, args.applies, args.repeats, args.tiny, args.pace,
+                              log=sys.stderr)
+        text = webhooks.format_text(result)
+        save = webhooks.save
     elif args.what == "bots":
         from bench import bots
 

@@ -16,7 +16,7 @@
   calls here (the seat's latest, its legal actions, the apply): the CPU per move counts all three, the same
   in both settings, so their difference is the notifier's.
 
-    python -m bench webhooks [--tables 30] [--pace 0.1] [--deliveries 2000] [--applies 300] [--repeats 3] [--tiny]
+    domino bench webhooks [--tables 30] [--pace 0.1] [--deliveries 2000] [--applies 300] [--repeats 3] [--tiny]
 """
 from __future__ import annotations
 
@@ -43,7 +43,6 @@ from bench.service import LIMITS_OFF, percentile, start_engine, start_gateway
 
 Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "webhooks.json"
 SECRET = "whsec_" + base64.b64encode(b"b" * 32).decode()
 PLAYER_SECRET = b"w" * 32
 
@@ -318,24 +317,10 @@ def save(result: Json, path: Path) -> None:
     path.write_text(json.dumps(result, indent=1) + "\n")
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="domino bench webhooks", description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", type=int, default=30, help="tables dealt and resigned for the latency")
-    parser.add_argument("--deliveries", type=int, default=2000, help="deliveries one sender drains")
-    parser.add_argument("--applies", type=int, default=300, help="hosted applies per setting and repeat")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--pace", type=float, default=0.1, help="seconds between the latency's tables")
-    parser.add_argument("--tiny", action="store_true", help="a smoke run: a few of each, nothing saved")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--no-save", action="store_true")
-    args = parser.parse_args(argv)
-    result = run(args.tables, args.deliveries, args.applies, args.repeats, args.tiny, args.pace)
-    result["command"] = "domino bench webhooks " + " ".join(argv)
-    if not args.tiny and not args.no_save:
-        save(result, RESULTS)
-    print(json.dumps(result) if args.json else format_text(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench webhooks`'s own flags."""
+    p.add_argument("--tables", type=int, default=30, help="tables dealt and resigned for the latency (default 30)")
+    p.add_argument("--deliveries", type=int, default=2000, help="deliveries one sender drains (default 2000)")
+    p.add_argument("--applies", type=int, default=300, help="hosted applies per setting and repeat (default 300)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (default 3)")
+    p.add_argument("--pace", type=float, default=0.1, help="seconds between the latency's tables (default 0.1)")
