@@ -10,10 +10,13 @@ A number resumes that game in the terminal (`domino play --resume` of its kept s
 joined on another device (found by the assertion, no credential kept here) is said to be played there. The
 kept seats that hold no seat any more (the table expired, the seat was given up) are forgotten.
 
-The seats are asked for at their own gateways (each kept seat's addresses), or at `--url` when given.
+The seats are asked for at their own gateways (each kept seat's addresses), or at `--url` when given. With
+`DOMINO_PLAYER`, what the player was told since the last `--inbox` (`GET /v1/inbox/notifications`: the deal,
+your turn, the end ...) is said first, the newest few; the feed's cursor is kept beside the seats.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -28,6 +31,11 @@ __all__ = ["InboxList", "clock_text", "words"]
 #: The most credentials one inbox call takes (the gateway's bound).
 CREDENTIALS_PER_CALL = 50
 
+#: The notification feed's types, in Russian (English shows them as the API names them).
+_KINDS_RU: dict[str, str] = {
+    "your-turn": "ваш ход", "match-over": "партия окончена", "table-dealt": "партия началась",
+    "invite-taken": "место занято по приглашению", "resigned": "сдался", "aborted": "партия отменена",
+    "gone": "победа за уходом соперника"}
 #: This screen's words (`clients.i18n` is the terminal's catalogue; these are this screen's only).
 _WORDS: dict[str, dict[str, Callable[..., str]]] = {
     "en": {
@@ -48,6 +56,8 @@ _WORDS: dict[str, dict[str, Callable[..., str]]] = {
         "failed": lambda where, why: f"The inbox at {where} did not answer: {why}",
         "seat": lambda n: f"Seat {n}",
         "cli": lambda: "list your live games (the seats kept here, and DOMINO_PLAYER's) and resume one",
+        "told": lambda n: f"While you were away ({n} new):",
+        "told-item": lambda kind, table: f"  {kind}: {table}",
     },
     "ru": {
         "none": lambda: "Идущих партий нет (ни у мест, сохранённых в этом терминале, ни у DOMINO_PLAYER).",
@@ -66,8 +76,14 @@ _WORDS: dict[str, dict[str, Callable[..., str]]] = {
         "failed": lambda where, why: f"Входящие на {where} не ответили: {why}",
         "seat": lambda n: f"Место {n}",
         "cli": lambda: "ваши идущие партии (места, сохранённые здесь, и DOMINO_PLAYER) и возврат к одной из них",
+        "told": lambda n: f"Пока вас не было (новых: {n}):",
+        "told-item": lambda kind, table: f"  {_KINDS_RU.get(kind, kind)}: {table}",
     },
 }
+
+
+#: The most notifications shown (the newest).
+TOLD_SHOWN = 5
 
 
 def words(key: str, *args: object) -> str:
@@ -134,12 +150,35 @@ class InboxList:
                     saved = by_credential.get(game.credential or "") or self._kept(kept, game)
                     if key not in found or found[key].saved is None:
                         found[key] = Listed(game, saved)
+                if player and inbox.player_id:
+                    self.told(api, player, inbox.player_id)
                 player = None if inbox.player_id else player  # the player's games come once, from one gateway
         for seat in gone:
             self.book.forget(seat.table_id)
         if gone:
             self.write(words("forgot", len(gone)))
         return sorted(found.values(), key=lambda g: (not g.game.your_turn, -g.game.active, g.game.table_id))
+
+    def told(self, api: RestClient, player: str, player_id: str) -> None:
+        """What the player was told since this terminal last asked (the feed's cursor kept beside the seats):
+        the newest few, each with its table."""
+        path = self.book.path.parent / "notifications.json"
+        try:
+            cursors = json.loads(path.read_text())
+        except (OSError, ValueError):
+            cursors = {}
+        try:
+            page = api.notifications(player, cursors.get(player_id) if isinstance(cursors, dict) else None)
+        except (ProblemError, TransportError):
+            return  # a gateway without the feed: the games are listed all the same
+        if page.items:
+            self.write(words("told", len(page.items)))
+            for item in page.items[-TOLD_SHOWN:]:
+                self.write(words("told-item", item.type, item.table_id[:8]))
+        if page.next:
+            cursors = {**(cursors if isinstance(cursors, dict) else {}), player_id: page.next}
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.write_text(json.dumps(cursors))
 
     @staticmethod
     def _kept(kept: list[SavedSeat], game: InboxGame) -> SavedSeat | None:

@@ -6,6 +6,7 @@
     for game in mine.games:                               # your turn first, then the latest active
         print(game.name or game.table_id, "your turn" if game.your_turn else "", game.unread)
     seat = mine.resume(mine.games[0])                     # a `Seat`, when its credential was sent
+    told = api.notifications(assertion, after=kept_cursor)  # what the player was told while away
 
 `Inbox.gone` names the credentials sent that hold no seat any more (the table expired, the seat was given up):
 a client forgets them. A credential never leaves the `Authorization` header but here, in the body of
@@ -22,7 +23,7 @@ from clients.sdk.tables import Seat, TableSeat
 if TYPE_CHECKING:
     from clients.sdk.rest import RestClient
 
-__all__ = ["Inbox", "InboxGame"]
+__all__ = ["Inbox", "InboxGame", "Notification", "NotificationPage"]
 
 Json = dict[str, Any]
 
@@ -101,6 +102,43 @@ class Inbox:
         if self.client is None:
             raise LookupError("this inbox was made without a client")
         return Seat(self.client, game.table_id, game.seat, found, self.player_id, game.match_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One item of a player's notification feed (`GET /v1/inbox/notifications`, docs/notifications.md): its
+    cursor `id`, `type` (your-turn, match-over, table-dealt, invite-taken, resigned, aborted, gone), when it was
+    told (`created`, unix seconds), the `table_id`, `match_id` and the player's `seat`, and `data` (`seq`,
+    `result`, `by`, `taken`)."""
+
+    id: str
+    type: str
+    created: float
+    table_id: str
+    match_id: str | None
+    seat: int
+    data: Json
+
+    @classmethod
+    def from_json(cls, data: Json) -> Notification:
+        return cls(str(data["id"]), str(data["type"]), float(data["created"]), str(data["table_id"]),
+                   data.get("match_id"), int(data["seat"]), dict(data.get("data") or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationPage:
+    """A page of the feed: `items` oldest first, `next` the cursor to ask after next time, `more` whether more
+    items were there than the page's limit."""
+
+    player_id: str
+    items: list[Notification]
+    next: str | None
+    more: bool
+
+    @classmethod
+    def from_json(cls, data: Json) -> NotificationPage:
+        return cls(str(data["player_id"]), [Notification.from_json(i) for i in data.get("items", [])],
+                   data.get("next"), bool(data.get("more")))
 
 
 def _seat_key(credential: str) -> tuple[str, int] | None:

@@ -42,7 +42,7 @@ from clients.sdk.errors import (
 from clients.sdk.gateways import Attempts, Gateways
 
 if TYPE_CHECKING:
-    from clients.sdk.inbox import Inbox
+    from clients.sdk.inbox import Inbox, NotificationPage
     from clients.sdk.rest import Legal, RestClient
 
 __all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "StreamEvent", "Table", "TableSeat", "parse_invite_link",
@@ -688,6 +688,16 @@ class TablesApi:
         else:
             answer = client.request("GET", "/v1/inbox", auth=player)
         return Inbox.from_json(answer, list(credentials), client)
+
+    def notifications(self, player: str, after: str | None = None, *, limit: int = 100) -> NotificationPage:
+        """What a player was told while away (`GET /v1/inbox/notifications`, by their player assertion): the
+        notifications of their seats' matches after the cursor `after` (None: from the oldest kept), oldest
+        first, at most `limit`; keep the page's `next` and ask after it next time."""
+        from clients.sdk.inbox import NotificationPage
+
+        query = urllib.parse.urlencode({"limit": str(limit), **({"after": after} if after else {})})
+        return NotificationPage.from_json(self._client().request("GET", f"/v1/inbox/notifications?{query}",
+                                                                 auth=player))
 
     def seat_for(self, table_id: str, credential: str) -> Seat:
         """A seat taken earlier (on this or another device), from its table id and credential alone: its

@@ -21,6 +21,7 @@ from .conftest import (
     gateways_on_one_redis,
     launch_gateway,
     player_assertion,
+    wait_for,
 )
 from .test_tables import call, ok, seat_stream
 
@@ -313,6 +314,12 @@ def test_the_sdk_lists_a_persons_games_and_resumes_a_kept_seat(keyed: Gateway) -
     assert "credential" not in repr(theirs) and guest.credential not in repr(theirs)
     with pytest.raises(PlayerRequired):
         api.inbox()
+    # what Anna was told while away: the deal of her table, in her notification feed, then nothing after it
+    told = wait_for(lambda: [n for n in api.notifications(player_assertion(anna)).items if n.type == "table-dealt"])
+    assert told[0].table_id == opened.table_id and told[0].seat == 0
+    page = api.notifications(player_assertion(anna))
+    assert page.player_id == f"app:{anna}" and page.next == page.items[-1].id
+    assert api.notifications(player_assertion(anna), after=page.next).items == []
     with pytest.raises(InvalidPlayer):
         api.inbox(player="not-an-assertion")
 
@@ -353,13 +360,23 @@ def test_the_terminal_lists_the_kept_seats_games_and_resumes_one(keyed: Gateway,
     anna = "anna-" + _tag()
     hers = api.create_table("kozel", 2, name="Anna's")
     api.join_table(hers.table_id, invite=hers.invites[0].code, name="Anna", player=player_assertion(anna))
-    child = spawn_play("--inbox", "--url", keyed.url, state=tmp_path / "empty",
-                       env_extra={"DOMINO_PLAYER": player_assertion(anna)})
+    boris = api.join_table(hers.table_id, invite=hers.invites[1].code, name="Boris")
+    wait_for(lambda: api.notifications(player_assertion(anna)).items)  # the deal, told to Anna
+    turn = "your turn" if boris.view()["turn"] == 0 else "Boris to move"
+    env = {"DOMINO_PLAYER": player_assertion(anna)}
+    child = spawn_play("--inbox", "--url", keyed.url, state=tmp_path / "empty", env_extra=env)
+    child.expect(r"While you were away \(\d+ new\):")
+    child.expect(rf"  table-dealt: {hers.table_id[:8]}")
     child.expect(r"Your live games \(1\):")
-    child.expect(r'1\. "Anna\'s": kozel, 2 players; seat 0; waiting for people; joined on another device')
+    child.expect(rf'1\. "Anna\'s": kozel, 2 players; seat 0; {turn}; joined on another device')
     child.sendline("1")
     child.expect("taken on another device: resume it there")
     child.sendline("")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    again = spawn_play("--inbox", "--url", keyed.url, state=tmp_path / "empty", env_extra=env)
+    again.expect(r"Your live games \(1\):")      # told once: the feed's cursor is kept
+    assert "While you were away" not in (again.before or "")
+    again.sendline("")
+    again.expect(pexpect.EOF)
