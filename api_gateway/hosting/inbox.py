@@ -31,6 +31,9 @@ Json = dict[str, Any]
 
 #: The most games one inbox lists (the latest first).
 MOST = 100
+#: The most tables of a player's index one inbox looks at (the latest written): a table whose match ended stays in
+#: the index until the table expires (a match's end is no write of the table), so more are read than listed.
+SCANNED = 2 * MOST
 #: The most credentials a guest sends at once.
 MOST_CREDENTIALS = 50
 #: The changes of a match read back to count what the seat has not seen (`unread`): a count of more is shown
@@ -71,9 +74,9 @@ class Inbox:
         self._clock = clock
 
     def player_seats(self, player: str) -> list[Seat]:
-        """The seats `player` holds, by the store's inbox index (latest written first)."""
+        """The seats `player` holds, by the store's inbox index (the latest `SCANNED` tables written)."""
         found = []
-        for row in self._tables.store.inbox(player, MOST):
+        for row in self._tables.store.inbox(player, SCANNED):
             rec = orjson.loads(row.record)
             seat = records.seat_of(rec, player)
             if seat is not None:
