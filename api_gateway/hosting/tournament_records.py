@@ -221,7 +221,8 @@ def you(state: Json, index: int, open_seats: Callable[[str], list[str]]) -> Json
     rnd = state["round"]
     found: Json = {"index": index, "name": state["people"][index]["name"],
                    "player": state["people"][index]["player"], "left": state["people"][index]["left"],
-                   "status": "waiting", "table_id": None, "match_id": None, "seat": None, "credential": None}
+                   "status": "waiting", "round": None if rnd is None else rnd["number"], "table_id": None,
+                   "match_id": None, "seat": None, "credential": None}
     if state["status"] == OVER:
         found["status"] = "over"
         return found

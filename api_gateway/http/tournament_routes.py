@@ -169,6 +169,7 @@ class HostedYouSchema(Schema):
     left = fields.Boolean()
     status = fields.String(metadata={"description": "playing, sitting-out, waiting (the next round is being "
                                                     "seated), out or over"})
+    round = fields.Integer(allow_none=True, metadata={"description": "the round being played (null: none now)"})
     table_id = fields.String(allow_none=True)
     match_id = fields.String(allow_none=True)
     seat = fields.Integer(allow_none=True)

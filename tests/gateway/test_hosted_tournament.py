@@ -222,7 +222,7 @@ class Play:
         table: Json | None = None
         for person in self.people:
             you = self.view(person)["you"]
-            if you["status"] == "over" or (you["table_id"] is None and you["status"] == "waiting"):
+            if you["round"] != rnd["number"] or you["status"] in ("over", "waiting"):
                 continue  # moved on meanwhile (a forfeit ended the round at once)
             if person.index in rnd["players"]:
                 assert you["status"] == "playing" and you["table_id"] == rnd["table_id"], you
@@ -247,7 +247,8 @@ class Play:
             you = self.view(person).get("you") or {}
             if you.get("status") != "playing":
                 continue
-            number = self.view()["round"]["number"] if self.view()["round"] else None
+            now = self.view()["round"]
+            number = now["number"] if now else None
             if self.leave_at_round.get(person.index) == number:
                 ok(call(self.at(), "POST", f"{HOSTED}/{self.tournament_id}/leave", credential=person.credential))
                 self.left.add(person.index)
