@@ -178,12 +178,12 @@ def _seat_lines(args: Json) -> bool:
     return lines
 
 
-def _line(game: Game, events: list[Event], viewer: Viewer) -> bytes:
-    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, view, the scores,
+def _line(game: Game, events: list[Event], viewer: Viewer, view: Json) -> bytes:
+    """What one viewer's event stream gets of a call (`JsonAnswer.seats`): its events, its `view`, the scores,
     and the seat to act now (`Game.turn`: None between rounds and once over), by which the gateway runs
     the table's turn clocks without reading a view."""
-    return _dumps({"events": game.seen_by(events, viewer), "view": game.view_for(viewer),
-                   "scores": game.match_scores(), "turn": game.turn})
+    return _dumps({"events": game.seen_by(events, viewer), "view": view, "scores": game.match_scores(),
+                   "turn": game.turn})
 
 
 def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, changed: bool = True,
@@ -197,8 +197,10 @@ def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, chang
         if game.shed:  # a round ended: its log entries left the state (docs/records.md)
             body["record_lines"] = game.shed
         return pb.JsonAnswer(answer=_dumps(body))
-    body = {"view": game.view_for(viewer), "scores": game.match_scores(), "events": game.redact(events, viewer),
-            **extra}
+    # With every viewer's line, each view is made once: the caller's answer shows the view its own line has.
+    views: dict[Viewer, Json] = {v: game.view_for(v) for v in (*range(game.players), None)} if lines and changed else {}
+    body = {"view": views[viewer] if viewer in views else game.view_for(viewer), "scores": game.match_scores(),
+            "events": game.redact(events, viewer), **extra}
     if not changed:
         return pb.JsonAnswer(answer=_dumps(body))
     answer = pb.JsonAnswer(answer=_dumps(body), state=game_state.encode(game), public=_lines(game.spectated(events)),
@@ -206,8 +208,8 @@ def _answer(game: Game, events: list[Event], sealed: bool, viewer: Viewer, chang
     if game.shed:  # for the gateway's store, never for a seat (docs/records.md)
         answer.record_lines = "\n".join(game.shed).encode()
     if lines:
-        answer.seats.extend(_line(game, events, seat) for seat in range(game.players))
-        answer.watcher = _line(game, events, None)
+        answer.seats.extend(_line(game, events, seat, views[seat]) for seat in range(game.players))
+        answer.watcher = _line(game, events, None, views[None])
     return answer
 
 
