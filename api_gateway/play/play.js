@@ -1090,12 +1090,18 @@ function listGames(items) {
   $("my-tables").querySelector("ul").replaceChildren(...items);
   $("my-tables").hidden = !items.length;
 }
-async function readInbox(held) {
-  const assertion = localStorage.getItem("domino-player");
+// An assertion that no longer checks (expired: the host app signs them for a day) leaves the kept seats' games.
+async function readInbox(held, assertion = localStorage.getItem("domino-player")) {
   const credentials = held.map((g) => g.credential).filter(Boolean).slice(0, INBOX_MOST);
   if (!credentials.length && !assertion) return null;
-  const found = credentials.length ? await api("/v1/inbox", { credentials }, assertion || undefined)
-    : await api("/v1/inbox", undefined, assertion);
+  let found;
+  try {
+    found = credentials.length ? await api("/v1/inbox", { credentials }, assertion || undefined)
+      : await api("/v1/inbox", undefined, assertion);
+  } catch (err) {
+    if (assertion && credentials.length && problemName(err) === "invalid-player") return readInbox(held, null);
+    throw err;
+  }
   for (const i of found.gone ?? []) localStorage.removeItem(tableKey(credentials[i].split(".")[0]));
   return found;
 }

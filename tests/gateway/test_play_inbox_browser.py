@@ -89,6 +89,13 @@ def test_your_games_lists_the_turn_the_news_and_the_clock_and_resumes(browser: B
         anna.wait_for(lambda: "Boris to move" in anna.page.inner_text(f"{games} small"), "Boris's turn")
         assert "new move" not in anna.page.inner_text(f"{games} small")
         assert anna.errors == [], anna.errors
+        # an assertion that no longer checks (a host app's login expired) leaves the kept seats' games listed
+        anna.evaluate("localStorage.setItem('domino-player', 'expired.assertion.x')")
+        anna.page.click("#setup-box > summary")
+        anna.page.click("#to-friends")
+        anna.wait_for(lambda: anna.page.locator(f"{games} small").count() == 1
+                      and "Boris to move" in anna.page.inner_text(f"{games} small"), "the kept seats' games")
+        assert all("400" in e for e in anna.errors), anna.errors   # the refused assertion's answer, logged
     finally:
         context.close()
 
