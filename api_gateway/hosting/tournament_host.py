@@ -278,10 +278,15 @@ class HostedTournaments:
         match_id = bytes.fromhex(table["match_id"])
         try:
             hosted = self.tables.store.hosted(match_id)
-            lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, 0)
+            if state["swiss"] is not None:  # a whole match: only its last change (the end and its exit) tells
+                if not hosted.over:
+                    return None
+                lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, hosted.seq)
+                return swiss_rules.match_result(lines)
+            lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, 0)  # a Bykovo round ends mid-match
         except MatchExpired:
             return rules.Outcome(forfeit=0) if state["swiss"] is None else [0.0, 1.0]
-        return rules.round_outcome(lines) if state["swiss"] is None else swiss_rules.match_result(lines)
+        return rules.round_outcome(lines)
 
     def _step(self, row: TournamentRow) -> TournamentRow | None:
         """One step of the tournament from `row`, or None when nothing is to be done now."""
