@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -696,3 +697,23 @@ def test_a_swiss_with_a_bye_and_a_person_leaving_mid_match(tour_gw: Gateway) -> 
     assert final["participants"][1]["left"] and final["participants"][1]["out"]
     assert all(1 not in t["players"] for t in final["rounds"][2]["tables"])
     assert [s["score"] for s in final["standings"]] == sorted((sheet.points[p] for p in range(5)), reverse=True)
+
+
+def test_people_racing_for_the_last_places_and_two_starts_at_once(tour_gw: Gateway) -> None:
+    """Every join and start is a compare-and-set of the tournament's version: of seven people joining a public
+    tournament of five at one instant (two gunicorn workers), exactly five get a place, each once, and the
+    others are told it is full; of two starts at once, one starts it and the other is refused."""
+    opened = open_tournament(tour_gw, 5, public=True)
+    tid = opened["tournament_id"]
+    with ThreadPoolExecutor(7) as pool:
+        replies = list(pool.map(lambda i: call(tour_gw, "POST", f"{HOSTED}/{tid}/join", {"name": f"R{i}"}),
+                                range(7)))
+    assert sorted(r.status for r in replies) == [200] * 5 + [409] * 2
+    assert all(r.json["type"] == "/v1/problems/table-full" for r in replies if r.status == 409)
+    assert sorted(r.json["index"] for r in replies if r.status == 200) == [0, 1, 2, 3, 4]
+    with ThreadPoolExecutor(2) as pool:
+        starts = list(pool.map(lambda _: call(tour_gw, "POST", f"{HOSTED}/{tid}/start",
+                                              credential=opened["host_key"]), range(2)))
+    assert sorted(r.status for r in starts) == [200, 409]
+    view = wait_for(lambda: (v := ok(call(tour_gw, "GET", f"{HOSTED}/{tid}")))["round"] and v)
+    assert view["round"]["number"] == 1 and len(view["rounds"]) == 0 and view["limit"] == 75
