@@ -36,6 +36,7 @@ from api_gateway.hosting import tournament_swiss as swiss_rules
 from api_gateway.hosting.keepers import Keeper
 from api_gateway.hosting.tables import Tables, clock_setting
 from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
+from api_gateway.notify import notifier
 from api_gateway.store import Deal, MatchExpired, StoreUnavailable
 from api_gateway.tokens import new_sealed
 
@@ -355,16 +356,20 @@ class HostedTournaments:
             seats = self._open_seats(table["seats"])
             people = [state["people"][p] for p in table["players"]]
 
-            def seat_all(rec: Json, seats: list[str] = seats, people: list[Json] = people) -> tuple[str, Deal | None]:
+            def seat_all(rec: Json, seats: list[str] = seats,
+                         people: list[Json] = people) -> tuple[tuple[str, bool], Deal | None]:
                 if rec["match_id"] is not None:
-                    return str(rec["match_id"]), None
+                    return (str(rec["match_id"]), False), None
                 for s, person in enumerate(people):
                     rec["seats"][s].update(taken=True, name=person["name"], cred=records.secret_hash(seats[s]),
                                            invite=None, player=person["player"], bot=None)
                 deal = self.tables.deal(rec)  # sets the record's match_id
-                return str(rec["match_id"]), deal
+                return (str(rec["match_id"]), True), deal
 
-            dealt[table["table_id"]], _ = self.tables.update(table["table_id"], seat_all)
+            (match_id, new), rec = self.tables.update(table["table_id"], seat_all)
+            dealt[table["table_id"]] = match_id
+            if new:  # webhooks: "table dealt" to the seats' vouched players, as quick play's filler tells it
+                notifier.dealt(table["table_id"], rec)
 
         def change(s: Json) -> None:
             for t in rules.round_tables(s["round"]) if s["round"] is not None else ():
