@@ -128,7 +128,7 @@ class HostedTournaments:
                 raise TableRefused("illegal-action", f"this tournament is {state['status']}: nobody joins it "
                                                      "any more")
             rules.take_invite(state, body)
-            credential.append(rules.add_person(state, body.get("name"), player))
+            credential.append(rules.add_person(state, body.get("name"), player, notifier.app_of(body.get("player"))))
             return len(state["people"]) - 1
 
         index, row = self.update(tournament_id, change)
@@ -368,8 +368,8 @@ class HostedTournaments:
 
             (match_id, new), rec = self.tables.update(table["table_id"], seat_all)
             dealt[table["table_id"]] = match_id
-            if new:  # webhooks: "table dealt" to the seats' vouched players, as quick play's filler tells it
-                notifier.dealt(table["table_id"], rec)
+            if new:
+                self._tell_dealt(table["table_id"], people, rec)
 
         def change(s: Json) -> None:
             for t in rules.round_tables(s["round"]) if s["round"] is not None else ():
@@ -383,6 +383,16 @@ class HostedTournaments:
                 if left:
                     self._resign(dealt[table["table_id"]], left[0])
         return written
+
+    @staticmethod
+    def _tell_dealt(table_id: str, people: list[Json], rec: Json) -> None:
+        """Webhooks (docs/notifications.md): each seat a host app vouched for is its app's (`joined`, told its
+        app's key id as a `p1.<kid>` assertion's: the participant's assertion was checked when they joined the
+        tournament, and is not kept), then the deal is told to them (`dealt`), as at any table."""
+        for seat, person in enumerate(people):
+            if person.get("app"):
+                notifier.joined(table_id, seat, f"p1.{person['app']}", person["player"], rec)
+        notifier.dealt(table_id, rec)
 
     def _resign_leavers(self, state: Json) -> None:
         """Whoever left while seated at a table still played: their seat resigns (a forfeit, a lost match)."""

@@ -120,8 +120,9 @@ def take_invite(state: Json, body: Json) -> None:
     raise TableRefused("invalid-invite", "this invite is not one of this tournament's, or it was used", "invite")
 
 
-def add_person(state: Json, name: object, player: str) -> str:
-    """A new participant at the end of the order; their credential (answered once)."""
+def add_person(state: Json, name: object, player: str, app: str | None = None) -> str:
+    """A new participant at the end of the order; their credential (answered once). `app`: the key id of the host
+    app that vouched for them (its webhooks are told of their rounds)."""
     if state["status"] != OPEN:
         raise TableRefused("illegal-action", f"this tournament is {state['status']}: nobody joins it any more")
     if any(p["player"] == player for p in state["people"]):
@@ -132,7 +133,8 @@ def add_person(state: Json, name: object, player: str) -> str:
     unique, n = shown, 2
     while unique in taken:  # the engine names participants: each name once
         unique, n = f"{shown} ({n})", n + 1
-    state["people"].append({"name": unique, "player": player, "cred": secret_hash(credential), "left": False})
+    state["people"].append({"name": unique, "player": player, "cred": secret_hash(credential), "left": False,
+                            "app": app if player.startswith("app:") else None})
     return credential
 
 

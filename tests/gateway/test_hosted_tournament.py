@@ -30,6 +30,8 @@ from .conftest import (
     wait_for,
 )
 from .test_tables import call, ok
+from .test_webhooks import Receiver, webhook_env
+from .test_webhooks import assertion as webhook_assertion
 
 pytestmark = pytest.mark.service
 
@@ -717,3 +719,27 @@ def test_people_racing_for_the_last_places_and_two_starts_at_once(tour_gw: Gatew
     assert sorted(r.status for r in starts) == [200, 409]
     view = wait_for(lambda: (v := ok(call(tour_gw, "GET", f"{HOSTED}/{tid}")))["round"] and v)
     assert view["round"]["number"] == 1 and len(view["rounds"]) == 0 and view["limit"] == 75
+
+
+def test_a_rounds_table_dealt_is_told_to_the_players_host_app(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """Webhooks (docs/notifications.md): each vouched player of a round hears `table-dealt` for their seat at
+    the round's table, as at any table."""
+    receiver = Receiver().start()
+    gw = launch_gateway(engine_proc.address, "--workers", "1", env=webhook_env(tmp_path, receiver.url))
+    try:
+        opened = open_tournament(gw, 4)
+        tid = opened["tournament_id"]
+        players = []
+        for i, invite in enumerate(opened["invites"]):
+            joined = ok(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": invite["code"], "name": f"H{i}",
+                                                                 "player": webhook_assertion(f"tour{i}-{tid[:6]}")}))
+            players.append(joined["player_id"])
+        rnd = ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))["tournament"]["round"]
+        dealt = wait_for(lambda: len(told := [b["data"] for b in receiver.of(rnd["table_id"])
+                                              if b["type"] == "table-dealt"]) == 4 and told)
+        assert sorted((d["seat"], d["player"], d["match_id"]) for d in dealt) == \
+            [(s, players[p], rnd["match_id"]) for s, p in enumerate(rnd["players"])]
+        assert not receiver.bad
+    finally:
+        gw.stop()
+        receiver.stop()
