@@ -209,9 +209,8 @@ def in_situ(seconds: float, repeats: int, sample: bool) -> list[dict[str, float]
             os.environ.update(GATEWAY_COST_SAMPLES=str(samples),
                               PYTHONPATH=os.pathsep.join(p for p in (str(workdir), env.get("PYTHONPATH")) if p))
         try:
-            gateway = service.start_gateway(workdir, [engine], dev_token_keys("bench"), env={
-                **service.LIMITS_OFF, "GATEWAY_TOKEN_STORE": f"sqlite:///{workdir / 'versions.sqlite3'}",
-                "GATEWAY_DATABASE": f"sqlite:///{workdir / 'archive.sqlite3'}"})
+            gateway = service.start_gateway(workdir, [engine], dev_token_keys("bench"),
+                                            env={**service.LIMITS_OFF, **service.fresh_store(workdir)})
         finally:
             os.environ.clear()
             os.environ.update(env)
