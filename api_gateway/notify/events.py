@@ -78,7 +78,7 @@ def body(kind: str, now: float, data: Json) -> bytes:
 def delivery(delivery_id: str, kind: str, now: float, to: Seat, table_id: str, match_id: str | None,
              extra: Json) -> Delivery:
     data = {"table_id": table_id, "match_id": match_id, "seat": to.seat, "player": to.player, **extra}
-    return Delivery(delivery_id, to.app, body(kind, now, data), due=now, created=now)
+    return Delivery(delivery_id, to.app, body(kind, now, data), due=now, created=now, chain=f"{to.app}:{table_id}")
 
 
 def after_change(seq: int, line: Json, actor: int | None, table_id: str, match_id: str, seats: list[Seat],
@@ -156,8 +156,8 @@ def push_of(told: Delivery, message: Json) -> Delivery:
     kept = {k: data[k] for k in ("table_id", "match_id", "seat", "seq", "deadline") if k in data}
     pushed_id = message_id("push", told.id)
     text = orjson.dumps({"type": message["type"], "id": pushed_id, "timestamp": message["timestamp"], "data": kept})
-    return Delivery(pushed_id, f"{PUSH}{data['match_id']}:{data['seat']}", text, due=told.due,
-                    created=told.created)
+    target = f"{PUSH}{data['match_id']}:{data['seat']}"
+    return Delivery(pushed_id, target, text, due=told.due, created=told.created, chain=target)
 
 
 def push_target(app: str) -> tuple[str, int] | None:

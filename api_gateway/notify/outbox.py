@@ -42,6 +42,8 @@ SEAT_TTL = 90 * 24 * 3600
 #: A player's notification feed keeps their newest items, this many at most, this many days at most.
 FEED_KEPT = 500
 FEED_DAYS = 14
+#: Seconds after its chain's blocking delivery's next attempt a held delivery is looked at again.
+HELD_AFTER = 0.001
 #: Seconds a delivered message's id is kept, so that the same message queued again is dropped.
 DONE_KEPT = 24 * 3600
 
@@ -59,6 +61,9 @@ class Delivery:
     created: float = 0.0
     error: str = ""
     claim: str = ""
+    #: What order is kept within (one app's deliveries of one table; one seat's pushes): a delivery is not
+    #: sent while an earlier one of its chain was tried and is not settled (`Outbox.claim`). "": none.
+    chain: str = ""
 
     def summary(self) -> dict[str, Any]:
         """What the operator's dead-letter list shows."""
@@ -86,7 +91,15 @@ class Outbox(Protocol):
         """Queue deliveries (one already queued under its id is kept as it is)."""
 
     def claim(self, now: float, lease: float, limit: int) -> list[Delivery]:
-        """Up to `limit` due deliveries, leased to the caller until ``now + lease``."""
+        """Up to `limit` due deliveries, oldest first, leased to the caller until ``now + lease``. A delivery
+        behind an earlier one of its chain that is not settled and was tried (failed, or leased to another
+        sender), is held, or is due, is not taken: it is held until just after that one's next attempt, or
+        until that one is settled (`delivered`, `bury`), whichever is first. Send them in the order given
+        (`Sender.send_due`): a chain's later deliveries in one claim come after its earlier ones."""
+
+    def hold(self, delivery: Delivery, due: float) -> None:
+        """Put a claimed delivery back, due at `due`, no attempt counted (an earlier one of its chain failed),
+        if the caller's claim still holds."""
 
     def delivered(self, delivery: Delivery) -> None:
         """Its endpoint answered 2xx: forget it."""
@@ -163,6 +176,11 @@ class SqliteOutbox:
                          "body BLOB NOT NULL, attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL, "
                          "error TEXT NOT NULL, claim TEXT NOT NULL, dead INTEGER NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_due ON deliveries_s1 (dead, due)")
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(deliveries_s1)")}
+            for column in ("chain TEXT NOT NULL DEFAULT ''", "held INTEGER NOT NULL DEFAULT 0"):  # an older file
+                if column.split()[0] not in columns:
+                    conn.execute(f"ALTER TABLE deliveries_s1 ADD COLUMN {column}")
+            conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_chain ON deliveries_s1 (chain, created)")
             conn.execute("CREATE TABLE IF NOT EXISTS seats_s1 (table_id TEXT NOT NULL, seat INTEGER NOT NULL, "
                          "player TEXT NOT NULL, app TEXT NOT NULL, expires REAL NOT NULL, "
                          "PRIMARY KEY (table_id, seat)) WITHOUT ROWID")
@@ -202,44 +220,80 @@ class SqliteOutbox:
 
     @staticmethod
     def _row(row: tuple[Any, ...]) -> Delivery:
-        return Delivery(row[0], row[1], bytes(row[2]), row[3], row[4], row[5], row[6], row[7])
+        return Delivery(row[0], row[1], bytes(row[2]), row[3], row[4], row[5], row[6], row[7], row[8])
 
-    _COLUMNS = "id, app, body, attempts, due, created, error, claim"
+    _COLUMNS = "id, app, body, attempts, due, created, error, claim, chain"
 
     def put(self, deliveries: list[Delivery]) -> None:
         def work(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM deliveries_s1 WHERE dead = 2 AND due < ?", (time.time() - DONE_KEPT,))
             conn.executemany(
-                "INSERT OR IGNORE INTO deliveries_s1 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                [(d.id, d.app, d.body, d.attempts, d.due, d.created, d.error, d.claim) for d in deliveries])
+                "INSERT OR IGNORE INTO deliveries_s1 (id, app, body, attempts, due, created, error, claim, dead, chain) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                [(d.id, d.app, d.body, d.attempts, d.due, d.created, d.error, d.claim, d.chain) for d in deliveries])
         if deliveries:
             self._write(work)
 
     def claim(self, now: float, lease: float, limit: int) -> list[Delivery]:
         def work(conn: sqlite3.Connection) -> list[Delivery]:
             rows = conn.execute(f"SELECT {self._COLUMNS} FROM deliveries_s1 WHERE dead = 0 AND due <= ? "
-                                "ORDER BY due LIMIT ?", (now, limit)).fetchall()
-            taken = [replace(self._row(r), claim=_token()) for r in rows]
+                                "ORDER BY created LIMIT ?", (now, limit)).fetchall()
+            taken: list[Delivery] = []
+            held: list[tuple[float, str]] = []
+            ids: set[str] = set()
+            for found in map(self._row, rows):
+                before = conn.execute(  # the chain's earlier deliveries tried, held or due, and not settled
+                    "SELECT id, due FROM deliveries_s1 WHERE chain = ? AND dead = 0 AND created < ? "
+                    "AND (claim <> '' OR held = 1 OR due <= ?) ORDER BY created",
+                    (found.chain, found.created, now)).fetchall() if found.chain else []
+                blocker = next((due for other, due in before if other not in ids), None)
+                if blocker is None:
+                    taken.append(replace(found, claim=_token()))
+                    ids.add(found.id)
+                else:  # not looked at again before that one's next attempt
+                    held.append((max(blocker, now) + HELD_AFTER, found.id))
             conn.executemany("UPDATE deliveries_s1 SET due = ?, claim = ? WHERE id = ?",
                              [(now + lease, d.claim, d.id) for d in taken])
+            conn.executemany("UPDATE deliveries_s1 SET due = ?, held = 1 WHERE id = ?", held)
             return taken
         found: list[Delivery] = self._write(work)
         return found
 
     def delivered(self, delivery: Delivery) -> None:
-        # kept a day as done (2): the same id queued again meanwhile is dropped, not sent twice
-        self._write(lambda conn: conn.execute("UPDATE deliveries_s1 SET dead = 2, due = ?, body = x'' "
-                                              "WHERE id = ? AND dead = 0", (time.time(), delivery.id)))
+        def work(conn: sqlite3.Connection) -> None:
+            now = time.time()
+            # kept a day as done (2): the same id queued again meanwhile is dropped, not sent twice
+            conn.execute("UPDATE deliveries_s1 SET dead = 2, due = ?, body = x'' WHERE id = ? AND dead = 0",
+                         (now, delivery.id))
+            self._release(conn, delivery, now)
+        self._write(work)
+
+    @staticmethod
+    def _release(conn: sqlite3.Connection, delivery: Delivery, now: float) -> None:
+        """The deliveries held behind `delivery` (settled now) are due at once."""
+        if delivery.chain:
+            conn.execute("UPDATE deliveries_s1 SET due = ?, held = 0 WHERE chain = ? AND dead = 0 AND held = 1",
+                         (now, delivery.chain))
 
     def failed(self, delivery: Delivery, due: float, error: str) -> None:
         self._write(lambda conn: conn.execute(
             "UPDATE deliveries_s1 SET attempts = attempts + 1, due = ?, error = ? WHERE id = ? AND claim = ? "
             "AND dead = 0", (due, error[:500], delivery.id, delivery.claim)))
 
-    def bury(self, delivery: Delivery, error: str) -> None:
+    def hold(self, delivery: Delivery, due: float) -> None:
         self._write(lambda conn: conn.execute(
-            "UPDATE deliveries_s1 SET attempts = attempts + 1, dead = 1, due = ?, error = ? WHERE id = ? "
-            "AND claim = ? AND dead = 0", (time.time(), error[:500], delivery.id, delivery.claim)))
+            "UPDATE deliveries_s1 SET due = ?, held = 1 WHERE id = ? AND claim = ? AND dead = 0",
+            (due, delivery.id, delivery.claim)))
+
+    def bury(self, delivery: Delivery, error: str) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            now = time.time()
+            buried = conn.execute(
+                "UPDATE deliveries_s1 SET attempts = attempts + 1, dead = 1, due = ?, error = ? WHERE id = ? "
+                "AND claim = ? AND dead = 0", (now, error[:500], delivery.id, delivery.claim)).rowcount
+            if buried:
+                self._release(conn, delivery, now)
+        self._write(work)
 
     def dead(self, limit: int) -> list[Delivery]:
         with self._session() as conn:
@@ -324,33 +378,94 @@ class SqliteOutbox:
 PREFIX = "domino:notify:"
 _DUE = PREFIX + "due"      # sorted set: pending delivery ids by due time
 _DEAD = PREFIX + "dead"    # sorted set: dead letters by the time they died
-_ITEM = PREFIX + "d:"      # hash per delivery: app, body, attempts, created, error, claim
+_ITEM = PREFIX + "d:"      # hash per delivery: app, body, attempts, created, error, claim, chain
+_CHAIN = PREFIX + "chain:"  # sorted set per chain: its pending delivery ids by the time each was queued
 _SEATS = PREFIX + "seats:"  # hash per table: seat -> "app player"
 _PUSH = PREFIX + "push:"    # hash per match: seat -> its push subscription (JSON)
 _FEED = PREFIX + "feed:"    # stream per player: its notifications (field "item": JSON), ids the cursors
 _TOLD = PREFIX + "told:"    # a feed's message already added (player and message id): kept as long as the feed
 
-# ARGV: now, lease, limit, then one fresh claim token per possible delivery.
+# ARGV: now, lease, limit, one fresh claim token per possible delivery, the item prefix, the chain prefix, the
+# seconds a held delivery waits past its blocker's next attempt. Oldest first; a delivery behind an earlier one of
+# its chain not settled (tried, held or due) is not taken (`Outbox.claim`).
 _CLAIM = """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-local out = {}
-for i, id in ipairs(ids) do
-  local key = ARGV[4 + tonumber(ARGV[3])] .. id
-  redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
-  redis.call('HSET', key, 'claim', ARGV[3 + i])
-  local f = redis.call('HMGET', key, 'app', 'body', 'attempts', 'created', 'error')
-  table.insert(out, {id, f[1], f[2], f[3], f[4], f[5], ARGV[3 + i], redis.call('ZSCORE', KEYS[1], id)})
+local now, limit = tonumber(ARGV[1]), tonumber(ARGV[3])
+local item, chains, after = ARGV[4 + limit], ARGV[5 + limit], tonumber(ARGV[6 + limit])
+local rows = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit)) do
+  local f = redis.call('HMGET', item .. id, 'created', 'chain')
+  table.insert(rows, {id, tonumber(f[1]) or 0, f[1] or '0', f[2] or ''})
+end
+table.sort(rows, function(a, b) return a[2] < b[2] end)
+local taken, out, n = {}, {}, 0
+for _, r in ipairs(rows) do
+  local id, chain, blocker = r[1], r[4], nil
+  if chain ~= '' then
+    for _, other in ipairs(redis.call('ZRANGEBYSCORE', chains .. chain, '-inf', '(' .. r[3])) do
+      if other ~= id and not taken[other] then
+        local f = redis.call('HMGET', item .. other, 'claim', 'held')
+        local due = tonumber(redis.call('ZSCORE', KEYS[1], other))
+        if (f[1] and f[1] ~= '' and f[1] ~= 'delivered') or f[2] == '1' or (due and due <= now) then
+          blocker = other
+          break
+        end
+      end
+    end
+  end
+  if blocker then
+    local due = tonumber(redis.call('ZSCORE', KEYS[1], blocker)) or now
+    redis.call('ZADD', KEYS[1], math.max(due, now) + after, id)
+    redis.call('HSET', item .. id, 'held', '1')
+  else
+    n = n + 1
+    taken[id] = true
+    local key = item .. id
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
+    redis.call('HSET', key, 'claim', ARGV[3 + n])
+    local f = redis.call('HMGET', key, 'app', 'body', 'attempts', 'created', 'error')
+    table.insert(out, {id, f[1], f[2], f[3], f[4], f[5], ARGV[3 + n], redis.call('ZSCORE', KEYS[1], id), chain})
+  end
 end
 return out
 """
-# KEYS: the item, due, dead; ARGV: claim token, new due ("" = bury), error, id, now.
-_SETTLE = """
+# KEYS: the item, due; ARGV: claim token, new due, id.
+_HOLD = """
+if redis.call('HGET', KEYS[1], 'claim') ~= ARGV[1] or not redis.call('ZSCORE', KEYS[2], ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[3])
+redis.call('HSET', KEYS[1], 'held', '1')
+return 1
+"""
+#: Lua: the deliveries held behind one settled now (KEYS[2]: due; KEYS[4]: its chain; `now`, `item`) due at once.
+_RELEASE = """
+local function release(chain, due, now, item)
+  for _, other in ipairs(redis.call('ZRANGE', chain, 0, -1)) do
+    if redis.call('HGET', item .. other, 'held') == '1' then
+      redis.call('HSET', item .. other, 'held', '0')
+      redis.call('ZADD', due, now, other)
+    end
+  end
+end
+"""
+# KEYS: the item, due, dead, its chain; ARGV: id, now, the item prefix.
+_DONE = _RELEASE + """
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+-- the item stays a little (a late put of the same id is dropped), then expires
+redis.call('HSET', KEYS[1], 'claim', 'delivered')
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+release(KEYS[4], KEYS[2], tonumber(ARGV[2]), ARGV[3])
+return 1
+"""
+# KEYS: the item, due, dead, its chain; ARGV: claim token, new due ("" = bury), error, id, now, the item prefix.
+_SETTLE = _RELEASE + """
 if redis.call('HGET', KEYS[1], 'claim') ~= ARGV[1] or not redis.call('ZSCORE', KEYS[2], ARGV[4]) then return 0 end
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('HSET', KEYS[1], 'error', ARGV[3])
 if ARGV[2] == '' then
   redis.call('ZREM', KEYS[2], ARGV[4])
+  redis.call('ZREM', KEYS[4], ARGV[4])
   redis.call('ZADD', KEYS[3], tonumber(ARGV[5]), ARGV[4])
+  release(KEYS[4], KEYS[2], tonumber(ARGV[5]), ARGV[6])
 else
   redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[4])
 end
@@ -369,11 +484,13 @@ redis.call('XTRIM', KEYS[1], 'MINID', ARGV[3])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
 """
-# KEYS: the item, due, dead; ARGV: id, now.
+# KEYS: the item, due, dead; ARGV: id, now, the chain prefix.
 _REPLAY = """
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'attempts', 0, 'claim', '')
 redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
+local f = redis.call('HMGET', KEYS[1], 'chain', 'created')
+if f[1] and f[1] ~= '' then redis.call('ZADD', ARGV[3] .. f[1], tonumber(f[2]) or 0, ARGV[1]) end
 return 1
 """
 
@@ -389,6 +506,8 @@ class RedisOutbox:
         self._claim = self._redis.register_script(_CLAIM)
         self._settle = self._redis.register_script(_SETTLE)
         self._replay = self._redis.register_script(_REPLAY)
+        self._hold = self._redis.register_script(_HOLD)
+        self._done = self._redis.register_script(_DONE)
         self._forget = self._redis.register_script(_FORGET)
         self._feed_add = self._redis.register_script(_FEED_ADD)
 
@@ -409,35 +528,34 @@ class RedisOutbox:
             for d, new in zip(deliveries, fresh, strict=True):
                 if new:
                     pipe.hset(_ITEM + d.id, mapping={"body": d.body, "attempts": d.attempts, "created": d.created,
-                                                     "error": d.error, "claim": d.claim})
+                                                     "error": d.error, "claim": d.claim, "chain": d.chain})
                     pipe.zadd(_DUE, {d.id: d.due})
+                    if d.chain:
+                        pipe.zadd(_CHAIN + d.chain, {d.id: d.created})
             pipe.execute()
         if deliveries:
             self._run(work)
 
     def claim(self, now: float, lease: float, limit: int) -> list[Delivery]:
         rows = self._run(lambda: self._claim(keys=[_DUE], args=[now, lease, limit, *(_token() for _ in range(limit)),
-                                                                _ITEM]))
+                                                                _ITEM, _CHAIN, HELD_AFTER]))
         return [Delivery(_text(r[0]), _text(r[1]), bytes(r[2] or b""), int(r[3] or 0), float(r[7]),
-                         float(r[4] or 0), _text(r[5]), _text(r[6])) for r in rows]
+                         float(r[4] or 0), _text(r[5]), _text(r[6]), _text(r[8])) for r in rows]
+
+    def hold(self, delivery: Delivery, due: float) -> None:
+        self._run(lambda: self._hold(keys=[_ITEM + delivery.id, _DUE], args=[delivery.claim, repr(due), delivery.id]))
 
     def delivered(self, delivery: Delivery) -> None:
-        def work() -> None:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.zrem(_DUE, delivery.id)
-            # the item stays a little (a late put of the same id is dropped), then expires
-            pipe.hset(_ITEM + delivery.id, "claim", "delivered")
-            pipe.expire(_ITEM + delivery.id, DONE_KEPT)
-            pipe.execute()
-        self._run(work)
+        self._run(lambda: self._done(keys=[_ITEM + delivery.id, _DUE, _DEAD, _CHAIN + delivery.chain],
+                                     args=[delivery.id, time.time(), _ITEM, DONE_KEPT]))
 
     def failed(self, delivery: Delivery, due: float, error: str) -> None:
-        self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD],
-                                       args=[delivery.claim, repr(due), error[:500], delivery.id, time.time()]))
+        self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD, _CHAIN + delivery.chain],
+                                       args=[delivery.claim, repr(due), error[:500], delivery.id, time.time(), _ITEM]))
 
     def bury(self, delivery: Delivery, error: str) -> None:
-        self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD],
-                                       args=[delivery.claim, "", error[:500], delivery.id, time.time()]))
+        self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD, _CHAIN + delivery.chain],
+                                       args=[delivery.claim, "", error[:500], delivery.id, time.time(), _ITEM]))
 
     def dead(self, limit: int) -> list[Delivery]:
         def work() -> list[Delivery]:
@@ -451,7 +569,8 @@ class RedisOutbox:
         return found
 
     def replay(self, delivery_id: str, now: float) -> bool:
-        return bool(self._run(lambda: self._replay(keys=[_ITEM + delivery_id, _DUE, _DEAD], args=[delivery_id, now])))
+        return bool(self._run(lambda: self._replay(keys=[_ITEM + delivery_id, _DUE, _DEAD],
+                                                   args=[delivery_id, now, _CHAIN])))
 
     def next_due(self) -> float | None:
         first = self._run(lambda: self._redis.zrange(_DUE, 0, 0, withscores=True))

@@ -28,7 +28,7 @@ from standardwebhooks.webhooks import Webhook
 from api_gateway.notify import webpush
 from api_gateway.notify.endpoints import Endpoint, EndpointError, Reach, addresses
 from api_gateway.notify.events import push_target
-from api_gateway.notify.outbox import Delivery, Outbox
+from api_gateway.notify.outbox import HELD_AFTER, Delivery, Outbox
 from api_gateway.store import StoreUnavailable
 
 log = logging.getLogger("api_gateway.notify")
@@ -153,35 +153,45 @@ class Sender:
     def send_due(self) -> float:
         """Send what is due: the seconds to wait before the next pass."""
         claimed = self.outbox.claim(self._clock(), LEASE, BATCH)
+        failed: dict[str, float] = {}  # chain -> when its failed delivery is tried again
         for delivery in claimed:
-            self._send(delivery)
+            if delivery.chain in failed:  # in order: after that one, not before
+                self.outbox.hold(delivery, failed[delivery.chain] + HELD_AFTER)
+                continue
+            again = self._send(delivery)
+            if again is not None and delivery.chain:
+                failed[delivery.chain] = again
         if len(claimed) == BATCH:
             return 0.0
         due = self.outbox.next_due()
         return POLL if due is None else max(0.0, min(POLL, due - self._clock()))
 
-    def _send(self, delivery: Delivery) -> None:
+    def _send(self, delivery: Delivery) -> float | None:
+        """Send one delivery and settle it: when it is to be tried again (it failed), else None."""
         if self._stale is not None and self._stale(delivery):  # a reminder the match or its person overtook
             self.outbox.delivered(delivery)
             DELIVERIES.labels("stale").inc()
-            return
+            return None
         target = push_target(delivery.app)
         error = self._webhook(delivery) if target is None else self._push(delivery, *target)
         if error == "":  # not to be sent (nowhere to send it): already settled
-            return
+            return None
         if error is None:
             self.outbox.delivered(delivery)
             DELIVERIES.labels("delivered").inc()
         elif delivery.attempts < len(self.schedule):
             wait = self.schedule[delivery.attempts] * random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not a secret
             log.info("webhook %s to %s: %s; again in %.1f s", delivery.id, delivery.app, error, wait)
-            self.outbox.failed(delivery, self._clock() + wait, error)
+            again = self._clock() + wait
+            self.outbox.failed(delivery, again, error)
             DELIVERIES.labels("retry").inc()
+            return again
         else:
             log.warning("webhook %s to %s: %s; attempt %d was the last: dead letter", delivery.id, delivery.app,
                         error, delivery.attempts + 1)
             self.outbox.bury(delivery, error)
             DELIVERIES.labels("dead").inc()
+        return None
 
     def _webhook(self, delivery: Delivery) -> str | None:
         """Post a webhook: None when answered 2xx, why not else ("": settled here, not to be tried again)."""

@@ -1,6 +1,7 @@
 """A correspondence match between two people whose apps are closed between moves (issue 38, "Tests as people
 use it"): each person opens the app, makes a move and closes it; the host app's server hears every "your turn"
-once, signed, and the resignation and the end; its endpoint goes down for a while in the middle and comes back.
+once, signed, in order, and the resignation and the end; its endpoint goes down for a while in the middle and
+comes back.
 
 Time, scaled: the clock allows three days a move (a correspondence clock: nothing expires meanwhile), and a
 person counts as away 0.3 s after their last call (GATEWAY_PRESENCE_SECONDS) instead of 25 s, so "the app is
@@ -88,8 +89,10 @@ def test_a_correspondence_match_with_the_apps_closed_tells_each_turn_once_throug
         assert not receiver.bad                                    # every delivery's signature checked
         ids = Counter(r.id for r in receiver.delivered if r.body["data"]["table_id"] == table_id)
         assert all(n == 1 for n in ids.values()), ids              # none twice by id
-        turns = sorted((b["data"]["seat"], b["data"]["seq"]) for b in got if b["type"] == "your-turn")
-        assert turns == sorted(told)                               # each turn told once, to its seat only
+        turns = [(b["data"]["seat"], b["data"]["seq"]) for b in got if b["type"] == "your-turn"]
+        assert sorted(turns) == sorted(told)                       # each turn told once, to its seat only
+        assert turns == sorted(told, key=lambda t: t[1])           # in order, the outage's retries included
+        assert {b["type"] for b in got[-4:]} == {"resigned", "match-over"}  # the end last
         assert len(set(receiver.attempts)) == len(ids)             # what failed in the outage came through
         assert len(receiver.attempts) > len(ids)                   # (there were failed attempts)
         players = {b["data"]["seat"]: b["data"]["player"] for b in got}

@@ -440,3 +440,38 @@ def test_the_outbox_leases_each_delivery_to_one_sender_and_keeps_the_dead(store_
     outbox.remember("t1", 1, "app:anna", "k1", now)
     assert outbox.vouched("t1", now) == {1: ("app:anna", "k1")} and outbox.vouched("t2", now) == {}
     outbox.close()
+
+
+def test_the_outbox_keeps_each_chains_order_behind_a_failed_delivery(store_url: str) -> None:
+    """One app's deliveries of one table (a chain) go in the order they were queued: a later one waits while an
+    earlier one failed and is to be tried again, and goes right after it; other chains go meanwhile, and an
+    earlier delivery never tried (a reminder due later) holds nothing back."""
+    outbox = open_outbox(store_url)
+    t = time.time()
+    chain, other = f"k1:t-{t}", f"k1:u-{t}"
+    outbox.put([Delivery("a", "k1", b"a", due=t, created=t + 1, chain=chain),
+                Delivery("b", "k1", b"b", due=t, created=t + 2, chain=chain),
+                Delivery("x", "k1", b"x", due=t, created=t + 1.5, chain=other),
+                Delivery("r", "k1", b"r", due=t + 500, created=t + 0.5, chain=chain)])  # a reminder, due later
+    first = outbox.claim(t + 10, 60, 10)
+    assert [d.id for d in first] == ["a", "x", "b"] and first[0].chain == chain  # oldest first, in one claim
+    a, x, b = first
+    outbox.failed(a, t + 20, "answered 500")  # the sender: a failed, so b (after it) is held, x delivered
+    outbox.hold(b, t + 20.001)
+    outbox.delivered(x)
+    assert outbox.claim(t + 15, 60, 10) == []
+    a = outbox.claim(t + 20.0005, 60, 10)[0]  # a's next attempt; b is not due yet
+    assert a.id == "a"
+    outbox.failed(a, t + 30, "answered 500")
+    assert outbox.claim(t + 20.002, 60, 10) == []  # b is due but behind a: held until just after a's next try
+    assert outbox.next_due() == pytest.approx(t + 30, abs=0.01)
+    a = outbox.claim(t + 30, 60, 10)[0]
+    outbox.delivered(a)
+    b = outbox.claim(t + 30.01, 60, 10)
+    assert [d.id for d in b] == ["b"]
+    # another sender meanwhile: c waits while b is in flight (leased), and is due at once when b is settled
+    outbox.put([Delivery("c", "k1", b"c", due=t, created=t + 3, chain=chain)])
+    assert outbox.claim(t + 31, 60, 10) == []
+    outbox.delivered(b[0])
+    assert [d.id for d in outbox.claim(time.time() + 1, 60, 10)] == ["c"]
+    outbox.close()
