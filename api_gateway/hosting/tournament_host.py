@@ -35,6 +35,7 @@ from api_gateway.hosting import tournament_records as rules
 from api_gateway.hosting import tournament_swiss as swiss_rules
 from api_gateway.hosting.keepers import Keeper
 from api_gateway.hosting.tables import Tables, clock_setting
+from api_gateway.hosting.tournament_stream import TournamentStreams
 from api_gateway.http.problems import SealedForbidden, TableRefused, UnknownMatch
 from api_gateway.notify import notifier
 from api_gateway.store import Deal, MatchExpired, StoreUnavailable
@@ -43,8 +44,9 @@ from api_gateway.tokens import new_sealed
 log = logging.getLogger("api_gateway.hosting.tournaments")
 
 Json = dict[str, Any]
-#: The app extension holding the worker's `HostedTournaments`.
+#: The app extensions holding the worker's `HostedTournaments` and its `TournamentStreams`.
 HOSTED = "domino_hosted_tournaments"
+STREAMS = "domino_tournament_streams"
 #: Seconds between a keeper's passes over the tournaments being played.
 PERIOD = 0.5
 #: Seconds between a keeper's looks while no tournament is being played.
@@ -72,6 +74,10 @@ class HostedTournaments:
         return self.tables.matches.engine
 
     # ------------------------------------------------------------ rows
+
+    def row(self, tournament_id: str) -> TournamentRow:
+        """The tournament as it stands (404 unknown-table): what its stream reads."""
+        return self._row(tournament_id)
 
     def _row(self, tournament_id: str) -> TournamentRow:
         row = self.rows.get(tournament_id) if 0 < len(tournament_id) <= 64 else None
@@ -501,5 +507,6 @@ def install(app: Flask, tables: Any, archive: Any, store: Any, watching: Any) ->
     """Wire the hosted tournaments into this worker's app: the service, and (where tables are hosted: a live
     store) the keeper that advances the tournaments being played."""
     hosted = app.extensions[HOSTED] = HostedTournaments(tables, archive)
+    app.extensions[STREAMS] = TournamentStreams()
     if store is not None:
         Keeper("tournaments", hosted.advance_due, hosted.next_pass, watching, PERIOD).start()

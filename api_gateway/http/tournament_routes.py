@@ -10,7 +10,8 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import RAISE, Schema, fields, validate
 
-from api_gateway.hosting.tournament_host import HOSTED, HostedTournaments
+from api_gateway.hosting.tournament_host import HOSTED, STREAMS, HostedTournaments
+from api_gateway.hosting.tournament_stream import TournamentStreams
 from api_gateway.http.bodies import Blueprint
 from api_gateway.http.openapi import BODY, ENGINE, operation
 from api_gateway.http.schemas import OneOf, OptionValue, StrictBoolean, StrictInteger, StrictSchema
@@ -77,6 +78,30 @@ class HostedJoinTournamentSchema(StrictSchema):
     name = fields.String(validate=validate.Length(1, 40), metadata={"description": "the name standings show"})
     player = fields.String(validate=validate.Length(1, 1000), metadata={
         "description": "a player assertion signed by the host app (docs/tables.md, Player ids); none: a guest"})
+
+
+class HostedEventsArgsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    last_event_id = fields.Integer(validate=validate.Range(0, 2**31), metadata={
+        "description": "resume after this version (as the Last-Event-ID header)"})
+
+
+#: `GET /v1/tournaments/hosted/{id}/events`: Server-Sent Events; `x-events` names each event's `data` schema.
+TOURNAMENT_STREAM: Json = {
+    "description": "Server-Sent Events: `tournament` (the tournament, as GET answers it without `you`) with "
+                   "`id: <version>` first and at each change; `end` (`data: {}`) once it is over; `: keepalive` "
+                   "comments while nothing changes; `closed` {reason} when the server stops the stream before "
+                   "(max-duration, archive-unavailable: reconnect with Last-Event-ID).",
+    "content": {"text/event-stream": {
+        "schema": {"type": "string", "description": "`event: <name>`, `id: <version>` and `data: <json>` lines, a "
+                                                    "blank line after each event"},
+        "x-events": {"tournament": {"$ref": "#/components/schemas/HostedTournament"},
+                     "end": {"type": "object", "additionalProperties": False},
+                     "closed": {"$ref": "#/components/schemas/StreamClosed"}},
+    }},
+}
 
 
 class HostedLobbyArgsSchema(Schema):
@@ -276,3 +301,22 @@ class HostedLeave(MethodView):
         """Leave (no body): before the start your place is freed; after it you forfeit (your round's seat
         resigns now, or at your next round), and the tournament goes on; 409 once it is over."""
         return hosted().leave(tournament_id, _bearer())
+
+
+@hosted_blp.route("/tournaments/hosted/<string:tournament_id>/events")
+class HostedEvents(MethodView):
+    @hosted_blp.arguments(HostedEventsArgsSchema(), location="query", as_kwargs=True)
+    @hosted_blp.response(200, content_type="text/event-stream", description=TOURNAMENT_STREAM["description"])
+    @operation(hosted_blp, "streamHostedTournament", "validation-error", "unknown-table", "too-many-streams",
+               *_HOSTING, answer=TOURNAMENT_STREAM)
+    def get(self, tournament_id: str, last_event_id: int | None = None) -> Response:
+        """The tournament's stream of standings: its view at each change (no polling), until it is over."""
+        service = hosted()
+        service.row(tournament_id)  # 404 before the stream starts
+        header = request.headers.get("Last-Event-ID")
+        if header is not None and header.strip().isdigit():
+            last_event_id = int(header.strip())
+        streams: TournamentStreams = current_app.extensions[STREAMS]
+        lines = streams.open(lambda: service.row(tournament_id), last_event_id)
+        return current_app.response_class(lines, mimetype="text/event-stream", headers={
+            "Cache-Control": "no-store", "X-Accel-Buffering": "no"})

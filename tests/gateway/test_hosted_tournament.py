@@ -29,7 +29,7 @@ from .conftest import (
     player_assertion,
     wait_for,
 )
-from .test_tables import call, ok
+from .test_tables import Stream, call, ok
 from .test_webhooks import Receiver, webhook_env
 from .test_webhooks import assertion as webhook_assertion
 
@@ -743,3 +743,33 @@ def test_a_rounds_table_dealt_is_told_to_the_players_host_app(engine_proc: Engin
     finally:
         gw.stop()
         receiver.stop()
+
+
+# ---------------------------------------------------------------- the tournament's stream
+
+
+def test_the_tournament_stream_shows_every_change_to_its_end_and_resumes(tour_gw: Gateway) -> None:
+    """A screen of standings follows `GET .../events` (Server-Sent Events): the view at each version, in order,
+    up to the tournament's end; a reconnection with Last-Event-ID gets nothing it had."""
+    gw = tour_gw
+    opened = open_tournament(gw, 4)
+    tid = opened["tournament_id"]
+    stream = Stream(gw, f"{HOSTED}/{tid}/events")
+    assert stream.status == 200
+    first = stream.next()
+    assert first is not None and (first.kind, first.id) == ("tournament", 1) and first.data["status"] == "open"
+    people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha"], vouched=False)
+    joined = stream.until(lambda e: e.kind == "tournament" and len(e.data["participants"]) == 4)
+    assert [len(e.data["participants"]) for e in joined][-1] == 4
+    ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+    final = Play(gw, tid, people).to_the_end()
+    got = stream.until(lambda e: e.kind == "end", timeout=60)
+    assert got[-1].kind == "end"
+    shown = [e for e in [first, *joined, *got] if e.kind == "tournament"]
+    ids = [e.id or 0 for e in shown]
+    assert ids == sorted(set(ids)) and ids[0] == 1  # in order, none twice
+    assert shown[-1].data["status"] == "over" and shown[-1].data["standings"] == final["standings"]
+    assert stream.next() is None  # closed after its end
+    again = Stream(gw, f"{HOSTED}/{tid}/events", {"Last-Event-ID": str(shown[-1].id)})
+    assert [e.kind for e in again.until(lambda e: e.kind == "end")] == ["end"]  # nothing it had
+    problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}/events"), 404, "unknown-table")
