@@ -5,13 +5,15 @@ standings and "your table" that needs no polling of its own.
 Each stream reads the tournament's row (one read by its key) every `poll` seconds and sends the view when the
 version moved past the last one sent (`Last-Event-ID` resumes: nothing twice); `: keepalive` comments while
 nothing changes; `event: end` once the tournament is over; `event: closed` {reason} when it stops before
-(max-duration, archive-unavailable). A worker serves `cap` of them at most (429 too-many-streams beyond).
+(max-duration, archive-unavailable, shutdown: `stop_all`, which the worker's exit should call as it calls
+`api_gateway.streams.stop_all`). A worker serves `cap` of them at most (429 too-many-streams beyond).
 The rounds' matches have their seats' own streams (docs/tables.md): this one says nothing of moves.
 """
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -30,7 +32,7 @@ KEEPALIVE = 15.0
 LONGEST = 3600.0
 
 
-@dataclass
+@dataclass(eq=False)
 class TournamentStreams:
     """The worker's tournament streams (one instance per app): the count under the cap."""
 
@@ -41,11 +43,21 @@ class TournamentStreams:
     clock: Callable[[], float] = time.monotonic
     _open: int = field(default=0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False)
+
+    def __post_init__(self) -> None:
+        _ALL.add(self)
+
+    def stop(self) -> None:
+        """End every stream with `closed` {reason: shutdown} within a poll (the worker stops); refuse new ones."""
+        self._stopping.set()
 
     def open(self, read: Callable[[], TournamentRow], last: int | None) -> Iterator[bytes]:
         """A stream of the tournament `read` answers, after version `last` (None: from its current view); 429
         too-many-streams over the worker's cap (asked now, before the answer starts)."""
         with self._lock:
+            if self._stopping.is_set():
+                raise StreamRefused("worker", "this gateway worker is stopping: connect again")
             if self._open >= self.cap:
                 raise StreamRefused("worker", f"this gateway worker serves {self.cap} tournament streams already: "
                                               "try again later (or poll GET /v1/tournaments/hosted/{id})")
@@ -61,7 +73,8 @@ class TournamentStreams:
                 except ArchiveUnavailable:
                     yield _event("closed", {"reason": "archive-unavailable"})
                     return
-                if row.version > sent:
+                news = row.version > sent
+                if news:
                     sent = row.version
                     quiet = self.clock()
                     yield _event("tournament", rules.view(row.state, row.version), sent)
@@ -72,13 +85,24 @@ class TournamentStreams:
                 if now - started >= self.longest:
                     yield _event("closed", {"reason": "max-duration"})
                     return
-                if now - quiet >= self.keepalive:
+                if not news and now - quiet >= self.keepalive:
                     quiet = now
                     yield b": keepalive\n\n"
-                time.sleep(self.poll)  # cooperative under the gateway's gevent worker
+                if self._stopping.wait(self.poll):  # cooperative under the gateway's gevent worker
+                    yield _event("closed", {"reason": "shutdown"})
+                    return
         finally:
             with self._lock:
                 self._open -= 1
+
+
+_ALL: weakref.WeakSet[TournamentStreams] = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """End every tournament stream of this process with `closed` {reason: shutdown} (the worker's SIGTERM)."""
+    for streams in list(_ALL):
+        streams.stop()
 
 
 def _event(kind: str, data: object, ident: int | None = None) -> bytes:

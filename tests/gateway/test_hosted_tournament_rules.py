@@ -122,3 +122,27 @@ def test_a_tournament_that_cannot_be_hosted_names_its_field(body: Json, field: s
     with pytest.raises(TableRefused) as refused:
         records.new_state("t" * 32, body, "h", 0.0)
     assert (refused.value.name, refused.value.field) == ("malformed", field)
+
+
+def test_a_tournament_stream_sends_each_version_once_keeps_alive_and_stops_at_a_shutdown() -> None:
+    """`TournamentStreams` over a scripted row: the first view, nothing while the version stands (keepalives),
+    the next version, and `closed` {shutdown} once stopped; over its cap a stream is refused."""
+    from api_gateway.archive.hosted import TournamentRow
+    from api_gateway.hosting.tournament_stream import TournamentStreams
+    from api_gateway.http.problems import StreamRefused
+
+    base, _ = state()
+    rows = [TournamentRow("t" * 32, 1, base), TournamentRow("t" * 32, 1, base),
+            TournamentRow("t" * 32, 2, {**base, "name": "later"})]
+    streams = TournamentStreams(cap=1, poll=0.001, keepalive=0.0)
+    lines = streams.open(lambda: rows.pop(0) if len(rows) > 1 else rows[0], None)
+    with pytest.raises(StreamRefused):
+        streams.open(lambda: rows[0], None)
+    first = next(lines)
+    assert first.startswith(b"event: tournament\nid: 1\n") and b'"version":1' in first
+    assert next(lines) == b": keepalive\n\n"
+    assert next(lines).startswith(b"event: tournament\nid: 2\n")
+    streams.stop()
+    rest = list(lines)
+    assert rest[-1] == b'event: closed\ndata: {"reason":"shutdown"}\n\n'
+    assert streams._open == 0  # its place given back
