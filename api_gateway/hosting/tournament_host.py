@@ -174,7 +174,7 @@ class HostedTournaments:
 
         self.update(tournament_id, change)
         self._playing = True
-        row = self.advance(tournament_id)
+        row = self._advance_now(tournament_id)
         return {"tournament": rules.view(row.state, row.version)}
 
     def leave(self, tournament_id: str, credential: str | None) -> Json:
@@ -201,7 +201,7 @@ class HostedTournaments:
         for seat in resign:
             self._resign(seat["match_id"], seat["seat"])
         if row.state["status"] == PLAYING:
-            row = self.advance(tournament_id)
+            row = self._advance_now(tournament_id)
         return {"tournament": rules.view(row.state, row.version)}
 
     def get(self, tournament_id: str, credential: str | None) -> Json:
@@ -211,7 +211,7 @@ class HostedTournaments:
         row = self._row(tournament_id)
         index = rules.who(row.state, credential) if credential is not None else None
         if row.state["status"] == PLAYING:
-            row = self.advance(tournament_id)
+            row = self._advance_now(tournament_id)
         answer = rules.view(row.state, row.version)
         if index is not None:
             answer["you"] = rules.you(row.state, index, self._open_seats)
@@ -240,6 +240,15 @@ class HostedTournaments:
             except (EngineProblem, StoreUnavailable, ArchiveUnavailable) as exc:
                 log.warning("tournament %s: not advanced this pass: %s", tournament_id, exc)
         return done
+
+    def _advance_now(self, tournament_id: str) -> TournamentRow:
+        """`advance` within a call that answers the tournament: when the engine, the store or the database fails
+        it, the tournament as it stands (the keepers try again), not a failed answer."""
+        try:
+            return self.advance(tournament_id)
+        except (EngineProblem, StoreUnavailable, ArchiveUnavailable) as exc:
+            log.warning("tournament %s: not advanced now: %s", tournament_id, exc)
+            return self._row(tournament_id)
 
     def advance(self, tournament_id: str) -> TournamentRow:
         """Move the tournament on as far as it goes now, under its lease (another worker holding it: as it

@@ -9,6 +9,10 @@ bad input is its problem."""
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +26,10 @@ from bench.redis_server import RedisServer
 
 from .conftest import (
     PLAYER_KEYS,
+    REPO,
     EngineProc,
     Gateway,
+    free_port,
     gateway_env,
     launch_gateway,
     player_assertion,
@@ -773,3 +779,49 @@ def test_the_tournament_stream_shows_every_change_to_its_end_and_resumes(tour_gw
     again = Stream(gw, f"{HOSTED}/{tid}/events", {"Last-Event-ID": str(shown[-1].id)})
     assert [e.kind for e in again.until(lambda e: e.kind == "end")] == ["end"]  # nothing it had
     problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}/events"), 404, "unknown-table")
+
+
+# ---------------------------------------------------------------- the engine down as a round ends
+
+
+def engine_on(port: int) -> EngineProc:
+    """An engine on a port of the test's choosing (to stop it and start it again where the gateway calls)."""
+    log = tempfile.NamedTemporaryFile("w+", prefix="gw-engine-", suffix=".log")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine_service", "--host", "127.0.0.1", "--port", str(port), "--metrics-port",
+         "off", "--grace", "1", "--no-log-calls"], cwd=REPO, env={k: v for k, v in os.environ.items()
+                                                                  if not k.startswith(("ENGINE_", "GATEWAY_"))},
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    assert proc.stdout is not None
+    proc.stdout.readline()  # its address line: listening
+    return EngineProc(proc, f"127.0.0.1:{port}", log)
+
+
+def test_a_round_that_ends_while_the_engine_is_down_is_recorded_once_it_is_back(tmp_path: Path) -> None:
+    """The round's last move is made; the engine then stops before the round is recorded: the tournament still
+    answers (as it stands: round 1 being played), and once the engine is back the round is recorded with the
+    points its match ended with and round 2 is seated."""
+    port = free_port()
+    engine = engine_on(port)
+    gw = launch_gateway(f"127.0.0.1:{port}", "--workers", "1",
+                        env=gateway_env(tmp_path, GATEWAY_ENGINE_TIMEOUT="1", GATEWAY_ENGINE_ATTEMPTS="2"))
+    try:
+        opened = open_tournament(gw, 4)
+        tid = opened["tournament_id"]
+        people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha"], vouched=False)
+        ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+        play = Play(gw, tid, people)
+        until = time.monotonic() + 60
+        while 1 not in play.ended and time.monotonic() < until:
+            play.step()
+        assert 1 in play.ended
+        engine.stop()
+        view = ok(call(gw, "GET", f"{HOSTED}/{tid}", credential=people[0].credential))
+        assert view["rounds"] == [] and view["round"]["number"] == 1 and view["you"]["status"] == "playing"
+        engine = engine_on(port)
+        view = wait_for(lambda: (v := ok(call(gw, "GET", f"{HOSTED}/{tid}")))["round"] and
+                        v["round"]["number"] == 2 and v["round"]["match_id"] and v, 60)
+        assert [(r["points"], r["winner"]) for r in view["rounds"]] == [tuple(play.ended[1])]
+    finally:
+        gw.stop()
+        engine.stop()
