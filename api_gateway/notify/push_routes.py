@@ -2,8 +2,8 @@
 """Web Push for the play page: a seat's browser subscription, registered with the seat's credential
 (docs/notifications.md, Web Push).
 
-- ``GET /v1/push/key``: the gateway's VAPID public key, the page's ``applicationServerKey`` (404 without
-  ``GATEWAY_VAPID_KEY``);
+- ``GET /v1/push/key``: the gateway's VAPID public key, the page's ``applicationServerKey`` (null without
+  ``GATEWAY_VAPID_KEY``: a page asks before offering anything, and an answer that is no error logs none);
 - ``PUT /v1/matches/{match_id}/push``: the seat's subscription (``Authorization: Bearer <seat credential>``,
   the body what ``PushSubscription.toJSON()`` answers); its turn while away, reminders and the match's end
   are pushed to it from then on; a new one replaces it;
@@ -65,9 +65,10 @@ class PushedSchema(Schema):
 
 
 class PushKeySchema(Schema):
-    key = fields.String(required=True, metadata={"description": "the gateway's VAPID public key (base64url of the "
-                                                                "uncompressed P-256 point): the page's "
-                                                                "applicationServerKey"})
+    key = fields.String(required=True, allow_none=True,
+                        metadata={"description": "the gateway's VAPID public key (base64url of the uncompressed P-256 "
+                                                 "point): the page's applicationServerKey; null: this gateway sends "
+                                                 "no Web Push (no GATEWAY_VAPID_KEY)"})
 
 
 def _notifier() -> Notifier:
@@ -90,12 +91,11 @@ def _seat(match_id: str) -> int:
 @push_blp.route("/push/key")
 class PushKey(MethodView):
     @push_blp.response(200, PushKeySchema)
-    @operation(push_blp, "getPushKey", "not-found")
+    @operation(push_blp, "getPushKey")
     def get(self) -> Json:
-        """The gateway's VAPID public key, for the page's `pushManager.subscribe` (404: no Web Push here)."""
-        notifier = _notifier()
-        assert notifier.vapid is not None
-        return {"key": notifier.vapid.public_key}
+        """The gateway's VAPID public key, for the page's `pushManager.subscribe` (null: no Web Push here)."""
+        notifier: Notifier | None = current_app.extensions.get(NOTIFIER)
+        return {"key": notifier.vapid.public_key if notifier is not None and notifier.vapid is not None else None}
 
 
 @push_blp.route("/matches/<string:match_id>/push")

@@ -5,6 +5,7 @@
 // (a reload comes back to the seat), the other seats' moves arriving on the seat's event stream.
 import { KINGDOMINO_TILES } from "/play/kingdomino-tiles.js";
 import { lang, setLanguage, t as tr, translatePage, variantName } from "/play/i18n.js";
+import { offerPush } from "/play/push.js";
 
 const LEVELS = ["expert", "greedy", "random", "human"];
 const $ = (id) => document.getElementById(id);
@@ -1294,6 +1295,7 @@ async function startMatch(matchId) {
   render();
   loadRatings();
   openStream();
+  offerPush($("push"), matchId, game.credential, tr);
   watchTable(WATCH_PLAYING_MS);
 }
 // The seat's match answers no more: the credential is gone (the seat was left, or the table is gone), or
@@ -1377,6 +1379,15 @@ function abortMayBeOpen() {
 }
 // The other people's seats gone (no open stream, no call) for the table's claim time: the table says since
 // when (`away_since`, unix seconds; polled every few seconds while a match is played).
+// The seats here now (a stream's presence event): the others' people are away, since now if they were here.
+function heard(here) {
+  for (const s of game?.table?.seats ?? []) {
+    if (s.kind === "bot" || !s.taken) continue;
+    const now = here.includes(s.seat);
+    if (now) { s.here = true; s.away_since = null; }
+    else if (s.here !== false) { s.here = false; s.away_since = Date.now() / 1000; }
+  }
+}
 function awayFor(s) {
   return s && s.kind !== "bot" && s.here === false && s.away_since != null ? Math.max(0, Date.now() / 1000 - s.away_since) : null;
 }
@@ -1464,6 +1475,7 @@ async function openStream() {
     save(); render();
   });
   on("update", (d) => { absorb(d, true); render(); });
+  on("presence", (d) => { heard(d.here); render(); });   // who is here changed (no id: not a version)
   on("end", () => { closeStream(); live("over"); watchTable(); });   // for "play again" by another seat
   on("closed", () => { source.close(); retryStream(gen); });   // the server stopped it early: come back
   source.onerror = () => {

@@ -20,7 +20,7 @@ function bytes(base64url) {
   return Uint8Array.from(text, (c) => c.charCodeAt(0));
 }
 
-// The gateway's VAPID public key, or null when it sends no Web Push (404).
+// The gateway's VAPID public key, or null when it sends no Web Push.
 async function serverKey() {
   const reply = await fetch("/v1/push/key");
   if (!reply.ok) return null;
