@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from api_gateway.store import open_store
 from bench.redis_server import RedisServer
 
 from .conftest import (
@@ -798,24 +799,29 @@ def engine_on(port: int) -> EngineProc:
 
 
 def test_a_round_that_ends_while_the_engine_is_down_is_recorded_once_it_is_back(tmp_path: Path) -> None:
-    """The round's last move is made; the engine then stops before the round is recorded: the tournament still
+    """The round's last move is made; the engine then stops before the round is recorded (the test holds the
+    tournament's lease in the live store meanwhile, so that no keeper records it first): the tournament still
     answers (as it stands: round 1 being played), and once the engine is back the round is recorded with the
     points its match ended with and round 2 is seated."""
     port = free_port()
     engine = engine_on(port)
-    gw = launch_gateway(f"127.0.0.1:{port}", "--workers", "1",
-                        env=gateway_env(tmp_path, GATEWAY_ENGINE_TIMEOUT="1", GATEWAY_ENGINE_ATTEMPTS="2"))
+    env = gateway_env(tmp_path, GATEWAY_ENGINE_TIMEOUT="1", GATEWAY_ENGINE_ATTEMPTS="2")
+    gw = launch_gateway(f"127.0.0.1:{port}", "--workers", "1", env=env)
+    store = open_store(env["GATEWAY_TOKEN_STORE"])
     try:
         opened = open_tournament(gw, 4)
         tid = opened["tournament_id"]
         people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha"], vouched=False)
         ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+        wait_for(lambda: ok(call(gw, "GET", f"{HOSTED}/{tid}"))["round"]["match_id"])  # round 1 dealt
+        wait_for(lambda: store.lease(f"tournament:{tid}", b"the test", 120))  # then nobody advances it
         play = Play(gw, tid, people)
         until = time.monotonic() + 60
         while 1 not in play.ended and time.monotonic() < until:
             play.step()
         assert 1 in play.ended
         engine.stop()
+        store.release(f"tournament:{tid}", b"the test")
         view = ok(call(gw, "GET", f"{HOSTED}/{tid}", credential=people[0].credential))
         assert view["rounds"] == [] and view["round"]["number"] == 1 and view["you"]["status"] == "playing"
         engine = engine_on(port)
@@ -823,5 +829,6 @@ def test_a_round_that_ends_while_the_engine_is_down_is_recorded_once_it_is_back(
                         v["round"]["number"] == 2 and v["round"]["match_id"] and v, 60)
         assert [(r["points"], r["winner"]) for r in view["rounds"]] == [tuple(play.ended[1])]
     finally:
+        store.close()
         gw.stop()
         engine.stop()
