@@ -67,7 +67,8 @@ _OPENING = (*BODY, "malformed", "unknown-variant", "invalid-player", "rate-limit
 
 #: The OpenAPI security scheme of the calls that take a credential (registered by the app factory).
 BEARER = {"type": "http", "scheme": "bearer",
-          "description": "a seat's credential (answered by join) or the table's host key"}
+          "description": "a seat's credential (answered by join), the table's host key, or a player's assertion "
+                         "(GET /v1/inbox, /v1/inbox/notifications)"}
 
 
 # ---------------------------------------------------------------- helpers
