@@ -23,6 +23,7 @@ export interface SeatEventData {
   view: Schemas["SeatStreamView"];
   update: Schemas["SeatStreamUpdate"];
   end: Record<string, never>;
+  presence: Schemas["SeatStreamPresence"];
   closed: Schemas["StreamClosed"];
 }
 
@@ -31,10 +32,12 @@ export const SEAT_EVENT_SCHEMAS: { readonly [K in keyof SeatEventData]: string |
   view: "SeatStreamView",
   update: "SeatStreamUpdate",
   end: null,
+  presence: "SeatStreamPresence",
   closed: "StreamClosed",
 };
 
-/** One event handed out: `view`, `update` or `end` (`closed` is handled by reconnecting). */
+/** One event handed out: `view`, `update`, `presence` (no id: who is here) or `end` (`closed` is handled by
+ * reconnecting). */
 export type SeatEvent = {
   [K in Exclude<keyof SeatEventData, "closed">]: { event: K; id: number | undefined; data: SeatEventData[K] };
 }[Exclude<keyof SeatEventData, "closed">];
@@ -146,6 +149,8 @@ function parse(message: EventSourceMessage): SeatEvent | { event: "closed"; data
       return { event: "update", id, data: JSON.parse(message.data) as SeatEventData["update"] };
     case "end":
       return { event: "end", id, data: {} };
+    case "presence":
+      return { event: "presence", id: undefined, data: JSON.parse(message.data) as SeatEventData["presence"] };
     case "closed":
       return { event: "closed", data: JSON.parse(message.data) as SeatEventData["closed"] };
     default:

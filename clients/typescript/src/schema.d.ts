@@ -775,6 +775,228 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tournaments/hosted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The lobby: public tournaments still open for joining, newest first. */
+        get: operations["listHostedTournaments"];
+        put?: never;
+        /**
+         * Open a hosted tournament: its id, the host key (once) and one invite per place.
+         * @description 400 malformed: a size outside 4-7, a format or variant not hosted, a clock out of range.
+         */
+        post: operations["createHostedTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/hosted/{tournament_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A tournament: its standings, its round (table, players, who sits out) and the rounds played; with
+         *     your credential, `you`: your table, seat and seat credential now, or that you sit out.
+         */
+        get: operations["getHostedTournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/hosted/{tournament_id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a place (an invite, or none on a public tournament): your tournament credential.
+         * @description 409 illegal-action: the tournament has started; 409 table-full: every place is taken.
+         */
+        post: operations["joinHostedTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/hosted/{tournament_id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The host starts it (no body): the first round is seated and dealt.
+         * @description 409 illegal-action: started already, or fewer than 4 (more than 7) joined; 403 sealed-forbidden: not
+         *     the host key.
+         */
+        post: operations["dealHostedTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/hosted/{tournament_id}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Leave (no body): before the start your place is freed; after it you forfeit (your round's seat
+         *     resigns now, or at your next round), and the tournament goes on; 409 once it is over.
+         */
+        post: operations["leaveHostedTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/hosted/{tournament_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        /** The tournament's stream of standings: its view at each change (no polling), until it is over. */
+        get: operations["streamHostedTournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your live games (Bearer: your player assertion): whose turn, the clocks, the moves since yours.
+         * @description The player the host app vouches for (docs/tables.md, "Player ids") lists the tables where they hold a
+         *     seat, from any device: each game with the seat, the match's version, whose turn it is, the clocks as
+         *     the seat sees them, who is here, and `unread`: the other seats' moves since the seat's own last one.
+         *     A guest sends its credentials instead (POST).
+         */
+        get: operations["getInbox"];
+        put?: never;
+        /**
+         * A guest's live games, by its seats' credentials (and a player assertion's, if Bearer sends one).
+         * @description The same games as GET, of the seats the credentials hold (1 to 50, as join answered them); `gone`
+         *     names the credentials that hold no seat any more, which a client forgets.
+         */
+        post: operations["listInboxByCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The gateway's VAPID public key, for the page's `pushManager.subscribe` (null: no Web Push here). */
+        get: operations["getPushKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matches/{match_id}/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Push this seat's turn (while away), reminders and the match's end to its browser (seat credential).
+         * @description The body is the browser's push subscription (`PushSubscription.toJSON()`); it replaces the seat's
+         *     earlier one. 400 malformed names the member that is not a valid subscription (`endpoint`: https, a public
+         *     address; `keys.p256dh`: a P-256 point; `keys.auth`: 16 bytes); 404 when this gateway sends no Web Push.
+         */
+        put: operations["createPushSubscription"];
+        post?: never;
+        /** Push nothing more to this seat's browser (seat credential). */
+        delete: operations["leavePushSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What you were told while away (Bearer: your player assertion), oldest first, after a cursor.
+         * @description Every notification of your seats' matches (your turn, the end, the deal, a seat taken, a resign,
+         *     an abort, a victory claimed) whether or not your host app has a webhook endpoint, kept
+         *     14 days, the newest 500. Ask with the last answer's `next` for what came since; 400 malformed
+         *     names `after` when it is no cursor of this feed.
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/problems/{name}": {
         parameters: {
             query?: never;
@@ -902,6 +1124,10 @@ export interface components {
             clocks?: {
                 [key: string]: unknown;
             } | null;
+        };
+        SeatStreamPresence: {
+            /** @description the seats here, in order; every other seat of a person is away */
+            here: number[];
         };
         StreamClosed: {
             /**
@@ -1982,7 +2208,7 @@ export interface components {
             claim_after?: number;
             name?: string;
             /**
-             * @description a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} (5 s to 14 days, each move) or {"bank": seconds, "increment": seconds} (30 s to 30 days a match, up to a day more after each move), with "on_timeout": "rule" (the variant's timeout rule: the match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by default, plays the seat on until its person is back)
+             * @description a turn clock the service applies itself (docs/tables.md, "Clocks"): {"move": seconds} (5 s to 14 days, each move) or {"bank": seconds, "increment": seconds} (30 s to 30 days a match, up to a day more after each move), with "on_timeout": "rule" (the variant's timeout rule: the match ends; the default) or "autopilot" (a bot of "autopilot_level", greedy by default, plays the seat on until its person is back), and "remind": the share of a seat's time left when its person, away, is reminded (0 < share < 1, null: never; by default 0.25 for a clock of an hour or more a seat, none below)
              * @example {
              *       "move": 30
              *     }
@@ -2098,6 +2324,310 @@ export interface components {
             action: string;
         };
         Empty: Record<string, never>;
+        HostedParticipant: {
+            /** @description the place in the tournament's order (seats follow it) */
+            index?: number;
+            name?: string;
+            /** @description the player id (app:... vouched for, or guest:...) */
+            player?: string;
+            /** @description eliminated (the total reached the limit) */
+            out?: boolean;
+            /** @description left the tournament (forfeits) */
+            left?: boolean;
+        };
+        HostedTableNow: {
+            table_id?: string;
+            match_id?: string | null;
+            /** @description participants by seat */
+            players?: number[];
+            /** @description a Swiss match played: each seat's points */
+            result?: number[];
+        };
+        HostedRoundNow: {
+            number?: number;
+            /** @description a Bykovo round's table (a Swiss: null) */
+            table_id?: string | null;
+            /** @description the round's tables */
+            tables?: components["schemas"]["HostedTableNow"][];
+            /** @description a Swiss round's bye (1 point), or null */
+            bye?: number | null;
+            /** @description null until its seats are taken and dealt */
+            match_id?: string | null;
+            /** @description participants at seats 0-3, in order */
+            players?: number[];
+            sitting_out?: number[];
+        };
+        HostedRoundPlayed: {
+            number?: number;
+            /** @description a Swiss round: each match, with its `result` */
+            tables?: components["schemas"]["HostedTableNow"][];
+            bye?: number | null;
+            table_id?: string;
+            match_id?: string;
+            players?: number[];
+            /** @description the round's points, seat order */
+            points?: number[];
+            /** @description the winning seat */
+            winner?: number;
+            places?: number[];
+            eliminated?: number[];
+            /** @description the participant who forfeited it, or null */
+            forfeit?: number | null;
+        };
+        HostedStanding: {
+            participant?: string;
+            index?: number;
+            place?: number;
+            /** @description Bykovo: the total (lower is better) */
+            total?: number;
+            out?: boolean;
+            /** @description Swiss: points (a win 1, a draw 1/2, a bye 1) */
+            score?: number;
+            /** @description Swiss: the sum of the opponents' points (the tie-break) */
+            buchholz?: number;
+            official?: boolean;
+        };
+        HostedTournament: {
+            tournament_id?: string;
+            name?: string | null;
+            format?: string;
+            variant?: string;
+            options?: {
+                [key: string]: unknown;
+            };
+            size?: number;
+            /** @description a Swiss's rounds (Bykovo: null) */
+            rounds_to_play?: number | null;
+            public?: boolean;
+            rated?: boolean;
+            clock?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description open (joining), playing or over */
+            status?: string;
+            /** @description over, and its places are in the archive */
+            archived?: boolean;
+            /** @description one more at every change: poll and compare (null in the lobby) */
+            version?: number | null;
+            created?: number;
+            participants?: components["schemas"]["HostedParticipant"][];
+            /** @description the total that puts a participant out */
+            limit?: number | null;
+            first_sitters?: number[] | null;
+            /** @description the round being played */
+            round?: components["schemas"]["HostedRoundNow"] | (Record<string, never> | null);
+            rounds?: components["schemas"]["HostedRoundPlayed"][];
+            standings?: components["schemas"]["HostedStanding"][];
+            next_players?: number[] | null;
+        };
+        HostedTournamentLobby: {
+            tournaments?: components["schemas"]["HostedTournament"][];
+        };
+        HostedNewTournament: {
+            /**
+             * @description bykovo (the default): the micro-tournament of RULES.md B, four play each round; swiss: a set number of rounds of 2-player matches, paired by score without repeats
+             * @enum {string}
+             */
+            format?: "bykovo" | "swiss";
+            /** @description the variant every match plays (bykovo: bykovo, the default; swiss: any with 2 players) */
+            variant?: string;
+            /** @description every match's options, as a table's (a Swiss of Kozel to 25: {"target": 25}) */
+            options?: {
+                [key: string]: boolean | number | string;
+            };
+            /**
+             * @description places: 4 to 7 for Bykovo (it starts with 4 or more of them taken), 2 to 64 for a Swiss
+             * @example 6
+             */
+            size: number;
+            /** @description a Swiss's rounds (required there; a Bykovo tournament plays until 3 or fewer remain) */
+            rounds?: number;
+            name?: string;
+            /** @description listed in the lobby (GET /v1/tournaments/hosted) and joined without an invite; default false: by invite */
+            public?: boolean;
+            /** @description true (the default): the official places are the players' (their Bykovo places); false: casual, archived as nobody's */
+            rated?: boolean;
+            /**
+             * @description every round's turn clock, as a table's (docs/tables.md, "Clocks"); Bykovo has no timeout rule, so "on_timeout": "autopilot"
+             * @example {
+             *       "move": 30,
+             *       "on_timeout": "autopilot"
+             *     }
+             */
+            clock?: {
+                [key: string]: unknown;
+            };
+        };
+        HostedNewTournamentAnswer: {
+            tournament_id?: string;
+            /** @description starts the tournament; answered once */
+            host_key?: string;
+            /** @description one per place: {code, link} */
+            invites?: {
+                [key: string]: unknown;
+            }[];
+            tournament?: components["schemas"]["HostedTournament"];
+        };
+        HostedYou: {
+            index?: number;
+            name?: string;
+            player?: string;
+            left?: boolean;
+            /** @description playing, sitting-out, waiting (the next round is being seated), out or over */
+            status?: string;
+            /** @description the round being played (null: none now) */
+            round?: number | null;
+            table_id?: string | null;
+            match_id?: string | null;
+            seat?: number | null;
+            /** @description playing: your seat's credential at the round's table (every table call takes it) */
+            credential?: string | null;
+        };
+        HostedTournamentView: {
+            tournament_id?: string;
+            name?: string | null;
+            format?: string;
+            variant?: string;
+            options?: {
+                [key: string]: unknown;
+            };
+            size?: number;
+            /** @description a Swiss's rounds (Bykovo: null) */
+            rounds_to_play?: number | null;
+            public?: boolean;
+            rated?: boolean;
+            clock?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description open (joining), playing or over */
+            status?: string;
+            /** @description over, and its places are in the archive */
+            archived?: boolean;
+            /** @description one more at every change: poll and compare (null in the lobby) */
+            version?: number | null;
+            created?: number;
+            participants?: components["schemas"]["HostedParticipant"][];
+            /** @description the total that puts a participant out */
+            limit?: number | null;
+            first_sitters?: number[] | null;
+            /** @description the round being played */
+            round?: components["schemas"]["HostedRoundNow"] | (Record<string, never> | null);
+            rounds?: components["schemas"]["HostedRoundPlayed"][];
+            standings?: components["schemas"]["HostedStanding"][];
+            next_players?: number[] | null;
+            /** @description with a participant's credential: where they are now */
+            you?: components["schemas"]["HostedYou"];
+        };
+        HostedJoinTournament: {
+            /** @description an invite's code */
+            invite?: string;
+            /** @description the name standings show */
+            name?: string;
+            /** @description a player assertion signed by the host app (docs/tables.md, Player ids); none: a guest */
+            player?: string;
+        };
+        HostedJoinTournamentAnswer: {
+            tournament_id?: string;
+            index?: number;
+            /** @description your tournament credential: Authorization: Bearer */
+            credential?: string;
+            player_id?: string;
+            tournament?: components["schemas"]["HostedTournament"];
+        };
+        HostedTournamentAnswer: {
+            tournament?: components["schemas"]["HostedTournament"];
+        };
+        InboxGame: {
+            table_id?: string;
+            name?: string | null;
+            variant?: string;
+            players?: number;
+            /** @description the seat you hold */
+            seat?: number;
+            /** @description waiting (for people: open seats not all taken) or playing */
+            status?: string;
+            /** @description the match being played (null: not dealt yet) */
+            match_id?: string | null;
+            /** @description the match's version (its latest change) */
+            seq?: number | null;
+            /** @description the seat to act (null between rounds or before the deal) */
+            turn?: number | null;
+            your_turn?: boolean;
+            /** @description as your seat's view shows them (GET /v1/matches/{id}/seat): `remaining` as of the latest change, the `running` seat and its `deadline` (unix seconds); null without a clock */
+            clocks?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description the other seats' moves since your own last move */
+            unread?: number;
+            /** @description true: counted over the match's last 64 changes only (there may be more) */
+            unread_more?: boolean;
+            /** @description unix seconds: the latest activity the store knows (the clock's last move, else the deal or the table's opening) */
+            active?: number;
+            /** @description each seat: its name, player id, and whether its person is here */
+            seats?: components["schemas"]["TableSeat"][];
+        };
+        Inbox: {
+            /** @description the player the assertion proves (null: credentials only) */
+            player_id?: string | null;
+            /** @description your live games, your turn first, then the latest active; at most 100. A match over leaves the inbox (GET /v1/players/{id}/matches has it) */
+            games?: components["schemas"]["InboxGame"][];
+            /** @description the indexes of the sent credentials that hold no seat any more (the table expired, the seat was given up): forget them */
+            gone?: number[];
+        };
+        InboxCredentials: {
+            /** @description a guest's seat credentials (1 to 50), as join answered them */
+            credentials: string[];
+        };
+        PushKey: {
+            /** @description the gateway's VAPID public key (base64url of the uncompressed P-256 point): the page's applicationServerKey; null: this gateway sends no Web Push (no GATEWAY_VAPID_KEY) */
+            key: string | null;
+        };
+        PushKeys: {
+            /** @description the browser's P-256 public key (base64url, an uncompressed point) */
+            p256dh: string;
+            /** @description the browser's authentication secret (base64url, 16 bytes) */
+            auth: string;
+        };
+        PushSubscription: {
+            /** @description the push service's URL for this browser (https) */
+            endpoint: string;
+            /** @description as the browser gives it (ignored: a push service answering 404 or 410 ends it) */
+            expirationTime?: number | null;
+            keys: components["schemas"]["PushKeys"];
+        };
+        Pushed: {
+            match_id: string;
+            /** @description the seat the credential holds */
+            seat: number;
+            /** @description true: this seat's browser is pushed its turn and the match's end */
+            subscribed: boolean;
+        };
+        FeedItem: {
+            /** @description this item's cursor */
+            id: string;
+            /** @description your-turn, match-over, table-dealt, invite-taken, resigned, aborted, gone (as the webhooks: docs/notifications.md) */
+            type: string;
+            /** @description when it was told (unix seconds) */
+            created: number;
+            table_id: string;
+            match_id: string | null;
+            /** @description your seat at that table */
+            seat: number;
+            /** @description what the webhook's data says besides the ids: `seq`, `result`, `by`, `taken` */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        Feed: {
+            /** @description the player the assertion proves */
+            player_id: string;
+            /** @description oldest first; a player's newest 500 of the last 14 days are kept */
+            items: components["schemas"]["FeedItem"][];
+            /** @description the cursor to ask after next time (the last item's; with no item, the one sent) */
+            next: string | null;
+            /** @description true: more items were there than `limit` */
+            more: boolean;
+        };
         ProblemType: {
             /** @description the `type` member of its answers: /v1/problems/<name> */
             type?: string;
@@ -6451,7 +6981,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events, each with `id: <seq>` (the match's version after that change): `view` first (without Last-Event-ID), then `update` per change as this viewer may see it, `end` (`data: {}`) once the match is over; `: keepalive` comments while idle; `closed` {reason} when the server stops the stream early (reconnect with Last-Event-ID). `x-events` gives each event's `data` (one line of JSON) schema. */
+            /** @description Server-Sent Events, each with `id: <seq>` (the match's version after that change): `view` first (without Last-Event-ID), then `update` per change as this viewer may see it, `end` (`data: {}`) once the match is over; `presence` {here} (no id) when the seats here change; `: keepalive` comments while idle; `closed` {reason} when the server stops the stream early (reconnect with Last-Event-ID). `x-events` gives each event's `data` (one line of JSON) schema. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6512,6 +7042,1183 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before trying again */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listHostedTournaments: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedTournamentLobby"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createHostedTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostedNewTournament"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedNewTournamentAnswer"];
+                };
+            };
+            /** @description `malformed-json`: The request body is not JSON; `malformed`: The engine cannot understand the request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-variant`: No such variant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `body-too-large`: Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported-media-type`: Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHostedTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedTournamentView"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    joinHostedTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostedJoinTournament"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedJoinTournamentAnswer"];
+                };
+            };
+            /** @description `malformed-json`: The request body is not JSON; `invalid-player`: The player assertion does not check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid-invite`: The invite is not valid; `invite-required`: This table takes invites only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `table-full`: Every seat of the table is taken; `seat-held`: This player holds a seat of the table already; `illegal-action`: Not allowed in this state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `body-too-large`: Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported-media-type`: Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    dealHostedTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedTournamentAnswer"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `illegal-action`: Not allowed in this state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    leaveHostedTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedTournamentAnswer"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not-seated`: This credential holds no seat; `illegal-action`: Not allowed in this state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-error`: The rules engine failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable; `engine-unavailable`: The rules engine is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `engine-timeout`: The rules engine did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamHostedTournament: {
+        parameters: {
+            query?: {
+                /** @description resume after this version (as the Last-Event-ID header) */
+                last_event_id?: number;
+            };
+            header?: never;
+            path: {
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events: `tournament` (the tournament, as GET answers it without `you`) with `id: <version>` first and at each change; `end` (`data: {}`) once it is over; `: keepalive` comments while nothing changes; `closed` {reason} when the server stops the stream before (max-duration, archive-unavailable: reconnect with Last-Event-ID). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `unknown-table`: No such table */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `too-many-streams`: Too many spectator streams */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable; `archive-unavailable`: The archive database is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getInbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inbox"];
+                };
+            };
+            /** @description `invalid-player`: The player assertion does not check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `player-required`: Send a player assertion */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listInboxByCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxCredentials"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inbox"];
+                };
+            };
+            /** @description `malformed-json`: The request body is not JSON; `invalid-player`: The player assertion does not check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `body-too-large`: Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported-media-type`: Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPushKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushKey"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPushSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushSubscription"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pushed"];
+                };
+            };
+            /** @description `malformed-json`: The request body is not JSON; `malformed`: The engine cannot understand the request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match; `not-found`: Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `body-too-large`: Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported-media-type`: Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    leavePushSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                match_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pushed"];
+                };
+            };
+            /** @description `invalid-credential`: Send a credential of this table */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `wrong-table`: The credential is another table's; `sealed-forbidden`: Not allowed to this caller in sealed mode */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unknown-match`: No such live sealed match; `not-found`: Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `match-expired`: The sealed match has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sealed-mode-disabled`: Sealed mode is not configured */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `store-unavailable`: The token version store is unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal-error` (500), or the server layer's own refusals (about:blank: 405, 408, 414, 431, 429 before the request was read) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /** @description the cursor the last page answered (`next`): the items after it; none: from the oldest kept */
+                after?: string;
+                /** @description items at most (1 to 500; 100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Feed"];
+                };
+            };
+            /** @description `malformed`: The engine cannot understand the request; `invalid-player`: The player assertion does not check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `player-required`: Send a player assertion */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send a credential of this table */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation-error`: The request does not match its schema */
+            422: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -11,17 +11,25 @@ import { test } from "node:test";
 import { createTable, DominoProblem, getTable, TableSeat, type Reconnect, type SeatEvent } from "../src/index.js";
 import { client } from "./gateway.js";
 
+/** The events that are versions of the match (all but `presence`). */
+type Versioned = Exclude<SeatEvent, { event: "presence" }>;
+
 interface Played {
   ids: number[];
   moves: number;
   reconnects: Reconnect[];
-  last: SeatEvent | undefined;
-  lastUpdate: SeatEvent | undefined;
+  last: Versioned | undefined;
+  lastUpdate: Versioned | undefined;
+  here?: number[];
 }
 
 async function follow(seat: TableSeat, maxMoves: number): Promise<Played> {
   const played: Played = { ids: [], moves: 0, reconnects: [], last: undefined, lastUpdate: undefined };
   for await (const event of seat.events({ onReconnect: (why) => played.reconnects.push(why) })) {
+    if (event.event === "presence") {   // who is here (no id): not a version of the match
+      played.here = event.data.here;
+      continue;
+    }
     played.last = event;
     if (event.id !== undefined) played.ids.push(event.id);
     if (event.event === "end") break;
