@@ -813,7 +813,7 @@ def test_a_round_that_ends_while_the_engine_is_down_is_recorded_once_it_is_back(
         tid = opened["tournament_id"]
         people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha"], vouched=False)
         ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
-        wait_for(lambda: ok(call(gw, "GET", f"{HOSTED}/{tid}"))["round"]["match_id"])  # round 1 dealt
+        wait_for(lambda: (v := ok(call(gw, "GET", f"{HOSTED}/{tid}")))["round"] and v["round"]["match_id"])
         wait_for(lambda: store.lease(f"tournament:{tid}", b"the test", 120))  # then nobody advances it
         play = Play(gw, tid, people)
         until = time.monotonic() + 60
