@@ -150,7 +150,10 @@ class Notifier:
                 EVENTS_LOST.labels("failed").inc()
 
     def _seats(self, table_id: str, rec: Json) -> list[Seat]:
-        """The table's seats vouched by a host app, still held by the player it vouched for."""
+        """The table's seats vouched by a host app, still held by the player it vouched for (no outbox read
+        for a table of guests and bots alone: only an ``app:`` player is ever vouched for)."""
+        if not any(str(s.get("player") or "").startswith("app:") for s in rec["seats"]):
+            return []
         found = []
         for seat, (player, app) in sorted(self.outbox.vouched(table_id, self._clock()).items()):
             held = rec["seats"][seat] if seat < len(rec["seats"]) else {}
