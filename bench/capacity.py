@@ -61,7 +61,7 @@ IDLE_GOALS = {"rss_mib_per_worker": 300, "idle_cpu_share": 0.02, "probe_p99_ms":
 DEFAULT_PEOPLE = (400, 800, 1200, 1600, 2000, 2500, 3000, 4000, 5000, 6000, 8000, 10000, 12000)
 #: Seconds the idle measure lasts, with every stream open and nobody moving.
 IDLE_SECONDS = 10.0
-#: The idle measure again with this GATEWAY_SPECTATE_KEEPALIVE (default 5 s): what the keepalive lines cost.
+#: The idle measure again with this GATEWAY_SPECTATE_KEEPALIVE (default 15 s): what the keepalive lines cost.
 SLOW_KEEPALIVE = 30
 CHART = ROOT / "docs" / "performance_capacity.svg"
 DOC = ROOT / "docs" / "performance.md"
@@ -423,7 +423,7 @@ def run(people: list[int] | None = None, step_seconds: float = 20.0, idle_stream
                           file=log, flush=True)
                     result[key] = idle(tool, host, gateways, idle_streams, probe_moves, 20.0 if tiny else 10.0,
                                        1.0 if tiny else IDLE_SECONDS, log)
-                    result[key]["keepalive_s"] = keepalive or "default (5)"
+                    result[key]["keepalive_s"] = keepalive or "default (15)"
                 finally:
                     tool.all({"cmd": "clear"})
                     host.stop()
