@@ -516,6 +516,8 @@ def install(app: Flask, tables: Any, archive: Any, store: Any, watching: Any) ->
     """Wire the hosted tournaments into this worker's app: the service, and (where tables are hosted: a live
     store) the keeper that advances the tournaments being played."""
     hosted = app.extensions[HOSTED] = HostedTournaments(tables, archive)
-    app.extensions[STREAMS] = TournamentStreams()
+    cfg = app.config.get("GATEWAY_CONFIG")
+    app.extensions[STREAMS] = TournamentStreams() if cfg is None else TournamentStreams(
+        idle=cfg.spectate_idle, keepalive=cfg.spectate_keepalive, longest=cfg.spectate_max)
     if store is not None:
         Keeper("tournaments", hosted.advance_due, hosted.next_pass, watching, PERIOD).start()

@@ -5,7 +5,7 @@ standings and "your table" that needs no polling of its own.
 Each stream reads the tournament's row (one read by its key) every `poll` seconds and sends the view when the
 version moved past the last one sent (`Last-Event-ID` resumes: nothing twice); `: keepalive` comments while
 nothing changes; `event: end` once the tournament is over; `event: closed` {reason} when it stops before
-(max-duration, archive-unavailable, shutdown: `stop_all`, which the worker's exit should call as it calls
+(idle, max-duration, archive-unavailable, shutdown: `stop_all`, which the worker's exit should call as it calls
 `api_gateway.streams.stop_all`). A worker serves `cap` of them at most (429 too-many-streams beyond).
 The rounds' matches have their seats' own streams (docs/tables.md): this one says nothing of moves.
 """
@@ -27,19 +27,19 @@ from api_gateway.http.problems import StreamRefused
 #: Streams of tournaments a worker serves at once, at most.
 CAP = 500
 POLL = 1.0
-KEEPALIVE = 15.0
-#: Seconds a stream lasts at most (reconnect with Last-Event-ID after).
-LONGEST = 3600.0
 
 
 @dataclass(eq=False)
 class TournamentStreams:
     """The worker's tournament streams (one instance per app): the count under the cap."""
 
+    #: Seconds without a change before a stream ends (`closed` idle), between two keepalives, and at most
+    #: (`closed` max-duration): the spectator streams' settings (GATEWAY_SPECTATE_IDLE, _KEEPALIVE, _MAX).
+    idle: float = 300.0
+    keepalive: float = 5.0
+    longest: float = 3600.0
     cap: int = CAP
     poll: float = POLL
-    keepalive: float = KEEPALIVE
-    longest: float = LONGEST
     clock: Callable[[], float] = time.monotonic
     _open: int = field(default=0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -66,7 +66,7 @@ class TournamentStreams:
 
     def _lines(self, read: Callable[[], TournamentRow], sent: int) -> Iterator[bytes]:
         try:
-            started = quiet = self.clock()
+            started = quiet = changed = self.clock()
             while True:
                 try:
                     row = read()
@@ -76,7 +76,7 @@ class TournamentStreams:
                 news = row.version > sent
                 if news:
                     sent = row.version
-                    quiet = self.clock()
+                    quiet = changed = self.clock()
                     yield _event("tournament", rules.view(row.state, row.version), sent)
                 if row.state["status"] == OVER:
                     yield _event("end", {})
@@ -84,6 +84,9 @@ class TournamentStreams:
                 now = self.clock()
                 if now - started >= self.longest:
                     yield _event("closed", {"reason": "max-duration"})
+                    return
+                if now - changed >= self.idle:
+                    yield _event("closed", {"reason": "idle"})
                     return
                 if not news and now - quiet >= self.keepalive:
                     quiet = now

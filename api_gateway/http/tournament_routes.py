@@ -93,10 +93,14 @@ TOURNAMENT_STREAM: Json = {
     "description": "Server-Sent Events: `tournament` (the tournament, as GET answers it without `you`) with "
                    "`id: <version>` first and at each change; `end` (`data: {}`) once it is over; `: keepalive` "
                    "comments while nothing changes; `closed` {reason} when the server stops the stream before "
-                   "(max-duration, archive-unavailable: reconnect with Last-Event-ID).",
+                   "(idle, max-duration, archive-unavailable, shutdown: reconnect with Last-Event-ID).",
     "content": {"text/event-stream": {
-        "schema": {"type": "string", "description": "`event: <name>`, `id: <version>` and `data: <json>` lines, a "
-                                                    "blank line after each event"},
+        "schema": {"type": "object", "description": "one event (OpenAPI 3.0: the schema of each): its name, its id "
+                                                    "(a tournament event's version) and its data, one line of JSON "
+                                                    "(`x-events` gives each name's schema)",
+                   "properties": {"event": {"type": "string", "enum": ["tournament", "end", "closed"]},
+                                  "id": {"type": "string"}, "data": {"type": "string"}},
+                   "required": ["event", "data"]},
         "x-events": {"tournament": {"$ref": "#/components/schemas/HostedTournament"},
                      "end": {"type": "object", "additionalProperties": False},
                      "closed": {"$ref": "#/components/schemas/StreamClosed"}},
