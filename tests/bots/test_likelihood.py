@@ -45,7 +45,8 @@ def test_a_choice_gives_the_seat_its_hand_at_that_play_exactly() -> None:
 def test_a_plays_chance_is_the_playout_policys_on_the_rules_legal_moves() -> None:
     """In sampled worlds, each past play's chance is the playout model's: (1 - EPSILON) shared by the
     moves with the policy's best key (greedy's points and pips, or the tiles kept fitting and pips)
-    when the play is one of them, plus EPSILON over the one-tile moves the rules allowed that hand."""
+    when the play is one of them, plus EPSILON over the one-tile moves the rules allowed that hand; and a
+    player's choosing any of those alike, 1 / their number."""
     eps = likelihood.EPSILON
     checked = 0
     for variant in ("kozel", "all-fives", "block", "threes-fives"):
@@ -74,9 +75,34 @@ def test_a_plays_chance_is_the_playout_policys_on_the_rules_legal_moves() -> Non
                     ties = keys.count(best)
                     mine = keys[moves.index(move)]
                     expect = ((1 - eps) / ties if mine == best else 0.0) + eps / len(moves)
-                    assert abs(play.chance(hands[seat]) - expect) < 1e-12
+                    model, alike = play.chance(hands[seat])
+                    assert abs(model - expect) < 1e-12 and abs(alike - 1 / len(moves)) < 1e-12
                     checked += 1
     assert checked > 100
+
+
+def test_a_worlds_weight_mixes_per_seat_the_model_and_any_play_alike() -> None:
+    """Per seat, MODEL_SHARE times the product of the model's chances plus the rest times the product of
+    the alike chances; the seats' terms multiply."""
+    checked = 0
+    share = likelihood.MODEL_SHARE
+    for match, log in matching_positions("osel", 30, seed=9):
+        know = read_view(seat_view(match, log))
+        past = likelihood.plays(know)
+        if len({p.seat for p in past}) < 2:
+            continue
+        hands, _boneyard = Sampler(know, random.Random(3)).hands()
+        expect = 1.0
+        for seat in {p.seat for p in past}:
+            mine = [p.chance(hands[seat]) for p in past if p.seat == seat]
+            model = alike = 1.0
+            for m, a in mine:
+                model *= m
+                alike *= a
+            expect *= share * model + (1 - share) * alike
+        assert abs(likelihood.weight(past, hands) - expect) < 1e-12
+        checked += 1
+    assert checked > 5
 
 
 def test_worlds_the_plays_make_likely_are_kept_more_often() -> None:

@@ -35,6 +35,13 @@ from .policy import points_after
 #: (`policy.ROLLOUT_EPSILON`): Kozel against suits, 400 pairs of seed 7, won 0.712 with 0.1 and 0.685
 #: with 0.25 (0.656 with uniform worlds).
 EPSILON = 0.1
+#: The prior chance that a seat plays like the model rather than picking any play alike: a seat the
+#: model does not describe (another expert, a person with other habits) weighs the worlds by its
+#: options only, one it describes by the model. Osel teams against the prior expert lost with the
+#: model alone (0.443 of 300 rounds, 0.388-0.500); with 0.8, 0.492 (0.436-0.548), with 0.5, 0.540
+#: (0.483-0.596); Kozel against suits, seeds 7 and 3: 0.706 and 0.710 with 0.8, 0.693 and 0.686
+#: with 0.5 (docs/bots.md, "Issue 42, the other seats' plays").
+MODEL_SHARE = 0.8
 #: Worlds dealt per world played out; the likeliest (by weight) are kept.
 CANDIDATES = 4
 
@@ -78,8 +85,9 @@ class Play:
                             ends |= NUMBER_MASK[layout.end[a]]
                 self.options.append((t, low, key, ends))
 
-    def chance(self, hand_now: int) -> float:
-        """The model's chance of this play when the seat holds `hand_now` at the decision."""
+    def chance(self, hand_now: int) -> tuple[float, float]:
+        """The chance of this play when the seat holds `hand_now` at the decision: the model's, and a
+        player's choosing any of its plays alike."""
         hand = hand_now | self.played
         best = -1
         ties = 0
@@ -98,9 +106,9 @@ class Play:
             elif key == best:
                 ties += 1
         if n == 0:
-            return 1.0
+            return 1.0, 1.0
         top = (1.0 - EPSILON) / ties if mine == best else 0.0
-        return top + EPSILON / n
+        return top + EPSILON / n, 1.0 / n
 
 
 def plays(know: Knowledge) -> list[Play]:
@@ -117,10 +125,17 @@ def plays(know: Knowledge) -> list[Play]:
 
 
 def weight(past: list[Play], hands: list[int]) -> float:
-    """A world's weight: the product of its seats' plays' chances (`hands`: every seat's hand)."""
-    w = 1.0
+    """A world's weight (`hands`: every seat's hand): per seat, the chance of all its plays if it plays
+    like the model (prior `MODEL_SHARE`) or if it picks any play alike, and the product over the seats."""
+    model: dict[int, float] = {}
+    alike: dict[int, float] = {}
     for p in past:
-        w *= p.chance(hands[p.seat])
+        m, a = p.chance(hands[p.seat])
+        model[p.seat] = model.get(p.seat, 1.0) * m
+        alike[p.seat] = alike.get(p.seat, 1.0) * a
+    w = 1.0
+    for seat, m in model.items():
+        w *= MODEL_SHARE * m + (1.0 - MODEL_SHARE) * alike[seat]
     return w
 
 
