@@ -23,6 +23,7 @@ from api_gateway.archive.database import ArchiveUnavailable
 from api_gateway.archive.hosted import OVER, TournamentRow
 from api_gateway.hosting import tournament_records as rules
 from api_gateway.http.problems import StreamRefused
+from api_gateway.streams import also_stop
 
 #: Streams of tournaments a worker serves at once, at most.
 CAP = 500
@@ -103,9 +104,13 @@ _ALL: weakref.WeakSet[TournamentStreams] = weakref.WeakSet()
 
 
 def stop_all() -> None:
-    """End every tournament stream of this process with `closed` {reason: shutdown} (the worker's SIGTERM)."""
+    """End every tournament stream of this process with `closed` {reason: shutdown} (the worker's SIGTERM:
+    `api_gateway.streams.stop_all` calls this)."""
     for streams in list(_ALL):
         streams.stop()
+
+
+also_stop(stop_all)
 
 
 def _event(kind: str, data: object, ident: int | None = None) -> bytes:

@@ -396,10 +396,22 @@ def _match_of(key: str) -> str:
     return key.partition(":")[0]
 
 
+#: Other kinds of stream of this process to end with these (a hosted tournament's: `also_stop`).
+_OTHERS: list[Callable[[], None]] = []
+
+
+def also_stop(stop: Callable[[], None]) -> None:
+    """`stop` ends another kind of stream of this process: `stop_all` calls it too."""
+    if stop not in _OTHERS:
+        _OTHERS.append(stop)
+
+
 def stop_all() -> None:
-    """End every spectator stream of this process with a `shutdown` line (the worker's SIGTERM)."""
+    """End every stream of this process with its `shutdown` line (the worker's SIGTERM)."""
     for streams in list(_ALL):
         streams.stop()
+    for stop in list(_OTHERS):
+        stop()
 
 
 class Stream:

@@ -113,6 +113,14 @@ def test_service_config_retries_only_unavailable_on_both_services() -> None:
     assert config["loadBalancingConfig"] == [{"round_robin": {}}]
 
 
+def test_one_attempt_is_no_retry_policy_and_the_channel_still_answers(engine: Any) -> None:
+    """GATEWAY_ENGINE_ATTEMPTS=1 (no retry): gRPC refuses a retry policy of fewer than 2 attempts (every call
+    failed), so the config names none, and calls go through."""
+    assert "retryPolicy" not in json.loads(service_config(max_attempts=1))["methodConfig"][0]
+    with EngineClient(engine.address, timeout=10, max_attempts=1) as once:
+        assert once.new_match("kozel", 2, seed=4).state
+
+
 def test_the_client_speaks_to_the_json_face_and_exposes_the_typed_stub(client: EngineClient) -> None:
     """`client.stub` is the typed service on the same channel: the same match, in both forms."""
     from engine_service.edge import wire

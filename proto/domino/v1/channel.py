@@ -38,7 +38,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from typing import NamedTuple, Protocol, Self
+from typing import Any, NamedTuple, Protocol, Self
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -73,20 +73,21 @@ JSON_ENGINE = engine_pb2.DESCRIPTOR.services_by_name["JsonEngine"].full_name
 
 
 def service_config(max_attempts: int = 4, initial_backoff: float = 0.05, max_backoff: float = 0.25) -> str:
-    """gRPC service config: round-robin over the healthy addresses the name resolves to, retry on UNAVAILABLE."""
+    """gRPC service config: round-robin over the healthy addresses the name resolves to, retry on UNAVAILABLE
+    (`max_attempts` 1: no retry; gRPC refuses a retry policy of fewer than 2 attempts)."""
+    method: dict[str, Any] = {"name": [{"service": ENGINE}, {"service": JSON_ENGINE}]}
+    if max_attempts >= 2:
+        method["retryPolicy"] = {
+            "maxAttempts": max_attempts,
+            "initialBackoff": f"{initial_backoff}s",
+            "maxBackoff": f"{max_backoff}s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE"],
+        }
     return json.dumps({
         "loadBalancingConfig": [{"round_robin": {}}],
         "healthCheckConfig": {"serviceName": JSON_ENGINE},
-        "methodConfig": [{
-            "name": [{"service": ENGINE}, {"service": JSON_ENGINE}],
-            "retryPolicy": {
-                "maxAttempts": max_attempts,
-                "initialBackoff": f"{initial_backoff}s",
-                "maxBackoff": f"{max_backoff}s",
-                "backoffMultiplier": 2,
-                "retryableStatusCodes": ["UNAVAILABLE"],
-            },
-        }],
+        "methodConfig": [method],
     })
 
 
