@@ -7699,13 +7699,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events: `tournament` (the tournament, as GET answers it without `you`) with `id: <version>` first and at each change; `end` (`data: {}`) once it is over; `: keepalive` comments while nothing changes; `closed` {reason} when the server stops the stream before (max-duration, archive-unavailable: reconnect with Last-Event-ID). */
+            /** @description Server-Sent Events: `tournament` (the tournament, as GET answers it without `you`) with `id: <version>` first and at each change; `end` (`data: {}`) once it is over; `: keepalive` comments while nothing changes; `closed` {reason} when the server stops the stream before (idle, max-duration, archive-unavailable, shutdown: reconnect with Last-Event-ID). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "tournament" | "end" | "closed";
+                        id?: string;
+                        data: string;
+                    };
                 };
             };
             /** @description `unknown-table`: No such table */
