@@ -252,8 +252,8 @@ class SqliteOutbox:
                     ids.add(found.id)
                 else:  # not looked at again before that one's next attempt
                     held.append((max(blocker, now) + HELD_AFTER, found.id))
-            conn.executemany("UPDATE deliveries_s1 SET due = ?, claim = ? WHERE id = ?",
-                             [(now + lease, d.claim, d.id) for d in taken])
+            conn.executemany("UPDATE deliveries_s1 SET due = ?, claim = ?, held = 0 WHERE id = ?",
+                             [(now + lease, d.claim, d.id) for d in taken])  # in flight: no release moves it
             conn.executemany("UPDATE deliveries_s1 SET due = ?, held = 1 WHERE id = ?", held)
             return taken
         found: list[Delivery] = self._write(work)
@@ -276,9 +276,14 @@ class SqliteOutbox:
                          (now, delivery.chain))
 
     def failed(self, delivery: Delivery, due: float, error: str) -> None:
-        self._write(lambda conn: conn.execute(
-            "UPDATE deliveries_s1 SET attempts = attempts + 1, due = ?, error = ? WHERE id = ? AND claim = ? "
-            "AND dead = 0", (due, error[:500], delivery.id, delivery.claim)))
+        def work(conn: sqlite3.Connection) -> None:
+            failed = conn.execute(
+                "UPDATE deliveries_s1 SET attempts = attempts + 1, due = ?, error = ? WHERE id = ? AND claim = ? "
+                "AND dead = 0", (due, error[:500], delivery.id, delivery.claim)).rowcount
+            if failed and delivery.chain:  # those held behind it (maybe until its lease's end): until just after
+                conn.execute("UPDATE deliveries_s1 SET due = min(due, ?) WHERE chain = ? AND dead = 0 AND held = 1",
+                             (due + HELD_AFTER, delivery.chain))
+        self._write(work)
 
     def hold(self, delivery: Delivery, due: float) -> None:
         self._write(lambda conn: conn.execute(
@@ -421,7 +426,7 @@ for _, r in ipairs(rows) do
     taken[id] = true
     local key = item .. id
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
-    redis.call('HSET', key, 'claim', ARGV[3 + n])
+    redis.call('HSET', key, 'claim', ARGV[3 + n], 'held', '0')  -- in flight: no release moves it
     local f = redis.call('HMGET', key, 'app', 'body', 'attempts', 'created', 'error')
     table.insert(out, {id, f[1], f[2], f[3], f[4], f[5], ARGV[3 + n], redis.call('ZSCORE', KEYS[1], id), chain})
   end
@@ -437,11 +442,12 @@ return 1
 """
 #: Lua: the deliveries held behind one settled now (KEYS[2]: due; KEYS[4]: its chain; `now`, `item`) due at once.
 _RELEASE = """
-local function release(chain, due, now, item)
+local function release(chain, due, at, item, clear)
   for _, other in ipairs(redis.call('ZRANGE', chain, 0, -1)) do
     if redis.call('HGET', item .. other, 'held') == '1' then
-      redis.call('HSET', item .. other, 'held', '0')
-      redis.call('ZADD', due, now, other)
+      if clear then redis.call('HSET', item .. other, 'held', '0') end
+      local current = tonumber(redis.call('ZSCORE', due, other))
+      if current == nil or current > at then redis.call('ZADD', due, at, other) end
     end
   end
 end
@@ -453,10 +459,11 @@ redis.call('ZREM', KEYS[4], ARGV[1])
 -- the item stays a little (a late put of the same id is dropped), then expires
 redis.call('HSET', KEYS[1], 'claim', 'delivered')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-release(KEYS[4], KEYS[2], tonumber(ARGV[2]), ARGV[3])
+release(KEYS[4], KEYS[2], tonumber(ARGV[2]), ARGV[3], true)
 return 1
 """
-# KEYS: the item, due, dead, its chain; ARGV: claim token, new due ("" = bury), error, id, now, the item prefix.
+# KEYS: the item, due, dead, its chain; ARGV: claim token, new due ("" = bury), error, id, now, the item prefix,
+# the seconds a held delivery waits past it.
 _SETTLE = _RELEASE + """
 if redis.call('HGET', KEYS[1], 'claim') ~= ARGV[1] or not redis.call('ZSCORE', KEYS[2], ARGV[4]) then return 0 end
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
@@ -465,9 +472,11 @@ if ARGV[2] == '' then
   redis.call('ZREM', KEYS[2], ARGV[4])
   redis.call('ZREM', KEYS[4], ARGV[4])
   redis.call('ZADD', KEYS[3], tonumber(ARGV[5]), ARGV[4])
-  release(KEYS[4], KEYS[2], tonumber(ARGV[5]), ARGV[6])
+  release(KEYS[4], KEYS[2], tonumber(ARGV[5]), ARGV[6], true)
 else
   redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[4])
+  -- those held behind it (maybe until its lease's end) wait only until just after its next attempt
+  release(KEYS[4], KEYS[2], tonumber(ARGV[2]) + tonumber(ARGV[7]), ARGV[6], false)
 end
 return 1
 """
@@ -551,11 +560,13 @@ class RedisOutbox:
 
     def failed(self, delivery: Delivery, due: float, error: str) -> None:
         self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD, _CHAIN + delivery.chain],
-                                       args=[delivery.claim, repr(due), error[:500], delivery.id, time.time(), _ITEM]))
+                                       args=[delivery.claim, repr(due), error[:500], delivery.id, time.time(), _ITEM,
+                                             HELD_AFTER]))
 
     def bury(self, delivery: Delivery, error: str) -> None:
         self._run(lambda: self._settle(keys=[_ITEM + delivery.id, _DUE, _DEAD, _CHAIN + delivery.chain],
-                                       args=[delivery.claim, "", error[:500], delivery.id, time.time(), _ITEM]))
+                                       args=[delivery.claim, "", error[:500], delivery.id, time.time(), _ITEM,
+                                             HELD_AFTER]))
 
     def dead(self, limit: int) -> list[Delivery]:
         def work() -> list[Delivery]:

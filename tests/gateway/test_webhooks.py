@@ -322,7 +322,7 @@ def test_a_delivery_pending_when_the_gateway_is_killed_is_sent_after_its_restart
         gw = launch_gateway(engine_proc.address, "--workers", "1", env=env)
         try:
             table = vouched_table(gw)
-            wait_for(lambda: len(set(receiver.attempts)) == 3)
+            wait_for(lambda: receiver.attempts)  # the first (the others wait behind it: in order)
 
             def idle() -> bool:  # every delivery waits (its next attempt, or held behind the first of its
                 # table's: in order), none about to be sent nor leased, and the first has failed
@@ -356,7 +356,7 @@ def test_two_gateways_on_one_redis_deliver_each_event_once(engine_proc: EnginePr
             tables = [vouched_table(gw) for gw in (a, b, a, b)]
             for table in tables:
                 ok(call(b, "POST", f"/v1/matches/{table.match_id}/abort", credential=table.credentials[0]))
-            wait_for(lambda: all(len(receiver.of(t.table_id)) == 7 for t in tables))
+            wait_for(lambda: all(len(receiver.of(t.table_id)) >= 7 for t in tables))
             for table in tables:
                 kinds = Counter(b["type"] for b in receiver.of(table.table_id))
                 assert kinds == {"table-dealt": 2, "invite-taken": 1, "aborted": 2, "match-over": 2}, kinds
@@ -475,5 +475,16 @@ def test_the_outbox_keeps_each_chains_order_behind_a_failed_delivery(store_url: 
     outbox.put([Delivery("c", "k1", b"c", due=t, created=t + 3, chain=chain)])
     assert outbox.claim(t + 31, 60, 10) == []
     outbox.delivered(b[0])
-    assert [d.id for d in outbox.claim(time.time() + 1, 60, 10)] == ["c"]
+    c = outbox.claim(time.time() + 1, 60, 10)
+    assert [d.id for d in c] == ["c"]
+    # and when the one in flight fails instead, the one held behind it waits for its retry, not its lease's end
+    outbox.put([Delivery("e", "k1", b"e", due=t, created=t + 4, chain=chain)])
+    now = time.time() + 2
+    assert outbox.claim(now, 60, 10) == []              # behind c, in flight until now + 59
+    outbox.failed(c[0], now + 5, "answered 500")
+    assert outbox.next_due() == pytest.approx(now + 5, abs=0.01)
+    c, e = outbox.claim(now + 5.01, 60, 10)
+    assert [c.id, e.id] == ["c", "e"]                  # in order, in one claim
+    outbox.failed(c, now + 9, "answered 500")          # c failed again while e, taken with it, is in flight:
+    assert [d.id for d in outbox.claim(now + 30, 60, 10)] == ["c"]  # c is due again; e is not taken twice
     outbox.close()
