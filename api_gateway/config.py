@@ -42,6 +42,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_LIMIT_SEEKS_PER_PLAYER | 60/60 | seeks of one player (the id its assertion proves, from any address) per window, as above |
 | GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL | 60/60 | stream tickets (`POST /v1/matches/{id}/events/ticket`) of one credential per window, as above |
 | GATEWAY_LIMIT_SEALED_PER_ADDRESS | 1200/60 | sealed matches one client address may start (`POST /v1/matches` with `"mode": "sealed"`) per window, as above |
+| GATEWAY_LIMIT_INBOX_PER_ADDRESS | 600/60 | inboxes one client address may read (`GET` and `POST /v1/inbox`: up to 150 store reads each) per window, as above |
 | GATEWAY_PRESENCE_SECONDS | 25 | seconds a seat of an online table counts as here after its stream's last renewal (renewed every 0.4 of this while open) or its last call; then away (docs/tables.md, Presence) |
 | GATEWAY_WEBHOOKS | (none) | the host apps' webhook endpoints, by the `kid` of their player-assertion key: `kid=https://host/path|whsec_base64secret[|whsec_oldsecret]`, comma-separated; every delivery is signed with each secret (docs/notifications.md) |
 | GATEWAY_WEBHOOK_RETRIES | 5,30,120,600,3600,21600,86400 | seconds before each retry of a failed webhook delivery (each +-20% jitter), comma-separated; after the last: the dead letters (`0`: none) |
@@ -120,6 +121,7 @@ class GatewayConfig:
     limit_seeks_per_player: tuple[tuple[int, int], ...] = ((60, 60),)
     limit_tickets_per_credential: tuple[tuple[int, int], ...] = ((60, 60),)
     limit_sealed_per_address: tuple[tuple[int, int], ...] = ((1200, 60),)
+    limit_inbox_per_address: tuple[tuple[int, int], ...] = ((600, 60),)
     log_level: str = "INFO"
 
 
@@ -290,5 +292,6 @@ def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
         limit_tickets_per_credential=pick_windows("GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL",
                                                   d.limit_tickets_per_credential),
         limit_sealed_per_address=pick_windows("GATEWAY_LIMIT_SEALED_PER_ADDRESS", d.limit_sealed_per_address),
+        limit_inbox_per_address=pick_windows("GATEWAY_LIMIT_INBOX_PER_ADDRESS", d.limit_inbox_per_address),
         log_level=level,
     )

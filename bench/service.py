@@ -123,7 +123,7 @@ def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
 #: more tables and matches a minute than any one client may (the flood bench measures the limits themselves).
 LIMITS_OFF = {name: "off" for name in ("GATEWAY_LIMIT_TABLES_PER_ADDRESS", "GATEWAY_LIMIT_SEEKS_PER_ADDRESS",
                                        "GATEWAY_LIMIT_SEEKS_PER_PLAYER", "GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL",
-                                       "GATEWAY_LIMIT_SEALED_PER_ADDRESS")}
+                                       "GATEWAY_LIMIT_SEALED_PER_ADDRESS", "GATEWAY_LIMIT_INBOX_PER_ADDRESS")}
 
 
 def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0,

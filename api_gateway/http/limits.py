@@ -12,6 +12,7 @@ shared by every worker and every gateway on one store):
 | seeks-per-player | POST /v1/seek | the player its assertion proves | GATEWAY_LIMIT_SEEKS_PER_PLAYER (60/60) |
 | tickets-per-credential | POST /v1/matches/{id}/events/ticket | the Bearer credential | GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL (60/60) |
 | sealed-per-address | POST /v1/matches with "mode": "sealed" | the client address | GATEWAY_LIMIT_SEALED_PER_ADDRESS (1200/60) |
+| inbox-per-address | GET and POST /v1/inbox (one count) | the client address | GATEWAY_LIMIT_INBOX_PER_ADDRESS (600/60) |
 
 A request over one of its limits is answered ``429 rate-limited`` (`limit` names it, ``Retry-After``
 the seconds left of its window) before anything else is done, after `REFUSAL_WAIT`, and counted in
@@ -65,6 +66,7 @@ TABLES = "/v1/tables"
 SEEK = "/v1/seek"
 TICKET = "/v1/matches/<string:match_id>/events/ticket"
 MATCHES = "/v1/matches"
+INBOX = "/v1/inbox"
 
 Windows = tuple[tuple[int, int], ...]
 
@@ -89,6 +91,9 @@ def limits_of(cfg: GatewayConfig) -> tuple[Limit, ...]:
         Limit("seeks-per-player", "POST", SEEK, "player", cfg.limit_seeks_per_player),
         Limit("tickets-per-credential", "POST", TICKET, "credential", cfg.limit_tickets_per_credential),
         Limit("sealed-per-address", "POST", MATCHES, "sealed-address", cfg.limit_sealed_per_address),
+        # a list costs up to 150 store reads: a phone asks when it opens, not in a loop (one count for both)
+        Limit("inbox-per-address", "GET", INBOX, "address", cfg.limit_inbox_per_address),
+        Limit("inbox-per-address", "POST", INBOX, "address", cfg.limit_inbox_per_address),
     )
     return tuple(limit for limit in every if limit.windows)
 

@@ -26,7 +26,7 @@ from .conftest import EngineProc, Gateway, Reply, gateway_env, launch_gateway
 Json = dict[str, Any]
 PLAYER_KEYS = "k1:" + base64.b64encode(b"limits-test-key-of-32-bytes-0000").decode()
 SMALL = {"GATEWAY_LIMIT_TABLES_PER_ADDRESS": "3/60", "GATEWAY_LIMIT_SEALED_PER_ADDRESS": "2/60",
-         "GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL": "2/60"}
+         "GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL": "2/60", "GATEWAY_LIMIT_INBOX_PER_ADDRESS": "3/60"}
 KOZEL = {"variant": "kozel", "players": 4}
 
 
@@ -164,10 +164,26 @@ def test_limit_settings_take_windows_or_off() -> None:
     assert cfg.limit_tables_per_address == ((5, 10), (100, 3600))
     assert cfg.limit_seeks_per_address == ((7, 60),)
     assert {limit.name for limit in limits_of(cfg)} == {"tables-per-address", "seeks-per-address",
-                                                        "sealed-per-address"}
+                                                        "sealed-per-address", "inbox-per-address"}
     for bad in ("x", "5/0", "-1", "5/", "/60", "5/10,"):
         with pytest.raises(ConfigError, match="GATEWAY_LIMIT_TABLES_PER_ADDRESS"):
             from_env({"GATEWAY_LIMIT_TABLES_PER_ADDRESS": bad})
+
+
+def test_inbox_reads_are_limited_per_address_get_and_post_together(small_gw: Gateway) -> None:
+    """An inbox costs up to 150 store reads: an address reads 3 a minute here, by assertion or credentials alike
+    (the 4th is 429 before anything is read); another address reads on."""
+    opened = call_from(small_gw, "127.0.0.8", "POST", "/v1/tables", {**KOZEL, "seats": [
+        {"kind": "open"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]}).json
+    seat = call_from(small_gw, "127.0.0.8", "POST", f"/v1/tables/{opened['table_id']}/join",
+                     {"invite": opened["invites"][0]["code"]}).json
+    guest = {"credentials": [seat["credential"]]}
+    for _ in range(2):
+        assert call_from(small_gw, "127.0.0.7", "POST", "/v1/inbox", guest).status == 200
+    assert call_from(small_gw, "127.0.0.7", "GET", "/v1/inbox").status == 401  # counted too: no assertion
+    refused(call_from(small_gw, "127.0.0.7", "POST", "/v1/inbox", guest), "inbox-per-address")
+    refused(call_from(small_gw, "127.0.0.7", "GET", "/v1/inbox"), "inbox-per-address")
+    assert call_from(small_gw, "127.0.0.9", "POST", "/v1/inbox", guest).status == 200
 
 
 def test_the_defaults_limit_every_kind_and_leave_room_for_ordinary_play() -> None:
@@ -175,7 +191,7 @@ def test_the_defaults_limit_every_kind_and_leave_room_for_ordinary_play() -> Non
     second; tables and sealed matches for a whole office behind one address)."""
     limits = {limit.name: limit for limit in limits_of(GatewayConfig())}
     assert set(limits) == {"tables-per-address", "seeks-per-address", "seeks-per-player",
-                           "tickets-per-credential", "sealed-per-address"}
+                           "tickets-per-credential", "sealed-per-address", "inbox-per-address"}
     assert all(count / seconds >= 1 for limit in limits.values() for count, seconds in limit.windows)
 
 
