@@ -106,7 +106,7 @@ def _player(inbox: Inbox, assertion: str | None) -> tuple[str | None, list[Seat]
 @inbox_blp.route("/inbox")
 class InboxView(MethodView):
     @inbox_blp.response(200, InboxSchema)
-    @operation(inbox_blp, "getInbox", "player-required", "invalid-player", *_HOSTING, credential=True)
+    @operation(inbox_blp, "getInbox", "player-required", "invalid-player", "rate-limited", *_HOSTING, credential=True)
     def get(self) -> Json:
         """Your live games (Bearer: your player assertion): whose turn, the clocks, the moves since yours.
 
@@ -126,7 +126,8 @@ class InboxView(MethodView):
         "credentials": ["4f0c2a9e8d1b7c6a5e3f2d1c0b9a8e7d.1.3q2Z0xS5nYtJd9aH4kLm8pQw7rVb1cXe",
                         "9b8a7c6d5e4f3a2b1c0d9e8f7a6b5c4d.0.Xy7Q1wE3rT5yU7iO9pA2sD4fG6hJ8kLz"]}}})
     @inbox_blp.response(200, InboxSchema)
-    @operation(inbox_blp, "listInboxByCredentials", *BODY, "invalid-player", *_HOSTING, credential="optional")
+    @operation(inbox_blp, "listInboxByCredentials", *BODY, "invalid-player", "rate-limited", *_HOSTING,
+               credential="optional")
     def post(self, body: Json) -> Json:
         """A guest's live games, by its seats' credentials (and a player assertion's, if Bearer sends one).
 
