@@ -21,7 +21,9 @@ from typing import Any
 import orjson
 from prometheus_client import Counter
 
+from api_gateway.archive.assertions import PREFIX_APP
 from api_gateway.clocks import Clocks
+from api_gateway.hosting import records
 from api_gateway.notify import events
 from api_gateway.notify.endpoints import Endpoint, Reach
 from api_gateway.notify.events import Seat
@@ -102,7 +104,7 @@ class Notifier:
         # one taken again within seconds of the deal tells it again under the same ids: one delivery)
         dealt = rec.get("match_id") is not None and float(rec.get("dealt") or 0) >= self._clock() - DEAL_WINDOW
         app = app_of(assertion)
-        vouched = player is not None and player.startswith("app:") and app is not None
+        vouched = player is not None and player.startswith(PREFIX_APP) and app is not None
         if vouched:
             # at once (one write, a seat taken only): the next seat's join or the first move may be told by
             # another worker at once, and must find this seat's app
@@ -152,7 +154,7 @@ class Notifier:
     def _seats(self, table_id: str, rec: Json) -> list[Seat]:
         """The table's seats vouched by a host app, still held by the player it vouched for (no outbox read
         for a table of guests and bots alone: only an ``app:`` player is ever vouched for)."""
-        if not any(str(s.get("player") or "").startswith("app:") for s in rec["seats"]):
+        if not records.vouched(rec):
             return []
         found = []
         for seat, (player, app) in sorted(self.outbox.vouched(table_id, self._clock()).items()):
@@ -185,7 +187,7 @@ class Notifier:
             data = message["data"]
             if pushed and message["type"] in events.PUSHED and data["seat"] in pushed:
                 out.append(events.push_of(told, message))
-            if str(data.get("player") or "").startswith("app:") and message["type"] != "reminder":
+            if str(data.get("player") or "").startswith(PREFIX_APP) and message["type"] != "reminder":
                 feed.append(events.feed_item(told, message))
         return out, feed
 

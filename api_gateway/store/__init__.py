@@ -88,12 +88,9 @@ def open_store(url: str, ttl: int = DEFAULT_TTL, table_idle: int | None = None) 
         path = url[len("sqlite://"):]
         if not path.startswith("/"):
             raise ValueError(f"token store {url!r}: use sqlite:///absolute/path")
-        store: LiveStore = SqliteStore(path, ttl)
-    elif scheme in ("redis", "rediss", "unix"):
+        return SqliteStore(path, ttl, table_idle=table_idle)
+    if scheme in ("redis", "rediss", "unix"):
         from api_gateway.store.redis import RedisStore
 
-        store = RedisStore(url, ttl)
-    else:
-        raise ValueError(f"token store {url!r}: expected sqlite:///path or redis://host:port/db")
-    store.table_idle = ttl if table_idle is None else table_idle
-    return store
+        return RedisStore(url, ttl, table_idle=table_idle)
+    raise ValueError(f"token store {url!r}: expected sqlite:///path or redis://host:port/db")

@@ -161,12 +161,12 @@ class RedisStore:
     CHANNEL = "domino:m:"  # pub/sub: a match's advances (its new version), for the workers watching it
     RECORD = "domino:rl:"  # a sealed match's log lines that left its state, a list (one item per round)
 
-    def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0) -> None:
+    def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 1.0, table_idle: int | None = None) -> None:
         import redis  # only a cluster needs it
 
         self.url = url
         self.ttl = ttl
-        self.table_idle = ttl
+        self.table_idle = ttl if table_idle is None else table_idle
         self._timeout = timeout
         self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,

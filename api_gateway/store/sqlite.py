@@ -104,10 +104,10 @@ class SqliteStore:
     WAL_PAGES = 4000
 
     def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
-                 busy_ms: int = 2000) -> None:
+                 busy_ms: int = 2000, table_idle: int | None = None) -> None:
         self.path = path
         self.ttl = ttl
-        self.table_idle = ttl
+        self.table_idle = ttl if table_idle is None else table_idle
         self._clock = clock
         self._busy_ms = busy_ms
         self._lock = threading.Lock()

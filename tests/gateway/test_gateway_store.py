@@ -667,8 +667,7 @@ def test_a_table_without_a_clock_lives_its_idle_lifetime_not_a_sealed_matchs(tmp
     """A turn-based game without a clock (a move a day or slower) is kept `table_idle` idle (GATEWAY_TABLE_IDLE),
     a sealed match outside a table only `ttl`: the table, waiting for people, and then its match."""
     now = [1000.0]
-    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0])
-    store.table_idle = 5 * 86400
+    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0], table_idle=5 * 86400)
     loose, match = secrets.token_bytes(16), secrets.token_bytes(16)
     store.create(loose)
     assert store.put_table(TableRow("t-wait", 1, b"{}", players=2))
@@ -815,8 +814,7 @@ def test_a_move_writes_no_inbox(store: LiveStore) -> None:
 
 def test_the_sqlite_inbox_is_swept_with_its_table(tmp_path: Path) -> None:
     now = [1000.0]
-    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0])
-    store.table_idle = 600
+    store = SqliteStore(str(tmp_path / "v.sqlite3"), ttl=3600, clock=lambda: now[0], table_idle=600)
     assert store.put_table(TableRow("t-old", 1, b"{}", seated=("app:anna",)))
     now[0] += 300
     assert store.put_table(TableRow("t-new", 1, b"{}", seated=("app:anna",)))
