@@ -7,26 +7,14 @@ reaches no real push service."""
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from .conftest import Gateway, wait_for
+from .test_play_browser import browser  # noqa: F401 - the one chromium of the browser tests
 
 Json = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    chromium = shutil.which("chromium")
-    assert chromium is not None, "Debian's chromium is a test tool: bash scripts/ci-system-deps.sh installs it"
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
 
 
 REGISTER = """async () => {
@@ -41,7 +29,8 @@ SHOWN = """async () => {
 }"""
 
 
-def shown_after_push(browser: Browser, gateway: Gateway, locale: str, message: Json) -> list[Json]:
+def shown_after_push(browser: Browser, gateway: Gateway, locale: str,  # noqa: F811
+                     message: Json) -> list[Json]:
     context = browser.new_context(locale=locale)
     try:
         context.grant_permissions(["notifications"], origin=gateway.url)
@@ -62,7 +51,8 @@ def shown_after_push(browser: Browser, gateway: Gateway, locale: str, message: J
         context.close()
 
 
-def test_the_service_worker_shows_a_pushed_turn_and_opens_its_table(browser: Browser, gateway: Gateway) -> None:
+def test_the_service_worker_shows_a_pushed_turn_and_opens_its_table(browser: Browser,  # noqa: F811
+                                                                    gateway: Gateway) -> None:
     message = {"type": "your-turn", "id": "msg_0f", "timestamp": "2026-12-06T05:00:00Z",
                "data": {"table_id": "9f0c", "match_id": "5d2e", "seat": 1, "seq": 12}}
     assert shown_after_push(browser, gateway, "en-US", message) == [
@@ -70,7 +60,7 @@ def test_the_service_worker_shows_a_pushed_turn_and_opens_its_table(browser: Bro
          "data": {"url": "/play?table=9f0c"}}]
 
 
-def test_a_reminder_is_shown_in_the_browsers_language(browser: Browser, gateway: Gateway) -> None:
+def test_a_reminder_is_shown_in_the_browsers_language(browser: Browser, gateway: Gateway) -> None:  # noqa: F811
     message = {"type": "reminder", "id": "msg_1a", "timestamp": "2026-12-06T05:00:00Z",
                "data": {"table_id": "9f0c", "match_id": "5d2e", "seat": 1, "seq": 12, "deadline": 1796533200}}
     shown = shown_after_push(browser, gateway, "ru-RU", message)
