@@ -212,6 +212,26 @@ EN: dict[str, Entry] = {
     "cli.credential": ("with --resume TABLE_ID and --url: the seat's credential (as --join showed it), for a seat "
                        "taken on another device"),
     "cli.lang": "the language of the screen: ru or en (default: the terminal's, from LC_ALL, LC_MESSAGES or LANG)",
+    # the inbox (`domino play --inbox`, clients/play_inbox.py)
+    "inbox.none": "No live games (the seats this terminal keeps, and DOMINO_PLAYER's, have none).",
+    "inbox.title": lambda n: f"Your live games ({n}):",
+    "inbox.line": lambda i, name, variant, players, seat: f"{i}. {name}: {variant}, {players} players; seat {seat}",
+    "inbox.your-turn": "your turn",
+    "inbox.turn-of": lambda who: f"{who} to move",
+    "inbox.waiting": "waiting for people",
+    "inbox.unread": lambda n, more: f"{n}{'+' if more else ''} new move{'' if n == 1 else 's'}",
+    "inbox.left": lambda clock: f"{clock} left",
+    "inbox.elsewhere": "joined on another device",
+    "inbox.pick": "Resume which game? Its number, or Enter to leave: ",
+    "inbox.not-here": "That game's seat was taken on another device: resume it there.",
+    "inbox.no-such": lambda n: f"No game {n}.",
+    "inbox.forgot": lambda n: f"Forgot {n} kept seat{'' if n == 1 else 's'}: no longer held (the table expired, or the "
+                       "seat was given up).",
+    "inbox.failed": lambda where, why: f"The inbox at {where} did not answer: {why}",
+    "inbox.seat": lambda n: f"Seat {n}",
+    "inbox.cli": "list your live games (the seats kept here, and DOMINO_PLAYER's) and resume one",
+    "inbox.told": lambda n: f"While you were away ({n} new):",
+    "inbox.told-item": lambda kind, table: f"  {kind}: {table}",
 }
 
 _LEVELS_RU = {"expert": "эксперт", "greedy": "жадный", "random": "случайный", "human": "человек"}
@@ -232,6 +252,12 @@ def _refusal_ru(detail: str) -> str:
     return re.sub(r"^action: (.+) is not an action \(expected e\.g\. (.*)\)$", r"ход: \1 — не ход (например: \2)",
                   detail)
 
+
+#: The notification feed's types, in Russian (English shows them as the API names them): the inbox's.
+_KINDS_RU: dict[str, str] = {
+    "your-turn": "ваш ход", "match-over": "партия окончена", "table-dealt": "партия началась",
+    "invite-taken": "место занято по приглашению", "resigned": "сдался", "aborted": "партия отменена",
+    "gone": "победа за уходом соперника"}
 
 RU: dict[str, Entry] = {
     "you": "Вы",
@@ -408,6 +434,25 @@ RU: dict[str, Entry] = {
     "cli.credential": ("с --resume TABLE_ID и --url: ключ места (как его показал --join), для места, занятого "
                        "на другом устройстве"),
     "cli.lang": "язык экрана: ru или en (по умолчанию — язык терминала из LC_ALL, LC_MESSAGES или LANG)",
+    # the inbox
+    "inbox.none": "Идущих партий нет (ни у мест, сохранённых в этом терминале, ни у DOMINO_PLAYER).",
+    "inbox.title": lambda n: f"Ваши партии ({n}):",
+    "inbox.line": lambda i, name, variant, players, seat: f"{i}. {name}: {variant}, игроков: {players}; место {seat}",
+    "inbox.your-turn": "ваш ход",
+    "inbox.turn-of": lambda who: f"ходит {who}",
+    "inbox.waiting": "ждём игроков",
+    "inbox.unread": lambda n, more: f"новых ходов: {n}{'+' if more else ''}",
+    "inbox.left": lambda clock: f"осталось {clock}",
+    "inbox.elsewhere": "место занято на другом устройстве",
+    "inbox.pick": "К какой партии вернуться? Номер, или Enter, чтобы выйти: ",
+    "inbox.not-here": "Место в этой партии занято на другом устройстве: вернитесь к ней там.",
+    "inbox.no-such": lambda n: f"Партии {n} нет.",
+    "inbox.forgot": lambda n: f"Забыто сохранённых мест, которые больше не действуют: {n}.",
+    "inbox.failed": lambda where, why: f"Входящие на {where} не ответили: {why}",
+    "inbox.seat": lambda n: f"Место {n}",
+    "inbox.cli": "ваши идущие партии (места, сохранённые здесь, и DOMINO_PLAYER) и возврат к одной из них",
+    "inbox.told": lambda n: f"Пока вас не было (новых: {n}):",
+    "inbox.told-item": lambda kind, table: f"  {_KINDS_RU.get(kind, kind)}: {table}",
 }
 
 _CATALOGUES: dict[str, Mapping[str, Entry]] = {"en": EN, "ru": RU}

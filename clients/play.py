@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from clients.i18n import LANGUAGES, seat_number, t, use
-from clients.play_inbox import words as inbox_words
 from clients.sdk import Bot, ProblemError, RestClient, SealedMatch, TransportError
 from clients.sdk.rest import LEVELS
 from clients.table import (
@@ -322,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--name", default="Terminal", help=t("cli.name"))
     parser.add_argument("--resume", nargs="?", const="", metavar="TABLE_ID", help=t("cli.resume"))
     parser.add_argument("--credential", metavar="CREDENTIAL", help=t("cli.credential"))
-    parser.add_argument("--inbox", action="store_true", help=inbox_words("cli"))
+    parser.add_argument("--inbox", action="store_true", help=t("inbox.cli"))
     parser.add_argument("--lang", choices=LANGUAGES, help=t("cli.lang"))
     args = parser.parse_args(argv)
     if args.join and args.resume is not None:

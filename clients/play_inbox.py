@@ -22,73 +22,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from clients.i18n import language, seat_number
+from clients.i18n import seat_number, t
 from clients.sdk import InboxGame, ProblemError, RestClient, TransportError
 from clients.sdk.seat_book import SavedSeat, SeatBook
 
-__all__ = ["InboxList", "clock_text", "words"]
+__all__ = ["InboxList", "clock_text"]
 
 #: The most credentials one inbox call takes (the gateway's bound).
 CREDENTIALS_PER_CALL = 50
 
-#: The notification feed's types, in Russian (English shows them as the API names them).
-_KINDS_RU: dict[str, str] = {
-    "your-turn": "ваш ход", "match-over": "партия окончена", "table-dealt": "партия началась",
-    "invite-taken": "место занято по приглашению", "resigned": "сдался", "aborted": "партия отменена",
-    "gone": "победа за уходом соперника"}
-#: This screen's words (`clients.i18n` is the terminal's catalogue; these are this screen's only).
-_WORDS: dict[str, dict[str, Callable[..., str]]] = {
-    "en": {
-        "none": lambda: "No live games (the seats this terminal keeps, and DOMINO_PLAYER's, have none).",
-        "title": lambda n: f"Your live games ({n}):",
-        "line": lambda i, name, variant, players, seat: f"{i}. {name}: {variant}, {players} players; seat {seat}",
-        "your-turn": lambda: "your turn",
-        "turn-of": lambda who: f"{who} to move",
-        "waiting": lambda: "waiting for people",
-        "unread": lambda n, more: f"{n}{'+' if more else ''} new move{'' if n == 1 else 's'}",
-        "left": lambda clock: f"{clock} left",
-        "elsewhere": lambda: "joined on another device",
-        "pick": lambda: "Resume which game? Its number, or Enter to leave: ",
-        "not-here": lambda: "That game's seat was taken on another device: resume it there.",
-        "no-such": lambda n: f"No game {n}.",
-        "forgot": lambda n: f"Forgot {n} kept seat{'' if n == 1 else 's'}: no longer held (the table expired, or the "
-                           "seat was given up).",
-        "failed": lambda where, why: f"The inbox at {where} did not answer: {why}",
-        "seat": lambda n: f"Seat {n}",
-        "cli": lambda: "list your live games (the seats kept here, and DOMINO_PLAYER's) and resume one",
-        "told": lambda n: f"While you were away ({n} new):",
-        "told-item": lambda kind, table: f"  {kind}: {table}",
-    },
-    "ru": {
-        "none": lambda: "Идущих партий нет (ни у мест, сохранённых в этом терминале, ни у DOMINO_PLAYER).",
-        "title": lambda n: f"Ваши партии ({n}):",
-        "line": lambda i, name, variant, players, seat: f"{i}. {name}: {variant}, игроков: {players}; место {seat}",
-        "your-turn": lambda: "ваш ход",
-        "turn-of": lambda who: f"ходит {who}",
-        "waiting": lambda: "ждём игроков",
-        "unread": lambda n, more: f"новых ходов: {n}{'+' if more else ''}",
-        "left": lambda clock: f"осталось {clock}",
-        "elsewhere": lambda: "место занято на другом устройстве",
-        "pick": lambda: "К какой партии вернуться? Номер, или Enter, чтобы выйти: ",
-        "not-here": lambda: "Место в этой партии занято на другом устройстве: вернитесь к ней там.",
-        "no-such": lambda n: f"Партии {n} нет.",
-        "forgot": lambda n: f"Забыто сохранённых мест, которые больше не действуют: {n}.",
-        "failed": lambda where, why: f"Входящие на {where} не ответили: {why}",
-        "seat": lambda n: f"Место {n}",
-        "cli": lambda: "ваши идущие партии (места, сохранённые здесь, и DOMINO_PLAYER) и возврат к одной из них",
-        "told": lambda n: f"Пока вас не было (новых: {n}):",
-        "told-item": lambda kind, table: f"  {_KINDS_RU.get(kind, kind)}: {table}",
-    },
-}
-
-
 #: The most notifications shown (the newest).
 TOLD_SHOWN = 5
-
-
-def words(key: str, *args: object) -> str:
-    """This screen's text `key` in the terminal's language (`clients.i18n.language`)."""
-    return _WORDS.get(language(), _WORDS["en"]).get(key, _WORDS["en"][key])(*args)
 
 
 def clock_text(seconds: float) -> str:
@@ -141,7 +85,7 @@ class InboxList:
                 try:
                     inbox = api.inbox(player, [s.credential for s in chunk])
                 except (ProblemError, TransportError) as err:
-                    self.write(words("failed", ", ".join(urls), err))
+                    self.write(t("inbox.failed", ", ".join(urls), err))
                     continue
                 by_credential = {s.credential: s for s in chunk}
                 gone += [by_credential[c] for c in inbox.gone]
@@ -156,7 +100,7 @@ class InboxList:
         for seat in gone:
             self.book.forget(seat.table_id)
         if gone:
-            self.write(words("forgot", len(gone)))
+            self.write(t("inbox.forgot", len(gone)))
         return sorted(found.values(), key=lambda g: (not g.game.your_turn, -g.game.active, g.game.table_id))
 
     def told(self, api: RestClient, player: str, player_id: str) -> None:
@@ -172,9 +116,9 @@ class InboxList:
         except (ProblemError, TransportError):
             return  # a gateway without the feed: the games are listed all the same
         if page.items:
-            self.write(words("told", len(page.items)))
+            self.write(t("inbox.told", len(page.items)))
             for item in page.items[-TOLD_SHOWN:]:
-                self.write(words("told-item", item.type, item.table_id[:8]))
+                self.write(t("inbox.told-item", item.type, item.table_id[:8]))
         if page.next:
             cursors = {**(cursors if isinstance(cursors, dict) else {}), player_id: page.next}
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -188,21 +132,21 @@ class InboxList:
         """One game: the table, the seat, whose turn, the moves unseen, the seat's time left."""
         game = listed.game
         name = f'"{game.name}"' if game.name else game.table_id[:8]
-        parts = [words("line", number, name, game.variant, game.players, seat_number(game.seat))]
+        parts = [t("inbox.line", number, name, game.variant, game.players, seat_number(game.seat))]
         if game.status == "waiting" and game.match_id is None:
-            parts.append(words("waiting"))
+            parts.append(t("inbox.waiting"))
         elif game.your_turn:
-            parts.append(words("your-turn"))
+            parts.append(t("inbox.your-turn"))
         elif game.turn is not None:
             who = next((s.name for s in game.seats if s.seat == game.turn and s.name), None)
-            parts.append(words("turn-of", who or words("seat", seat_number(game.turn))))
+            parts.append(t("inbox.turn-of", who or t("inbox.seat", seat_number(game.turn))))
         if game.unread:
-            parts.append(words("unread", game.unread, game.unread_more))
+            parts.append(t("inbox.unread", game.unread, game.unread_more))
         left = self.time_left(game)
         if left is not None:
-            parts.append(words("left", clock_text(left)))
+            parts.append(t("inbox.left", clock_text(left)))
         if listed.saved is None:
-            parts.append(words("elsewhere"))
+            parts.append(t("inbox.elsewhere"))
         return "; ".join(parts)
 
     def time_left(self, game: InboxGame) -> float | None:
@@ -216,23 +160,23 @@ class InboxList:
     def pick(self, listed: list[Listed]) -> SavedSeat | None:
         """Show the list and ask for a game: the kept seat to resume (None: leave)."""
         if not listed:
-            self.write(words("none"))
+            self.write(t("inbox.none"))
             return None
-        self.write(words("title", len(listed)))
+        self.write(t("inbox.title", len(listed)))
         for i, entry in enumerate(listed, 1):
             self.write(self.line(i, entry))
         while True:
             try:
-                answer = self.read(words("pick")).strip()
+                answer = self.read(t("inbox.pick")).strip()
             except EOFError:
                 return None
             if not answer:
                 return None
             if not answer.isdigit() or not 1 <= int(answer) <= len(listed):
-                self.write(words("no-such", answer))
+                self.write(t("inbox.no-such", answer))
                 continue
             chosen = listed[int(answer) - 1]
             if chosen.saved is None:
-                self.write(words("not-here"))
+                self.write(t("inbox.not-here"))
                 continue
             return chosen.saved
