@@ -76,13 +76,13 @@ class HostedTournaments:
     # ------------------------------------------------------------ rows
 
     def row(self, tournament_id: str) -> TournamentRow:
-        """The tournament as it stands (404 unknown-table): what its stream reads."""
+        """The tournament as it stands (404 unknown-tournament): what its stream reads."""
         return self._row(tournament_id)
 
     def _row(self, tournament_id: str) -> TournamentRow:
         row = self.rows.get(tournament_id) if 0 < len(tournament_id) <= 64 else None
         if row is None:
-            raise TableRefused("unknown-table", f"no tournament {tournament_id[:64]!r} (never opened here)",
+            raise TableRefused("unknown-tournament", f"no tournament {tournament_id[:64]!r} (never opened here)",
                                "tournament_id")
         return row
 
@@ -131,7 +131,7 @@ class HostedTournaments:
         def change(state: Json) -> int:
             credential.clear()
             if state["status"] != OPEN:
-                raise TableRefused("illegal-action", f"this tournament is {state['status']}: nobody joins it "
+                raise TableRefused("tournament-started", f"this tournament is {state['status']}: nobody joins it "
                                                      "any more")
             rules.take_invite(state, body)
             credential.append(rules.add_person(state, body.get("name"), player, notifier.app_of(body.get("player"))))
@@ -148,25 +148,25 @@ class HostedTournaments:
         if rules.who(row.state, credential) is not None:
             raise SealedForbidden("only the host key starts the tournament", "Authorization")
         if row.state["status"] != OPEN:
-            raise TableRefused("illegal-action", f"this tournament is {row.state['status']}: it was started "
+            raise TableRefused("tournament-started", f"this tournament is {row.state['status']}: it was started "
                                                  "already")
         people = row.state["people"]
         swiss = row.state["swiss"]
         if swiss is not None:
             if len(people) < rules.SWISS_SMALLEST:
-                raise TableRefused("illegal-action", f"{len(people)} joined: a Swiss starts with "
+                raise TableRefused("too-few-participants", f"{len(people)} joined: a Swiss starts with "
                                                      f"{rules.SWISS_SMALLEST} or more")
             begun = {"swiss": swiss_rules.started(swiss, len(people))}
         else:
             if not rules.SMALLEST <= len(people) <= rules.LARGEST:
-                raise TableRefused("illegal-action", f"{len(people)} joined: a Bykovo micro-tournament starts "
+                raise TableRefused("too-few-participants", f"{len(people)} joined: a Bykovo micro-tournament starts "
                                                      f"with {rules.SMALLEST} to {rules.LARGEST} people")
             begun = {"engine": orjson.loads(self.engine.call("CreateTournament", {
                 "participants": [p["name"] for p in people], "seed": secrets.randbits(63)}).answer)["state"]}
 
         def change(state: Json) -> None:
             if state["status"] != OPEN:
-                raise TableRefused("illegal-action", f"this tournament is {state['status']}: it was started "
+                raise TableRefused("tournament-started", f"this tournament is {state['status']}: it was started "
                                                      "already")
             if [p["name"] for p in state["people"]] != [p["name"] for p in people]:
                 raise TableRefused("illegal-action", "someone joined or left meanwhile: start again")

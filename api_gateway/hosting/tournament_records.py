@@ -106,7 +106,7 @@ def who(state: Json, credential: str | None) -> int | None:
 def take_invite(state: Json, body: Json) -> None:
     """Spend the join's invite (a private tournament needs one; a public one takes anyone while places last)."""
     if len(state["people"]) >= state["size"]:
-        raise TableRefused("table-full", f"all {state['size']} places of this tournament are taken")
+        raise TableRefused("tournament-full", f"all {state['size']} places of this tournament are taken")
     code = body.get("invite")
     if code is None:
         if not state["public"]:
@@ -124,7 +124,7 @@ def add_person(state: Json, name: object, player: str, app: str | None = None) -
     """A new participant at the end of the order; their credential (answered once). `app`: the key id of the host
     app that vouched for them (its webhooks are told of their rounds)."""
     if state["status"] != OPEN:
-        raise TableRefused("illegal-action", f"this tournament is {state['status']}: nobody joins it any more")
+        raise TableRefused("tournament-started", f"this tournament is {state['status']}: nobody joins it any more")
     if any(p["player"] == player for p in state["people"]):
         raise TableRefused("seat-held", f"{player} is in this tournament already (one person, one place)", "player")
     credential = f"{state['tournament_id']}.{PERSON}.{secrets.token_urlsafe(24)}"

@@ -204,6 +204,18 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "The operator's routes (/v1/operator/..., the webhooks' dead letters) take the token the operator "
                 "set (GATEWAY_OPERATOR_TOKEN) as `Authorization: Bearer <token>`: this one is missing or wrong. "
                 "Without the setting these routes do not exist (404).", ("field",)),
+    ProblemType("unknown-tournament", 404, "No such hosted tournament",
+                "Hosted tournaments (docs/tournaments.md) are known by the `tournament_id` `POST /v1/tournaments/hosted` "
+                "answered; this one was never opened here.", ("field",)),
+    ProblemType("tournament-started", 409, "The tournament has started",
+                "Its places were fixed when its host started it: nobody joins it any more, and it is not started "
+                "twice. Nothing changed.", ("field",)),
+    ProblemType("tournament-full", 409, "Every place of the tournament is taken",
+                "The tournament has as many people as its `size`. Nothing changed: try another.", ("field",)),
+    ProblemType("too-few-participants", 409, "Too few people to start",
+                "A Bykovo micro-tournament starts with 4 to 7 people, a Swiss with at least its smallest number; "
+                "`detail` says how many there are. Wait for more, then start again. Nothing changed.",
+                ("field",)),
     ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
 )}
 

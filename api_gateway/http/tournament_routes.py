@@ -26,7 +26,7 @@ hosted_blp = Blueprint("hosted-tournaments", __name__, url_prefix="/v1",
 #: The problem types every hosted tournament call may answer: the rounds are hosted tables (sealed matches in
 #: the live store), the tournament's state is in the archive database.
 _HOSTING = ("sealed-mode-disabled", "store-unavailable", "archive-unavailable")
-_CREDENTIAL = ("invalid-credential", "wrong-table", "unknown-table", *_HOSTING, *ENGINE)
+_CREDENTIAL = ("invalid-credential", "wrong-table", "unknown-tournament", *_HOSTING, *ENGINE)
 
 
 @hosted_blp.after_request
@@ -272,11 +272,11 @@ class HostedJoin(MethodView):
         "invite": "K7QM2XPD", "name": "Boris"}}})
     @hosted_blp.response(200, HostedJoinTournamentAnswerSchema)
     @operation(hosted_blp, "joinHostedTournament", *BODY, "invalid-player", "invalid-invite", "invite-required",
-               "unknown-table", "table-full", "seat-held", "illegal-action", *_HOSTING)
+               "unknown-tournament", "tournament-full", "tournament-started", "seat-held", *_HOSTING)
     def post(self, body: Json, tournament_id: str) -> Json:
         """Take a place (an invite, or none on a public tournament): your tournament credential.
 
-        409 illegal-action: the tournament has started; 409 table-full: every place is taken."""
+        409 tournament-started: nobody joins once it has started; 409 tournament-full: every place is taken."""
         return hosted().join(tournament_id, body)
 
 
@@ -285,13 +285,14 @@ class HostedStart(MethodView):
     BODYLESS = True
 
     @hosted_blp.response(200, HostedTournamentAnswerSchema)
-    @operation(hosted_blp, "dealHostedTournament", *_CREDENTIAL, "sealed-forbidden", "illegal-action",
-               credential=True)
+    @operation(hosted_blp, "dealHostedTournament", *_CREDENTIAL, "sealed-forbidden", "tournament-started",
+               "too-few-participants", "illegal-action", credential=True)
     def post(self, tournament_id: str) -> Json:
         """The host starts it (no body): the first round is seated and dealt.
 
-        409 illegal-action: started already, or fewer than 4 (more than 7) joined; 403 sealed-forbidden: not
-        the host key."""
+        409 tournament-started: started already; 409 too-few-participants: fewer than 4 joined (Bykovo), or
+        fewer than a Swiss's smallest; 409 illegal-action: someone joined or left meanwhile; 403
+        sealed-forbidden: not the host key."""
         return hosted().start(tournament_id, _bearer())
 
 
@@ -311,7 +312,7 @@ class HostedLeave(MethodView):
 class HostedEvents(MethodView):
     @hosted_blp.arguments(HostedEventsArgsSchema(), location="query", as_kwargs=True)
     @hosted_blp.response(200, content_type="text/event-stream", description=TOURNAMENT_STREAM["description"])
-    @operation(hosted_blp, "streamHostedTournament", "validation-error", "unknown-table", "too-many-streams",
+    @operation(hosted_blp, "streamHostedTournament", "validation-error", "unknown-tournament", "too-many-streams",
                *_HOSTING, answer=TOURNAMENT_STREAM)
     def get(self, tournament_id: str, last_event_id: int | None = None) -> Response:
         """The tournament's stream of standings: its view at each change (no polling), until it is over."""

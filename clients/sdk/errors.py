@@ -26,6 +26,7 @@ __all__ = [
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
     "SeatTaken", "SeatHeld", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
     "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff", "OperatorOnly", "PlayerRequired",
+    "UnknownTournament", "TournamentStarted", "TournamentFull", "TooFewParticipants",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -409,9 +410,34 @@ class PlayerRequired(ClientProblem):
     type_name = "player-required"
 
 
+class UnknownTournament(ClientProblem):
+    """404 unknown-tournament: no hosted tournament has this id."""
+
+    type_name = "unknown-tournament"
+
+
+class TournamentStarted(ClientProblem):
+    """409 tournament-started: the tournament has started (nobody joins it, it is not started twice)."""
+
+    type_name = "tournament-started"
+
+
+class TournamentFull(ClientProblem):
+    """409 tournament-full: every place of the tournament is taken."""
+
+    type_name = "tournament-full"
+
+
+class TooFewParticipants(ClientProblem):
+    """409 too-few-participants: the tournament's host started it with too few people."""
+
+    type_name = "too-few-participants"
+
+
 TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
     InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, SeatHeld, TableFull,
-    MatchOver, NotSeated, MatchNotOver, InvalidTicket, AbortClosed, ClaimRefused, SpectatorsOff)
+    MatchOver, NotSeated, MatchNotOver, InvalidTicket, AbortClosed, ClaimRefused, SpectatorsOff,
+    UnknownTournament, TournamentStarted, TournamentFull, TooFewParticipants)
 
 
 _EVERY_CLASS: tuple[type[ProblemError], ...] = (

@@ -360,7 +360,7 @@ def test_six_people_play_a_whole_bykovo_micro_tournament_online(tour_gw: Gateway
     assert play.view()["archived"]
     # nobody joins or starts it again, nobody leaves it now
     assert call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]).json["type"].endswith(
-        "illegal-action")
+        "tournament-started")
     assert call(gw, "POST", f"{HOSTED}/{tid}/leave", credential=people[0].credential).status == 409
     print(f"six people, {len(final['rounds'])} rounds in {time.monotonic() - began:.1f} s")
 
@@ -472,7 +472,7 @@ def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
     problem(call(gw, "POST", HOSTED, {"size": 5, "clock": {"move": 30}}), 400, "malformed", "clock.on_timeout")
     problem(call(gw, "POST", HOSTED, {"size": 5, "clock": {"move": 1, "on_timeout": "autopilot"}}), 400,
             "malformed", "clock.move")
-    problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}"), 404, "unknown-table", "tournament_id")
+    problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}"), 404, "unknown-tournament", "tournament_id")
     problem(call(gw, "POST", HOSTED, {"size": 5, "rounds": 3}), 400, "malformed", "rounds")
     problem(call(gw, "POST", HOSTED, {"size": 8, "format": "swiss", "variant": "kozel"}), 400, "malformed",
             "rounds")
@@ -498,7 +498,7 @@ def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
             "player")
     problem(call(gw, "POST", f"{HOSTED}/{tid}/start"), 401, "invalid-credential")
     problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=people[0].credential), 403, "sealed-forbidden")
-    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]), 409, "illegal-action")  # 3
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]), 409, "too-few-participants")  # 3
     problem(call(gw, "GET", f"{HOSTED}/{tid}", credential="nonsense"), 401, "invalid-credential")
     other = open_tournament(gw, 4)
     problem(call(gw, "GET", f"{HOSTED}/{tid}", credential=other["host_key"]), 403, "wrong-table")
@@ -506,8 +506,8 @@ def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
     fourth = ok(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": opened["invites"][3]["code"], "name": "Anna"}))
     assert [p["name"] for p in fourth["tournament"]["participants"]] == ["Anna", "Boris", "Cyril", "Anna (2)"]
     ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
-    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]), 409, "illegal-action")
-    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": "AAAAAAAA"}), 409, "illegal-action")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]), 409, "tournament-started")
+    problem(call(gw, "POST", f"{HOSTED}/{tid}/join", {"invite": "AAAAAAAA"}), 409, "tournament-started")
     assert call(gw, "GET", f"{HOSTED}/{tid}").json["limit"] == 100  # four people: 100
 
     # a public one: the lobby, joined without an invite, a place freed before the start, then full
@@ -515,7 +515,7 @@ def test_every_bad_input_is_a_clear_problem(tour_gw: Gateway) -> None:
     pid = public["tournament_id"]
     assert pid in [t["tournament_id"] for t in ok(call(gw, "GET", f"{HOSTED}?limit=100"))["tournaments"]]
     joined = [ok(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": f"G{i}"})) for i in range(4)]
-    problem(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": "G4"}), 409, "table-full")
+    problem(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": "G4"}), 409, "tournament-full")
     ok(call(gw, "POST", f"{HOSTED}/{pid}/leave", credential=joined[1]["credential"]))
     problem(call(gw, "GET", f"{HOSTED}/{pid}", credential=joined[1]["credential"]), 401, "invalid-credential")
     again = ok(call(gw, "POST", f"{HOSTED}/{pid}/join", {"name": "G4"}))
@@ -718,7 +718,7 @@ def test_people_racing_for_the_last_places_and_two_starts_at_once(tour_gw: Gatew
         replies = list(pool.map(lambda i: call(tour_gw, "POST", f"{HOSTED}/{tid}/join", {"name": f"R{i}"}),
                                 range(7)))
     assert sorted(r.status for r in replies) == [200] * 5 + [409] * 2
-    assert all(r.json["type"] == "/v1/problems/table-full" for r in replies if r.status == 409)
+    assert all(r.json["type"] == "/v1/problems/tournament-full" for r in replies if r.status == 409)
     assert sorted(r.json["index"] for r in replies if r.status == 200) == [0, 1, 2, 3, 4]
     with ThreadPoolExecutor(2) as pool:
         starts = list(pool.map(lambda _: call(tour_gw, "POST", f"{HOSTED}/{tid}/start",
@@ -779,7 +779,7 @@ def test_the_tournament_stream_shows_every_change_to_its_end_and_resumes(tour_gw
     assert stream.next() is None  # closed after its end
     again = Stream(gw, f"{HOSTED}/{tid}/events", {"Last-Event-ID": str(shown[-1].id)})
     assert [e.kind for e in again.until(lambda e: e.kind == "end")] == ["end"]  # nothing it had
-    problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}/events"), 404, "unknown-table")
+    problem(call(gw, "GET", f"{HOSTED}/{'0' * 32}/events"), 404, "unknown-tournament")
 
 
 # ---------------------------------------------------------------- the engine down as a round ends

@@ -831,7 +831,7 @@ export interface paths {
         put?: never;
         /**
          * Take a place (an invite, or none on a public tournament): your tournament credential.
-         * @description 409 illegal-action: the tournament has started; 409 table-full: every place is taken.
+         * @description 409 tournament-started: nobody joins once it has started; 409 tournament-full: every place is taken.
          */
         post: operations["joinHostedTournament"];
         delete?: never;
@@ -853,8 +853,9 @@ export interface paths {
         put?: never;
         /**
          * The host starts it (no body): the first round is seated and dealt.
-         * @description 409 illegal-action: started already, or fewer than 4 (more than 7) joined; 403 sealed-forbidden: not
-         *     the host key.
+         * @description 409 tournament-started: started already; 409 too-few-participants: fewer than 4 joined (Bykovo), or
+         *     fewer than a Swiss's smallest; 409 illegal-action: someone joined or left meanwhile; 403
+         *     sealed-forbidden: not the host key.
          */
         post: operations["dealHostedTournament"];
         delete?: never;
@@ -7295,7 +7296,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unknown-table`: No such table */
+            /** @description `unknown-tournament`: No such hosted tournament */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7395,7 +7396,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unknown-table`: No such table */
+            /** @description `unknown-tournament`: No such hosted tournament */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7404,7 +7405,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `table-full`: Every seat of the table is taken; `seat-held`: This player holds a seat of the table already; `illegal-action`: Not allowed in this state */
+            /** @description `tournament-full`: Every place of the tournament is taken; `tournament-started`: The tournament has started; `seat-held`: This player holds a seat of the table already */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7511,7 +7512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unknown-table`: No such table */
+            /** @description `unknown-tournament`: No such hosted tournament */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7520,7 +7521,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `illegal-action`: Not allowed in this state */
+            /** @description `tournament-started`: The tournament has started; `too-few-participants`: Too few people to start; `illegal-action`: Not allowed in this state */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7618,7 +7619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unknown-table`: No such table */
+            /** @description `unknown-tournament`: No such hosted tournament */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7713,7 +7714,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unknown-table`: No such table */
+            /** @description `unknown-tournament`: No such hosted tournament */
             404: {
                 headers: {
                     [name: string]: unknown;
