@@ -8,6 +8,9 @@
   `join_table` -> `Seat`, a seat played by its credential alone, whose `events()` iterates
   its stream of Server-Sent Events and resumes after a drop; `RestClient.inbox` a person's live games
   (`clients.sdk.inbox`).
+- Hosted tournaments (`clients.sdk.tournaments`): `RestClient.open_tournament`, `list_tournaments`,
+  `tournament`, `join_tournament` -> `Participant`, whose `next_round()` says where they are now (`You`) and
+  whose `seat()` is the round's table `Seat`; `tournament_events` the stream of standings.
 - `EngineClient`, `TypedEngine`: the gRPC engine, JSON face and typed face
   (`clients.sdk.grpc_client`; imported on first use, so the REST client needs no gRPC).
 """
@@ -45,13 +48,27 @@ from clients.sdk.tables import (
     TableSeat,
     parse_invite_link,
 )
+from clients.sdk.tournaments import (
+    HostedTournament,
+    OpenedTournament,
+    Participant,
+    PlayedRound,
+    RoundNow,
+    Standing,
+    TournamentInvite,
+    TournamentPerson,
+    You,
+    parse_tournament_link,
+)
 
 __all__ = [
     "LEVELS", "AnswerTimeout", "Bot", "ClientProblem", "ConnectionLost", "Gateways", "Retrying", "StreamFailed",
     "Unreachable", "UnreadableAnswer", "EngineClient", "EventStream", "IllegalAction", "Invite", "Legal", "Malformed",
     "Match", "OpenedTable", "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "Seat",
     "ServerProblem", "StaleToken", "StreamEvent", "Table", "TableSeat", "TransportError", "TypedEngine",
-    "ValidationFailed", "errors", "parse_invite_link", "Inbox", "InboxGame",
+    "ValidationFailed", "errors", "parse_invite_link", "Inbox", "InboxGame", "HostedTournament", "OpenedTournament",
+    "Participant", "PlayedRound", "RoundNow", "Standing", "TournamentInvite", "TournamentPerson", "You",
+    "parse_tournament_link",
 ]
 
 

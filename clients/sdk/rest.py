@@ -47,6 +47,7 @@ from clients.sdk.errors import (
 )
 from clients.sdk.gateways import Attempts, Gateways, Retrying
 from clients.sdk.tables import TablesApi, parse_invite_link
+from clients.sdk.tournaments import TournamentsApi, parse_tournament_link
 
 __all__ = ["Bot", "Legal", "Match", "ReplayResult", "RestClient", "SealedMatch"]
 
@@ -90,12 +91,14 @@ class ReplayResult:
     events: list[Json]
 
 
-class RestClient(TablesApi):
+class RestClient(TablesApi, TournamentsApi):
     """A REST gateway at `url` ("http://127.0.0.1:8080"), or several in front of one store
     (`["http://a:8080", "http://b:8080"]`: the first is used until it fails, then the next).
 
     Online tables (`create_table`, `list_tables`, `table`, `join_table`, `join_link`, `seat_for`) come from
-    `clients.sdk.tables.TablesApi`.
+    `clients.sdk.tables.TablesApi`; hosted tournaments (`open_tournament`, `list_tournaments`, `tournament`,
+    `join_tournament`, `join_tournament_link`, `participant`, `start_tournament`, `tournament_events`) from
+    `clients.sdk.tournaments.TournamentsApi`.
 
     `timeout` bounds each request (seconds); `retries` is how many times a `503`, a `429` engine-busy or
     gateways that cannot be reached are tried again after waiting `backoff * 2**n` (jittered, at most
@@ -131,6 +134,12 @@ class RestClient(TablesApi):
         """A client of the gateway an invite link points at (`http://host:port/play?table=...&invite=...`),
         then of the addresses in `more` (other gateways of the same store)."""
         return cls([parse_invite_link(link)[0], *more], **settings)
+
+    @classmethod
+    def for_tournament_link(cls, link: str, *more: str, **settings: Any) -> Self:
+        """A client of the gateway a tournament's link points at (`http://host:port/play?tournament=...`),
+        then of the addresses in `more`."""
+        return cls([parse_tournament_link(link)[0], *more], **settings)
 
     def __enter__(self) -> Self:
         return self
