@@ -311,16 +311,42 @@ class Counters(Protocol):
 
 
 class Presence(Protocol):
-    """Whether each seat of a hosted match is here: until when its person counts as here (an open stream
-    is renewed by its worker every few seconds, a call counts for a while: `api_gateway.hosting.presence`).
-    What a match's presence is kept with the match, and goes with it."""
+    """Whether each seat of a hosted match is here: until when its person counts as here
+    (`api_gateway.hosting.presence`). Idle costs a write per gateway worker per period, whatever the number of
+    its streams:
+
+    - each worker **beats** every few seconds (`beat`: alive until a time a little past its next beat);
+    - an open seat stream is a **mark** of its worker (`mark`, written when the stream opens and taken away when
+      it closes): a seat with a mark of a live worker counts as here (`math.inf`: as long as the mark stays);
+      a worker's marks die with its beats, and count as here until its last beat's time;
+    - a call, or a stream's close, counts as here until a time (`seen`, `mark`'s `closed`).
+
+    The first worker to beat after another's beats ran out settles it: its marks become the seats' kept times
+    (its last beat's), in the same write. Every change of presence (a mark, a close, a call, a settlement)
+    moves the store's **stamp** (`beat` answers it), so that a reader reads presence only when it changed or
+    a time it read has passed. What a match's presence is kept with the match, and goes with it."""
+
+    def beat(self, worker: str, until: float) -> tuple[int, bool]:
+        """`worker` is alive until `until` (its marks count as here till then); settles the workers whose beats
+        ran out. One round trip: the presence stamp now, and whether the store knew the worker (False: a new
+        worker, one settled after its beats ran out, or a store that lost its data: its marks are to be written
+        again)."""
+
+    def mark(self, worker: str, opened: list[tuple[bytes, int]], closed: list[tuple[bytes, int, float]]) -> None:
+        """`worker`'s marks: (match, seat) of each stream `opened` (here while the worker beats), and each
+        (match, seat, until) `closed` (its mark taken away, and the seat counts as here until `until`, a later
+        time already kept staying). One round trip for them all."""
 
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
         """For each match of `marks`, each of its seats counts as here until the time given (a later time
-        already kept stays); one round trip for them all (a worker renews all its open streams at once)."""
+        already kept stays); one round trip for them all."""
 
     def presence(self, match_id: bytes) -> dict[int, float]:
-        """Until when each seat seen so far counts as here (a seat never seen is absent)."""
+        """Until when each seat seen so far counts as here (a seat never seen is absent; `math.inf` for a seat a
+        live worker's mark holds here)."""
+
+    def presences(self, match_ids: list[bytes]) -> dict[bytes, dict[int, float]]:
+        """`presence` of each of `match_ids`, in one round trip (a worker's streamed matches at once)."""
 
 
 class LiveStore(Versions, HostedMatches, TableRecords, Deadlines, ArchiveHandoff, Tickets, Leases, Counters,

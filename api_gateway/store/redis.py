@@ -122,6 +122,77 @@ end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 """
 
+#: `RedisStore.beat` (KEYS: the workers' beats, a hash; the presence stamp. ARGV: the worker, its time, now, the
+#: kept times' lifetime): the worker's beat, then each worker whose beats ran out settled (its marks kept as here
+#: until its last beat, then gone). Answers {the stamp, 1 if the worker was known}.
+_BEAT = """
+local known = redis.call('HEXISTS', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local beats = redis.call('HGETALL', KEYS[1])
+local settled = false
+for i = 1, #beats, 2 do
+  local worker, last = beats[i], beats[i + 1]
+  if tonumber(last) <= tonumber(ARGV[3]) then
+    for _, m in ipairs(redis.call('SMEMBERS', 'domino:pmw:' .. worker)) do
+      local sep = string.find(m, ':', 1, true)
+      local match, seat = string.sub(m, 1, sep - 1), string.sub(m, sep + 1)
+      local key = 'domino:pr:' .. match
+      if tonumber(last) > tonumber(redis.call('HGET', key, seat) or '0') then redis.call('HSET', key, seat, last) end
+      redis.call('EXPIRE', key, ARGV[4])
+      redis.call('SREM', 'domino:pm:' .. match, seat .. ':' .. worker)
+    end
+    redis.call('DEL', 'domino:pmw:' .. worker)
+    redis.call('HDEL', KEYS[1], worker)
+    settled = true
+  end
+end
+if settled then redis.call('INCR', KEYS[2]) end
+return {tonumber(redis.call('GET', KEYS[2]) or '0'), known}
+"""
+
+#: `RedisStore.mark` (KEYS: the worker's marks, a set of <match>:<seat>; the stamp. ARGV: the worker, the lifetime,
+#: the number of streams opened, then <match hex> <seat> of each, then <match hex> <seat> <until> of each closed).
+#: A match's marks are a set (domino:pm:<match>) of <seat>:<worker>.
+_MARK = """
+local opened = tonumber(ARGV[3])
+for i = 4, 3 + 2 * opened, 2 do
+  local key = 'domino:pm:' .. ARGV[i]
+  redis.call('SADD', key, ARGV[i + 1] .. ':' .. ARGV[1])
+  redis.call('EXPIRE', key, ARGV[2])
+  redis.call('SADD', KEYS[1], ARGV[i] .. ':' .. ARGV[i + 1])
+end
+for i = 4 + 2 * opened, #ARGV, 3 do
+  local match, seat, untl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  redis.call('SREM', 'domino:pm:' .. match, seat .. ':' .. ARGV[1])
+  redis.call('SREM', KEYS[1], match .. ':' .. seat)
+  local key = 'domino:pr:' .. match
+  if tonumber(untl) > tonumber(redis.call('HGET', key, seat) or '0') then redis.call('HSET', key, seat, untl) end
+  redis.call('EXPIRE', key, ARGV[2])
+end
+redis.call('INCR', KEYS[2])
+"""
+
+#: `RedisStore.presences` (KEYS: the workers' beats. ARGV: now, then the matches' ids in hex): for each match, its
+#: seats and times as a flat list, a mark at its worker's beat ('inf' while the worker beats; none for a worker
+#: the store does not know).
+_PRESENCES = """
+local now = tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV do
+  local found = redis.call('HGETALL', 'domino:pr:' .. ARGV[i])
+  for _, m in ipairs(redis.call('SMEMBERS', 'domino:pm:' .. ARGV[i])) do
+    local sep = string.find(m, ':', 1, true)
+    local last = redis.call('HGET', KEYS[1], string.sub(m, sep + 1))
+    if last then
+      found[#found + 1] = string.sub(m, 1, sep - 1)
+      found[#found + 1] = tonumber(last) > now and 'inf' or last
+    end
+  end
+  out[#out + 1] = found
+end
+return out
+"""
+
 _SEATED = """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return {} end
@@ -155,6 +226,11 @@ class RedisStore:
     INBOX_MOST = 500
     TICKET = "domino:k:"  # a stream ticket (its hash), a string with an expiry
     PRESENCE = "domino:pr:"  # a hosted match's presence, a hash: seat -> until when it counts as here
+    #: The presence's beats (a hash: worker -> until when it is alive), stamp (a counter moved by every change of
+    #: presence) and each worker's marks (a set of <match hex>:<seat>); a match's marks: domino:pm:<match hex>.
+    BEATS = "domino:pw"
+    STAMP = "domino:pstamp"
+    MARKS_OF = "domino:pmw:"
     COUNTER = "domino:n:"  # a limit's counter in its window, a string with an expiry (the window's end)
     DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
     UNARCHIVED = "domino:unarchived"  # hosted matches over and not yet confirmed archived, by deadline (_ADVANCE)
@@ -177,6 +253,9 @@ class RedisStore:
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
         self._hit = self._redis.register_script(_HIT)
         self._seen = self._redis.register_script(_SEEN)
+        self._beat = self._redis.register_script(_BEAT)
+        self._mark = self._redis.register_script(_MARK)
+        self._presences = self._redis.register_script(_PRESENCES)
         self._wakeups: RedisWakeups | None = None
         self._trips: Any = None
 
@@ -521,6 +600,19 @@ class RedisStore:
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda: self._release(keys=[self.LEASE + name], args=[holder]))
 
+    def beat(self, worker: str, until: float) -> tuple[int, bool]:
+        stamp, known = self._run(lambda: self._beat(keys=[self.BEATS, self.STAMP],
+                                                    args=[worker, repr(until), repr(time.time()), self.ttl]))
+        return int(stamp), bool(known)
+
+    def mark(self, worker: str, opened: list[tuple[bytes, int]], closed: list[tuple[bytes, int, float]]) -> None:
+        args: list[Any] = [worker, self.ttl, len(opened)]
+        for match_id, seat in opened:
+            args += [match_id.hex(), seat]
+        for match_id, seat, until in closed:
+            args += [match_id.hex(), seat, repr(until)]
+        self._run(lambda: self._mark(keys=[self.MARKS_OF + worker, self.STAMP], args=args))
+
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
         def work() -> Any:
             pipe = self._redis.pipeline(transaction=False)
@@ -529,12 +621,26 @@ class RedisStore:
                 for seat, t in until.items():
                     args += [seat, repr(t)]
                 self._seen(keys=[self.PRESENCE + match_id.hex()], args=args, client=pipe)
+            pipe.incr(self.STAMP)
             return pipe.execute()
         self._run(work)
 
     def presence(self, match_id: bytes) -> dict[int, float]:
-        found = self._run(lambda: self._redis.hgetall(self.PRESENCE + match_id.hex()))
-        return {int(seat): float(until) for seat, until in found.items()}
+        return self.presences([match_id]).get(match_id, {})
+
+    def presences(self, match_ids: list[bytes]) -> dict[bytes, dict[int, float]]:
+        if not match_ids:
+            return {}
+        found = self._run(lambda: self._presences(keys=[self.BEATS],
+                                                  args=[repr(time.time()), *(m.hex() for m in match_ids)]))
+        shown: dict[bytes, dict[int, float]] = {}
+        for match_id, flat in zip(match_ids, found):
+            seats: dict[int, float] = {}
+            for seat, until in zip(flat[::2], flat[1::2]):
+                seats[int(seat)] = max(seats.get(int(seat), 0.0), float(until))
+            if seats:
+                shown[match_id] = seats
+        return shown
 
     def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
         count, left = self._run(lambda: self._hit(keys=[self.COUNTER + key], args=[weight, max(1, int(window * 1000))]))

@@ -10,6 +10,7 @@ the match's watchers in its own transaction and sends each a datagram holding th
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 import socket
@@ -178,6 +179,16 @@ class SqliteStore:
                          "expires REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS presence_s1 (match_id BLOB NOT NULL, seat INTEGER NOT NULL, "
                          "until REAL NOT NULL, PRIMARY KEY (match_id, seat)) WITHOUT ROWID")
+            # A worker's beat (until when it is alive) and its marks (a seat stream open in it): `beat`, `mark`.
+            conn.execute("CREATE TABLE IF NOT EXISTS presence_workers_s1 (worker TEXT PRIMARY KEY, until REAL NOT NULL) "
+                         "WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS presence_marks_s1 (match_id BLOB NOT NULL, seat INTEGER NOT NULL, "
+                         "worker TEXT NOT NULL, PRIMARY KEY (match_id, seat, worker)) WITHOUT ROWID")
+            conn.execute("CREATE INDEX IF NOT EXISTS presence_marks_s1_worker ON presence_marks_s1 (worker)")
+            # The presence stamp: one row, moved by every change of presence (`Presence`).
+            conn.execute("CREATE TABLE IF NOT EXISTS presence_stamp_s1 (one INTEGER PRIMARY KEY CHECK (one = 0), "
+                         "stamp INTEGER NOT NULL)")
+            conn.execute("INSERT OR IGNORE INTO presence_stamp_s1 VALUES (0, 0)")
             conn.execute("CREATE TABLE IF NOT EXISTS counters_s1 (key TEXT PRIMARY KEY, count INTEGER NOT NULL, "
                          "ends REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
@@ -558,19 +569,83 @@ class SqliteStore:
     def release(self, name: str, holder: bytes) -> None:
         self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
 
+    # ------------------------------------------------------------ presence (`Presence`)
+
+    _STAMP = "UPDATE presence_stamp_s1 SET stamp = stamp + 1"
+    _KEEP = ("INSERT INTO presence_s1 VALUES (?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+             "until = max(until, excluded.until)")
+
+    def beat(self, worker: str, until: float) -> tuple[int, bool]:
+        now = self._clock()
+
+        def work(c: sqlite3.Connection) -> tuple[int, bool]:
+            with c:
+                c.execute("BEGIN IMMEDIATE")
+                known = c.execute("UPDATE presence_workers_s1 SET until = ? WHERE worker = ?",
+                                  (until, worker)).rowcount == 1
+                if not known:
+                    c.execute("INSERT INTO presence_workers_s1 VALUES (?, ?)", (worker, until))
+                lapsed = c.execute("SELECT worker, until FROM presence_workers_s1 WHERE until <= ?", (now,)).fetchall()
+                for gone, last in lapsed:  # its marks count as here until its last beat's time, and no longer
+                    c.execute("INSERT INTO presence_s1 SELECT match_id, seat, ? FROM presence_marks_s1 WHERE worker = ? "
+                              "ON CONFLICT (match_id, seat) DO UPDATE SET until = max(until, excluded.until)", (last, gone))
+                    c.execute("DELETE FROM presence_marks_s1 WHERE worker = ?", (gone,))
+                    c.execute("DELETE FROM presence_workers_s1 WHERE worker = ?", (gone,))
+                if lapsed:
+                    c.execute(self._STAMP)
+                stamp: int = c.execute("SELECT stamp FROM presence_stamp_s1").fetchone()[0]
+                return stamp, known
+        found: tuple[int, bool] = self._run(work)
+        return found
+
+    def mark(self, worker: str, opened: list[tuple[bytes, int]], closed: list[tuple[bytes, int, float]]) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            with c:
+                c.execute("BEGIN IMMEDIATE")
+                c.executemany("INSERT OR IGNORE INTO presence_marks_s1 VALUES (?, ?, ?)",
+                              [(match_id, seat, worker) for match_id, seat in opened])
+                c.executemany("DELETE FROM presence_marks_s1 WHERE match_id = ? AND seat = ? AND worker = ?",
+                              [(match_id, seat, worker) for match_id, seat, _ in closed])
+                c.executemany(self._KEEP, closed)
+                c.execute(self._STAMP)
+        self._run(work)
+
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
         rows = [(match_id, seat, t) for match_id, until in marks.items() for seat, t in until.items()]
 
         def work(c: sqlite3.Connection) -> None:
             with c:
-                c.executemany("INSERT INTO presence_s1 VALUES (?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
-                              "until = max(until, excluded.until)", rows)
+                c.execute("BEGIN IMMEDIATE")
+                c.executemany(self._KEEP, rows)
+                c.execute(self._STAMP)
         self._run(work)
 
     def presence(self, match_id: bytes) -> dict[int, float]:
-        rows = self._run(lambda c: c.execute("SELECT seat, until FROM presence_s1 WHERE match_id = ?",
-                                             (match_id,)).fetchall())
-        return {int(seat): float(until) for seat, until in rows}
+        return self.presences([match_id]).get(match_id, {})
+
+    #: Match ids per statement of `presences` (SQLite's bound parameters: 32,766 at most since 3.32).
+    _IDS_PER_READ = 500
+
+    def presences(self, match_ids: list[bytes]) -> dict[bytes, dict[int, float]]:
+        """The kept times and the marks of the matches, each mark at its worker's beat (`math.inf` while the
+        worker beats): one statement per 500 matches, under one hold of the connection."""
+        now = self._clock()
+
+        def work(c: sqlite3.Connection) -> list[tuple[bytes, int, float, int]]:
+            rows: list[tuple[bytes, int, float, int]] = []
+            for i in range(0, len(match_ids), self._IDS_PER_READ):
+                ids = match_ids[i:i + self._IDS_PER_READ]
+                marks = ",".join("?" * len(ids))
+                rows += c.execute(
+                    f"SELECT match_id, seat, until, 0 FROM presence_s1 WHERE match_id IN ({marks}) UNION ALL "
+                    "SELECT m.match_id, m.seat, w.until, 1 FROM presence_marks_s1 m JOIN presence_workers_s1 w "
+                    f"USING (worker) WHERE m.match_id IN ({marks})", ids + ids).fetchall()
+            return rows
+        found: dict[bytes, dict[int, float]] = {}
+        for match_id, seat, until, marked in self._run(work) if match_ids else []:
+            seats = found.setdefault(bytes(match_id), {})
+            seats[int(seat)] = max(seats.get(int(seat), 0.0), _live(float(until), now) if marked else float(until))
+        return found
 
     def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
         now = self._clock()
@@ -628,7 +703,13 @@ class SqliteStore:
 
 
 #: The tables whose rows belong to one match (keyed by its id first): swept with its version row.
-_PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1", "presence_s1")
+_PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1", "presence_s1",
+              "presence_marks_s1")
+
+
+def _live(until: float, now: float) -> float:
+    """A mark's time: `math.inf` while its worker beats (here as long as the mark stays), else its last beat's."""
+    return math.inf if until > now else until
 
 
 

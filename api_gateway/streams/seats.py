@@ -67,19 +67,20 @@ class SeatStreams:
             presence.after_renew(self.announce_presence)
 
     def announce_presence(self) -> None:
-        """After each presence renewal: the seats here of each match this worker streams (a store read per
-        match, none for a match nobody here streams); where they changed since the last renewal, a
-        `presence` event (no id: not a version) to each of the match's streams, seats' and public."""
+        """After each presence beat: the seats here of the matches this worker streams, read in one round trip
+        and only where they may have changed (`Presence.here_changed`: none while nothing happens); where they
+        changed since last told, a `presence` event (no id: not a version) to each of the match's streams,
+        seats' and public."""
         if self._presence is None:
             return
         matches = self.seats.watched() | self.public.watched()
         for gone in set(self._here) - matches:
             del self._here[gone]
-        for match in matches:
-            try:
-                here = self._presence.here(bytes.fromhex(match))
-            except StoreUnavailable:
-                return  # presence is advisory: the next renewal tries again
+        try:
+            fresh = self._presence.here_changed(matches)
+        except StoreUnavailable:
+            return  # presence is advisory: the next beat tries again
+        for match, here in fresh.items():
             if self._here.get(match) != here:
                 self._here[match] = here
                 line = event(b"presence", None, orjson.dumps({"here": here}))

@@ -11,6 +11,7 @@ here on a free loopback port.
 """
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import secrets
@@ -565,6 +566,37 @@ def test_presence_keeps_the_latest_time_each_seat_counts_as_here(store: LiveStor
     assert store.presence(match) == {0: 100.0, 1: 70.5, 2: 50.0}
     assert store.presence(other) == {3: 1.0}
     assert store.presence(secrets.token_bytes(16)) == {}
+
+
+def test_a_worker_s_marks_count_as_here_while_it_beats_and_until_its_last_beat_once_it_stops(store: LiveStore) -> None:
+    match, other = secrets.token_bytes(16), secrets.token_bytes(16)
+    anna, boris = "anna-" + secrets.token_hex(4), "boris-" + secrets.token_hex(4)
+    now = time.time()
+    stamp, known = store.beat(anna, now + 30)
+    assert not known                                     # a worker new to the store: it writes its marks
+    assert store.beat(anna, now + 30) == (stamp, True)   # a beat alone changes no presence: the stamp stays
+    store.mark(anna, [(match, 0), (match, 1)], [])
+    boris_until = time.time() + 0.3
+    store.beat(boris, boris_until)
+    store.mark(boris, [(match, 2), (other, 0)], [])
+    store.seen({match: {3: now + 5}})
+    assert store.presence(match) == {0: math.inf, 1: math.inf, 2: math.inf, 3: now + 5}
+    store.mark(anna, [], [(match, 1, now + 7)])          # seat 1's stream closed: here 7 s more, then away
+    found = store.presences([match, other, secrets.token_bytes(16)])
+    assert found == {match: {0: math.inf, 1: now + 7, 2: math.inf, 3: now + 5}, other: {0: math.inf}}
+    moved, _ = store.beat(anna, now + 30)
+    assert moved > stamp                                  # marks, a close and a call moved it
+
+    while time.time() <= boris_until:                     # boris stops beating (killed): his marks count until
+        time.sleep(0.05)                                  # his last beat's time, and no longer
+    assert store.presences([match, other]) == {match: {0: math.inf, 1: now + 7, 2: boris_until, 3: now + 5},
+                                                other: {0: boris_until}}
+    settled, known = store.beat(anna, now + 30)           # the next beat settles him: his marks become kept times
+    assert known and settled > moved
+    assert store.presences([match, other]) == {match: {0: math.inf, 1: now + 7, 2: boris_until, 3: now + 5},
+                                                other: {0: boris_until}}
+    assert store.beat(boris, time.time() + 30)[1] is False  # back: the store forgot him, he writes his marks again
+    assert store.presence(match)[2] == boris_until
 
 
 def test_a_counter_counts_hits_in_its_window_and_starts_again_after(store: LiveStore) -> None:
