@@ -216,6 +216,15 @@ PROBLEM_TYPES: dict[str, ProblemType] = {t.name: t for t in (
                 "A Bykovo micro-tournament starts with 4 to 7 people, a Swiss with at least its smallest number; "
                 "`detail` says how many there are. Wait for more, then start again. Nothing changed.",
                 ("field",)),
+    ProblemType("unknown-party", 404, "No such party",
+                "A party's code (`POST /v1/seek` with `party: true` answers one: docs/tables.md, \"Seeking as a "
+                "pair\") seats its partner opposite its maker: this one was never made here, its table expired, "
+                "or this seek asks for another variant, player count, clock or rated than the party's (`detail` "
+                "says which it plays). Seek with the party's, or make a party of your own.", ("field",)),
+    ProblemType("party-full", 409, "The party's partner is seated",
+                "A party's code seats one partner, once: the seat its maker kept is taken (by the partner, or by "
+                "a bot once the table's wait for people, `bots_after`, ended). Nothing changed: seek alone, or "
+                "make a party of your own.", ("field",)),
     ProblemType("internal-error", 500, "Internal error", "A bug in the gateway; it has been logged."),
 )}
 

@@ -2,7 +2,9 @@
 validates and documents, and what its answers are serialized by."""
 from __future__ import annotations
 
-from marshmallow import RAISE, Schema, fields, validate
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from api_gateway.http.schemas import (
     OneOf,
@@ -56,6 +58,26 @@ class NewTableSchema(StrictSchema):
         "example": {"move": 30}})
 
 
+#: The longest party code a seek takes (a table id, a dot and an invite's 8 characters: 41).
+PARTY_CODE_CHARS = 100
+
+
+class PartyField(fields.Field[bool | str]):
+    """A seek's `party`: true (make a party: the seat opposite is kept for a partner) or a party's code
+    (be that partner); false: seek alone, as without it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {})["oneOf"] = [
+            {"type": "boolean"}, {"type": "string", "minLength": 1, "maxLength": PARTY_CODE_CHARS}]
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool | str:
+        if isinstance(value, bool) or (isinstance(value, str) and 0 < len(value) <= PARTY_CODE_CHARS):
+            return value
+        raise ValidationError(f"expected true, false or a party code (a string of 1 to {PARTY_CODE_CHARS} "
+                              "characters)")
+
+
 class SeekSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.Length(1, 200), metadata={"example": "kozel"})
     players = StrictInteger(required=True, validate=validate.Range(1, 16), metadata={"example": 4})
@@ -72,6 +94,16 @@ class SeekSchema(StrictSchema):
                        "people; none: it waits for people"})
     bots_level = fields.String(validate=OneOf(LEVELS), metadata={"description": "those bots' level (greedy)"})
     rated = StrictBoolean(metadata={"description": "rated (the default) or casual tables only (as POST /v1/tables)"})
+    party = PartyField(metadata={
+        "description": 'seeking as a pair (docs/tables.md, "Seeking as a pair"; 4 players of a variant with '
+                       'partnerships: osel, threes-fives, fives-and-threes, all-fives; played with `teams`): true '
+                       "seats you and keeps the seat opposite (seat + 2) for your partner, and the answer's `party` "
+                       "is the code to give them; the partner seeks with that code (and the same variant, players, "
+                       "clock and rated) and is seated opposite you. The two others are seekers too",
+        "example": True})
+    partner = fields.String(validate=OneOf(["bot"]), metadata={
+        "description": 'seeking as a pair with a bot partner: "bot" seats a bot (of `bots_level`) opposite you '
+                       "at once (4 players of a variant with partnerships, as `party`)"})
 
 
 class TableSeatSchema(Schema):
@@ -179,7 +211,10 @@ class JoinAnswerSchema(Schema):
 
 class SeekAnswerSchema(JoinAnswerSchema):
     opened = fields.Boolean(metadata={"description": "true: no table was waiting, this seek opened one (public, "
-                                                     "in the lobby) and took its first seat"})
+                                                     "in the lobby; a party's: private) and took its first seat"})
+    party = fields.String(allow_none=True, metadata={
+        "description": "a seek with `party: true`: the party's code (answered once), for your partner's seek "
+                       "(`party: <code>`): it seats them opposite you; null otherwise"})
 
 
 class SeatAnswerSchema(Schema):

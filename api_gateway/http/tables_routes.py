@@ -138,7 +138,7 @@ class Seek(MethodView):
     @tables_blp.arguments(SeekSchema(), examples={"kozel": {"summary": "quick play: Kozel for two", "value": {
         "variant": "kozel", "players": 2, "name": "Anna", "bots_after": 60}}})
     @tables_blp.response(200, SeekAnswerSchema)
-    @operation(tables_blp, "seekTable", *_OPENING)
+    @operation(tables_blp, "seekTable", *_OPENING, "unknown-party", "party-full")
     def post(self, body: Json) -> Json:
         """Quick play: a seat at a waiting public table of the variant and player count whose opener's skill
         is nearest yours, or a new one (found by the next seekers; filled with bots after `bots_after`)."""

@@ -26,7 +26,7 @@ __all__ = [
     "InvalidCredential", "InvalidInvite", "InvalidTicket", "InviteRequired", "MatchNotOver", "MatchOver", "NotSeated",
     "SeatTaken", "SeatHeld", "TABLE_PROBLEMS", "TableFull", "UnknownTable", "WrongTable",
     "RateLimited", "AbortClosed", "ClaimRefused", "SpectatorsOff", "OperatorOnly", "PlayerRequired",
-    "UnknownTournament", "TournamentStarted", "TournamentFull", "TooFewParticipants",
+    "UnknownTournament", "TournamentStarted", "TournamentFull", "TooFewParticipants", "UnknownParty", "PartyFull",
 ]
 
 TYPE_PREFIX = "/v1/problems/"
@@ -434,10 +434,23 @@ class TooFewParticipants(ClientProblem):
     type_name = "too-few-participants"
 
 
+class UnknownParty(ClientProblem):
+    """404 unknown-party: a seek with a party's code that no party has here (never made, expired), or for
+    another variant, player count, clock or rated than the party's."""
+
+    type_name = "unknown-party"
+
+
+class PartyFull(ClientProblem):
+    """409 party-full: the seat a party's maker kept for its partner is taken (a code seats one partner, once)."""
+
+    type_name = "party-full"
+
+
 TABLE_PROBLEMS: tuple[type[ProblemError], ...] = (
     InvalidCredential, WrongTable, UnknownTable, InvalidInvite, InviteRequired, SeatTaken, SeatHeld, TableFull,
     MatchOver, NotSeated, MatchNotOver, InvalidTicket, AbortClosed, ClaimRefused, SpectatorsOff,
-    UnknownTournament, TournamentStarted, TournamentFull, TooFewParticipants)
+    UnknownTournament, TournamentStarted, TournamentFull, TooFewParticipants, UnknownParty, PartyFull)
 
 
 _EVERY_CLASS: tuple[type[ProblemError], ...] = (

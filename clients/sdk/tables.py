@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from clients.sdk.inbox import Inbox, NotificationPage
     from clients.sdk.rest import Legal, RestClient
 
-__all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "StreamEvent", "Table", "TableSeat", "parse_invite_link",
-           "parse_watch_link", "seat_spec"]
+__all__ = ["EventStream", "Invite", "OpenedTable", "Seat", "Seeked", "StreamEvent", "Table", "TableSeat",
+           "parse_invite_link", "parse_watch_link", "seat_spec"]
 
 Json = dict[str, Any]
 #: `event: closed` reasons of a stream that simply lasted its time (no event for a while, or its longest):
@@ -222,6 +222,20 @@ class OpenedTable:
         """The host's side of the table's match as a `Seat` with no seat number: `view()` and `events()` show the
         public view, `next_round()` deals; playing a seat needs that seat's credential."""
         return Seat(self.client, self.table_id, None, self.host_key, None, self.table.match_id)
+
+
+# ------------------------------------------------------------------ quick play
+
+@dataclass(frozen=True, slots=True)
+class Seeked:
+    """What a seek answers (`RestClient.seek`): the `seat` taken (play it as any `Seat`), whether this seek
+    `opened` its table, the table as it was then, and for a seek with `party=True` the party's code to give
+    the partner (`party`; None otherwise)."""
+
+    seat: Seat
+    opened: bool
+    table: Table
+    party: str | None = None
 
 
 # ------------------------------------------------------------------ a seat
@@ -673,6 +687,25 @@ class TablesApi:
         client's gateway (`RestClient.for_link(link)` makes a client of the link's gateway)."""
         _, table_id, code = parse_invite_link(link)
         return self.join_table(table_id, invite=code, name=name, player=player)
+
+    def seek(self, variant: str, players: int, *, name: str = "Guest", player: str | None = None,
+             options: Json | None = None, clock: Json | None = None, rated: bool | None = None,
+             bots_after: int | None = None, bots_level: str | None = None, party: bool | str | None = None,
+             partner: Literal["bot"] | None = None) -> Seeked:
+        """Quick play (`POST /v1/seek`, docs/tables.md "Quick play"): a seat at a waiting table of the variant,
+        player count, `clock` and `rated`, or a new one (`bots_after`: seconds until its free seats become bots
+        of `bots_level`; `options`: a new table's). As a pair (4 players of a variant with partnerships,
+        "Seeking as a pair"): `party=True` keeps the seat opposite for a partner and answers its code in
+        `Seeked.party`; the partner seeks with `party=<that code>` (and the same variant, players, clock and
+        rated); `partner="bot"` seats a bot opposite. Refusals: `UnknownParty`, `PartyFull`, `Malformed` (a pair
+        where there are no partners), `RateLimited`."""
+        given: Json = {"name": name, "player": player, "options": options, "clock": clock, "rated": rated,
+                       "bots_after": bots_after, "bots_level": bots_level, "party": party, "partner": partner}
+        body: Json = {"variant": variant, "players": players, **{k: v for k, v in given.items() if v is not None}}
+        answer = self._client().request("POST", "/v1/seek", body)
+        seat = Seat(self._client(), answer["table_id"], answer["seat"], answer["credential"], answer.get("player_id"),
+                    answer.get("match_id"))
+        return Seeked(seat, bool(answer.get("opened")), Table.from_json(answer["table"]), answer.get("party"))
 
     def inbox(self, player: str | None = None, credentials: Sequence[str] = ()) -> Inbox:
         """A person's live games (docs/tables.md, "The inbox"): by `player`, the player assertion the host app

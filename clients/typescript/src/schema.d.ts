@@ -2259,6 +2259,16 @@ export interface components {
             bots_level?: "random" | "greedy" | "expert";
             /** @description rated (the default) or casual tables only (as POST /v1/tables) */
             rated?: boolean;
+            /**
+             * @description seeking as a pair (docs/tables.md, "Seeking as a pair"; 4 players of a variant with partnerships: osel, threes-fives, fives-and-threes, all-fives; played with `teams`): true seats you and keeps the seat opposite (seat + 2) for your partner, and the answer's `party` is the code to give them; the partner seeks with that code (and the same variant, players, clock and rated) and is seated opposite you. The two others are seekers too
+             * @example true
+             */
+            party?: boolean | string;
+            /**
+             * @description seeking as a pair with a bot partner: "bot" seats a bot (of `bots_level`) opposite you at once (4 players of a variant with partnerships, as `party`)
+             * @enum {string}
+             */
+            partner?: "bot";
         };
         SeekAnswer: {
             table_id?: string;
@@ -2268,8 +2278,10 @@ export interface components {
             player_id?: string | null;
             match_id?: string | null;
             table?: components["schemas"]["Table"];
-            /** @description true: no table was waiting, this seek opened one (public, in the lobby) and took its first seat */
+            /** @description true: no table was waiting, this seek opened one (public, in the lobby; a party's: private) and took its first seat */
             opened?: boolean;
+            /** @description a seek with `party: true`: the party's code (answered once), for your partner's seek (`party: <code>`): it seats them opposite you; null otherwise */
+            party?: string | null;
         };
         Join: {
             /** @description an invite's code */
@@ -5386,8 +5398,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unknown-variant`: No such variant */
+            /** @description `unknown-variant`: No such variant; `unknown-party`: No such party */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `party-full`: The party's partner is seated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
