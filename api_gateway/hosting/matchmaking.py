@@ -1,7 +1,8 @@
 """Quick play (issue 25): `POST /v1/seek` seats a person at a waiting public table of the variant, player
 count and clock whose opener's skill is nearest theirs, or opens one for others to find; the filler
 makes a waiting table's free seats bots once its wait for people (`bots_after`) is over. Both read the
-live store's indexes (`seekable`, `fillable`), so neither depends on what else the lobby holds."""
+live store's indexes (`seekable`, `fillable`), so neither depends on what else the lobby holds. Two people
+may seek as a pair (issue 41): a party's code, or a bot partner, seats them opposite (`parties`)."""
 from __future__ import annotations
 
 import logging

@@ -226,3 +226,21 @@ def test_the_sdk_seeks_as_a_pair(gw: Gateway) -> None:
     assert anna.seat.view()["seat"] == 0
     eve = api.seek("all-fives", 4, name="Eve", partner="bot", rated=False, clock={"move": 30, "on_timeout": "autopilot"})
     assert eve.table.seats[2].kind == "bot" and eve.party is None
+
+
+def test_a_partys_seeks_count_as_seeks(engine_proc: EngineProc, tmp_path: Path) -> None:
+    """Rate limits as seek's: a player past `seeks-per-player` is refused a party's code too, and the partner's
+    seat is still kept for when the window has passed."""
+    limited = launch_gateway(engine_proc.address, "--workers", "1", env=gateway_env(
+        tmp_path, GATEWAY_PLAYER_KEYS=PLAYER_KEYS, GATEWAY_LIMIT_SEEKS_PER_PLAYER="2/60"))
+    try:
+        anna = person(limited, "osel", "Anna", party=True)
+        person(limited, "osel", "Boris", rated=False)
+        person(limited, "osel", "Boris", rated=False)
+        refused = problem(call(limited, "POST", "/v1/seek", {"variant": "osel", "players": 4, "party": anna["party"],
+                                                             "player": player_assertion("boris")}), 429, "rate-limited")
+        assert refused["limit"] == "seeks-per-player"
+        assert table_of(limited, anna)["seats"][2]["taken"] is False
+        assert person(limited, "osel", "Clara", party=anna["party"])["seat"] == 2  # another player: not limited
+    finally:
+        limited.stop()
