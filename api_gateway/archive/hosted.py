@@ -5,6 +5,11 @@ cluster): it outlives a gateway's restart and every gateway reads the same one.
 No rules here: `api_gateway.hosting.tournament_host` decides what a state becomes; this module only keeps it,
 refuses a write whose version another write overtook (`put` answers False: read again, decide again), and
 lists the tournaments a keeper must look at (`active`) and the lobby's (`lobby`).
+
+A Swiss's final standings are archived with its last write (`finish`: one transaction with the state that
+says so), where the archive keeps a Bykovo tournament's places: a `tournaments` row (the standings as given),
+`tournament_places` (each participant's place) and the official places (the first three) in the players'
+ratings of the variant's family, which the players' pages and the leaderboard by places show.
 """
 from __future__ import annotations
 
@@ -15,9 +20,11 @@ from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy import Connection, Engine, select
+from sqlalchemy.dialects import postgresql, sqlite
 
-from api_gateway.archive import database
+from api_gateway.archive import database, skill
 from api_gateway.archive.schema import hosted_tournaments as rows
+from api_gateway.archive.schema import players, ratings, tournament_places, tournaments
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -32,6 +39,18 @@ class TournamentRow:
     tournament_id: str
     version: int
     state: Json
+
+
+@dataclass(frozen=True, slots=True)
+class FinalStandings:
+    """A Swiss's standings to archive: `entries` (each with the participant's `index`, `place` and `official`,
+    as the view shows them), the player of each participant in the tournament's order (None: nobody's, a casual
+    one), their names, and the family whose ratings count the official places."""
+
+    family: str
+    players: list[str | None]
+    names: list[str]
+    entries: list[Json]
 
 
 class HostedRows:
@@ -76,6 +95,21 @@ class HostedRows:
             return bool(done.rowcount == 1)
         return self._write(work)
 
+    def finish(self, row: TournamentRow, state: Json, final: FinalStandings) -> bool:
+        """`put` of `state` (the tournament archived) and, in the same transaction, `final` into the archive's
+        tournaments: written exactly once, with the write that says so; False when another write came first
+        (nothing written)."""
+        def work(conn: Connection) -> bool:
+            done = conn.execute(rows.update()
+                                .where(rows.c.tournament_id == row.tournament_id, rows.c.version == row.version)
+                                .values(version=row.version + 1, status=_status(state),
+                                        state=orjson.dumps(state).decode(), updated_at=datetime.now(UTC)))
+            if done.rowcount != 1:
+                return False
+            _archive_standings(conn, row.tournament_id, final)
+            return True
+        return self._write(work)
+
     def active(self, limit: int = 100) -> list[str]:
         """The tournaments being played, and those over whose places are not archived yet: what a keeper's
         pass advances (one indexed read)."""
@@ -98,3 +132,32 @@ def _status(state: Json) -> str:
     """The row's indexed status: a tournament over stays `playing` there until its places are archived, so
     that the keepers' one read (`active`) finds it."""
     return PLAYING if state["status"] == OVER and not state.get("archived") else str(state["status"])
+
+
+def _archive_standings(conn: Connection, tournament_id: str, final: FinalStandings) -> None:
+    """The standings as a finished tournament (`tournaments`, `tournament_places`) and each official place
+    (1-3) of a player one more in their ratings of `final.family` (players and ratings rows made when new)."""
+    now = datetime.now(UTC)
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    held = sorted({p for p in final.players if p is not None})
+    start = skill.newcomer()
+    for pid in held:
+        name = final.names[final.players.index(pid)][:64]
+        conn.execute(insert(players).values(id=pid, name=name, created_at=now)
+                     .on_conflict_do_nothing(index_elements=[players.c.id]))
+        conn.execute(insert(ratings).values(
+            player_id=pid, family=final.family, mu=start.mu, sigma=start.sigma, ordinal=start.ordinal, points=0,
+            matches=0, rated=0, wins=0, places_1=0, places_2=0, places_3=0, updated_at=now,
+        ).on_conflict_do_nothing(index_elements=[ratings.c.player_id, ratings.c.family]))
+    seq = conn.execute(tournaments.insert().values(tournament_id=tournament_id, standings=final.entries,
+                                                   finished_at=now).returning(tournaments.c.seq)).scalar_one()
+    by_index = {int(e["index"]): e for e in final.entries}
+    conn.execute(tournament_places.insert(), [
+        {"tournament_seq": seq, "participant": i, "player_id": p, "place": int(by_index[i]["place"]),
+         "official": bool(by_index[i]["official"])} for i, p in enumerate(final.players)])
+    for i, pid in sorted(((i, p) for i, p in enumerate(final.players) if p is not None), key=lambda ip: ip[1]):
+        place = int(by_index[i]["place"])
+        if by_index[i]["official"] and place <= 3:
+            column = ratings.c[f"places_{place}"]
+            conn.execute(ratings.update().where(ratings.c.player_id == pid, ratings.c.family == final.family)
+                         .values({column: column + 1, "updated_at": now}))

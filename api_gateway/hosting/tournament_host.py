@@ -28,7 +28,7 @@ import orjson
 from flask import Flask
 
 from api_gateway.archive.database import ArchiveUnavailable
-from api_gateway.archive.hosted import OPEN, OVER, PLAYING, HostedRows, TournamentRow
+from api_gateway.archive.hosted import OPEN, OVER, PLAYING, FinalStandings, HostedRows, TournamentRow
 from api_gateway.engine import EngineIllegal, EngineProblem
 from api_gateway.hosting import records
 from api_gateway.hosting import tournament_records as rules
@@ -68,6 +68,8 @@ class HostedTournaments:
         self._clock = clock
         self._holder = secrets.token_bytes(8)
         self._playing = True
+        #: Whether the keeper's last look found the database down (what it logged last).
+        self._archive_down = False
 
     @property
     def engine(self) -> Any:
@@ -112,7 +114,10 @@ class HostedTournaments:
         if clock is not None and not self.tables.matches.variant(variant).get("timeout_rule"):  # 404 unknown-variant
             records.check_clock_without_rule(variant, clock, seats)
         # the engine checks the variant, its player count and the options now (400), not at round 1
-        self.engine.call("NewMatch", {"variant": variant, "players": seats, "options": state["options"], "seed": 0})
+        dealt = self.engine.call("NewMatch", {"variant": variant, "players": seats, "options": state["options"],
+                                              "seed": 0})
+        if state["swiss"] is not None:  # a match's sides (a pair game of four: 2), for its points
+            state["swiss"]["sides"] = len(orjson.loads(dealt.answer).get("scores") or ()) or seats
         self.rows.create(tournament_id, state)
         base = base_url.rstrip("/")
         return {"tournament_id": tournament_id, "host_key": host,
@@ -153,9 +158,10 @@ class HostedTournaments:
         people = row.state["people"]
         swiss = row.state["swiss"]
         if swiss is not None:
-            if len(people) < rules.SWISS_SMALLEST:
-                raise TableRefused("too-few-participants", f"{len(people)} joined: a Swiss starts with "
-                                                     f"{rules.SWISS_SMALLEST} or more")
+            smallest = max(rules.SWISS_SMALLEST, swiss_rules.seats_of(swiss))
+            if len(people) < smallest:
+                raise TableRefused("too-few-participants", f"{len(people)} joined: this Swiss starts with "
+                                                     f"{smallest} or more")
             begun = {"swiss": swiss_rules.started(swiss, len(people))}
         else:
             if not rules.SMALLEST <= len(people) <= rules.LARGEST:
@@ -230,8 +236,14 @@ class HostedTournaments:
         try:
             active = self.rows.active()
         except ArchiveUnavailable as exc:
-            log.warning("tournaments: the archive database does not answer: %s", exc)
+            if not self._archive_down:  # once as it goes down, not at every pass while it stays down
+                log.warning("tournaments: the archive database does not answer: %s", exc)
+            self._archive_down = True
+            self._playing = False  # nothing advances meanwhile: look seldom
             return 0
+        if self._archive_down:
+            log.warning("tournaments: the archive database answers again")
+            self._archive_down = False
         self._playing = bool(active)
         for tournament_id in active:
             try:
@@ -298,10 +310,11 @@ class HostedTournaments:
                 if not hosted.over:
                     return None
                 lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, hosted.seq)
-                return swiss_rules.match_result(lines)
+                return swiss_rules.match_result(lines, swiss_rules.seats_of(state["swiss"]),
+                                                swiss_rules.sides_of(state["swiss"]))
             lines, _ = self.tables.store.lines(match_id, hosted.viewers - 1, 0)  # a Bykovo round ends mid-match
         except MatchExpired:
-            return rules.Outcome(forfeit=0) if state["swiss"] is None else [0.0, 1.0]
+            return rules.Outcome(forfeit=0) if state["swiss"] is None else swiss_rules.forfeited(state["swiss"], 0)
         return rules.round_outcome(lines)
 
     def _step(self, row: TournamentRow) -> TournamentRow | None:
@@ -346,16 +359,17 @@ class HostedTournaments:
         return written
 
     def _seat_swiss_round(self, row: TournamentRow) -> TournamentRow:
-        """Pair the next Swiss round (`tournament_swiss.pair`) and open a table for each pair."""
+        """Seat the next Swiss round (`tournament_swiss.seat_round`: pairs, or tables of four by standing) and
+        open each of its tables."""
         state = row.state
         number = len(state["rounds"]) + 1
         still = [i for i, p in enumerate(state["people"]) if not p["left"]]
-        pairs, bye = swiss_rules.pair(state["swiss"], still)
-        tables = [self._open_table(state, pair, number) for pair in pairs]
+        seated, byes = swiss_rules.seat_round(state["swiss"], still)
+        tables = [self._open_table(state, players, number) for players in seated]
 
         def change(s: Json) -> None:
             if s["round"] is None and s["status"] == PLAYING:
-                s["round"] = {"number": number, "tables": tables, "bye": bye}
+                s["round"] = {"number": number, "tables": tables, "bye": byes[0] if byes else None, "byes": byes}
 
         _, written = self.update(row.tournament_id, change)
         return written
@@ -463,9 +477,9 @@ class HostedTournaments:
         def change(s: Json) -> None:
             if s["round"] is None or s["round"]["number"] != rnd["number"]:
                 return  # recorded meanwhile
-            pairs = [t["players"] for t in rnd["tables"]]
-            swiss_rules.record(s["swiss"], pairs, results, rnd["bye"])
-            s["rounds"].append({"number": rnd["number"], "bye": rnd["bye"], "tables": [
+            byes = rules.round_byes(rnd) or []
+            swiss_rules.record(s["swiss"], [t["players"] for t in rnd["tables"]], results, byes)
+            s["rounds"].append({"number": rnd["number"], "bye": rnd["bye"], "byes": byes, "tables": [
                 {"table_id": t["table_id"], "match_id": t["match_id"], "players": t["players"], "result": r}
                 for t, r in zip(rnd["tables"], results, strict=True)]})
             s["round"] = None
@@ -476,12 +490,19 @@ class HostedTournaments:
         return written
 
     def _archive(self, row: TournamentRow) -> TournamentRow:
-        """A Bykovo tournament's places into the archive (`finish_tournament`: the players' Bykovo places). A
-        Swiss's matches were archived as they ended, as any table's; the archive keeps no Swiss standings yet."""
+        """The places into the archive, once: a Bykovo tournament's by `finish_tournament` (the players' Bykovo
+        places), a Swiss's standings with the write that marks it archived (`HostedRows.finish`: the official
+        places in the variant's family). A casual tournament's are nobody's."""
         state = row.state
-        if state["swiss"] is None:
-            players = [p["player"] if state["rated"] else None for p in state["people"]]
-            self.archive.finish_tournament(row.tournament_id, players, state["engine"]["standings"])
+        players = [p["player"] if state["rated"] else None for p in state["people"]]
+        if state["swiss"] is not None:
+            names = [p["name"] for p in state["people"]]
+            final = FinalStandings(self.tables.matches.variant(state["variant"])["family"], players, names,
+                                   swiss_rules.standings(state["swiss"], names, True))
+            if self.rows.finish(row, {**state, "archived": True}, final):
+                return TournamentRow(row.tournament_id, row.version + 1, {**state, "archived": True})
+            return self._row(row.tournament_id)  # another write came first: the next step looks again
+        self.archive.finish_tournament(row.tournament_id, players, state["engine"]["standings"])
 
         def change(s: Json) -> None:
             s["archived"] = True

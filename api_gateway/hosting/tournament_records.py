@@ -52,25 +52,31 @@ def new_state(tournament_id: str, body: Json, host: str, now: float) -> tuple[Js
         if rounds is not None:
             raise TableRefused("malformed", "rounds: a Bykovo micro-tournament plays until 3 or fewer remain",
                                "rounds")
+        if body.get("players") not in (None, SEATS):
+            raise TableRefused("malformed", "players: a Bykovo micro-tournament seats four at each round", "players")
+        seats = SEATS
     elif fmt == SWISS:
         variant = body.get("variant")
+        seats = body.get("players") or swiss_rules.SEATS
         if not variant:
-            raise TableRefused("malformed", "variant: name the 2-player variant every match of the Swiss plays",
-                               "variant")
-        if not SWISS_SMALLEST <= size <= SWISS_LARGEST:
-            raise TableRefused("malformed", f"size: a Swiss has {SWISS_SMALLEST} to {SWISS_LARGEST} places", "size")
+            raise TableRefused("malformed", "variant: name the variant every match of the Swiss plays", "variant")
+        if seats not in swiss_rules.TABLE_SIZES:
+            raise TableRefused("malformed", f"players: a Swiss seats tables of 2 or 4, not {seats}", "players")
+        if not max(SWISS_SMALLEST, seats) <= size <= SWISS_LARGEST:
+            raise TableRefused("malformed", f"size: a Swiss at tables of {seats} has {max(SWISS_SMALLEST, seats)} "
+                                            f"to {SWISS_LARGEST} places", "size")
         if rounds is None:
             raise TableRefused("malformed", "rounds: a Swiss plays a set number of rounds (1-20)", "rounds")
     else:
         raise TableRefused("malformed", f"format: {fmt!r} is not hosted (bykovo, swiss)", "format")
     codes = [new_invite() for _ in range(size)]
     state: Json = {"tournament_id": tournament_id, "format": fmt, "variant": variant, "size": size,
-                   "options": body.get("options") or {}, "seats": SEATS if fmt == BYKOVO else 2,
+                   "options": body.get("options") or {}, "seats": seats,
                    "name": display_name(body.get("name"), "") or None, "public": bool(body.get("public", False)),
                    "rated": bool(body.get("rated", True)), "clock": body.get("clock"),
                    "created": now, "host": secret_hash(host), "status": OPEN, "archived": False,
                    "people": [], "invites": [secret_hash(c) for c in codes],
-                   "engine": None, "swiss": None if fmt == BYKOVO else {"rounds": rounds},
+                   "engine": None, "swiss": None if fmt == BYKOVO else {"rounds": rounds, "seats": seats},
                    "round": None, "rounds": []}
     return state, codes
 
@@ -179,6 +185,14 @@ def round_tables(rnd: Json) -> list[Json]:
     return tables
 
 
+def round_byes(rnd: Json) -> list[int] | None:
+    """A Swiss round's byes (a 2-player Swiss's rounds written before `byes` hold their `bye`); Bykovo: None."""
+    if "tables" not in rnd:
+        return None
+    byes: list[int] = rnd.get("byes", [] if rnd.get("bye") is None else [rnd["bye"]])
+    return byes
+
+
 def gone(state: Json) -> set[int]:
     """The participants who play no more: eliminated (Bykovo), or who left (Swiss: no more pairings)."""
     if state["format"] == SWISS:
@@ -204,15 +218,16 @@ def view(state: Json, version: int) -> Json:
             "variant": state["variant"], "options": state.get("options") or {}, "size": state["size"],
             "public": state["public"], "rated": state["rated"], "clock": state["clock"], "status": state["status"],
             "archived": state["archived"], "version": version, "created": int(state["created"]),
-            "rounds_to_play": None if swiss is None else swiss["rounds"],
+            "rounds_to_play": None if swiss is None else swiss["rounds"], "players": state["seats"],
             "participants": people, "limit": engine.get("limit"), "first_sitters": engine.get("first_sitters"),
             "round": None if rnd is None else {
                 "number": rnd["number"], "table_id": rnd.get("table_id"), "match_id": rnd.get("match_id"),
-                "players": playing, "bye": rnd.get("bye"),
+                "players": playing, "bye": rnd.get("bye"), "byes": round_byes(rnd),
                 "tables": [{"table_id": t["table_id"], "match_id": t.get("match_id"), "players": t["players"]}
                            for t in tables],
                 "sitting_out": [i for i in range(len(people)) if i not in playing and i not in out]},
-            "rounds": state["rounds"], "standings": standings,
+            "rounds": [r | {"byes": round_byes(r)} if "tables" in r else r for r in state["rounds"]],
+            "standings": standings,
             "next_players": engine.get("next_players") if state["status"] == PLAYING and rnd is None else None}
 
 

@@ -1,38 +1,69 @@
-"""Swiss for the 2-player variants (issue 41, docs/tournaments.md): the pure rules of a hosted Swiss tournament
-(pairing, a match's result, standings). No store, no engine: `api_gateway.hosting.tournament_host` seats the
-tables these pairings name and records what their matches answer.
+"""Swiss (issue 41, docs/tournaments.md): the pure rules of a hosted Swiss tournament, at tables of two (the
+2-player variants) or of four (the 4-seat variants, tables grouped by standing): pairing and grouping, a
+match's points, standings. No store, no engine: `api_gateway.hosting.tournament_host` seats the tables these
+name and records what their matches answer.
 
-The rules, as this service states them (the sources have no Swiss; FIDE's Dutch system is the model, simplified):
+The rules, as this service states them (the sources have no Swiss; FIDE's Dutch system is the model,
+simplified; Board Game Arena's Swiss for more players the model of the grouped tables):
 
-- A set number of rounds (`rounds`); every round everyone still in plays one whole match of the variant
-  against one opponent at a table of two.
-- Ranking (standings and pairing): more points first (a win 1, a draw 1/2, a loss 0, a bye 1), then the higher
-  Buchholz (the sum of one's opponents' points; a bye adds none), then the tournament's order (joining).
-- Pairing: with an odd number still in, the lowest ranked who has not had a bye yet sits out with a bye (1
-  point); then, from the top of the ranking, each player unpaired is paired with the highest ranked unpaired
-  player they have not met (searching back when that leaves the rest unpairable); only when no pairing without
-  a repeat exists are the rest paired in ranking order.
-- A match's result: its winner 1, loser 0 (a goat, a donkey, the side placed last: the match's `losers`; its
-  `winners`), a match with neither or both: a draw; an exit of a seat (resign, gone, abort, timeout) is a loss
-  for that seat. A player who leaves the tournament loses the match being played and is paired no more.
+- A set number of rounds (`rounds`); every round everyone still in plays one whole match of the variant at a
+  table of `seats` (2 or 4).
+- A match's points, by its places (the archive's: `api_gateway.archive.results.places`): the winning sides
+  first, then those neither won nor lost, then the losing ones, ties among them broken by Kozel's rating
+  points; a seat that left the match (resign, gone, abort, timeout) places its side last. Each side scores 1
+  for every other side placed behind it and 1/2 for every other side tied with it, and each seat its side's
+  points: two players, a win 1, a draw 1/2, a loss 0; a pair game, the winning pair's seats 1 each; four alone,
+  3, 2, 1, 0 by place. A bye is worth a match won (`bye_points`: the sides less one).
+- Ranking (standings, pairing, grouping): more points first, then the higher Buchholz (the sum of one's
+  tablemates' points, every table one sat at; a bye adds none), then the tournament's order (joining).
+- Byes: when the number still in is not a multiple of `seats`, the lowest ranked who have not had a bye yet
+  sit out with one (then the lowest ranked), as many as are left over.
+- Tables of two: from the top of the ranking, each player unpaired meets the highest ranked unpaired player
+  they have not met (searching back when that leaves the rest unpairable); only when no pairing without a
+  repeat exists are the rest paired in ranking order.
+- Tables of four: table by table from the top, the best ranked person not seated yet sits with the three
+  others who give that table the fewest pairs of people who have sat together before, ties going to the
+  better ranked three (compared best first); so the top four play together, then the next four, unless that
+  repeats tablemates. Seats follow the ranking (the best ranked at seat 0; a pair game: 1st and 3rd against
+  2nd and 4th).
+- A player who leaves the tournament loses the match being played (their seat resigns) and is seated no more.
 """
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Any
 
 import orjson
 
+from api_gateway.archive.results import places
+
 Json = dict[str, Any]
 #: The events of a match that end it by an exit of one seat (a Bykovo round's: that seat forfeits it).
 EXITS = frozenset({"resigned", "gone", "aborted", "timed_out"})
-#: Players at each Swiss table, and the rounds a tournament may have.
+#: Players at each Swiss table (the 2-player default), the table sizes hosted, and the rounds a tournament may have.
 SEATS = 2
+TABLE_SIZES = (2, 4)
 MOST_ROUNDS = 20
 
 
 def started(swiss: Json, people: int) -> Json:
     """The Swiss part at the start (the places taken: `people`)."""
     return {**swiss, "points": [0.0] * people, "met": [[] for _ in range(people)], "byes": []}
+
+
+def seats_of(swiss: Json) -> int:
+    """Players at each of the Swiss's tables."""
+    return int(swiss.get("seats", SEATS))
+
+
+def sides_of(swiss: Json) -> int:
+    """Sides of each table's match (a pair game of four: 2)."""
+    return int(swiss.get("sides", seats_of(swiss)))
+
+
+def bye_points(swiss: Json) -> float:
+    """What a bye is worth: a match won (ahead of every other side)."""
+    return float(sides_of(swiss) - 1)
 
 
 def buchholz(swiss: Json, p: int) -> float:
@@ -44,19 +75,27 @@ def ranking(swiss: Json, players: list[int]) -> list[int]:
     return sorted(players, key=lambda p: (-swiss["points"][p], -buchholz(swiss, p), p))
 
 
-def pair(swiss: Json, players: list[int]) -> tuple[list[list[int]], int | None]:
-    """This round's pairs (each best ranked first) and the bye (None: an even number), from `players` (those
-    still in)."""
+def seat_round(swiss: Json, players: list[int]) -> tuple[list[list[int]], list[int]]:
+    """This round's tables (each its players by seat) and byes, from `players` (those still in)."""
     ranked = ranking(swiss, players)
-    bye = None
-    if len(ranked) % 2:
+    byes = []
+    for _ in range(len(ranked) % seats_of(swiss)):
         bye = next((p for p in reversed(ranked) if p not in swiss["byes"]), ranked[-1])
         ranked.remove(bye)
+        byes.append(bye)
     met = {p: set(swiss["met"][p]) for p in ranked}
-    pairs = _pairs(ranked, met)
-    if pairs is None:  # every pairing repeats a match: in ranking order
-        pairs = [[ranked[i], ranked[i + 1]] for i in range(0, len(ranked), 2)]
-    return pairs, bye
+    if seats_of(swiss) == 2:
+        tables = _pairs(ranked, met)
+        if tables is None:  # every pairing repeats a match: in ranking order
+            tables = [[ranked[i], ranked[i + 1]] for i in range(0, len(ranked), 2)]
+        return tables, byes
+    return _groups(ranked, met, seats_of(swiss)), byes
+
+
+def pair(swiss: Json, players: list[int]) -> tuple[list[list[int]], int | None]:
+    """A 2-player Swiss's pairs and its bye (None: an even number): `seat_round` at tables of two."""
+    tables, byes = seat_round({**swiss, "seats": 2}, players)
+    return tables, byes[0] if byes else None
 
 
 def _pairs(unpaired: list[int], met: dict[int, set[int]]) -> list[list[int]] | None:
@@ -73,37 +112,68 @@ def _pairs(unpaired: list[int], met: dict[int, set[int]]) -> list[list[int]] | N
     return None
 
 
-def match_result(lines: list[bytes]) -> list[float] | None:
-    """Seat 0's and seat 1's points from a table's match (its public lines), None while it is played."""
+def repeats(table: tuple[int, ...] | list[int], met: dict[int, set[int]]) -> int:
+    """Pairs of a table's people who sat together before."""
+    return sum(1 for a, b in combinations(table, 2) if b in met[a])
+
+
+def _groups(ranked: list[int], met: dict[int, set[int]], seats: int) -> list[list[int]]:
+    """Tables of `seats`, table by table from the top: the best ranked left and the others that repeat the
+    fewest pairs, ties to the better ranked (combinations come in ranking order: the first of the fewest)."""
+    left, tables = list(ranked), []
+    while left:
+        first, rest = left[0], left[1:]
+        best: tuple[int, ...] | None = None
+        fewest = -1
+        for others in combinations(rest, seats - 1):
+            count = repeats((first, *others), met)
+            if best is None or count < fewest:
+                best, fewest = others, count
+                if count == 0:
+                    break
+        assert best is not None
+        tables.append([first, *best])
+        left = [p for p in rest if p not in best]
+    return tables
+
+
+def match_result(lines: list[bytes], seats: int = SEATS, sides: int | None = None) -> list[float] | None:
+    """Each seat's points from a table's match (its public lines), None while it is played."""
+    exited: int | None = None
     for line in lines:
         for event in orjson.loads(line).get("events") or ():
             if event.get("type") in EXITS and isinstance(event.get("seat", event.get("player")), int):
-                loser = int(event.get("seat", event.get("player")))
-                return [0.0 if s == loser else 1.0 for s in range(SEATS)]
+                exited = int(event.get("seat", event.get("player")))
             if event.get("type") == "match_ended":
-                winners, losers = set(event.get("winners") or ()), set(event.get("losers") or ())
-                return [_points(s, winners, losers) for s in range(SEATS)]
+                return table_points(seats, sides or seats, event.get("winners") or [], event.get("losers") or [],
+                                    event.get("rating") or [], exited)
     return None
 
 
-def _points(seat: int, winners: set[int], losers: set[int]) -> float:
-    other = 1 - seat
-    if (seat in winners and other not in winners) or (other in losers and seat not in losers):
-        return 1.0
-    if (other in winners and seat not in winners) or (seat in losers and other not in losers):
-        return 0.0
-    return 0.5
+def table_points(seats: int, sides: int, winners: list[int], losers: list[int], rating: list[int],
+                 exited: int | None = None) -> list[float]:
+    """Each seat's points from how its match ended: its side's places (the archive's), 1 for every other side
+    behind, 1/2 for every other side level; `exited`: the seat whose exit ended it (its side last)."""
+    _, place = places({"scores": [0] * sides, "winners": winners, "losers": losers, "rating": rating}, seats,
+                      exited)
+    side_place = {s % sides: place[s] for s in range(seats)}
+    return [sum(1.0 if other > side_place[s % sides] else 0.5 if other == side_place[s % sides] else 0.0
+                for side, other in side_place.items() if side != s % sides) for s in range(seats)]
 
 
-def record(swiss: Json, pairs: list[list[int]], results: list[list[float]], bye: int | None) -> None:
-    """A round's results into the points and who met whom."""
-    for (a, b), (pa, pb) in zip(pairs, results, strict=True):
-        swiss["points"][a] += pa
-        swiss["points"][b] += pb
-        swiss["met"][a].append(b)
-        swiss["met"][b].append(a)
-    if bye is not None:
-        swiss["points"][bye] += 1.0
+def forfeited(swiss: Json, seat: int) -> list[float]:
+    """A table's points when its match was lost by the live store (idle beyond its time): as `seat`'s exit."""
+    return table_points(seats_of(swiss), sides_of(swiss), [], [], [], seat)
+
+
+def record(swiss: Json, tables: list[list[int]], results: list[list[float]], byes: list[int]) -> None:
+    """A round's results into the points and who sat with whom."""
+    for table, result in zip(tables, results, strict=True):
+        for p, points in zip(table, result, strict=True):
+            swiss["points"][p] += points
+            swiss["met"][p].extend(o for o in table if o != p)
+    for bye in byes:
+        swiss["points"][bye] += bye_points(swiss)
         swiss["byes"].append(bye)
 
 

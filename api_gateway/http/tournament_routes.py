@@ -53,13 +53,18 @@ def hosted() -> HostedTournaments:
 class HostedNewTournamentSchema(StrictSchema):
     format = fields.String(validate=OneOf(["bykovo", "swiss"]), metadata={
         "description": "bykovo (the default): the micro-tournament of RULES.md B, four play each round; swiss: "
-                       "a set number of rounds of 2-player matches, paired by score without repeats"})
+                       "a set number of rounds of matches at tables of `players` (2: paired by score without "
+                       "repeats; 4: tables grouped by standing)"})
     variant = fields.String(validate=validate.Length(1, 200), metadata={
-        "description": "the variant every match plays (bykovo: bykovo, the default; swiss: any with 2 players)"})
+        "description": "the variant every match plays (bykovo: bykovo, the default; swiss: any that `players` "
+                       "can play)"})
+    players = StrictInteger(validate=validate.Range(2, 4), metadata={
+        "description": "a Swiss's players at each table: 2 (the default) or 4 (Bykovo: 4)", "example": 4})
     options = fields.Dict(keys=fields.String(), values=OptionValue(), metadata={
         "description": "every match's options, as a table's (a Swiss of Kozel to 25: {\"target\": 25})"})
     size = StrictInteger(required=True, validate=validate.Range(1, 64), metadata={
-        "description": "places: 4 to 7 for Bykovo (it starts with 4 or more of them taken), 2 to 64 for a Swiss",
+        "description": "places: 4 to 7 for Bykovo (it starts with 4 or more of them taken), 2 to 64 for a Swiss "
+                       "(at tables of four: 4 to 64)",
         "example": 6})
     rounds = StrictInteger(validate=validate.Range(1, 20), metadata={
         "description": "a Swiss's rounds (required there; a Bykovo tournament plays until 3 or fewer remain)"})
@@ -134,7 +139,9 @@ class HostedRoundNowSchema(Schema):
     number = fields.Integer()
     table_id = fields.String(allow_none=True, metadata={"description": "a Bykovo round's table (a Swiss: null)"})
     tables = fields.List(fields.Nested(HostedTableNowSchema), metadata={"description": "the round's tables"})
-    bye = fields.Integer(allow_none=True, metadata={"description": "a Swiss round's bye (1 point), or null"})
+    bye = fields.Integer(allow_none=True, metadata={"description": "a Swiss round's first bye, or null"})
+    byes = fields.List(fields.Integer(), allow_none=True, metadata={
+        "description": "a Swiss round's byes (each worth a match won; Bykovo: null)"})
     match_id = fields.String(allow_none=True, metadata={"description": "null until its seats are taken and dealt"})
     players = fields.List(fields.Integer(), metadata={"description": "participants at seats 0-3, in order"})
     sitting_out = fields.List(fields.Integer())
@@ -145,6 +152,7 @@ class HostedRoundPlayedSchema(Schema):
     tables = fields.List(fields.Nested(HostedTableNowSchema), metadata={
         "description": "a Swiss round: each match, with its `result`"})
     bye = fields.Integer(allow_none=True)
+    byes = fields.List(fields.Integer(), allow_none=True, metadata={"description": "a Swiss round's byes"})
     table_id = fields.String()
     match_id = fields.String()
     players = fields.List(fields.Integer())
@@ -161,8 +169,9 @@ class HostedStandingSchema(Schema):
     place = fields.Integer()
     total = fields.Integer(metadata={"description": "Bykovo: the total (lower is better)"})
     out = fields.Boolean()
-    score = fields.Float(metadata={"description": "Swiss: points (a win 1, a draw 1/2, a bye 1)"})
-    buchholz = fields.Float(metadata={"description": "Swiss: the sum of the opponents' points (the tie-break)"})
+    score = fields.Float(metadata={"description": "Swiss: points (1 for each side placed behind, 1/2 for each "
+                                                  "level; a bye: a match won)"})
+    buchholz = fields.Float(metadata={"description": "Swiss: the sum of the tablemates' points (the tie-break)"})
     official = fields.Boolean()
 
 
@@ -174,6 +183,7 @@ class HostedTournamentSchema(Schema):
     options = fields.Dict()
     size = fields.Integer()
     rounds_to_play = fields.Integer(allow_none=True, metadata={"description": "a Swiss's rounds (Bykovo: null)"})
+    players = fields.Integer(metadata={"description": "players at each table (Bykovo: 4; a Swiss: 2 or 4)"})
     public = fields.Boolean()
     rated = fields.Boolean()
     clock = fields.Dict(allow_none=True)
@@ -239,7 +249,9 @@ class HostedTournamentLobbySchema(Schema):
 @hosted_blp.route("/tournaments/hosted")
 class HostedList(MethodView):
     @hosted_blp.arguments(HostedNewTournamentSchema(), examples={"bykovo": {"summary": "Bykovo for six", "value": {
-        "format": "bykovo", "size": 6, "name": "Friday", "public": False}}})
+        "format": "bykovo", "size": 6, "name": "Friday", "public": False}}, "swiss4": {
+        "summary": "a Swiss of Kozel for four", "value": {"format": "swiss", "variant": "kozel", "players": 4,
+                                                          "size": 12, "rounds": 3, "options": {"target": 51}}}})
     @hosted_blp.response(201, HostedNewTournamentAnswerSchema)
     @operation(hosted_blp, "createHostedTournament", *BODY, "malformed", "unknown-variant", *_HOSTING, *ENGINE)
     def post(self, body: Json) -> tuple[Json, int]:

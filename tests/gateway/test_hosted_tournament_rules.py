@@ -146,3 +146,121 @@ def test_a_tournament_stream_sends_each_version_once_keeps_alive_and_stops_at_a_
     rest = list(lines)
     assert rest[-1] == b'event: closed\ndata: {"reason":"shutdown"}\n\n'
     assert streams._open == 0  # its place given back
+
+
+# ---------------------------------------------------------------- Swiss at tables of four
+
+
+def four(points: list[float], met: list[list[int]] | None = None, byes: list[int] | None = None,
+         sides: int = 4) -> Json:
+    return {**sheet(points, met, byes), "seats": 4, "sides": sides}
+
+
+def test_tables_of_four_group_by_standing_top_four_first() -> None:
+    s = four([0.0, 3.0, 1.0, 2.0, 0.0, 3.0, 2.0, 1.0])
+    # ranked: 1, 5 (3 points), 3, 6 (2), 2, 7 (1), 0, 4 (0)
+    assert swiss.seat_round(s, list(range(8))) == ([[1, 5, 3, 6], [2, 7, 0, 4]], [])
+
+
+def test_tables_of_four_avoid_repeat_tablemates_where_they_can() -> None:
+    # sixteen after round 1 (0-3, 4-7, 8-11, 12-15 together; each table 3, 2, 1, 0): each round-2 table takes one
+    # from every round-1 table, by standing
+    met = [[o for o in range(16) if o // 4 == p // 4 and o != p] for p in range(16)]
+    s = four([3.0, 2.0, 1.0, 0.0] * 4, met)
+    assert swiss.seat_round(s, list(range(16))) == \
+        ([[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]], [])
+    # the top four, but 0 and 1 sat together: the best ranked who did not joins 0 instead of 1
+    met = [[1], [0]] + [[] for _ in range(6)]
+    s = four([7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0], met)
+    assert swiss.seat_round(s, list(range(8))) == ([[0, 2, 3, 4], [1, 5, 6, 7]], [])
+
+
+def test_when_repeats_cannot_be_avoided_the_fewest_then_the_best_ranked() -> None:
+    # eight people after round 1 (0-3 and 4-7 together): any table of four repeats at least two pairs
+    met = [[o for o in range(4) if o != p] for p in range(4)] + [[o for o in range(4, 8) if o != p]
+                                                                 for p in range(4, 8)]
+    s = four([3.0, 2.0, 1.0, 0.0, 3.0, 2.0, 1.0, 0.0], met)
+    # ranked: 0, 4 (3 points; Buchholz equal), 1, 5, 2, 6, 3, 7: two of each first table
+    assert swiss.seat_round(s, list(range(8))) == ([[0, 4, 1, 5], [2, 6, 3, 7]], [])
+
+
+def test_the_leftover_lowest_ranked_without_a_bye_sit_out() -> None:
+    s = four([5.0, 4.0, 3.0, 2.0, 1.0, 0.0, 0.5], byes=[5])
+    tables, byes = swiss.seat_round(s, list(range(7)))
+    assert byes == [6, 4, 3]  # the lowest ranked first (6 has 0.5, 5 had a bye), then up
+    assert tables == [[0, 1, 2, 5]]
+
+
+def test_a_tables_points_by_place_free_for_all_and_pairs() -> None:
+    # four alone (Kozel): the goat last, the others by rating points
+    ffa = swiss.table_points(4, 4, [], [2], [5, 9, -3, 9])
+    assert ffa == [1.0, 2.5, 0.0, 2.5]
+    assert swiss.table_points(4, 4, [3], [], []) == [1.0, 1.0, 1.0, 3.0]
+    # a pair game: the winning pair's seats 1 each
+    assert swiss.table_points(4, 2, [1], [0], []) == [0.0, 1.0, 0.0, 1.0]
+    assert swiss.table_points(4, 2, [], [], []) == [0.5] * 4
+    # an exit places the leaver's side last, whatever the match says
+    assert swiss.table_points(4, 4, [0], [], [], exited=0) == [0.0, 2.0, 2.0, 2.0]
+    assert swiss.table_points(4, 2, [], [], [], exited=3) == [1.0, 0.0, 1.0, 0.0]
+    timed_out = line({"type": "timed_out", "seat": 2}, {"type": "match_ended", "losers": [2], "winners": [],
+                                                        "rating": [0, 0, 0, 0]})
+    assert swiss.match_result([timed_out], 4, 4) == [2.0, 2.0, 0.0, 2.0]
+    assert swiss.forfeited(four([0.0] * 4), 0) == [0.0, 2.0, 2.0, 2.0]
+
+
+def test_a_round_at_tables_of_four_and_its_byes_into_the_points() -> None:
+    s = swiss.started({"rounds": 3, "seats": 4, "sides": 4}, 5)
+    swiss.record(s, [[0, 1, 2, 3]], [[3.0, 2.0, 1.0, 0.0]], [4])
+    assert s["points"] == [3.0, 2.0, 1.0, 0.0, 3.0]  # a bye: a match won, 3 at four alone
+    assert s["met"][0] == [1, 2, 3] and s["met"][4] == [] and s["byes"] == [4]
+    assert swiss.buchholz(s, 3) == 6.0
+    ranked = swiss.standings(s, list("ABCDE"), over=False)
+    assert [e["index"] for e in ranked] == [0, 4, 1, 2, 3]  # 0 and 4 level: 0's Buchholz 3, 4's none
+    assert swiss.bye_points({"seats": 4, "sides": 2}) == 1.0
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"size": 8, "format": "swiss", "variant": "kozel", "rounds": 2, "players": 3}, "players"),
+    ({"size": 3, "format": "swiss", "variant": "kozel", "rounds": 2, "players": 4}, "size"),
+    ({"size": 5, "players": 2}, "players"),
+])
+def test_a_swiss_at_tables_of_four_that_cannot_be_hosted_names_its_field(body: Json, field: str) -> None:
+    with pytest.raises(TableRefused) as refused:
+        records.new_state("t" * 32, body, "h", 0.0)
+    assert (refused.value.name, refused.value.field) == ("malformed", field)
+
+
+# ---------------------------------------------------------------- the keeper's log
+
+
+def test_the_keeper_logs_the_archive_going_down_and_coming_back_once_each(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A database that does not answer (or is at an older schema) is said once, not at every pass; its return
+    once; and a new fall once again."""
+    from types import SimpleNamespace
+
+    from api_gateway.archive.database import ArchiveUnavailable
+    from api_gateway.hosting.tournament_host import HostedTournaments
+
+    answers: list[Any] = [ArchiveUnavailable("revision none"), ArchiveUnavailable("revision none"),
+                          ArchiveUnavailable("revision none"), [], [], ArchiveUnavailable("gone"), []]
+
+    class Rows:
+        def active(self) -> list[str]:
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return list(answer)
+
+    hosted = HostedTournaments(SimpleNamespace(), SimpleNamespace(repository=SimpleNamespace(engine=None)),
+                               clock=lambda: 100.0)
+    hosted.rows = Rows()  # type: ignore[assignment]
+    with caplog.at_level("DEBUG", logger="api_gateway.hosting.tournaments"):
+        for _ in range(7):
+            hosted.advance_due()
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ["tournaments: the archive database does not answer: revision none",
+                    "tournaments: the archive database answers again",
+                    "tournaments: the archive database does not answer: gone",
+                    "tournaments: the archive database answers again"]
+    assert hosted.next_pass() == 105.0  # no tournament played: the keeper looks seldom

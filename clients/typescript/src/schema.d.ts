@@ -2362,8 +2362,10 @@ export interface components {
             table_id?: string | null;
             /** @description the round's tables */
             tables?: components["schemas"]["HostedTableNow"][];
-            /** @description a Swiss round's bye (1 point), or null */
+            /** @description a Swiss round's first bye, or null */
             bye?: number | null;
+            /** @description a Swiss round's byes (each worth a match won; Bykovo: null) */
+            byes?: number[] | null;
             /** @description null until its seats are taken and dealt */
             match_id?: string | null;
             /** @description participants at seats 0-3, in order */
@@ -2375,6 +2377,8 @@ export interface components {
             /** @description a Swiss round: each match, with its `result` */
             tables?: components["schemas"]["HostedTableNow"][];
             bye?: number | null;
+            /** @description a Swiss round's byes */
+            byes?: number[] | null;
             table_id?: string;
             match_id?: string;
             players?: number[];
@@ -2394,9 +2398,9 @@ export interface components {
             /** @description Bykovo: the total (lower is better) */
             total?: number;
             out?: boolean;
-            /** @description Swiss: points (a win 1, a draw 1/2, a bye 1) */
+            /** @description Swiss: points (1 for each side placed behind, 1/2 for each level; a bye: a match won) */
             score?: number;
-            /** @description Swiss: the sum of the opponents' points (the tie-break) */
+            /** @description Swiss: the sum of the tablemates' points (the tie-break) */
             buchholz?: number;
             official?: boolean;
         };
@@ -2411,6 +2415,8 @@ export interface components {
             size?: number;
             /** @description a Swiss's rounds (Bykovo: null) */
             rounds_to_play?: number | null;
+            /** @description players at each table (Bykovo: 4; a Swiss: 2 or 4) */
+            players?: number;
             public?: boolean;
             rated?: boolean;
             clock?: {
@@ -2438,18 +2444,23 @@ export interface components {
         };
         HostedNewTournament: {
             /**
-             * @description bykovo (the default): the micro-tournament of RULES.md B, four play each round; swiss: a set number of rounds of 2-player matches, paired by score without repeats
+             * @description bykovo (the default): the micro-tournament of RULES.md B, four play each round; swiss: a set number of rounds of matches at tables of `players` (2: paired by score without repeats; 4: tables grouped by standing)
              * @enum {string}
              */
             format?: "bykovo" | "swiss";
-            /** @description the variant every match plays (bykovo: bykovo, the default; swiss: any with 2 players) */
+            /** @description the variant every match plays (bykovo: bykovo, the default; swiss: any that `players` can play) */
             variant?: string;
+            /**
+             * @description a Swiss's players at each table: 2 (the default) or 4 (Bykovo: 4)
+             * @example 4
+             */
+            players?: number;
             /** @description every match's options, as a table's (a Swiss of Kozel to 25: {"target": 25}) */
             options?: {
                 [key: string]: boolean | number | string;
             };
             /**
-             * @description places: 4 to 7 for Bykovo (it starts with 4 or more of them taken), 2 to 64 for a Swiss
+             * @description places: 4 to 7 for Bykovo (it starts with 4 or more of them taken), 2 to 64 for a Swiss (at tables of four: 4 to 64)
              * @example 6
              */
             size: number;
@@ -2507,6 +2518,8 @@ export interface components {
             size?: number;
             /** @description a Swiss's rounds (Bykovo: null) */
             rounds_to_play?: number | null;
+            /** @description players at each table (Bykovo: 4; a Swiss: 2 or 4) */
+            players?: number;
             public?: boolean;
             rated?: boolean;
             clock?: {
