@@ -8,10 +8,13 @@ result; the final standings are read back from the archive (the players' pages).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bench.redis_server import RedisServer
 
@@ -219,28 +222,52 @@ def test_nine_people_play_a_swiss_of_kozel_for_four_across_two_gateways(engine_p
         server.stop()
 
 
-def test_a_swiss_of_osel_in_pairs_scores_the_winning_pair(engine_proc: EngineProc, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def swiss_gw(engine_proc: EngineProc, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    gw = launch_gateway(engine_proc.address, "--workers", "1", env=gateway_env(tmp_path_factory.mktemp("swiss4")))
+    yield gw
+    gw.stop()
+
+
+def test_a_swiss_of_osel_in_pairs_scores_the_winning_pair(swiss_gw: Gateway) -> None:
     """Five people, Osel in pairs (seats 0+2 against 1+3), two rounds: one table of four and one bye a round
     (the bye worth a match won: 1); the winning pair's two seats score 1 each, the other two 0. Casual: the
     standings are archived as nobody's."""
-    gw = launch_gateway(engine_proc.address, "--workers", "1", env=gateway_env(tmp_path))
-    try:
-        opened = open_tournament(gw, 5, format="swiss", variant="osel", players=4, rounds=2, rated=False,
-                                 options={"teams": True, "target": 1, "open_threshold": 0})
-        tid = opened["tournament_id"]
-        people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor"], vouched=False)
-        ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
-        sheet = Sheet(5, sides=2)
-        final = play_swiss([gw], tid, people, sheet)
-        assert [len(r["byes"]) for r in final["rounds"]] == [1, 1]
-        assert len(set(p for r in final["rounds"] for p in r["byes"])) == 2  # a second bye goes to another
-        for r in final["rounds"]:
-            result = r["tables"][0]["result"]
-            assert result[0] == result[2] and result[1] == result[3] and result[0] + result[1] == 1.0
-        assert sum(sheet.points) == 6.0  # two matches, one point to each winning seat; two byes of one
-        wait_for(lambda: ok(call(gw, "GET", f"{HOSTED}/{tid}"))["archived"], 30)
-        winner = people[final["standings"][0]["index"]]
-        ratings = ok(call(gw, "GET", f"/v1/players/{winner.player}"))["ratings"]
-        assert [r["places"] for r in ratings if r["family"] == "O"] in ([], [{"first": 0, "second": 0, "third": 0}])
-    finally:
-        gw.stop()
+    gw = swiss_gw
+    opened = open_tournament(gw, 5, format="swiss", variant="osel", players=4, rounds=2, rated=False,
+                             options={"teams": True, "target": 1, "open_threshold": 0})
+    tid = opened["tournament_id"]
+    people = join_all(gw, opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor"], vouched=False)
+    ok(call(gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+    sheet = Sheet(5, sides=2)
+    final = play_swiss([gw], tid, people, sheet)
+    assert [len(r["byes"]) for r in final["rounds"]] == [1, 1]
+    assert len(set(p for r in final["rounds"] for p in r["byes"])) == 2  # a second bye goes to another
+    for r in final["rounds"]:
+        result = r["tables"][0]["result"]
+        assert result[0] == result[2] and result[1] == result[3] and result[0] + result[1] == 1.0
+    assert sum(sheet.points) == 6.0  # two matches, one point to each winning seat; two byes of one
+    wait_for(lambda: ok(call(gw, "GET", f"{HOSTED}/{tid}"))["archived"], 30)
+    winner = people[final["standings"][0]["index"]]
+    ratings = ok(call(gw, "GET", f"/v1/players/{winner.player}"))["ratings"]
+    assert [r["places"] for r in ratings if r["family"] == "O"] in ([], [{"first": 0, "second": 0, "third": 0}])
+
+
+def test_a_seat_whose_time_runs_out_is_placed_last_and_the_tournament_ends(swiss_gw: Gateway) -> None:
+    """Kozel for four with a 5 s move clock that ends the match by the rule (`on_timeout: rule`): nobody moves,
+    the seat to move runs out of time, its match ends (timed out); that seat scores 0, the three others by the
+    match's places, and the Swiss of one round is over."""
+    opened = open_tournament(swiss_gw, 4, format="swiss", variant="kozel", players=4, rounds=1, rated=False,
+                             options={"target": 1, "open_threshold": 0}, clock={"move": 5, "on_timeout": "rule"})
+    tid = opened["tournament_id"]
+    join_all(swiss_gw, opened, ["Anna", "Boris", "Cyril", "Dasha"], vouched=False)
+    ok(call(swiss_gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+    final = wait_for(lambda: (v := ok(call(swiss_gw, "GET", f"{HOSTED}/{tid}")))["status"] == "over" and v, 60)
+    table = final["rounds"][0]["tables"][0]
+    record = wait_for(lambda: (r := call(swiss_gw, "GET", f"/v1/matches/{table['match_id']}/record")).status == 200
+                      and r.json, 30)
+    late = record["timed_out"]
+    assert isinstance(late, int)
+    assert table["result"] == Sheet(4, sides=4).table_points(record["result"], late)
+    assert table["result"][late] == 0.0 and sum(table["result"]) == 6.0
+    assert final["standings"][-1]["index"] == table["players"][late]

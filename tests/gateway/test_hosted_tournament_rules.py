@@ -252,8 +252,8 @@ def test_the_keeper_logs_the_archive_going_down_and_coming_back_once_each(
                 raise answer
             return list(answer)
 
-    hosted = HostedTournaments(SimpleNamespace(), SimpleNamespace(repository=SimpleNamespace(engine=None)),
-                               clock=lambda: 100.0)
+    archive = SimpleNamespace(repository=SimpleNamespace(engine=None))
+    hosted = HostedTournaments(SimpleNamespace(), archive, clock=lambda: 100.0)  # type: ignore[arg-type]
     hosted.rows = Rows()  # type: ignore[assignment]
     with caplog.at_level("DEBUG", logger="api_gateway.hosting.tournaments"):
         for _ in range(7):
