@@ -184,25 +184,34 @@ class Presence:
                 except Exception:  # a bug here must not end the beats of every later pass
                     log.exception("presence: %s failed", getattr(work, "__name__", "a beat"))
 
+    #: Matches read per store round trip by `here_changed` (the worker's other greenlets run between two).
+    READ_AT_ONCE = 500
+
     def here_changed(self, matches: set[str]) -> dict[str, list[int]]:
         """The seats here now of those of `matches` (hex ids) whose presence may have changed since this worker
-        last read it: every one when the store's stamp moved (at the last beat), else each match new here or
-        a time of whose passed. One store round trip, none when nothing can have changed."""
+        last read it: when the store's stamp moved (at the last beat), the ones the store says changed; and
+        each match new here, or a time of whose passed. No store round trip when nothing can have changed;
+        else one for the changes and one per `READ_AT_ONCE` matches read."""
         for gone in set(self._lapse) - matches:
             del self._lapse[gone]
-        now = self._clock()
         stamp = self._stamp
-        if stamp is None or stamp != self._read_stamp:
-            due = list(matches)
-        else:
-            due = [m for m in matches if self._lapse.get(m, -math.inf) <= now]
-        if not due:
-            return {}
-        found = self._store().presences([bytes.fromhex(m) for m in due])
+        due = {m for m in matches if self._lapse.get(m, -math.inf) <= self._clock()}
+        if stamp is None or self._read_stamp is None:
+            due = set(matches)
+        elif stamp != self._read_stamp:
+            stamp, changed = self._store().changed_since(self._read_stamp)
+            due |= set(matches) if changed is None else matches & {m.hex() for m in changed}
         self._read_stamp = stamp
         shown: dict[str, list[int]] = {}
-        for match in due:
-            until = found.get(bytes.fromhex(match), {})
-            shown[match] = sorted(seat for seat, t in until.items() if t > now)
-            self._lapse[match] = min((t for t in until.values() if t > now), default=math.inf)
+        order = sorted(due)
+        for i in range(0, len(order), self.READ_AT_ONCE):
+            if i:
+                time.sleep(0)  # a greenlet's turn: the worker's calls are not held behind a long read
+            part = order[i:i + self.READ_AT_ONCE]
+            found = self._store().presences([bytes.fromhex(m) for m in part])
+            now = self._clock()
+            for match in part:
+                until = found.get(bytes.fromhex(match), {})
+                shown[match] = sorted(seat for seat, t in until.items() if t > now)
+                self._lapse[match] = min((t for t in until.values() if t > now), default=math.inf)
         return shown

@@ -323,8 +323,9 @@ class Presence(Protocol):
 
     The first worker to beat after another's beats ran out settles it: its marks become the seats' kept times
     (its last beat's), in the same write. Every change of presence (a mark, a close, a call, a settlement)
-    moves the store's **stamp** (`beat` answers it), so that a reader reads presence only when it changed or
-    a time it read has passed. What a match's presence is kept with the match, and goes with it."""
+    moves the store's **stamp** (`beat` answers it) and notes the match as changed at that stamp
+    (`changed_since`), so that a reader reads a match's presence only when it changed or a time it read has
+    passed. What a match's presence is kept with the match, and goes with it."""
 
     def beat(self, worker: str, until: float) -> tuple[int, bool]:
         """`worker` is alive until `until` (its marks count as here till then); settles the workers whose beats
@@ -340,6 +341,10 @@ class Presence(Protocol):
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
         """For each match of `marks`, each of its seats counts as here until the time given (a later time
         already kept stays); one round trip for them all."""
+
+    def changed_since(self, stamp: int) -> tuple[int, list[bytes] | None]:
+        """The stamp now, and the matches whose presence changed after `stamp` (None: the store no longer knows
+        that far back, read every match). One round trip."""
 
     def presence(self, match_id: bytes) -> dict[int, float]:
         """Until when each seat seen so far counts as here (a seat never seen is absent; `math.inf` for a seat a

@@ -113,29 +113,40 @@ end
 return {n, left}
 """
 
-#: `RedisStore.seen`: each seat's time kept unless a later one is (ARGV: the key's lifetime, then seat, time pairs).
+#: `RedisStore.seen` (KEYS: the stamp, the matches' changes. ARGV: the kept times' lifetime, then for each match its
+#: id in hex, the number of its seats, and seat, time pairs): each seat's time kept unless a later one is.
 _SEEN = """
-for i = 2, #ARGV, 2 do
-  local kept = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
-  if tonumber(ARGV[i + 1]) > kept then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local stamp = redis.call('INCR', KEYS[1])
+local i = 2
+while i <= #ARGV do
+  local key, n = 'domino:pr:' .. ARGV[i], tonumber(ARGV[i + 1])
+  for j = i + 2, i + 2 * n, 2 do
+    if tonumber(ARGV[j + 1]) > tonumber(redis.call('HGET', key, ARGV[j]) or '0') then
+      redis.call('HSET', key, ARGV[j], ARGV[j + 1])
+    end
+  end
+  redis.call('EXPIRE', key, ARGV[1])
+  redis.call('ZADD', KEYS[2], stamp, ARGV[i])
+  i = i + 2 + 2 * n
 end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
 """
 
-#: `RedisStore.beat` (KEYS: the workers' beats, a hash; the presence stamp. ARGV: the worker, its time, now, the
-#: kept times' lifetime): the worker's beat, then each worker whose beats ran out settled (its marks kept as here
+#: `RedisStore.beat` (KEYS: the workers' beats, a hash; the presence stamp; the matches' changes, a sorted set by
+#: stamp; the stamp below which changes were forgotten. ARGV: the worker, its time, now, the kept times' lifetime,
+#: the most changes kept): the worker's beat, then each worker whose beats ran out settled (its marks kept as here
 #: until its last beat, then gone). Answers {the stamp, 1 if the worker was known}.
 _BEAT = """
 local known = redis.call('HEXISTS', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local beats = redis.call('HGETALL', KEYS[1])
-local settled = false
 for i = 1, #beats, 2 do
   local worker, last = beats[i], beats[i + 1]
   if tonumber(last) <= tonumber(ARGV[3]) then
+    local stamp = redis.call('INCR', KEYS[2])
     for _, m in ipairs(redis.call('SMEMBERS', 'domino:pmw:' .. worker)) do
       local sep = string.find(m, ':', 1, true)
       local match, seat = string.sub(m, 1, sep - 1), string.sub(m, sep + 1)
+      redis.call('ZADD', KEYS[3], stamp, match)
       local key = 'domino:pr:' .. match
       if tonumber(last) > tonumber(redis.call('HGET', key, seat) or '0') then redis.call('HSET', key, seat, last) end
       redis.call('EXPIRE', key, ARGV[4])
@@ -143,19 +154,25 @@ for i = 1, #beats, 2 do
     end
     redis.call('DEL', 'domino:pmw:' .. worker)
     redis.call('HDEL', KEYS[1], worker)
-    settled = true
   end
 end
-if settled then redis.call('INCR', KEYS[2]) end
+local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[5])
+if over > 0 then
+  local last = redis.call('ZRANGE', KEYS[3], over - 1, over - 1, 'WITHSCORES')
+  redis.call('SET', KEYS[4], last[2])
+  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, over - 1)
+end
 return {tonumber(redis.call('GET', KEYS[2]) or '0'), known}
 """
 
-#: `RedisStore.mark` (KEYS: the worker's marks, a set of <match>:<seat>; the stamp. ARGV: the worker, the lifetime,
-#: the number of streams opened, then <match hex> <seat> of each, then <match hex> <seat> <until> of each closed).
+#: `RedisStore.mark` (KEYS: the worker's marks, a set of <match>:<seat>; the stamp; the matches' changes. ARGV: the
+#: worker, the lifetime, the number of streams opened, then <match hex> <seat> of each, then <match hex> <seat> <until> of each closed).
 #: A match's marks are a set (domino:pm:<match>) of <seat>:<worker>.
 _MARK = """
+local stamp = redis.call('INCR', KEYS[2])
 local opened = tonumber(ARGV[3])
 for i = 4, 3 + 2 * opened, 2 do
+  redis.call('ZADD', KEYS[3], stamp, ARGV[i])
   local key = 'domino:pm:' .. ARGV[i]
   redis.call('SADD', key, ARGV[i + 1] .. ':' .. ARGV[1])
   redis.call('EXPIRE', key, ARGV[2])
@@ -163,13 +180,13 @@ for i = 4, 3 + 2 * opened, 2 do
 end
 for i = 4 + 2 * opened, #ARGV, 3 do
   local match, seat, untl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  redis.call('ZADD', KEYS[3], stamp, match)
   redis.call('SREM', 'domino:pm:' .. match, seat .. ':' .. ARGV[1])
   redis.call('SREM', KEYS[1], match .. ':' .. seat)
   local key = 'domino:pr:' .. match
   if tonumber(untl) > tonumber(redis.call('HGET', key, seat) or '0') then redis.call('HSET', key, seat, untl) end
   redis.call('EXPIRE', key, ARGV[2])
 end
-redis.call('INCR', KEYS[2])
 """
 
 #: `RedisStore.presences` (KEYS: the workers' beats. ARGV: now, then the matches' ids in hex): for each match, its
@@ -230,6 +247,11 @@ class RedisStore:
     #: presence) and each worker's marks (a set of <match hex>:<seat>); a match's marks: domino:pm:<match hex>.
     BEATS = "domino:pw"
     STAMP = "domino:pstamp"
+    #: Each match's latest change of presence (a sorted set: match hex by stamp), at most `CHANGES_KEPT` of them
+    #: (the latest); the stamp of the latest forgotten (a reader from before it reads every match).
+    CHANGED = "domino:pchanged"
+    FORGOTTEN = "domino:pchanged:forgotten"
+    CHANGES_KEPT = 200_000
     MARKS_OF = "domino:pmw:"
     COUNTER = "domino:n:"  # a limit's counter in its window, a string with an expiry (the window's end)
     DEADLINES = "domino:deadlines"  # hosted matches whose turn clock runs, a sorted set by deadline
@@ -601,8 +623,9 @@ class RedisStore:
         self._run(lambda: self._release(keys=[self.LEASE + name], args=[holder]))
 
     def beat(self, worker: str, until: float) -> tuple[int, bool]:
-        stamp, known = self._run(lambda: self._beat(keys=[self.BEATS, self.STAMP],
-                                                    args=[worker, repr(until), repr(time.time()), self.ttl]))
+        stamp, known = self._run(lambda: self._beat(
+            keys=[self.BEATS, self.STAMP, self.CHANGED, self.FORGOTTEN],
+            args=[worker, repr(until), repr(time.time()), self.ttl, self.CHANGES_KEPT]))
         return int(stamp), bool(known)
 
     def mark(self, worker: str, opened: list[tuple[bytes, int]], closed: list[tuple[bytes, int, float]]) -> None:
@@ -611,19 +634,27 @@ class RedisStore:
             args += [match_id.hex(), seat]
         for match_id, seat, until in closed:
             args += [match_id.hex(), seat, repr(until)]
-        self._run(lambda: self._mark(keys=[self.MARKS_OF + worker, self.STAMP], args=args))
+        self._run(lambda: self._mark(keys=[self.MARKS_OF + worker, self.STAMP, self.CHANGED], args=args))
 
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
+        args: list[Any] = [self.ttl]
+        for match_id, until in marks.items():
+            args += [match_id.hex(), len(until)]
+            for seat, t in until.items():
+                args += [seat, repr(t)]
+        self._run(lambda: self._seen(keys=[self.STAMP, self.CHANGED], args=args))
+
+    def changed_since(self, stamp: int) -> tuple[int, list[bytes] | None]:
         def work() -> Any:
-            pipe = self._redis.pipeline(transaction=False)
-            for match_id, until in marks.items():
-                args: list[Any] = [self.ttl]
-                for seat, t in until.items():
-                    args += [seat, repr(t)]
-                self._seen(keys=[self.PRESENCE + match_id.hex()], args=args, client=pipe)
-            pipe.incr(self.STAMP)
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.get(self.STAMP)
+            pipe.get(self.FORGOTTEN)
+            pipe.zrangebyscore(self.CHANGED, f"({stamp}", "+inf")
             return pipe.execute()
-        self._run(work)
+        now, forgotten, changed = self._run(work)
+        if forgotten is not None and int(float(forgotten)) > stamp:
+            return int(now or 0), None
+        return int(now or 0), [bytes.fromhex(m.decode()) for m in changed]
 
     def presence(self, match_id: bytes) -> dict[int, float]:
         return self.presences([match_id]).get(match_id, {})

@@ -185,10 +185,14 @@ class SqliteStore:
             conn.execute("CREATE TABLE IF NOT EXISTS presence_marks_s1 (match_id BLOB NOT NULL, seat INTEGER NOT NULL, "
                          "worker TEXT NOT NULL, PRIMARY KEY (match_id, seat, worker)) WITHOUT ROWID")
             conn.execute("CREATE INDEX IF NOT EXISTS presence_marks_s1_worker ON presence_marks_s1 (worker)")
-            # The presence stamp: one row, moved by every change of presence (`Presence`).
+            # The presence stamp: one row, moved by every change of presence (`Presence`); and the stamp of each
+            # match's latest change (`changed_since`).
             conn.execute("CREATE TABLE IF NOT EXISTS presence_stamp_s1 (one INTEGER PRIMARY KEY CHECK (one = 0), "
                          "stamp INTEGER NOT NULL)")
             conn.execute("INSERT OR IGNORE INTO presence_stamp_s1 VALUES (0, 0)")
+            conn.execute("CREATE TABLE IF NOT EXISTS presence_changed_s1 (match_id BLOB PRIMARY KEY, "
+                         "stamp INTEGER NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE INDEX IF NOT EXISTS presence_changed_s1_stamp ON presence_changed_s1 (stamp)")
             conn.execute("CREATE TABLE IF NOT EXISTS counters_s1 (key TEXT PRIMARY KEY, count INTEGER NOT NULL, "
                          "ends REAL NOT NULL) WITHOUT ROWID")
             conn.execute("CREATE TABLE IF NOT EXISTS tickets_s1 (ticket BLOB PRIMARY KEY, payload BLOB NOT NULL, "
@@ -571,7 +575,14 @@ class SqliteStore:
 
     # ------------------------------------------------------------ presence (`Presence`)
 
-    _STAMP = "UPDATE presence_stamp_s1 SET stamp = stamp + 1"
+    _STAMP = "UPDATE presence_stamp_s1 SET stamp = stamp + 1 RETURNING stamp"
+    _CHANGED = ("INSERT INTO presence_changed_s1 VALUES (?, ?) ON CONFLICT (match_id) DO UPDATE SET "
+                "stamp = excluded.stamp")
+
+    def _changed(self, c: sqlite3.Connection, match_ids: set[bytes]) -> None:
+        """A change of these matches' presence: the stamp moves, and is each one's latest."""
+        stamp = c.execute(self._STAMP).fetchall()[0][0]
+        c.executemany(self._CHANGED, [(m, stamp) for m in match_ids])
     _KEEP = ("INSERT INTO presence_s1 VALUES (?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
              "until = max(until, excluded.until)")
 
@@ -586,13 +597,15 @@ class SqliteStore:
                 if not known:
                     c.execute("INSERT INTO presence_workers_s1 VALUES (?, ?)", (worker, until))
                 lapsed = c.execute("SELECT worker, until FROM presence_workers_s1 WHERE until <= ?", (now,)).fetchall()
+                if lapsed:
+                    self._changed(c, {bytes(r[0]) for r in c.execute(
+                        "SELECT DISTINCT match_id FROM presence_marks_s1 WHERE worker IN "
+                        f"({','.join('?' * len(lapsed))})", [w for w, _ in lapsed])})
                 for gone, last in lapsed:  # its marks count as here until its last beat's time, and no longer
                     c.execute("INSERT INTO presence_s1 SELECT match_id, seat, ? FROM presence_marks_s1 WHERE worker = ? "
                               "ON CONFLICT (match_id, seat) DO UPDATE SET until = max(until, excluded.until)", (last, gone))
                     c.execute("DELETE FROM presence_marks_s1 WHERE worker = ?", (gone,))
                     c.execute("DELETE FROM presence_workers_s1 WHERE worker = ?", (gone,))
-                if lapsed:
-                    c.execute(self._STAMP)
                 stamp: int = c.execute("SELECT stamp FROM presence_stamp_s1").fetchone()[0]
                 return stamp, known
         found: tuple[int, bool] = self._run(work)
@@ -607,7 +620,7 @@ class SqliteStore:
                 c.executemany("DELETE FROM presence_marks_s1 WHERE match_id = ? AND seat = ? AND worker = ?",
                               [(match_id, seat, worker) for match_id, seat, _ in closed])
                 c.executemany(self._KEEP, closed)
-                c.execute(self._STAMP)
+                self._changed(c, {m for m, _ in opened} | {m for m, _, _ in closed})
         self._run(work)
 
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
@@ -617,8 +630,16 @@ class SqliteStore:
             with c:
                 c.execute("BEGIN IMMEDIATE")
                 c.executemany(self._KEEP, rows)
-                c.execute(self._STAMP)
+                self._changed(c, set(marks))
         self._run(work)
+
+    def changed_since(self, stamp: int) -> tuple[int, list[bytes] | None]:
+        def work(c: sqlite3.Connection) -> tuple[int, list[bytes]]:
+            now: int = c.execute("SELECT stamp FROM presence_stamp_s1").fetchone()[0]
+            return now, [bytes(r[0]) for r in c.execute("SELECT match_id FROM presence_changed_s1 WHERE stamp > ?",
+                                                        (stamp,))]
+        found: tuple[int, list[bytes]] = self._run(work)
+        return found
 
     def presence(self, match_id: bytes) -> dict[int, float]:
         return self.presences([match_id]).get(match_id, {})
@@ -704,7 +725,7 @@ class SqliteStore:
 
 #: The tables whose rows belong to one match (keyed by its id first): swept with its version row.
 _PER_MATCH = ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1", "presence_s1",
-              "presence_marks_s1")
+              "presence_marks_s1", "presence_changed_s1")
 
 
 def _live(until: float, now: float) -> float:

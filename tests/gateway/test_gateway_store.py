@@ -586,6 +586,9 @@ def test_a_worker_s_marks_count_as_here_while_it_beats_and_until_its_last_beat_o
     assert found == {match: {0: math.inf, 1: now + 7, 2: math.inf, 3: now + 5}, other: {0: math.inf}}
     moved, _ = store.beat(anna, now + 30)
     assert moved > stamp                                  # marks, a close and a call moved it
+    latest, changed = store.changed_since(stamp)          # and say which matches changed
+    assert latest == moved and changed is not None and set(changed) == {match, other}
+    assert store.changed_since(moved) == (moved, [])
 
     while time.time() <= boris_until:                     # boris stops beating (killed): his marks count until
         time.sleep(0.05)                                  # his last beat's time, and no longer
@@ -593,6 +596,8 @@ def test_a_worker_s_marks_count_as_here_while_it_beats_and_until_its_last_beat_o
                                                 other: {0: boris_until}}
     settled, known = store.beat(anna, now + 30)           # the next beat settles him: his marks become kept times
     assert known and settled > moved
+    latest, changed = store.changed_since(moved)          # (boris's matches changed: a reader reads them again)
+    assert latest == settled and changed is not None and set(changed) == {match, other}
     assert store.presences([match, other]) == {match: {0: math.inf, 1: now + 7, 2: boris_until, 3: now + 5},
                                                 other: {0: boris_until}}
     assert store.beat(boris, time.time() + 30)[1] is False  # back: the store forgot him, he writes his marks again

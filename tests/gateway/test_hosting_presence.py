@@ -19,6 +19,8 @@ class Recorder:
         self.known = True
         self.down = False
         self.shown: dict[bytes, dict[int, float]] = {}
+        #: What `changed_since` answers (None: the store no longer knows).
+        self.changed: list[bytes] | None = []
 
     def _call(self, name: str, what: object) -> None:
         if self.down:
@@ -37,6 +39,10 @@ class Recorder:
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
         self._call("seen", marks)
         self.stamp += 1
+
+    def changed_since(self, stamp: int) -> tuple[int, list[bytes] | None]:
+        self._call("changed_since", stamp)
+        return self.stamp, self.changed
 
     def presences(self, match_ids: list[bytes]) -> dict[bytes, dict[int, float]]:
         self._call("presences", sorted(match_ids))
@@ -95,7 +101,7 @@ def test_what_the_store_missed_is_written_with_the_next_beat() -> None:
     presence.stop()
 
 
-def test_the_streamed_matches_are_read_at_once_and_only_when_their_presence_may_have_changed() -> None:
+def test_the_streamed_matches_are_read_together_and_only_when_their_presence_may_have_changed() -> None:
     store, now = Recorder(), [1000.0]
     presence = Presence(lambda: store, lambda: now[0], renew_every=10.0, here_for=25.0)
     store.shown = {A: {0: math.inf, 1: 1030.0}, B: {2: 990.0}}
@@ -107,12 +113,29 @@ def test_the_streamed_matches_are_read_at_once_and_only_when_their_presence_may_
     assert presence.here_changed({A.hex(), B.hex()}) == {}          # nothing changed: nothing read
     assert len(store.calls) == reads + 1                             # (the beat)
     presence.streaming(B, 3)                                         # a change: the stamp moves
+    store.changed = [B, b"z" * 16]                                   # (and a match not streamed here)
     presence.beat()
     store.shown[B] = {2: 990.0, 3: math.inf}
-    assert presence.here_changed({A.hex(), B.hex()}) == {A.hex(): [0, 1], B.hex(): [3]}
+    assert presence.here_changed({A.hex(), B.hex()}) == {B.hex(): [3]}
+    assert store.calls[-2:] == [("changed_since", 0), ("presences", [B])]  # the changed one alone
     now[0] = 1031.0                                                  # seat 1's time passed: A is read again
     presence.beat()
     assert presence.here_changed({A.hex(), B.hex()}) == {A.hex(): [0]}
     assert store.calls[-1] == ("presences", [A])
     assert presence.here_changed({A.hex(), B.hex(), (b"c" * 16).hex()}) == {(b"c" * 16).hex(): []}  # a new one
+    store.stamp += 1
+    store.changed = None                                             # the store forgot that far back: all read
+    presence.beat()
+    assert presence.here_changed({A.hex(), B.hex()}) == {A.hex(): [0], B.hex(): [3]}
+    presence.stop()
+
+
+def test_many_matches_are_read_in_parts() -> None:
+    store = Recorder()
+    presence = Presence(lambda: store, lambda: 1000.0)
+    presence.beat()
+    matches = {i.to_bytes(16, "big").hex() for i in range(presence.READ_AT_ONCE * 2 + 1)}
+    assert len(presence.here_changed(matches)) == len(matches)
+    assert [len(ids) for name, ids in store.calls if name == "presences"] == [  # type: ignore[arg-type]
+        presence.READ_AT_ONCE, presence.READ_AT_ONCE, 1]
     presence.stop()
