@@ -10,6 +10,7 @@
     domino bench capacity [--people N,N,...] [--idle-streams N]   # issue 40: people one host seats, idle streams
     domino bench state [--before DIR] [--no-rest]   # issue 27: a call's cost at a match's end against its start
     domino bench peers [--seconds S] [--matches N] [--repeats R]   # issue 43: ours against boardgame.io, one load tool
+    domino bench store-soak [--minutes M] [--matches N] [--rate R]   # issue 43: one host at saturation, store size
     domino bench flood [--seconds S] [--flooders N]   # issue 37: a player's calls under a flood, limits off, on
     domino bench webhooks [--tables N] [--deliveries N]   # issue 38: event -> receiver, a sender's rate, a move's cost
     domino bench report          # docs/performance.md and its plot from bench/results/*.json
@@ -116,6 +117,13 @@ def _parser() -> argparse.ArgumentParser:
     pe.add_argument("--seconds", type=float, default=10.0, help="measured seconds per load (default 10)")
     pe.add_argument("--matches", type=int, default=32, help="matches played at once (default 32)")
     pe.add_argument("--repeats", type=int, default=3, help="interleaved runs per load (default 3)")
+    so = sub.add_parser("store-soak", help="issue 43: one host at saturation for half an hour: the live store's "
+                                           "bytes and moves/s, minute 2 against the last")
+    common(so)
+    so.add_argument("--minutes", type=float, default=30.0, help="length of the soak (default 30)")
+    so.add_argument("--matches", type=int, default=32, help="matches played at once (default 32)")
+    so.add_argument("--every", type=float, default=30.0, help="seconds between two samples (default 30)")
+    so.add_argument("--rate", type=float, help="moves per second, all matches together (default: saturation)")
     fl = sub.add_parser("flood", help="issue 37: an ordinary player's create and apply while one client floods "
                                       "tables, seeks and tickets, limits off and on")
     common(fl)
@@ -197,6 +205,14 @@ def main(argv: list[str]) -> int:
                            log=sys.stderr)
         text = peers.format_text(result)
         save = peers.save
+    elif args.what == "store-soak":
+        from bench import store_soak
+
+        result = (store_soak.run(**store_soak.TINY, log=sys.stderr) if args.tiny else
+                  store_soak.run(minutes=args.minutes, matches=args.matches, every=args.every, rate=args.rate,
+                                 log=sys.stderr))
+        text = store_soak.format_text(result)
+        save = store_soak.save
     elif args.what == "flood":
         from bench import flood
 

@@ -3,7 +3,7 @@
  * The one load tool of `domino bench peers`, for both servers (bench/peers.py runs it).
  *
  *   node load.js --target ours|peer --url http://127.0.0.1:PORT --matches N
- *                --warmup S --seconds S [--rate MOVES_PER_S]
+ *                --warmup S --seconds S [--rate MOVES_PER_S] [--progress S]
  *
  * `--matches` 2-player block matches are played at once, each simulated player on its own
  * connections, random legal moves, a new match as soon as one ends:
@@ -23,7 +23,9 @@
  * server answers (saturation). Moves are counted in a window of `--seconds` after `--warmup`
  * (and after every one of the matches at once has been dealt, so the window never measures set-up);
  * the lines `window-start` and `window-end` are printed at its edges (bench/peers.py reads
- * the servers' CPU time there), then one JSON line with the results.
+ * the servers' CPU time there), then one JSON line with the results. With `--progress S` (bench/store_soak.py,
+ * a long run), a line `progress {...}` every S seconds of the window: the moves counted so far, the matches
+ * being played and finished, the errors, and the delays' p50/p99 since the line before.
  *
  * The hidden-hand check: every message a player receives (ours: each stream event until the
  * hand is over, when the engine reveals the hands by design; peer: every socket.io event) is
@@ -37,7 +39,7 @@ const { SocketIO } = require('boardgame.io/multiplayer');
 const { BlockDominoes, legalMoves } = require('./game');
 
 function options(argv) {
-  const o = { target: null, url: null, matches: 8, warmup: 1, seconds: 5, rate: 0 };
+  const o = { target: null, url: null, matches: 8, warmup: 1, seconds: 5, rate: 0, progress: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
@@ -397,6 +399,21 @@ function percentile(sorted, q) {
   return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((q / 100) * sorted.length) - 1))];
 }
 
+/** Every `--progress` seconds of the window, a line `progress {...}`: the run so far (off by default). */
+function progress(started) {
+  let from = 0;
+  return setInterval(() => {
+    const recent = stats.delays.slice(from).sort((a, b) => a - b);
+    from = stats.delays.length;
+    const round = (x) => (x === null ? null : Math.round(x * 100) / 100);
+    process.stdout.write(`progress ${JSON.stringify({
+      t: Math.round(now() - started) / 1000, moves: stats.moves, matches_played: stats.matches,
+      playing: playing.size, error_count: stats.errorCount, last_error: stats.errors[stats.errors.length - 1] || null,
+      delay_ms: { p50: round(percentile(recent, 50)), p99: round(percentile(recent, 99)), n: recent.length },
+    })}\n`);
+  }, opts.progress * 1000);
+}
+
 async function main() {
   const players = Array.from({ length: opts.matches }, () => player());
   await sleep(opts.warmup * 1000);
@@ -406,7 +423,9 @@ async function main() {
   process.stdout.write('window-start\n');
   const started = now();
   const cpuStart = process.cpuUsage();
+  const ticker = opts.progress > 0 ? progress(started) : null;
   await sleep(opts.seconds * 1000);
+  if (ticker) clearInterval(ticker);
   const window = (now() - started) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   phase = 'done';
