@@ -22,6 +22,8 @@ from .conftest import PLAYER_KEYS, EngineProc, Gateway, gateway_env, launch_gate
 from .test_hosted_tournament import HOSTED, Person, first_move, join_all, open_tournament
 from .test_tables import call, ok
 
+pytestmark = pytest.mark.service
+
 Json = dict[str, Any]
 
 
