@@ -232,6 +232,31 @@ EN: dict[str, Entry] = {
     "inbox.cli": "list your live games (the seats kept here, and DOMINO_PLAYER's) and resume one",
     "inbox.told": lambda n: f"While you were away ({n} new):",
     "inbox.told-item": lambda kind, table: f"  {kind}: {table}",
+    # hosted tournaments (`domino play --join TOURNAMENT_LINK`, `--tournaments`: clients/play_tournament.py)
+    "tour.cli": "list the public tournaments still open (the lobby), join one and play its rounds",
+    "tour.joined": lambda name, place, size, joined: (f"You joined the tournament \"{name}\": place {place} of {size} "
+                                                      f"({joined} joined). Waiting for the host to start it ..."),
+    "tour.sit-out": lambda n, playing: f"Round {n}: you sit out this round (playing: {playing}).",
+    "tour.play": lambda n, seat, names: f"Round {n}: you play at seat {seat} (at the table: {names}).",
+    "tour.round-result": lambda n, points: f"Round {n} recorded: {points}.",
+    "tour.forfeit": lambda who: f"{who} forfeited it.",
+    "tour.eliminated": lambda who: f"Out: {who}.",
+    "tour.standings": lambda n, limit: f"Standings after round {n} (out at {limit}):",
+    "tour.line": lambda place, who, total, out, official: (f"{place}. {who} {total}" + (" (out)" if out else "")
+                                                           + (" *" if official else "")),
+    "tour.you": " (you)",
+    "tour.out": lambda total, limit: (f"You are out: your total {total} reached {limit}. The final places come when "
+                                      "it ends (Ctrl-C stops waiting) ..."),
+    "tour.over": lambda name: f"The tournament \"{name}\" is over. Final places (* official):",
+    "tour.your-place": lambda place, n: f"Your place: {place} of {n}.",
+    "tour.no-news": "Nothing new in the tournament for a long while: stopped waiting.",
+    "tour.gone": "This tournament place no longer holds (you left it).",
+    "tour.confirm-leave": "Leave the tournament? You forfeit (out), and it goes on without you. Type yes to leave: ",
+    "tour.left": "You left the tournament.",
+    "tour.lobby-none": "No public tournament is open for joining.",
+    "tour.lobby-title": lambda n: f"Public tournaments open for joining ({n}):",
+    "tour.lobby-line": lambda i, name, variant, joined, size: f"{i}. {name}: {variant}, {joined} of {size} joined",
+    "tour.lobby-pick": "Join which tournament? Its number, or Enter to leave: ",
 }
 
 _LEVELS_RU = {"expert": "эксперт", "greedy": "жадный", "random": "случайный", "human": "человек"}
@@ -453,6 +478,32 @@ RU: dict[str, Entry] = {
     "inbox.cli": "ваши идущие партии (места, сохранённые здесь, и DOMINO_PLAYER) и возврат к одной из них",
     "inbox.told": lambda n: f"Пока вас не было (новых: {n}):",
     "inbox.told-item": lambda kind, table: f"  {_KINDS_RU.get(kind, kind)}: {table}",
+    # турниры (`domino play --join ССЫЛКА_ТУРНИРА`, `--tournaments`)
+    "tour.cli": "открытые турниры (лобби): вступить в один и сыграть его раунды",
+    "tour.joined": lambda name, place, size, joined: (f"Вы вступили в турнир «{name}»: место {place} из {size} "
+                                                      f"(вступили: {joined}). Ждём, когда хозяин его начнёт ..."),
+    "tour.sit-out": lambda n, playing: f"Раунд {n}: вы пропускаете этот раунд (играют: {playing}).",
+    "tour.play": lambda n, seat, names: f"Раунд {n}: вы играете, место {seat} (за столом: {names}).",
+    "tour.round-result": lambda n, points: f"Раунд {n} записан: {points}.",
+    "tour.forfeit": lambda who: f"{who}: техническое поражение.",
+    "tour.eliminated": lambda who: f"Выбыли: {who}.",
+    "tour.standings": lambda n, limit: f"Положение после раунда {n} (выбывает на {limit}):",
+    "tour.line": lambda place, who, total, out, official: (f"{place}. {who} {total}" + (" (выбыл)" if out else "")
+                                                           + (" *" if official else "")),
+    "tour.you": " (вы)",
+    "tour.out": lambda total, limit: (f"Вы выбыли: ваша сумма {total} достигла {limit}. Итоговые места будут, когда "
+                                      "турнир закончится (Ctrl-C — не ждать) ..."),
+    "tour.over": lambda name: f"Турнир «{name}» окончен. Итоговые места (* официальные):",
+    "tour.your-place": lambda place, n: f"Ваше место: {place} из {n}.",
+    "tour.no-news": "В турнире долго ничего не происходит: больше не ждём.",
+    "tour.gone": "Это место в турнире больше не действует (вы из него вышли).",
+    "tour.confirm-leave": "Выйти из турнира? Вам засчитают поражение (выбываете), турнир продолжится без вас. "
+                          "Напишите да, чтобы выйти: ",
+    "tour.left": "Вы вышли из турнира.",
+    "tour.lobby-none": "Открытых для вступления турниров нет.",
+    "tour.lobby-title": lambda n: f"Открытые турниры ({n}):",
+    "tour.lobby-line": lambda i, name, variant, joined, size: f"{i}. {name}: {variant}, вступили {joined} из {size}",
+    "tour.lobby-pick": "В какой турнир вступить? Номер, или Enter, чтобы выйти: ",
 }
 
 _CATALOGUES: dict[str, Mapping[str, Entry]] = {"en": EN, "ru": RU}

@@ -3,6 +3,7 @@
     domino play --variant kozel --players 4 --bots expert,greedy,random [--url URL]
     domino play --join LINK [--name NAME] [--url URL ...]   # a seat of an online table (clients/play_join.py)
     domino play --resume [TABLE_ID]             # back to a seat taken earlier (its credential kept)
+    domino play --join TOURNAMENT_LINK | --tournaments   # a hosted tournament (clients/play_tournament.py)
 
 The person is seat 0 and holds only its own seat key; the other seats are bots of the
 levels given, one per seat in order (`human` makes a seat another person at the same
@@ -322,12 +323,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resume", nargs="?", const="", metavar="TABLE_ID", help=t("cli.resume"))
     parser.add_argument("--credential", metavar="CREDENTIAL", help=t("cli.credential"))
     parser.add_argument("--inbox", action="store_true", help=t("inbox.cli"))
+    parser.add_argument("--tournaments", action="store_true", help=t("tour.cli"))
     parser.add_argument("--lang", choices=LANGUAGES, help=t("cli.lang"))
     args = parser.parse_args(argv)
     if args.join and args.resume is not None:
         parser.error(t("cli.join-and-resume"))
     if args.inbox:
         return inbox(args.url)
+    if args.tournaments:
+        return tournaments(args.name, args.url)
     if args.join:
         return join(parser, args.join, args.name, args.url)
     if args.resume is not None:
@@ -353,15 +357,40 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def join(parser: argparse.ArgumentParser, link: str, name: str, more: list[str]) -> int:
-    """`domino play --join LINK`: the seat an invite is for, played from the terminal."""
+    """`domino play --join LINK`: the seat an invite is for, played from the terminal; a tournament's link
+    (`...?tournament=<id>&invite=<code>`): that tournament's rounds, one after another."""
     from clients.play_join import JoinedGame
+    from clients.play_tournament import TournamentGame
     from clients.sdk.tables import parse_invite_link
+    from clients.sdk.tournaments import parse_tournament_link
 
+    try:
+        base, tournament_id, code = parse_tournament_link(link)
+    except ValueError:
+        pass
+    else:
+        return _play_seat(lambda: TournamentGame([base, *more], tournament_id, name, invite=code))
     try:
         url, table_id, invite = parse_invite_link(link)
     except ValueError as err:
         parser.error(str(err))
     return _play_seat(lambda: JoinedGame([url, *more], table_id, name, invite=invite))
+
+
+def tournaments(name: str, more: list[str]) -> int:
+    """`domino play --tournaments`: the lobby's public tournaments still open; the one picked is joined and
+    played as `--join` plays a tournament's link."""
+    from clients.play_tournament import TournamentGame, TournamentLobby
+
+    urls = more or ["http://127.0.0.1:8080"]
+    try:
+        picked = TournamentLobby(urls).pick()
+    except (TransportError, ProblemError) as err:
+        print(t("cli.no-gateway-seat", err), file=sys.stderr)
+        return 1
+    if picked is None:
+        return 0
+    return _play_seat(lambda: TournamentGame(urls, picked.tournament_id, name))
 
 
 def inbox(more: list[str]) -> int:
