@@ -118,23 +118,37 @@ def repeats(table: tuple[int, ...] | list[int], met: dict[int, set[int]]) -> int
 
 
 def _groups(ranked: list[int], met: dict[int, set[int]], seats: int) -> list[list[int]]:
-    """Tables of `seats`, table by table from the top: the best ranked left and the others that repeat the
-    fewest pairs, ties to the better ranked (combinations come in ranking order: the first of the fewest)."""
+    """Tables of `seats`, table by table from the top: the best ranked left and the others (`_company`)."""
     left, tables = list(ranked), []
     while left:
-        first, rest = left[0], left[1:]
-        best: tuple[int, ...] | None = None
-        fewest = -1
-        for others in combinations(rest, seats - 1):
-            count = repeats((first, *others), met)
-            if best is None or count < fewest:
-                best, fewest = others, count
-                if count == 0:
-                    break
-        assert best is not None
-        tables.append([first, *best])
-        left = [p for p in rest if p not in best]
+        company = _company(left[0], left[1:], met, seats - 1)
+        tables.append([left[0], *company])
+        left = [p for p in left[1:] if p not in company]
     return tables
+
+
+def _company(first: int, rest: list[int], met: dict[int, set[int]], need: int) -> list[int]:
+    """The `need` of `rest` (in ranking order) who sit with `first` repeating the fewest pairs; of those, the
+    first in ranking order (compared best first). A depth-first walk in that order, cut where the pairs repeated
+    so far reach the fewest found: the answer of every combination tried in turn, without trying them all."""
+    best: list[int] = rest[:need]
+    fewest = repeats([first, *best], met)
+
+    def walk(start: int, chosen: list[int], count: int) -> None:
+        nonlocal best, fewest
+        if count >= fewest:
+            return
+        if len(chosen) == need:
+            best, fewest = list(chosen), count
+            return
+        for i in range(start, len(rest) - (need - len(chosen)) + 1):
+            p = rest[i]
+            walk(i + 1, [*chosen, p], count + sum(1 for c in (first, *chosen) if p in met[c]))
+            if fewest == 0:
+                return
+
+    walk(0, [], 0)
+    return best
 
 
 def match_result(lines: list[bytes], seats: int = SEATS, sides: int | None = None) -> list[float] | None:

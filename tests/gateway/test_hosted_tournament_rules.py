@@ -184,6 +184,33 @@ def test_when_repeats_cannot_be_avoided_the_fewest_then_the_best_ranked() -> Non
     assert swiss.seat_round(s, list(range(8))) == ([[0, 4, 1, 5], [2, 6, 3, 7]], [])
 
 
+def test_tables_of_four_are_the_stated_rule_tried_combination_by_combination() -> None:
+    """The seating's cut walk answers what trying every three for every table in turn answers (random
+    histories, a fixed seed)."""
+    import random
+    from itertools import combinations
+
+    rng = random.Random(41)
+    for _ in range(300):
+        n = rng.choice([8, 12, 13, 16])
+        met: list[list[int]] = [[] for _ in range(n)]
+        for _ in range(rng.randint(0, 3 * n)):
+            a, b = rng.sample(range(n), 2)
+            met[a].append(b)
+            met[b].append(a)
+        s = four([float(rng.randint(0, 6)) for _ in range(n)], met)
+        ranked = swiss.ranking(s, list(range(n)))[:n - n % 4]
+        expected = []
+        while ranked:
+            head, rest = ranked[0], ranked[1:]
+            three = min(combinations(rest, 3), key=lambda c: (
+                sum(1 for a, b in combinations((head, *c), 2) if b in met[a]), [rest.index(p) for p in c]))
+            expected.append([head, *three])
+            ranked = [p for p in rest if p not in three]
+        s["byes"] = list(range(n))  # everyone had one: the byes are the lowest ranked
+        assert swiss.seat_round(s, list(range(n)))[0] == expected
+
+
 def test_the_leftover_lowest_ranked_without_a_bye_sit_out() -> None:
     s = four([5.0, 4.0, 3.0, 2.0, 1.0, 0.0, 0.5], byes=[5])
     tables, byes = swiss.seat_round(s, list(range(7)))
