@@ -364,6 +364,13 @@ class HostedTournaments:
         state = row.state
         number = len(state["rounds"]) + 1
         still = [i for i, p in enumerate(state["people"]) if not p["left"]]
+        if len(still) < swiss_rules.seats_of(state["swiss"]):  # too few left to seat a table: it ends here
+
+            def end(s: Json) -> None:
+                if s["round"] is None and s["status"] == PLAYING:
+                    s.update(status=OVER, finished=self._clock())
+
+            return self.update(row.tournament_id, end)[1]
         seated, byes = swiss_rules.seat_round(state["swiss"], still)
         tables = [self._open_table(state, players, number) for players in seated]
 

@@ -117,6 +117,7 @@ def play_swiss(gws: list[Gateway], tid: str, people: list[Person], sheet: Sheet,
 
     left: set[int] = set()
     exits: dict[str, int] = {}  # match_id -> the seat whose person left the tournament during it
+    yours: dict[tuple[int, int], Json] = {}  # (participant, round) -> their `you` while playing it
     seen = 0
     until = time.monotonic() + deadline
     while time.monotonic() < until:
@@ -146,7 +147,10 @@ def play_swiss(gws: list[Gateway], tid: str, people: list[Person], sheet: Sheet,
         for person in people:
             if person.index in left:
                 continue
-            you = ok(call(gw(), "GET", f"{HOSTED}/{tid}", credential=person.credential))["you"]
+            you = yours.get((person.index, rnd["number"])) or \
+                ok(call(gw(), "GET", f"{HOSTED}/{tid}", credential=person.credential))["you"]
+            if you["status"] == "playing" and you["round"] == rnd["number"]:
+                yours[(person.index, rnd["number"])] = you  # their seat for the round: asked once
             if you["status"] != "playing":
                 assert you["status"] in ("sitting-out", "waiting", "over"), you
                 assert you["status"] != "sitting-out" or you["round"] != rnd["number"] or \
@@ -164,6 +168,8 @@ def play_swiss(gws: list[Gateway], tid: str, people: list[Person], sheet: Sheet,
             if seat["turn"] is None:
                 call(gw(), "POST", f"/v1/matches/{you['match_id']}/next-round", {}, credential=you["credential"])
                 moved = True
+                continue
+            if seat["turn"] != you["seat"]:
                 continue
             legal = ok(call(gw(), "GET", f"/v1/matches/{you['match_id']}/legal", credential=you["credential"]))
             if legal.get("actions"):
@@ -273,3 +279,22 @@ def test_a_seat_whose_time_runs_out_is_placed_last_and_the_tournament_ends(swiss
     assert table["result"] == Sheet(4, sides=4).table_points(record["result"], late)
     assert table["result"][late] == 0.0 and sum(table["result"]) == 6.0
     assert final["standings"][-1]["index"] == table["players"][late]
+
+
+def test_a_swiss_ends_early_when_too_few_are_left_to_seat_a_table(swiss_gw: Gateway) -> None:
+    """Four people, Kozel for four, three rounds; one leaves during round 1 (their match ends, their seat last):
+    three are left, too few for a table of four, so the Swiss is over after round 1, its standings archived."""
+    opened = open_tournament(swiss_gw, 4, format="swiss", variant="kozel", players=4, rounds=3, rated=False,
+                             options={"target": 1, "open_threshold": 0})
+    tid = opened["tournament_id"]
+    people = join_all(swiss_gw, opened, ["Anna", "Boris", "Cyril", "Dasha"], vouched=False)
+    ok(call(swiss_gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+    you = wait_for(lambda: (y := ok(call(swiss_gw, "GET", f"{HOSTED}/{tid}", credential=people[2].credential))[
+        "you"])["status"] == "playing" and y)
+    ok(call(swiss_gw, "POST", f"{HOSTED}/{tid}/leave", credential=people[2].credential))
+    final = wait_for(lambda: (v := ok(call(swiss_gw, "GET", f"{HOSTED}/{tid}")))["archived"] and v, 30)
+    assert final["status"] == "over" and len(final["rounds"]) == 1 and final["round"] is None
+    result = final["rounds"][0]["tables"][0]["result"]
+    others = [r for s, r in enumerate(result) if s != you["seat"]]
+    assert result[you["seat"]] == 0.0 and min(others) >= 1.0 and sum(result) == 6.0
+    assert final["standings"][-1]["index"] == 2
