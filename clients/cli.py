@@ -60,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     sub.add_parser("play", help="play against the computer in the terminal: `domino play --variant kozel "
                                 "--players 4 --bots expert,greedy,random`, a seat of an online table: `--join "
-                                "LINK`, back to it: `--resume`; in Russian or English: `--lang ru|en` (flags go to it)",
+                                "LINK`, back to it: `--resume`; a hosted tournament: `--join TOURNAMENT_LINK` or `--tournaments`; in Russian "
+                                "or English: `--lang ru|en` (flags go to it)",
                    add_help=False)
     sub.add_parser("leaderboard", help="the archive's best players of a variant: `domino leaderboard --variant "
                                        "kozel [--url URL]`, a page at a time (flags go to it)", add_help=False)

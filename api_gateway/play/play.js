@@ -78,6 +78,7 @@ function keepRounds(view) {
 const roundRows = () => Object.values(game.rounds ?? {}).sort((a, b) => a.number - b.number);
 function save() {
   if (game?.watching) return;   // a spectator holds nothing: its link opens the view again
+  if (game?.tournament) return;  // a tournament's round: the tournament's credential comes back to it
   if (game?.table) localStorage.setItem(tableKey(game.table.table_id), JSON.stringify(game));
   else if (game) sessionStorage.setItem("domino-play", JSON.stringify(game));
 }
@@ -293,6 +294,7 @@ function exitText() {
 }
 function renderStatus(view) {
   const seat = toMove(view);
+  if (game.tournament && view.round_over) { say(tr("tour.round-over")); return; }
   if (game.exit) say(tr("status.match-over") + exitText());
   else if (isOver(view)) say(isKD() ? tr("status.game-over") : view.match_over ? tr("status.match-over") + timedOut() : tr("status.round-over"));
   else if (seat == null) say(tr("status.waiting"));
@@ -528,7 +530,7 @@ function renderRoundEnd(view) {
     (view.match_over ? tr("round.match-over") : "");
   $("revealed").replaceChildren(...(view.revealed_hands || []).map((h, seat) => {
     const p = document.createElement("p"); p.textContent = `${name(seat)}: ${h.join(" ") || "-"}`; return p; }));
-  $("next-round").hidden = !!view.match_over;
+  $("next-round").hidden = !!view.match_over || !!game.tournament;   // a tournament deals its next round elsewhere
 }
 const pips = (t) => t.split("-").map(Number).sort((a, b) => a - b);
 const byPips = (a, b) => { const [a1, a2] = pips(a), [b1, b2] = pips(b); return a1 - b1 || a2 - b2; };
@@ -938,7 +940,7 @@ function clickCell(x, y, places) {
 const tableKey = (id) => `domino-table:${id}`;
 const PERSON = "person";
 const SEAT_KINDS = [PERSON, "expert", "greedy", "random"];
-const SCREENS = ["friends", "lobby", "join", "waiting", "table", "leaderboard"];
+const SCREENS = ["friends", "lobby", "join", "waiting", "table", "leaderboard", "tournament"];
 const WATCH_MS = 1500;     // how often a waiting table is looked at (no stream before the match is dealt)
 const WATCH_PLAYING_MS = 5000;   // ... and one being played (who sits where: someone left, someone came back)
 let stream = null;         // {source, gen}: the open EventSource of the seat's match
@@ -1022,6 +1024,7 @@ function absorb(a, inOrder = false) {
 // Away from the table (the computer, the lobby, another table): its stream and polling stop; the seat
 // stays the person's (localStorage), and the table's link brings them back to it.
 function leaveTable() {
+  stopTournament();
   closeStream();
   stopWatching();
   document.body.classList.remove("watching");
@@ -1041,7 +1044,7 @@ function setUpFriends() {
   $("t-target").addEventListener("invalid", refuseTarget);
   $("lobby-variant").append(...variants.map((v) => new Option(v.name, v.name)));
   const myName = localStorage.getItem("domino-name") || "";
-  for (const id of ["t-your-name", "lobby-name", "join-name"]) $(id).value = myName;
+  for (const id of ["t-your-name", "lobby-name", "join-name", "tour-name"]) $(id).value = myName;
   $("to-friends").addEventListener("click", () => {
     leaveTable(); warn(""); showScreen("friends"); showMyTables();
     $("setup-box").open = false; $("match-title").textContent = tr("modes.friends");
@@ -1061,6 +1064,8 @@ function setUpFriends() {
   $("resign").addEventListener("click", () => exitMatch("resign"));
   $("abort").addEventListener("click", () => exitMatch("abort"));
   $("claim").addEventListener("click", () => exitMatch("claim"));
+  $("tour-join-form").addEventListener("submit", joinTournament);
+  $("tour-leave").addEventListener("click", leaveTournament);
   const spectatorsChoice = () => { $("t-spectators-row").hidden = $("t-public").checked; };
   $("t-public").addEventListener("change", spectatorsChoice);
   spectatorsChoice();
@@ -1259,6 +1264,7 @@ function seated(joined, extra = {}) {
 // /play?table=<id>[&invite=<code>]: the seat this browser holds at that table, or the screen to take one.
 function openFromAddress() {
   const params = new URLSearchParams(location.search);
+  if (params.get("tournament")) { openTournament(params.get("tournament"), params.get("invite")); return true; }
   const id = params.get("table");
   if (!id) return false;
   if (params.get("watch")) { showWatch(id, params.get("watch")); return true; }
@@ -1296,7 +1302,7 @@ async function startMatch(matchId) {
   loadRatings();
   openStream();
   offerPush($("push"), matchId, game.credential, tr);
-  watchTable(WATCH_PLAYING_MS);
+  if (!game.tournament) watchTable(WATCH_PLAYING_MS);   // a tournament's round: the tournament is looked at
 }
 // The seat's match answers no more: the credential is gone (the seat was left, or the table is gone), or
 // the match itself is (no longer kept): then the table is still there, and "play again" can deal another.
@@ -1358,7 +1364,7 @@ function renderTableBar(view) {
   if (!game.table) return;
   $("table-name").textContent = game.watching ? tr("table.watching", tableName(game.table))
     : tr("table.you-are", tableName(game.table), seatNo(game.me));
-  $("play-again").hidden = game.watching || !(view.match_over || view.game_over);
+  $("play-again").hidden = game.watching || !!game.tournament || !(view.match_over || view.game_over);
   const playing = beingPlayed(view);
   $("resign").hidden = !playing;
   $("abort").hidden = !playing || !abortMayBeOpen();
@@ -1423,6 +1429,7 @@ async function exitMatch(kind) {
 // a rated match being played is resigning it (once the abort is closed): the person is told before.
 async function leaveSeat() {
   if (game?.watching) { stopSpectating(); return; }
+  if (game?.tournament) { leaveTournament(); return; }
   const ratedPlay = game?.table?.rated !== false && beingPlayed(game?.view);
   if (!confirm(tr(ratedPlay ? "x.confirm-leave-rated" : "x.confirm-leave"))) return;
   warn("");
@@ -1476,7 +1483,10 @@ async function openStream() {
   });
   on("update", (d) => { absorb(d, true); render(); });
   on("presence", (d) => { heard(d.here); render(); });   // who is here changed (no id: not a version)
-  on("end", () => { closeStream(); live("over"); watchTable(); });   // for "play again" by another seat
+  on("end", () => {   // for "play again" by another seat; a tournament's round: the tournament goes on
+    closeStream(); live("over");
+    if (game?.tournament) lookTournament(); else watchTable();
+  });
   on("closed", () => { source.close(); retryStream(gen); });   // the server stopped it early: come back
   source.onerror = () => {
     if (gen !== streamGen) return;
@@ -2003,6 +2013,192 @@ function boardRow(e) {
   return li;
 }
 
+// ---------------------------------------------------------------- a hosted tournament (issue 41)
+// /play?tournament=<id>&invite=<code>: take a place (the join form), then follow it: its stream of standings
+// (GET .../events: the view at each change, no credential) and, at each change, the tournament asked with
+// this browser's tournament credential (localStorage) for `you`: the round you play (its table's seat credential:
+// the round is played with the page's own table play), the round you sit out, out, over. Each round is a new
+// table: when its match ends (the tournament closes it once the round is over) the next one is looked up.
+const TOUR_POLL_MS = 3000;   // the tournament looked at besides its stream (a stream that stalls, a reload)
+let tour = null;             // {id, credential, index, view, source, timer, rounds: {number: seat | "out"}, playing}
+const tourKey = (id) => `domino-tournament:${id}`;
+function stopTournament() {
+  if (!tour) return;
+  tour.source?.close();
+  clearTimeout(tour.timer);
+  tour = null;
+  $("tour-box").hidden = true;
+}
+async function openTournament(id, invite) {
+  leaveTable();
+  $("setup-box").open = false;
+  $("match-title").textContent = tr("tour.mode");
+  const saved = localStorage.getItem(tourKey(id));
+  if (saved) { followTournament(JSON.parse(saved)); return; }
+  showScreen("tournament");
+  $("tour-join-form").hidden = false;
+  $("tour-join").disabled = false;
+  $("tour-join-form").dataset.id = id;
+  $("tour-join-form").dataset.invite = invite ?? "";
+  say(tr("s.give-name"));
+  try {
+    const view = await api(`/v1/tournaments/hosted/${id}`);
+    $("tour-join-title").textContent = tourName(view);
+    $("tour-join-about").textContent = tr("tour.about", view.participants.length, view.size, view.rated !== false);
+    if (view.status !== "open") { $("tour-join").disabled = true; warn(tr("tour.started")); }
+  } catch (err) {
+    $("tour-join").disabled = true;
+    warn(err.status === 404 ? tr("tour.unknown") : tr("j.other", err.message));
+  }
+}
+const tourName = (view) => view.name || tr("tour.unnamed", view.tournament_id.slice(0, 6));
+async function joinTournament(event) {
+  event.preventDefault();
+  warn("");
+  const form = $("tour-join-form"), id = form.dataset.id, given = myName("tour-name");
+  if (!given || !id) return;
+  try {
+    const joined = await api(`/v1/tournaments/hosted/${id}/join`,
+                             { ...(form.dataset.invite ? { invite: form.dataset.invite } : {}), name: given, ...vouched() });
+    const kept = { id, credential: joined.credential, index: joined.index };
+    localStorage.setItem(tourKey(id), JSON.stringify(kept));
+    history.replaceState(null, "", `/play?tournament=${id}`);   // the invite is spent
+    followTournament(kept);
+  } catch (err) {
+    const why = problemName(err);
+    warn(["invalid-invite", "invite-required", "tournament-full", "tournament-started", "seat-held"].includes(why)
+      ? tr(`tour.p.${why}`) : tr("j.other", err.message));
+  }
+}
+function followTournament(kept) {
+  stopTournament();
+  tour = { ...kept, view: null, source: null, timer: null, rounds: {}, playing: null };
+  $("tour-join-form").hidden = true;
+  $("tour-box").hidden = false;
+  showScreen("tournament");
+  history.replaceState(null, "", `/play?tournament=${kept.id}`);
+  const source = new EventSource(`/v1/tournaments/hosted/${kept.id}/events`);   // resumes by Last-Event-ID itself
+  tour.source = source;
+  source.addEventListener("tournament", () => lookTournament());
+  source.addEventListener("end", () => { source.close(); lookTournament(); });
+  lookTournament();
+}
+// The tournament now, with `you`; then the screen follows: the round's table, or the standings.
+async function lookTournament() {
+  if (!tour) return;
+  const followed = tour;
+  clearTimeout(followed.timer);
+  let view;
+  try { view = await api(`/v1/tournaments/hosted/${followed.id}`, undefined, followed.credential); } catch (err) {
+    if (tour !== followed) return;
+    if (err.status === 401 || err.status === 404) {   // the place was given up (here or on another device)
+      localStorage.removeItem(tourKey(followed.id));
+      stopTournament();
+      showScreen("tournament");
+      warn(tr("tour.place-gone"));
+      return;
+    }
+    followed.timer = setTimeout(lookTournament, TOUR_POLL_MS);
+    return;
+  }
+  if (tour !== followed) return;
+  followed.view = view;
+  const you = view.you;
+  for (const r of view.rounds) {   // a round played while this page looked away: sat out, unless out before it
+    if (!(r.number in followed.rounds) && !r.players.includes(you.index) && !outBefore(view, you.index, r.number)) {
+      followed.rounds[r.number] = "out";
+    }
+  }
+  if (you.status === "playing" && you.match_id && you.round != null) {
+    followed.rounds[you.round] = you.seat;
+    if (followed.playing !== you.match_id) await playTournamentRound(you);
+  } else if (you.status === "sitting-out" && you.round != null) {
+    followed.rounds[you.round] = "out";
+  }
+  if (tour !== followed) return;
+  if (you.status !== "playing") {   // between rounds, sitting out, out, over: the standings
+    if (game?.tournament) { closeStream(); stopWatching(); game = null; }
+    followed.playing = null;
+    showScreen("tournament");
+  }
+  renderTournament(view);
+  if (view.status !== "over") followed.timer = setTimeout(lookTournament, TOUR_POLL_MS);
+  else followed.source?.close();
+}
+const outBefore = (view, index, number) => view.rounds.some((r) => r.number < number && (r.eliminated.includes(index) || r.forfeit === index));
+// Your round: its table (asked with the seat's credential) played with the page's own table play.
+async function playTournamentRound(you) {
+  const followed = tour;
+  let t;
+  try { t = await api(`/v1/tables/${you.table_id}`, undefined, you.credential); } catch { return; }
+  if (tour !== followed) return;
+  closeStream();
+  stopWatching();
+  followed.playing = you.match_id;
+  game = { table: t, credential: you.credential, me: you.seat, playerId: you.player, tournament: followed.id,
+           tournamentRound: you.round, hostKey: null, invites: [], watchLink: null, ...fromTable(t),
+           matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], keys: [] };
+  startMatch(you.match_id);
+}
+// The standings, the last round recorded, your rounds, and what you do now.
+function renderTournament(view) {
+  const you = view.you, mine = you?.index;
+  $("tour-box").hidden = false;
+  $("tour-box").dataset.status = you?.status ?? view.status;
+  $("tour-box").dataset.version = String(view.version ?? "");
+  $("tour-title").textContent = tr("tour.title", tourName(view), view.limit);
+  const name = (i) => view.participants.find((p) => p.index === i)?.name ?? `#${i}`;
+  const playing = (view.round?.players ?? []).map(name).join(", ");
+  const status = !you ? "" : view.status === "open" ? tr("tour.s.open", view.participants.length, view.size)
+    : you.status === "playing" ? tr("tour.s.playing", you.round, seatNo(you.seat), playing)
+    : you.status === "sitting-out" ? tr("tour.s.sitting-out", you.round, playing)
+    : you.status === "waiting" ? tr("tour.s.waiting")
+    : you.status === "out" ? tr("tour.s.out", view.standings.find((s) => s.index === mine)?.total, view.limit)
+    : tr("tour.s.over", view.standings.find((s) => s.index === mine)?.place, view.standings.length);
+  $("tour-status").textContent = status;
+  if (document.body.dataset.screen === "tournament") say(status);
+  const last = view.rounds[view.rounds.length - 1];
+  $("tour-last").textContent = !last ? "" : tr("tour.last", last.number,
+    last.players.map((p, seat) => `${name(p)} ${last.points[seat]}`).join(", "),
+    last.eliminated.map(name).join(", "), last.forfeit != null ? name(last.forfeit) : null);
+  $("tour-standings").tBodies[0].replaceChildren(...view.standings.map((s) => {
+    const tr_ = document.createElement("tr");
+    Object.assign(tr_.dataset, { index: s.index, place: s.place, total: s.total ?? "" });
+    tr_.classList.toggle("me", s.index === mine);
+    tr_.classList.toggle("out", !!s.out);
+    tr_.classList.toggle("official", !!s.official);
+    const cells = [String(s.place), s.participant + (s.index === mine ? tr("seats.you") : ""), String(s.total ?? s.score ?? ""),
+                   (s.out ? tr("tour.out-mark") : "") + (s.official ? tr("tour.official-mark") : "")];
+    tr_.replaceChildren(...cells.map((text) => { const td = document.createElement("td"); td.textContent = text; return td; }));
+    return tr_;
+  }));
+  const rounds = tour ? Object.entries(tour.rounds).sort((a, b) => a[0] - b[0]) : [];
+  $("tour-rounds").replaceChildren(...rounds.map(([number, seat]) => {
+    const li = document.createElement("li");
+    li.dataset.round = number;
+    if (seat === "out") { li.dataset.sitOut = "1"; li.textContent = tr("tour.r.sat-out", number); }
+    else { li.dataset.seat = seat; li.textContent = tr("tour.r.played", number, seatNo(seat)); }
+    return li;
+  }));
+  $("tour-leave").hidden = view.status === "over" || you?.status === "out";
+}
+// Leave the tournament: before its start the place is freed; after it, a forfeit (the tournament goes on).
+async function leaveTournament() {
+  if (!tour || !confirm(tr(tour.view?.status === "open" ? "tour.confirm-leave-open" : "tour.confirm-leave"))) return;
+  const followed = tour;
+  try { await api(`/v1/tournaments/hosted/${followed.id}/leave`, {}, followed.credential); } catch (err) {
+    if (err.status !== 409) { warn(tr("tour.no-leave", err.message)); return; }
+  }
+  if (followed.view?.status === "open") {
+    localStorage.removeItem(tourKey(followed.id));
+    stopTournament();
+    say(tr("tour.left"));
+    return;
+  }
+  if (game?.tournament) { closeStream(); stopWatching(); game = null; }
+  lookTournament();
+}
+
 // ---------------------------------------------------------------- start
 // The language: the static texts now, the rest as it is drawn; the switch redraws what is on the screen.
 translatePage();
@@ -2022,6 +2218,7 @@ function redrawInLanguage() {
   else if (screen === "lobby") { lobbyShown = ""; showLobby(); }   // redrawn even when no table changed
   else if (screen === "leaderboard") showBoard();
   else if (screen === "waiting" && game?.table) showWaiting();
+  if (tour?.view) renderTournament(tour.view);
   if (screen === "table" && game?.view) {
     if (game.told?.length === game.log.length) game.log = game.told.map(describe);
     save();

@@ -113,30 +113,45 @@ def sdk_person(participant: Participant, told: Told, until: float) -> Callable[[
     return run
 
 
-def follow_and_check(gw: Gateway, tid: str, people: list[Person], told: Told, deadline: float,
-                     alive: Callable[[], bool] = lambda: True) -> tuple[Play, Json]:
+class Checker:
     """The test's own eye on the tournament (no credential): every round recorded is checked, in order, against
     the independent reading of RULES.md B (`Sheet`): its players (the round's four, whoever sat out playing, the
-    worst places) and seats, what each person was told (their seat, or that they sit out), its points as the
-    round's match ended it, who it put out. `alive`: the people's clients still run (else stop waiting)."""
-    play = Play(gw, tid, people, ended=told.ended)   # the points as the people's streams said them
-    until = time.monotonic() + deadline
-    while time.monotonic() < until:
+    worst places) and seats, what the SDK people were told (their seat, or that they sit out), its points as the
+    round's match ended it (the people's streams), who it put out. `step()` looks once: the final view once it
+    is over and every round is checked, else None."""
+
+    def __init__(self, gw: Gateway, tid: str, people: list[Person], told: Told) -> None:
+        self.told = told
+        self.play = Play(gw, tid, people, ended=told.ended)   # the points as the people's streams said them
+
+    def step(self) -> Json | None:
+        play, told = self.play, self.told
         assert not told.errors, told.errors
         view = play.view()
         if play.sheet is None and view["status"] in ("playing", "over"):
-            play.sheet = Sheet(len(people), view["first_sitters"])
+            play.sheet = Sheet(len(play.people), view["first_sitters"])
             assert view["limit"] == play.sheet.limit
-        if play.sheet is not None:
-            rounds = view["rounds"]
-            ready = len(play.sheet.played)
-            while ready < len(rounds) and (rounds[ready]["forfeit"] is not None or rounds[ready]["number"] in told.ended):
-                ready += 1
-            for k in range(len(play.sheet.played), ready):
-                check_told(play.sheet, rounds[k], told)
-                play.catch_up({**view, "rounds": rounds[:k + 1]})
-            if view["status"] == "over" and ready == len(rounds):
-                return play, view
+        if play.sheet is None:
+            return None
+        rounds = view["rounds"]
+        ready = len(play.sheet.played)
+        while ready < len(rounds) and (rounds[ready]["forfeit"] is not None or rounds[ready]["number"] in told.ended):
+            ready += 1
+        for k in range(len(play.sheet.played), ready):
+            check_told(play.sheet, rounds[k], told)
+            play.catch_up({**view, "rounds": rounds[:k + 1]})
+        return view if view["status"] == "over" and ready == len(rounds) else None
+
+
+def follow_and_check(gw: Gateway, tid: str, people: list[Person], told: Told, deadline: float,
+                     alive: Callable[[], bool] = lambda: True) -> tuple[Play, Json]:
+    """`Checker.step()` until the tournament is over; `alive`: the people's clients still run (else stop)."""
+    checker = Checker(gw, tid, people, told)
+    until = time.monotonic() + deadline
+    while time.monotonic() < until:
+        final = checker.step()
+        if final is not None:
+            return checker.play, final
         if not alive():
             raise AssertionError(f"the people stopped before the end: {told.errors or told.final}")
         time.sleep(0.05)

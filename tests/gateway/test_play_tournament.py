@@ -1,0 +1,177 @@
+"""Issue 41's test as people use it: six people play a whole Bykovo micro-tournament online to its end against a
+real gunicorn gateway and engine. Two are on the page (/play, Debian's chromium driven by Playwright, a browser
+context each: one in English, one in Russian), each joining by their invite link and playing their rounds by
+clicking their tiles at the page's own table; one is in the terminal (`domino play --join LINK` in a
+pseudo-terminal, answering each move prompt with the first legal move); three use the SDK (a thread each,
+test_sdk_tournaments). Each round's players, seats and sit-outs, what the SDK people were told, every round's
+points and eliminations and the final places are checked against the independent reading of RULES.md B in
+test_hosted_tournament (`Sheet`, through test_sdk_tournaments' `Checker`); then what each page and the terminal
+showed their person: every round they played (at which seat) or sat out, the final standings, their place."""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser
+
+from clients.sdk import RestClient
+
+from .conftest import Gateway
+from .test_hosted_tournament import Person as Joined
+from .test_hosted_tournament import Sheet, tour_gw  # noqa: F401
+from .test_play_browser import PHONE, browser  # noqa: F401
+from .test_play_friends_browser import Person
+from .test_play_tournament_terminal import check_terminal, spawn_terminal
+from .test_sdk_tournaments import Checker, Told, sdk_person
+
+pytestmark = pytest.mark.service
+
+Json = dict[str, Any]
+DEADLINE = 300.0
+
+
+class PagePerson:
+    """A person on the page, clicking as they would: their first playable tile (its first end), else draw or
+    knock, whenever the page shows their turn at the round's table."""
+
+    def __init__(self, person: Person) -> None:
+        self.person = person
+        self.page = person.page
+        self.clicks = 0
+
+    def screen(self) -> str:
+        return self.person.screen()
+
+    def act(self) -> bool:
+        """One move if it is this person's turn now (True), once the page has drawn its answer."""
+        if self.screen() != "table":
+            return False
+        page = self.page
+        tiles, extra = page.locator("#hand .tile.legal"), page.locator("#extra-actions button")
+        if not tiles.count() and not extra.count():
+            return False
+        before = self.person.renders()
+        try:
+            if tiles.count():
+                tiles.first.click(timeout=2000)
+                if page.locator("#choices button").count():
+                    page.locator("#choices button").first.click(timeout=2000)
+            else:
+                extra.first.click(timeout=2000)
+        except Exception:  # noqa: BLE001 - the table changed under the click (the round ended): look again
+            return False
+        self.clicks += 1
+        deadline = time.monotonic() + 10
+        while self.person.renders() == before and time.monotonic() < deadline:
+            page.wait_for_timeout(20)
+        return True
+
+    def rounds(self) -> dict[int, int | None]:
+        """What the page lists as this person's rounds: the seat played (from 0), or None: sat out."""
+        found: list[list[str]] = self.page.eval_on_selector_all(
+            "#tour-rounds li", "(els) => els.map((e) => [e.dataset.round, e.dataset.seat ?? '', e.dataset.sitOut ?? ''])")
+        return {int(n): (None if out else int(seat)) for n, seat, out in found}
+
+    def standings(self) -> list[tuple[int, int, int]]:
+        """The standings the page shows: (participant index, place, total)."""
+        rows: list[list[str]] = self.page.eval_on_selector_all(
+            "#tour-standings tbody tr", "(els) => els.map((e) => [e.dataset.index, e.dataset.place, e.dataset.total])")
+        return [(int(i), int(p), int(t)) for i, p, t in rows]
+
+
+def check_page(who: PagePerson, index: int, final: Json, sheet: Sheet, over_text: str) -> None:
+    """What the page showed its person, against the rules' reading of each round and the final places."""
+    out_after = next((n for n, g in enumerate(sheet.gone, 1) if index in g), None)
+    expected: dict[int, int | None] = {}
+    for played in final["rounds"]:
+        if out_after is not None and played["number"] > out_after:
+            continue
+        expected[played["number"]] = played["players"].index(index) if index in played["players"] else None
+    assert who.rounds() == expected, (who.person.name, who.rounds(), expected)
+    assert who.standings() == [(s["index"], s["place"], s["total"]) for s in final["standings"]]
+    mine = next(s for s in final["standings"] if s["index"] == index)
+    status = who.page.inner_text("#tour-status")
+    assert over_text.format(place=mine["place"], n=len(final["standings"])) in status, status
+    assert who.page.locator("#tour-standings tr.me").get_attribute("data-index") == str(index)
+
+
+def test_six_people_on_the_page_the_terminal_and_the_sdk_play_a_bykovo_tournament(
+        browser: Browser, tour_gw: Gateway, tmp_path: Path) -> None:  # noqa: F811
+    gw = tour_gw
+    api = RestClient(gw.url)
+    opened = api.open_tournament(6, name="Friday online", rated=False)
+    tid = opened.tournament_id
+    links = [i.link for i in opened.invites]
+    contexts = [browser.new_context(viewport=PHONE), browser.new_context(viewport=PHONE, locale="ru-RU")]
+    terminal = None
+    try:
+        # two people on the page, each by their link (the join screen, a name, the button)
+        pages = []
+        for context, link, name in zip(contexts, links[:2], ["Anna", "Boris"], strict=True):
+            person = Person(context, link, name)
+            person.wait_for(lambda p=person: p.screen() == "tournament" and p.page.locator("#tour-join").is_enabled(),
+                            "the tournament's join screen")
+            person.page.fill("#tour-name", name)
+            person.page.click("#tour-join")
+            person.wait_for(lambda p=person: p.page.locator("#tour-box").get_attribute("data-status") == "waiting",
+                            "the tournament's standings")
+            assert "invite" not in person.page.url and person.page.url.endswith(f"/play?tournament={tid}")
+            pages.append(PagePerson(person))
+        assert "Ждём, когда хозяин его начнёт" in pages[1].page.inner_text("#tour-status")
+        # one in the terminal, by their link
+        terminal = spawn_terminal(gw, tmp_path, "--join", links[2], "--name", "Cyril")
+        terminal.expect(r"place 3 of 6 \(3 joined\)\. Waiting for the host to start it")
+        # three with the SDK
+        participants = [api.join_tournament_link(link, name=name) for link, name in zip(links[3:], ["Dasha", "Egor", "Fedya"],
+                                                                                         strict=True)]
+        opened.start()
+        began = time.monotonic()
+        terminal.answer_moves(began + DEADLINE)
+        told = Told()
+        threads = [threading.Thread(target=sdk_person(p, told, began + DEADLINE), daemon=True) for p in participants]
+        for thread in threads:
+            thread.start()
+        view = api.tournament(tid)
+        assert [p.name for p in view.participants] == ["Anna", "Boris", "Cyril", "Dasha", "Egor", "Fedya"]
+        held = {p.index: p.credential for p in participants}
+        checker = Checker(gw, tid, [Joined(p.name, held.get(p.index, ""), p.index, p.player) for p in view.participants],
+                          told)
+        final = None
+        while final is None:
+            assert time.monotonic() < began + DEADLINE, f"the tournament did not end within {DEADLINE} s"
+            assert terminal.error is None, (terminal.error, terminal.screen[-3000:])
+            moved = [who.act() for who in pages]
+            final = checker.step()
+            if not any(moved):
+                time.sleep(0.05)
+        elapsed = time.monotonic() - began
+        sheet = checker.play.sheet
+        assert sheet is not None and sheet.over
+        order = [s["index"] for s in final["standings"]]
+        sheet.check_standings(order)
+        assert [s["official"] for s in final["standings"]] == [True] * 3 + [False] * 3
+        for thread in threads:
+            thread.join(30)
+        assert not told.errors, told.errors
+        # what each person was shown: the page's rounds, standings and place; the terminal's lines
+        for who in pages:
+            who.person.wait_for(lambda w=who: w.page.locator("#tour-box").get_attribute("data-status") == "over",
+                                "the tournament's end")
+        check_page(pages[0], 0, final, sheet, "The tournament is over. Your place: {place} of {n}.")
+        check_page(pages[1], 1, final, sheet, "Турнир окончен. Ваше место: {place} из {n}.")
+        assert sum(p.clicks for p in pages) > 0
+        for who in pages:
+            assert not who.person.errors, who.person.errors
+        assert terminal.thread is not None
+        terminal.thread.join(60)
+        assert terminal.error is None, terminal.error
+        check_terminal(terminal, 2, final, sheet)
+        print(f"six people (two pages, a terminal, three SDK), {len(final['rounds'])} rounds in {elapsed:.1f} s")
+    finally:
+        for context in contexts:
+            context.close()
+        if terminal is not None:
+            terminal.child.close(force=True)
