@@ -256,6 +256,9 @@ const EN = {
   "tour.confirm-leave-open": "Give up your place in this tournament?",
   "tour.no-leave": (m) => `Could not leave: ${m}`,
   "tour.left": "You left the tournament.",
+  "modes.tournaments": "Tournaments", "tour.lobby": "Tournaments open for joining",
+  "tour.lobby-say": "Public tournaments still open: join one, or open a tournament's link.",
+  "tour.lobby-none": "No public tournament is open for joining now.",
 };
 
 const RU = {
@@ -493,6 +496,9 @@ const RU = {
   "tour.confirm-leave-open": "Отказаться от места в этом турнире?",
   "tour.no-leave": (m) => `Не удалось выйти: ${m}`,
   "tour.left": "Вы вышли из турнира.",
+  "modes.tournaments": "Турниры", "tour.lobby": "Турниры, открытые для вступления",
+  "tour.lobby-say": "Открытые турниры: вступите в один или откройте ссылку турнира.",
+  "tour.lobby-none": "Открытых для вступления турниров сейчас нет.",
 };
 // The variants' names in Russian: the seeds' names of the games (RULES.md section titles).
 const VARIANTS_RU = { kozel: "Козёл", "kozel-classic": "Козёл (классический)", osel: "Осёл", bykovo: "Быковское домино",

@@ -1065,6 +1065,7 @@ function setUpFriends() {
   $("abort").addEventListener("click", () => exitMatch("abort"));
   $("claim").addEventListener("click", () => exitMatch("claim"));
   $("tour-join-form").addEventListener("submit", joinTournament);
+  $("to-tournaments").addEventListener("click", showTournamentLobby);
   $("tour-leave").addEventListener("click", leaveTournament);
   const spectatorsChoice = () => { $("t-spectators-row").hidden = $("t-public").checked; };
   $("t-public").addEventListener("change", spectatorsChoice);
@@ -2020,7 +2021,7 @@ function boardRow(e) {
 // the round is played with the page's own table play), the round you sit out, out, over. Each round is a new
 // table: when its match ends (the tournament closes it once the round is over) the next one is looked up.
 const TOUR_POLL_MS = 3000;   // the tournament looked at besides its stream (a stream that stalls, a reload)
-let tour = null;             // {id, credential, index, view, source, timer, rounds: {number: seat | "out"}, playing}
+let tour = null;             // {id, credential, index, view, source, timer, playing: the match of the round played}
 const tourKey = (id) => `domino-tournament:${id}`;
 function stopTournament() {
   if (!tour) return;
@@ -2029,8 +2030,32 @@ function stopTournament() {
   tour = null;
   $("tour-box").hidden = true;
 }
+// The lobby: the public tournaments still open; one picked opens its join screen (no invite needed).
+async function showTournamentLobby() {
+  leaveTable();
+  warn("");
+  $("setup-box").open = false;
+  $("match-title").textContent = tr("tour.mode");
+  showScreen("tournament");
+  $("tour-join-form").hidden = true;
+  $("tour-lobby-box").hidden = false;
+  say(tr("tour.lobby-say"));
+  let found;
+  try { found = (await api("/v1/tournaments/hosted?limit=50")).tournaments; } catch (err) { warn(tr("j.other", err.message)); return; }
+  $("tour-lobby").replaceChildren(...found.map((v) => {
+    const li = document.createElement("li");
+    li.dataset.tournament = v.tournament_id;
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "primary"; b.textContent = tr("tour.join");
+    b.addEventListener("click", () => openTournament(v.tournament_id, null));
+    li.append(`${tourName(v)}: ${tr("tour.about", v.participants.length, v.size, v.rated !== false)} `, b);
+    return li;
+  }));
+  if (!found.length) say(tr("tour.lobby-none"));
+}
 async function openTournament(id, invite) {
   leaveTable();
+  $("tour-lobby-box").hidden = true;
   $("setup-box").open = false;
   $("match-title").textContent = tr("tour.mode");
   const saved = localStorage.getItem(tourKey(id));
@@ -2072,7 +2097,8 @@ async function joinTournament(event) {
 }
 function followTournament(kept) {
   stopTournament();
-  tour = { ...kept, view: null, source: null, timer: null, rounds: {}, playing: null };
+  $("tour-lobby-box").hidden = true;
+  tour = { ...kept, view: null, source: null, timer: null, playing: null };
   $("tour-join-form").hidden = true;
   $("tour-box").hidden = false;
   showScreen("tournament");
@@ -2104,28 +2130,30 @@ async function lookTournament() {
   if (tour !== followed) return;
   followed.view = view;
   const you = view.you;
-  for (const r of view.rounds) {   // a round played while this page looked away: sat out, unless out before it
-    if (!(r.number in followed.rounds) && !r.players.includes(you.index) && !outBefore(view, you.index, r.number)) {
-      followed.rounds[r.number] = "out";
-    }
-  }
-  if (you.status === "playing" && you.match_id && you.round != null) {
-    followed.rounds[you.round] = you.seat;
-    if (followed.playing !== you.match_id) await playTournamentRound(you);
-  } else if (you.status === "sitting-out" && you.round != null) {
-    followed.rounds[you.round] = "out";
+  if (you.status === "playing" && you.match_id && you.round != null && followed.playing !== you.match_id) {
+    await playTournamentRound(you);
   }
   if (tour !== followed) return;
   if (you.status !== "playing") {   // between rounds, sitting out, out, over: the standings
     if (game?.tournament) { closeStream(); stopWatching(); game = null; }
     followed.playing = null;
     showScreen("tournament");
+    $("match-title").textContent = tr("tour.mode");
+    document.title = tr("page.title");
   }
   renderTournament(view);
   if (view.status !== "over") followed.timer = setTimeout(lookTournament, TOUR_POLL_MS);
   else followed.source?.close();
 }
 const outBefore = (view, index, number) => view.rounds.some((r) => r.number < number && (r.eliminated.includes(index) || r.forfeit === index));
+// Your rounds, from the tournament itself (a reload loses nothing): each round recorded or being played that you
+// were still in, with your seat, or "out" for one you sat out.
+function yourRounds(view, index) {
+  const rounds = [...view.rounds];
+  if (view.round && !rounds.some((r) => r.number === view.round.number)) rounds.push(view.round);
+  return rounds.filter((r) => !outBefore(view, index, r.number))
+    .map((r) => [r.number, r.players.includes(index) ? r.players.indexOf(index) : "out"]);
+}
 // Your round: its table (asked with the seat's credential) played with the page's own table play.
 async function playTournamentRound(you) {
   const followed = tour;
@@ -2172,7 +2200,7 @@ function renderTournament(view) {
     tr_.replaceChildren(...cells.map((text) => { const td = document.createElement("td"); td.textContent = text; return td; }));
     return tr_;
   }));
-  const rounds = tour ? Object.entries(tour.rounds).sort((a, b) => a[0] - b[0]) : [];
+  const rounds = you ? yourRounds(view, mine) : [];
   $("tour-rounds").replaceChildren(...rounds.map(([number, seat]) => {
     const li = document.createElement("li");
     li.dataset.round = number;

@@ -1,12 +1,14 @@
 """Issue 41's test as people use it: six people play a whole Bykovo micro-tournament online to its end against a
 real gunicorn gateway and engine. Two are on the page (/play, Debian's chromium driven by Playwright, a browser
 context each: one in English, one in Russian), each joining by their invite link and playing their rounds by
-clicking their tiles at the page's own table; one is in the terminal (`domino play --join LINK` in a
+clicking their tiles at the page's own table (one joins by the link, the other from the page's lobby of public
+tournaments); one is in the terminal (`domino play --join LINK` in a
 pseudo-terminal, answering each move prompt with the first legal move); three use the SDK (a thread each,
 test_sdk_tournaments). Each round's players, seats and sit-outs, what the SDK people were told, every round's
 points and eliminations and the final places are checked against the independent reading of RULES.md B in
 test_hosted_tournament (`Sheet`, through test_sdk_tournaments' `Checker`); then what each page and the terminal
-showed their person: every round they played (at which seat) or sat out, the final standings, their place."""
+showed their person: every round they played (at which seat) or sat out, the final standings, their place. One
+page is reloaded mid-tournament and comes back to it (its kept credential)."""
 from __future__ import annotations
 
 import threading
@@ -22,7 +24,7 @@ from clients.sdk import RestClient
 from .conftest import Gateway
 from .test_hosted_tournament import Person as Joined
 from .test_hosted_tournament import Sheet, tour_gw  # noqa: F401
-from .test_play_browser import PHONE, browser  # noqa: F401
+from .test_play_browser import PHONE, browser, shots  # noqa: F401
 from .test_play_friends_browser import Person
 from .test_play_tournament_terminal import check_terminal, spawn_terminal
 from .test_sdk_tournaments import Checker, Told, sdk_person
@@ -99,19 +101,23 @@ def check_page(who: PagePerson, index: int, final: Json, sheet: Sheet, over_text
 
 
 def test_six_people_on_the_page_the_terminal_and_the_sdk_play_a_bykovo_tournament(
-        browser: Browser, tour_gw: Gateway, tmp_path: Path) -> None:  # noqa: F811
+        browser: Browser, tour_gw: Gateway, tmp_path: Path, shots: Path) -> None:  # noqa: F811
     gw = tour_gw
     api = RestClient(gw.url)
-    opened = api.open_tournament(6, name="Friday online", rated=False)
+    opened = api.open_tournament(6, name="Friday online", rated=False, public=True)
     tid = opened.tournament_id
     links = [i.link for i in opened.invites]
     contexts = [browser.new_context(viewport=PHONE), browser.new_context(viewport=PHONE, locale="ru-RU")]
     terminal = None
     try:
-        # two people on the page, each by their link (the join screen, a name, the button)
+        # two people on the page: Anna by her link, Boris (in Russian) from the page's lobby of tournaments; each
+        # on the join screen gives a name and presses the button
         pages = []
-        for context, link, name in zip(contexts, links[:2], ["Anna", "Boris"], strict=True):
+        for context, link, name in zip(contexts, [links[0], gw.url + "/play"], ["Anna", "Boris"], strict=True):
             person = Person(context, link, name)
+            if name == "Boris":
+                person.page.click("#to-tournaments")
+                person.page.click(f"#tour-lobby li[data-tournament='{tid}'] button")
             person.wait_for(lambda p=person: p.screen() == "tournament" and p.page.locator("#tour-join").is_enabled(),
                             "the tournament's join screen")
             person.page.fill("#tour-name", name)
@@ -140,11 +146,23 @@ def test_six_people_on_the_page_the_terminal_and_the_sdk_play_a_bykovo_tournamen
         checker = Checker(gw, tid, [Joined(p.name, held.get(p.index, ""), p.index, p.player) for p in view.participants],
                           told)
         final = None
+        reloaded = shot = False
         while final is None:
             assert time.monotonic() < began + DEADLINE, f"the tournament did not end within {DEADLINE} s"
             assert terminal.error is None, (terminal.error, terminal.screen[-3000:])
             moved = [who.act() for who in pages]
             final = checker.step()
+            if not shot and pages[1].screen() == "table":
+                shot = True
+                pages[1].page.screenshot(path=str(shots / "tournament-round.png"))
+            if not reloaded and checker.play.sheet is not None and len(checker.play.sheet.played) >= 1:
+                # Anna reloads the page mid-tournament: the kept credential brings her back to it, and to her
+                # round's table when she plays one
+                reloaded = True
+                pages[0].page.reload()
+                pages[0].page.wait_for_selector("#variant option[value=kozel]", state="attached")
+                pages[0].person.wait_for(lambda: pages[0].page.locator("#tour-box").get_attribute("data-status")
+                                         not in (None, ""), "the tournament again after a reload")
             if not any(moved):
                 time.sleep(0.05)
         elapsed = time.monotonic() - began
@@ -160,6 +178,7 @@ def test_six_people_on_the_page_the_terminal_and_the_sdk_play_a_bykovo_tournamen
         for who in pages:
             who.person.wait_for(lambda w=who: w.page.locator("#tour-box").get_attribute("data-status") == "over",
                                 "the tournament's end")
+        pages[0].page.screenshot(path=str(shots / "tournament-over.png"))
         check_page(pages[0], 0, final, sheet, "The tournament is over. Your place: {place} of {n}.")
         check_page(pages[1], 1, final, sheet, "Турнир окончен. Ваше место: {place} из {n}.")
         assert sum(p.clicks for p in pages) > 0
