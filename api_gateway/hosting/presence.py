@@ -139,10 +139,11 @@ class Presence:
 
     def called(self, match_id: bytes, seat: int) -> None:
         """A call with the seat's credential: here for `here_for` seconds (written at most once per
-        `renew_every` by this worker)."""
+        `renew_every` by this worker; not at all while this worker holds the seat's stream: its mark says more,
+        and its close counts `here_for` from a later time)."""
         now = self._clock()
         key = (match_id, seat)
-        if now - self._called.get(key, float("-inf")) < self.renew_every:
+        if key in self._open or now - self._called.get(key, float("-inf")) < self.renew_every:
             return
         self._called[key] = now
         if len(self._called) > 10_000:  # forget the oldest half: a worker's memory stays bounded

@@ -69,6 +69,8 @@ def test_a_worker_beats_once_whatever_its_streams_and_marks_a_seat_at_its_first_
     close_b2 = presence.streaming(B, 2)
     close_b2_again = presence.streaming(B, 2)   # a second stream of one seat: no second mark
     assert store.calls[1:] == [("beat", 1036.0), ("mark", ([(A, 1)], [])), ("mark", ([(B, 2)], []))]
+    presence.called(B, 2)                       # a call of a seat whose stream this worker holds: nothing to write
+    assert len(store.calls) == 4
     for seat in range(500):                     # however many streams are open, a beat is one write
         presence.streaming(A, 100 + seat)
     del store.calls[:]
