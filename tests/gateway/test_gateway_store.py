@@ -604,6 +604,21 @@ def test_a_worker_s_marks_count_as_here_while_it_beats_and_until_its_last_beat_o
     assert store.presence(match)[2] == boris_until
 
 
+def test_redis_keeps_the_latest_changes_of_presence_and_says_when_a_reader_is_from_before_them(
+        redis_server: RedisServer) -> None:
+    store = RedisStore(redis_server.url, ttl=3600)
+    store.CHANGES_KEPT = 2
+    worker = "w-" + secrets.token_hex(4)
+    start, _ = store.beat(worker, time.time() + 30)
+    first, second, third = (secrets.token_bytes(16) for _ in range(3))
+    for match in (first, second, third):
+        store.seen({match: {0: time.time() + 5}})
+    stamp, _ = store.beat(worker, time.time() + 30)      # the beat keeps the latest 2 changes
+    assert store.changed_since(start) == (stamp, None)  # a reader from before the forgotten one: read everything
+    assert store.changed_since(stamp - 2) == (stamp, [second, third])
+    store.close()
+
+
 def test_a_counter_counts_hits_in_its_window_and_starts_again_after(store: LiveStore) -> None:
     key = "test:" + secrets.token_hex(4)
     assert store.hit(key, 30)[0] == 1
