@@ -583,6 +583,7 @@ class SqliteStore:
         """A change of these matches' presence: the stamp moves, and is each one's latest."""
         stamp = c.execute(self._STAMP).fetchall()[0][0]
         c.executemany(self._CHANGED, [(m, stamp) for m in match_ids])
+
     _KEEP = ("INSERT INTO presence_s1 VALUES (?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
              "until = max(until, excluded.until)")
 
