@@ -38,9 +38,11 @@ class HostedPlay:
         return Carried(args, self.matches.keys.open(hosted.token), Principal(seat), hosted=hosted.clocks)
 
     def act(self, match_id: str, seat: int | None, method: str, args: Json, latest: HostedMatch | None = None,
-            clock_change: ClockChange | None = None) -> bytes:
+            clock_change: ClockChange | None = None, table: Json | None = None) -> bytes:
         """`method` on the hosted match's latest version (`latest`, when the caller has read it) as `seat`;
-        again from the newer version when another change came first (the store refused it as stale)."""
+        again from the newer version when another change came first (the store refused it as stale).
+        `table`: the match's table record, when the caller read it with the match (`Tables.context`): the
+        notifier then needs no read of its own to know that nobody at a table of guests is told."""
         for attempt in range(ATTEMPTS):
             hosted = latest if latest is not None and attempt == 0 else self.hosted(match_id)
             try:
@@ -52,7 +54,7 @@ class HostedPlay:
                 continue
             if change.ended and change.state is not None:
                 self.handoff.archive_match(bytes.fromhex(match_id), change.state)
-            notifier.changed(match_id, seat, change.answer)  # webhooks: never raises, sends off this path
+            notifier.changed(match_id, seat, change.answer, table)  # webhooks: never raises, sends off this path
             return change.answer
         raise AssertionError("unreachable")
 

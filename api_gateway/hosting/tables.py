@@ -397,14 +397,16 @@ class Tables:
     def apply(self, ctx: SeatContext, action: Any) -> bytes:
         if ctx.seat is None:
             raise SealedForbidden("the host key cannot act: use the seat's credential", "Authorization")
-        return self.play.act(ctx.match_id, ctx.seat, "Apply", {"action": action, "seat": ctx.seat}, ctx.hosted)
+        return self.play.act(ctx.match_id, ctx.seat, "Apply", {"action": action, "seat": ctx.seat}, ctx.hosted,
+                             table=ctx.table)
 
     # ------------------------------------------------------------ the exits of a match
 
     def resign(self, ctx: SeatContext) -> bytes:
         """The seat resigns: its side loses (the variant's timeout rule scores it where there is one)."""
         seat = self._seat(ctx, "resign")
-        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": seat, "how": "resign"}, ctx.hosted)
+        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": seat, "how": "resign"}, ctx.hosted,
+                             table=ctx.table)
 
     def abort(self, ctx: SeatContext) -> bytes:
         """The match ends with no result and no rating: only before every person at the table has moved."""
@@ -412,7 +414,8 @@ class Tables:
         if not self._abortable(ctx.table, ctx.hosted):
             raise TableRefused("abort-closed", "every person at this table has made a move: the match can no "
                                                "longer be aborted (resign instead)", "Authorization")
-        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": seat, "how": "abort"}, ctx.hosted)
+        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": seat, "how": "abort"}, ctx.hosted,
+                             table=ctx.table)
 
     def claim(self, ctx: SeatContext) -> bytes:
         """Victory claimed against the person's seat gone longest (no open stream and no call for the table's
@@ -431,7 +434,8 @@ class Tables:
             raise TableRefused("claim-refused", f"no other person's seat has been gone for {wait} s (the table's "
                                                 "claim_after): see the table's seats' here and away_since",
                                "Authorization")
-        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": gone[0][1], "how": "gone"}, ctx.hosted)
+        return self.play.act(ctx.match_id, seat, "EndMatch", {"seat": gone[0][1], "how": "gone"}, ctx.hosted,
+                             table=ctx.table)
 
     @staticmethod
     def _seat(ctx: SeatContext, what: str) -> int:
@@ -451,7 +455,7 @@ class Tables:
         return self.matches.legal_actions(self.play.carried(ctx.hosted, ctx.seat, {}))
 
     def next_round(self, ctx: SeatContext) -> bytes:
-        return self.play.act(ctx.match_id, ctx.seat, "StartRound", {}, ctx.hosted)
+        return self.play.act(ctx.match_id, ctx.seat, "StartRound", {}, ctx.hosted, table=ctx.table)
 
     # ------------------------------------------------------------ stream tickets
 

@@ -94,9 +94,19 @@ class Notifier:
 
     # ------------------------------------------------------------ from the hosting (the request's path)
 
-    def changed(self, match_id: str, seat: int | None, answer: bytes) -> None:
-        """A hosted match changed (`HostedPlay.act`): `seat` acted (None: the host or a clock)."""
+    def changed(self, match_id: str, seat: int | None, answer: bytes, table: Json | None = None) -> None:
+        """A hosted match changed (`HostedPlay.act`): `seat` acted (None: the host or a clock). `table`: the
+        table's record as the change's caller read it; a table nobody there can be told of (`tells`) costs
+        nothing more (no store read on the sender's thread, no wake-up)."""
+        if table is not None and not self.tells(table):
+            return
         self._queue(lambda: self._after_change(match_id, seat, answer))
+
+    def tells(self, table: Json) -> bool:
+        """Whether a change of this table's match may be told to anyone: a seat held by a player a host app
+        vouched for (its webhooks, its feed), or any seat when Web Push is on (a seat's browser may have
+        subscribed). A table of guests and bots on a gateway without Web Push: never."""
+        return self.vapid is not None or bool(records.vouched(table))
 
     def joined(self, table_id: str, seat: int, assertion: object, player: str | None, rec: Json) -> None:
         """A seat of a table was taken (`Tables.join`) by `player`, vouched by `assertion`."""
@@ -284,12 +294,12 @@ def install(notifier: Notifier | None) -> None:
     _current = notifier
 
 
-def changed(match_id: str, seat: int | None, answer: bytes) -> None:
+def changed(match_id: str, seat: int | None, answer: bytes, table: Json | None = None) -> None:
     """`Notifier.changed` of this worker's notifier, if any; never raises into play."""
     notifier = _current
     if notifier is not None:
         try:
-            notifier.changed(match_id, seat, answer)
+            notifier.changed(match_id, seat, answer, table)
         except Exception:
             log.exception("webhooks: a change was not told")
             EVENTS_LOST.labels("failed").inc()

@@ -6,6 +6,7 @@ token opening through `KeyRing.open`.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any, cast
@@ -78,3 +79,31 @@ def test_a_table_move_costs_the_store_trips_of_a_sealed_apply_and_opens_its_toke
                                           "action": first["actions"][0]})))
     assert reply.status == 200, reply.body[:300]
     assert (store_trips, opened) == (2, 1)
+
+
+def test_a_move_at_a_table_of_guests_costs_the_notifier_nothing(
+        engine_proc: EngineProc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notifier learns of a move with the table's record its request read, so a move at a table of guests
+    on a gateway without Web Push queues nothing (no read of the table on the sender's thread, no wake-up);
+    with Web Push on, any seat may have subscribed and the move is queued."""
+    from api_gateway.app import create_app
+    from api_gateway.config import from_env
+    from api_gateway.hosting.keepers import Keeper
+    from api_gateway.notify.notifier import Notifier
+
+    from .test_webpush import SUBJECT, VAPID_KEY
+
+    monkeypatch.setattr(Keeper, "start", lambda self: None)
+    queued = Counted(monkeypatch, Notifier, "_queue")
+    for push, told in (({}, 0), ({"GATEWAY_VAPID_KEY": VAPID_KEY, "GATEWAY_VAPID_SUBJECT": SUBJECT}, 1)):
+        (tmp_path / str(told)).mkdir()
+        env = gateway_env(tmp_path / str(told), **push)
+        gw = cast(Gateway, InProcess(create_app(from_env({**env, "GATEWAY_ENGINE": engine_proc.address}))))
+        table = open_table(gw, ONE_AND_A_BOT, variant="block", players=2)
+        seat = table.credentials[0]
+        legal = ok(call(gw, "GET", f"/v1/matches/{table.match_id}/legal", credential=seat))
+        move = functools.partial(call, gw, "POST", f"/v1/matches/{table.match_id}/apply",
+                                 {"action": legal["actions"][0]}, credential=seat)
+        moved, reply = queued.during(move)
+        assert reply.status == 200, reply.body[:300]
+        assert moved == told, push
