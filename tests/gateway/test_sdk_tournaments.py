@@ -176,6 +176,10 @@ def test_six_people_with_the_sdk_play_a_whole_bykovo_tournament(tour_gw: Gateway
     opened = api.open_tournament(6, name="SDK Friday")
     assert len(opened.invites) == 6 and opened.tournament.status == "open"
     assert parse_tournament_link(opened.invites[0].link) == (gw.url, opened.tournament_id, opened.invites[0].code)
+    assert parse_tournament_link(f"{gw.url}/play?tournament={opened.tournament_id}") == (gw.url, opened.tournament_id,
+                                                                                       None)
+    with pytest.raises(ValueError):
+        parse_tournament_link(f"{gw.url}/play?table={opened.tournament_id}&invite=ABC")   # a table's invite
     names = ["Anna", "Boris", "Cyril", "Dasha", "Egor", "Fedya"]
     participants = []
     for invite, name in zip(opened.invites, names, strict=True):
