@@ -236,6 +236,7 @@ EN: dict[str, Entry] = {
     "tour.cli": "list the public tournaments still open (the lobby), join one and play its rounds",
     "tour.joined": lambda name, place, size, joined: (f"You joined the tournament \"{name}\": place {place} of {size} "
                                                       f"({joined} joined). Waiting for the host to start it ..."),
+    "tour.back": lambda name, place, size: (f"You are back in the tournament \"{name}\": place {place} of {size}."),
     "tour.sit-out": lambda n, playing: f"Round {n}: you sit out this round (playing: {playing}).",
     "tour.play": lambda n, seat, names: f"Round {n}: you play at seat {seat} (at the table: {names}).",
     "tour.round-result": lambda n, points: f"Round {n} recorded: {points}.",
@@ -482,6 +483,7 @@ RU: dict[str, Entry] = {
     "tour.cli": "открытые турниры (лобби): вступить в один и сыграть его раунды",
     "tour.joined": lambda name, place, size, joined: (f"Вы вступили в турнир «{name}»: место {place} из {size} "
                                                       f"(вступили: {joined}). Ждём, когда хозяин его начнёт ..."),
+    "tour.back": lambda name, place, size: f"Вы снова в турнире «{name}»: место {place} из {size}.",
     "tour.sit-out": lambda n, playing: f"Раунд {n}: вы пропускаете этот раунд (играют: {playing}).",
     "tour.play": lambda n, seat, names: f"Раунд {n}: вы играете, место {seat} (за столом: {names}).",
     "tour.round-result": lambda n, points: f"Раунд {n} записан: {points}.",

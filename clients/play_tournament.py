@@ -11,7 +11,10 @@ the terminal waits for the host to start it, then for each round:
 - you sit out: `Round 2: you sit out (playing: Anna, Boris, Cyril, Dasha).`;
 
 and after every round the standings (`Standings after round 2 (out at 60): 1. Anna 12 ...`) and who is out.
-Your being out is said, and the final places when it is over (the first three official). `q` at a prompt, or
+Your being out is said, and the final places when it is over (the first three official). The place's
+tournament credential is kept in the user's state directory (`tournaments.json`, 0600, as `--join` keeps a
+table's seat): the same link again (or `.../play?tournament=<id>`) comes back to the place after the terminal
+was closed. `q` at a prompt, or
 at the end of a round, leaves the tournament once confirmed (you forfeit: docs/tournaments.md, "Dropping
 out"); Ctrl-C only stops the terminal (the tournament goes on: a clock's autopilot plays your seats).
 """
@@ -27,7 +30,7 @@ from clients.play import RULE, Playable, Quit
 from clients.play_join import MAX_BACKOFF, PATIENCE_RETRIES, YES, JoinedGame, SeatScreen
 from clients.sdk import HostedTournament, Participant, RestClient, Seat, You
 from clients.sdk.errors import InvalidCredential, ProblemError
-from clients.sdk.seat_book import SeatBook
+from clients.sdk.seat_book import SavedSeat, SeatBook, state_dir
 
 __all__ = ["TournamentGame", "TournamentLobby", "TournamentRound"]
 
@@ -101,8 +104,10 @@ class TournamentGame:
 
     def __init__(self, urls: list[str], tournament_id: str, name: str, *, invite: str | None = None,
                  read: Callable[[str], str] = input, write: Callable[[str], None] = print, width: int | None = None,
-                 poll: float = POLL, patience: float = PATIENCE) -> None:
+                 poll: float = POLL, patience: float = PATIENCE, book: SeatBook | None = None) -> None:
         self.api = RestClient(urls, retries=PATIENCE_RETRIES, max_backoff=MAX_BACKOFF)
+        #: The places kept between runs (a `SavedSeat` per tournament: its id, index and credential).
+        self.book = book or SeatBook(state_dir() / "tournaments.json")
         self.tournament_id, self.invite, self.person = tournament_id, invite, name
         self.read, self.write, self.width = read, write, width
         self.poll, self.patience = poll, patience
@@ -120,14 +125,28 @@ class TournamentGame:
             self.say(t("bye"))
             return 0
         except InvalidCredential:
+            self.book.forget(self.tournament_id)
             self.say(t("tour.gone"))
             return 1
 
     def join(self) -> Participant:
+        """The place kept for this tournament (come back to), else a new one taken (and kept)."""
+        kept = self.book.find(self.tournament_id)
+        if kept is not None:
+            try:
+                back = self.api.participant(self.tournament_id, kept.credential)
+            except InvalidCredential:
+                self.book.forget(self.tournament_id)      # given up (left): a new place, when the link has one
+            else:
+                now = back.tournament()
+                self.say(t("tour.back", now.name or now.tournament_id[:8], _place(back.index), now.size))
+                return back
         joined = self.api.join_tournament(self.tournament_id, self.invite, name=self.person,
                                           player=os.environ.get("DOMINO_PLAYER") or None)
         tour = joined.joined
         assert tour is not None
+        self.book.save(SavedSeat(self.tournament_id, joined.index, joined.credential, self.api.urls, self.person,
+                                 "tournament"))
         self.say(t("tour.joined", tour.name or tour.tournament_id[:8], _place(joined.index), tour.size,
                    len(tour.participants)))
         return joined
@@ -146,6 +165,7 @@ class TournamentGame:
             self.show_results(tour)
             if you.status == "over":
                 self.show_final(tour)
+                self.book.forget(self.tournament_id)
                 return 0
             if you.status == "out":
                 if not said_waiting:
@@ -190,6 +210,7 @@ class TournamentGame:
         if answer in YES:
             try:
                 self.participant.leave()
+                self.book.forget(self.tournament_id)
                 self.say(t("tour.left"))
             except ProblemError as err:
                 self.say(t("cli.problem", err.detail))

@@ -1,10 +1,12 @@
 """`domino play --tournaments` in a pseudo-terminal (clients/play_tournament.py): a person joins a public Bykovo
-tournament from the lobby and plays its rounds to its end beside five people with the SDK, against a real
+tournament from the lobby, closes the terminal and comes back by the tournament's link (the place kept), and plays
+its rounds to its end beside four people with the SDK, against a real
 gateway and engine. What the terminal said (the rounds it played, at which seat, those it sat out, the standings
 between rounds, being out, the final places) is checked against the independent reading of RULES.md B
 (test_hosted_tournament's `Sheet`, through test_sdk_tournaments' `follow_and_check`)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -118,6 +120,14 @@ def test_a_person_in_the_terminal_joins_from_the_lobby_and_plays_the_tournament_
     assert listed, terminal.screen
     terminal.child.sendline(listed[0])
     terminal.expect(r"place 2 of 5 \(2 joined\)\. Waiting for the host to start it")
+    # the terminal is closed (Ctrl-C) and opened again by the tournament's link: the place was kept
+    terminal.child.sendintr()
+    terminal.expect("Bye.")
+    terminal.child.expect(pexpect.EOF)
+    kept = (tmp_path / "domino" / "tournaments.json")
+    assert kept.stat().st_mode & 0o777 == 0o600
+    terminal = spawn_terminal(gw, tmp_path, "--join", f"{gw.url}/play?tournament={tid}", "--name", "Term")
+    terminal.expect(r'You are back in the tournament "Terminal Friday": place 2 of 5\.')
     participants += [api.join_tournament(tid, opened.invites[i].code, name=n) for i, n in enumerate(names[1:], 1)]
     opened.start()
     began = time.monotonic()
@@ -145,4 +155,5 @@ def test_a_person_in_the_terminal_joins_from_the_lobby_and_plays_the_tournament_
     terminal.child.expect(pexpect.EOF)
     terminal.child.close()
     assert terminal.child.exitstatus == 0
+    assert json.loads(kept.read_text())["seats"] == [], "the place is forgotten once the tournament is over"
     print(f"a terminal and four SDK people, {len(final['rounds'])} rounds in {time.monotonic() - began:.1f} s")
