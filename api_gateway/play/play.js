@@ -2055,6 +2055,8 @@ async function showTournamentLobby() {
 }
 async function openTournament(id, invite) {
   leaveTable();
+  // the address names the tournament (and the invite, until it is spent): a reload comes back here
+  history.replaceState(null, "", `/play?${new URLSearchParams({ tournament: id, ...(invite ? { invite } : {}) })}`);
   $("tour-lobby-box").hidden = true;
   $("setup-box").open = false;
   $("match-title").textContent = tr("tour.mode");

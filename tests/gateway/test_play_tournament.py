@@ -194,3 +194,38 @@ def test_six_people_on_the_page_the_terminal_and_the_sdk_play_a_bykovo_tournamen
             context.close()
         if terminal is not None:
             terminal.child.close(force=True)
+
+
+def test_the_page_frees_a_place_before_the_start_and_says_why_it_cannot_join(
+        browser: Browser, tour_gw: Gateway) -> None:  # noqa: F811
+    """Anna joins a public tournament by its link and leaves it before the start (confirmed): the place is freed
+    and the page forgets it. Once four others filled it, the page says it is full; once started, that it has."""
+    api = RestClient(tour_gw.url)
+    opened = api.open_tournament(4, name="Small", public=True, rated=False)
+    tid = opened.tournament_id
+    context = browser.new_context(viewport=PHONE)
+    try:
+        anna = Person(context, f"{tour_gw.url}/play?tournament={tid}", "Anna")
+        anna.page.on("dialog", lambda dialog: dialog.accept())
+        anna.wait_for(lambda: anna.page.locator("#tour-join").is_enabled(), "the join screen")
+        assert "0 of 4 places taken" in anna.page.inner_text("#tour-join-about")
+        anna.page.fill("#tour-name", "Anna")
+        anna.page.click("#tour-join")
+        anna.wait_for(lambda: "1 of 4 joined" in anna.page.inner_text("#tour-status"), "her place")
+        assert [p.name for p in api.tournament(tid).participants] == ["Anna"]
+        anna.page.click("#tour-leave")
+        anna.wait_for(lambda: "You left the tournament." in anna.page.inner_text("#status"), "the place freed")
+        assert api.tournament(tid).participants == []
+        assert anna.evaluate(f"localStorage.getItem('domino-tournament:{tid}')") is None
+        people = [api.join_tournament(tid, name=f"P{i}") for i in range(4)]
+        anna.page.goto(f"{tour_gw.url}/play?tournament={tid}")
+        anna.wait_for(lambda: anna.page.locator("#tour-join").is_enabled(), "the join screen again")
+        anna.page.click("#tour-join")
+        anna.wait_for(lambda: "Every place of this tournament is taken." in anna.page.inner_text("#message"), "full")
+        opened.start()
+        anna.page.reload()
+        anna.wait_for(lambda: "This tournament has started" in anna.page.inner_text("#message"), "started")
+        assert anna.page.locator("#tour-join").is_disabled()
+        assert len(people) == 4 and not anna.errors, anna.errors
+    finally:
+        context.close()
