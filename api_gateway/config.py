@@ -43,7 +43,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_LIMIT_TICKETS_PER_CREDENTIAL | 60/60 | stream tickets (`POST /v1/matches/{id}/events/ticket`) of one credential per window, as above |
 | GATEWAY_LIMIT_SEALED_PER_ADDRESS | 1200/60 | sealed matches one client address may start (`POST /v1/matches` with `"mode": "sealed"`) per window, as above |
 | GATEWAY_LIMIT_INBOX_PER_ADDRESS | 600/60 | inboxes one client address may read (`GET` and `POST /v1/inbox`: up to 150 store reads each) per window, as above |
-| GATEWAY_PRESENCE_SECONDS | 25 | seconds a seat of an online table counts as here after its stream's last renewal (renewed every 0.4 of this while open) or its last call; then away (docs/tables.md, Presence) |
+| GATEWAY_PRESENCE_SECONDS | 25 | seconds a seat of an online table counts as here after its stream closed (or its worker's last beat, every 0.4 of this, when the worker was killed) or its last call; then away (docs/tables.md, Presence) |
 | GATEWAY_WEBHOOKS | (none) | the host apps' webhook endpoints, by the `kid` of their player-assertion key: `kid=https://host/path|whsec_base64secret[|whsec_oldsecret]`, comma-separated; every delivery is signed with each secret (docs/notifications.md) |
 | GATEWAY_WEBHOOK_RETRIES | 5,30,120,600,3600,21600,86400 | seconds before each retry of a failed webhook delivery (each +-20% jitter), comma-separated; after the last: the dead letters (`0`: none) |
 | GATEWAY_WEBHOOK_INSECURE | false | webhooks may go to plain `http://` and loopback addresses (development only) |
