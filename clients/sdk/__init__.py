@@ -43,6 +43,7 @@ from clients.sdk.tables import (
     Invite,
     OpenedTable,
     Seat,
+    Seeked,
     StreamEvent,
     Table,
     TableSeat,
@@ -64,7 +65,7 @@ from clients.sdk.tournaments import (
 __all__ = [
     "LEVELS", "AnswerTimeout", "Bot", "ClientProblem", "ConnectionLost", "Gateways", "Retrying", "StreamFailed",
     "Unreachable", "UnreadableAnswer", "EngineClient", "EventStream", "IllegalAction", "Invite", "Legal", "Malformed",
-    "Match", "OpenedTable", "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "Seat",
+    "Match", "OpenedTable", "ProblemError", "ReplayResult", "RestClient", "SealedForbidden", "SealedMatch", "Seat", "Seeked",
     "ServerProblem", "StaleToken", "StreamEvent", "Table", "TableSeat", "TransportError", "TypedEngine",
     "ValidationFailed", "errors", "parse_invite_link", "Inbox", "InboxGame", "HostedTournament", "OpenedTournament",
     "Participant", "PlayedRound", "RoundNow", "Standing", "TournamentInvite", "TournamentPerson", "You",
