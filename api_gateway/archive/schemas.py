@@ -27,7 +27,8 @@ class LeaderboardArgsSchema(PageArgsSchema):
         "description": "a variant; the board is its family's (kozel and kozel-classic share one)", "example": "kozel"})
     by = fields.String(load_default="skill", validate=OneOf(sorted(ORDERS)), metadata={
         "description": "skill (the conservative skill rating, mu - 3 sigma), points (the source's rating "
-                       "points: Kozel) or places (the Bykovo tournament's official places, 1st first)"})
+                       "points: Kozel) or places (tournaments' official places, 1st first: Bykovo's, and a hosted "
+                       "Swiss's first three in its variant's family)"})
     provisional = fields.Boolean(load_default=False, metadata={
         "description": "true: every rated player, the provisional ones (fewer than 5 rated matches in the family) "
                        "marked; false (the default): established players only"})
@@ -59,7 +60,8 @@ class RatingSchema(AnswerSchema):
     wins = StrictInteger(metadata={"description": "rated matches finished in first place"})
     provisional = fields.Boolean(metadata={"description": "fewer than 5 rated matches in the family (the "
                                                           "skill boards list established players only)"})
-    places = fields.Nested(PlacesSchema, metadata={"description": "Bykovo tournaments' official places"})
+    places = fields.Nested(PlacesSchema, metadata={"description": "tournaments' official places in this "
+                                                                    "family (Bykovo's; a hosted Swiss's first three)"})
 
 
 class ArchivedSeatSchema(AnswerSchema):

@@ -2033,7 +2033,7 @@ export interface components {
             wins?: number;
             /** @description fewer than 5 rated matches in the family (the skill boards list established players only) */
             provisional?: boolean;
-            /** @description Bykovo tournaments' official places */
+            /** @description tournaments' official places in this family (Bykovo's; a hosted Swiss's first three) */
             places?: components["schemas"]["Places"];
         };
         ArchivedSeat: {
@@ -5044,7 +5044,7 @@ export interface operations {
                 limit?: number;
                 /** @description a variant; the board is its family's (kozel and kozel-classic share one) */
                 variant: string;
-                /** @description skill (the conservative skill rating, mu - 3 sigma), points (the source's rating points: Kozel) or places (the Bykovo tournament's official places, 1st first) */
+                /** @description skill (the conservative skill rating, mu - 3 sigma), points (the source's rating points: Kozel) or places (tournaments' official places, 1st first: Bykovo's, and a hosted Swiss's first three in its variant's family) */
                 by?: "places" | "points" | "skill";
                 /** @description true: every rated player, the provisional ones (fewer than 5 rated matches in the family) marked; false (the default): established players only */
                 provisional?: boolean;
