@@ -106,11 +106,25 @@ def judge(samples: list[Json], baseline_s: float = BASELINE_S) -> Json:
         raise BenchError(f"the soak ended before its baseline at {baseline_s:.0f} s")
     span = min(60.0, base["t"])
 
-    def rate(at: Json) -> float:
+    def window(at: Json) -> tuple[float, float, float]:
+        """Moves, seconds and server CPU-seconds over the `span` before the sample `at`."""
         before = min((s for s in samples if s["t"] <= at["t"] - span + 1e-6), key=lambda s: at["t"] - span - s["t"],
                      default=None)
         moves0, t0 = (before["moves"], before["t"]) if before is not None else (0, 0.0)
-        return (at["moves"] - moves0) / (at["t"] - t0) if at["t"] > t0 else 0.0
+        cpu, previous = 0.0, 0.0
+        for s in samples:
+            if t0 < s["t"] <= at["t"]:
+                cpu += s.get("server_cores", 0.0) * (s["t"] - previous)
+            previous = s["t"]
+        return at["moves"] - moves0, at["t"] - t0, cpu
+
+    def rate(at: Json) -> float:
+        moves, seconds, _ = window(at)
+        return moves / seconds if seconds > 0 else 0.0
+
+    def cost(at: Json) -> float | None:
+        moves, _, cpu = window(at)
+        return round(cpu / moves * 1000, 2) if moves else None
 
     growth = last["bytes"]["total"] / base["bytes"]["total"] if base["bytes"]["total"] else float("inf")
     base_rate, last_rate = rate(base), rate(last)
@@ -121,6 +135,8 @@ def judge(samples: list[Json], baseline_s: float = BASELINE_S) -> Json:
                   "most": MOST_GROWTH, "held": growth <= MOST_GROWTH},
         "moves_per_s": {"baseline": round(base_rate, 1), "last": round(last_rate, 1), "ratio": round(speed, 3),
                         "least": LEAST_SPEED, "held": speed >= LEAST_SPEED},
+        # the host's own cost per move, which a busy machine's other work does not lower (moves/s it does)
+        "server_cpu_s_per_1000_moves": {"baseline": cost(base), "last": cost(last)},
         "live_matches": {"baseline": base["store"]["live_matches"], "last": last["store"]["live_matches"],
                          "playing_baseline": base["playing"], "playing_last": last["playing"]},
         "finished_matches": {"baseline": base["store"]["finished_matches"], "last": last["store"]["finished_matches"]},
@@ -190,7 +206,9 @@ def soak(server: list[Proc], store: Path, minutes: float, matches: int, every: f
                       "matches_played": tick["matches_played"], "errors": tick["error_count"],
                       "bytes": store_files(store), "store": store_rows(store, time.time(), tables=due),
                       "archive_bytes": store_files(store.with_name("archive.sqlite3"))["total"],
-                      "server_cores": round((cpu - cpu0) / (t - t0), 2), "loadavg": list(os.getloadavg())}
+                      "server_cores": round((cpu - cpu0) / (t - t0), 2), "loadavg": list(os.getloadavg()),
+                      "server_cpu_s_per_1000_moves": round((cpu - cpu0) / (tick["moves"] - moves0) * 1000, 2)
+                      if tick["moves"] > moves0 else None}
             samples.append(sample)
             print(_progress_line(sample), file=log, flush=True)
             if tick["last_error"] and (not samples[:-1] or samples[-2]["errors"] < tick["error_count"]):
@@ -272,6 +290,9 @@ def format_text(r: Json) -> str:
               f"moves/s: {v['moves_per_s']['last']} over the last minute against {v['moves_per_s']['baseline']}: "
               f"x{v['moves_per_s']['ratio']} (at least x{v['moves_per_s']['least']}): "
               + ("held" if v["moves_per_s"]["held"] else "NOT held"),
+              f"server CPU-seconds per 1,000 moves: {v['server_cpu_s_per_1000_moves']['baseline']} over the baseline "
+              f"minute, {v['server_cpu_s_per_1000_moves']['last']} over the last (not judged; on a shared machine "
+              "less moved by other work than moves/s)",
               f"matches being played: {v['live_matches']['baseline']} and {v['live_matches']['last']}; finished "
               f"matches still in the live store: {v['finished_matches']['baseline']} and {v['finished_matches']['last']}",
               f"errors: {r['load_report']['error_count']}"

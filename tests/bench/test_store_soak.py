@@ -31,15 +31,16 @@ def test_the_store_levels_off_while_matches_end_and_start(capsys: pytest.Capture
     assert "store-soak    120 s:" in captured.err  # progress was shown
     assert "verdict:" in out.with_suffix(".txt").read_text()
     samples = r["samples"]
-    assert [s["t"] for s in samples] == [15.0 * i for i in range(1, 13)], [s["t"] for s in samples]
+    # a sample every 15 s of the load tool's clock (its timer a little late on a busy machine)
+    assert len(samples) == 12 and all(abs(s["t"] - 15.0 * i) < 5 for i, s in enumerate(samples, 1)), samples
     report = r["load_report"]
     assert report["error_count"] == 0, report["errors"]
     assert samples[-1]["matches_played"] > 100 and all(s["moves_per_s"] > 0 for s in samples), samples[-1]
     # With every lifetime a minute, what the store holds at the end is its last ~1.5 minutes of play (a minute,
     # and a sweep's lag), not its 3: a table that keeps its rows forever would double from 90 s to 180 s.
     verdict = r["verdict"]
-    assert verdict["baseline_t"] == 90.0 and verdict["last_t"] == 180.0
     base, last = samples[5], samples[-1]
+    assert (verdict["baseline_t"], verdict["last_t"]) == (base["t"], last["t"])
     for rows in ("finished_matches", "tables"):
         assert last["store"][rows] < 1.4 * base["store"][rows], (rows, base["store"], last["store"])
     assert last["bytes"]["db"] < 1.6 * base["bytes"]["db"], (base["bytes"], last["bytes"])
@@ -52,7 +53,7 @@ def _samples(total: list[float], moves_per_s: list[float], every: float = 30.0) 
     samples, moves = [], 0.0
     for i, (size, rate) in enumerate(zip(total, moves_per_s, strict=True)):
         moves += rate * every
-        samples.append({"t": every * (i + 1), "moves": moves, "playing": 32,
+        samples.append({"t": every * (i + 1), "moves": moves, "playing": 32, "server_cores": 1.0,
                         "bytes": {"total": size}, "store": {"live_matches": 32, "finished_matches": 0}})
     return samples
 
@@ -61,6 +62,7 @@ def test_the_verdict_fails_on_a_store_that_grows_or_a_host_that_slows() -> None:
     flat = store_soak.judge(_samples([100.0, 110, 120, 118, 121, 119], [400.0] * 6))
     assert flat["held"] and flat["baseline_t"] == 120.0 and flat["last_t"] == 180.0
     assert flat["moves_per_s"]["baseline"] == 400.0 and flat["moves_per_s"]["last"] == 400.0
+    assert flat["server_cpu_s_per_1000_moves"] == {"baseline": 2.5, "last": 2.5}  # a core for 400 moves/s
     grown = store_soak.judge(_samples([100.0, 110, 120, 120, 160, 200], [400.0] * 6))
     assert not grown["held"] and not grown["bytes"]["held"] and grown["bytes"]["ratio"] == pytest.approx(200 / 120,
                                                                                                          abs=1e-3)
