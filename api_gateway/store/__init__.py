@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from api_gateway.store.protocols import (
+    ARCHIVED_TTL,
     DEADLINES,
     DEFAULT_TTL,
     END,
@@ -60,7 +61,7 @@ from api_gateway.store.protocols import (
     Wakeups,
 )
 
-__all__ = ["DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["ARCHIVED_TTL", "DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "check_store", "default_url", "open_store"]
 

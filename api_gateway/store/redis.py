@@ -24,6 +24,7 @@ from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
     END,
+    ARCHIVED_TTL,
     FINISHED_TTL,
     RESYNC,
     Deal,
@@ -76,7 +77,10 @@ if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[4], 'token', ARGV[7], 'over', ARGV[8], 'clocks', ARGV[9])
   redis.call('EXPIRE', KEYS[4], ARGV[3])
   local tid = redis.call('HGET', KEYS[4], 'table_id')
-  if tid then redis.call('EXPIRE', 'domino:tb2:' .. tid, ARGV[3], 'GT') end
+  if tid then
+    if ARGV[8] == '1' then redis.call('EXPIRE', 'domino:tb2:' .. tid, ARGV[3])  -- its match ended: as long after
+    else redis.call('EXPIRE', 'domino:tb2:' .. tid, ARGV[3], 'GT') end
+  end
   local match = string.sub(KEYS[4], 10)
   if ARGV[10] ~= '' and ARGV[8] ~= '1' then
     redis.call('ZADD', KEYS[5], ARGV[10], match)
@@ -439,7 +443,16 @@ class RedisStore:
         return self._by_score(self.UNARCHIVED, now, limit)
 
     def archived(self, match_id: bytes) -> None:
-        self._run(partial(self._redis.zrem, self.UNARCHIVED, match_id.hex()))
+        hexid = match_id.hex()
+
+        def work() -> Any:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.zrem(self.UNARCHIVED, hexid)
+            for key in (self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
+                        self.RECORD + hexid, self.EVENTS + hexid, self.PRESENCE + hexid):
+                pipe.expire(key, ARCHIVED_TTL, lt=True)  # shortened, never lengthened
+            return pipe.execute()
+        self._run(work)
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work() -> Any:

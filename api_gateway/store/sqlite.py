@@ -25,6 +25,7 @@ from api_gateway.store.protocols import (
     DEADLINES,
     DEFAULT_TTL,
     END,
+    ARCHIVED_TTL,
     FINISHED_TTL,
     RESYNC,
     Deal,
@@ -170,6 +171,8 @@ class SqliteStore:
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_seek ON tables_s2 (variant, players, clock, created) "
                          "WHERE seek = 1 AND free > 0")
             conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_fill ON tables_s2 (fill_at) WHERE fill_at IS NOT NULL")
+            # the sweep's deletes of expired tables read a range, not every table kept (correspondence: 14 days)
+            conn.execute("CREATE INDEX IF NOT EXISTS tables_s2_expires ON tables_s2 (expires)")
             # inbox_s1: which players' inboxes list which tables (`TableRow.seated`), rewritten with the table's
             # record by `put_table` and swept with it.
             conn.execute("CREATE TABLE IF NOT EXISTS inbox_s1 (player TEXT NOT NULL, table_id TEXT NOT NULL, "
@@ -310,8 +313,10 @@ class SqliteStore:
                               (match_id, seq, receipt.digest, receipt.answer))
                 if hosted is not None:
                     self._host(c, match_id, seq + 1, hosted, over)
-                    c.execute("UPDATE tables_s2 SET expires = MAX(expires, ?) "
-                              "WHERE table_id = (SELECT table_id FROM hosted_s2 WHERE match_id = ?)", (now + keep, match_id))
+                    # the change that ends the match ends its table's life as long after (a new deal pushes it)
+                    c.execute("UPDATE tables_s2 SET expires = CASE WHEN ? THEN ? ELSE MAX(expires, ?) END "
+                              "WHERE table_id = (SELECT table_id FROM hosted_s2 WHERE match_id = ?)",
+                              (over, now + keep, now + keep, match_id))
                 if record:
                     c.execute("INSERT OR REPLACE INTO records_s1 VALUES (?, ?, ?)", (match_id, seq, record))
                 watchers.extend(self._watchers(c, match_id))
@@ -403,8 +408,14 @@ class SqliteStore:
         return self._by_deadline(True, now, limit)
 
     def archived(self, match_id: bytes) -> None:
-        self._run(lambda c: c.execute("UPDATE hosted_s2 SET deadline = NULL WHERE match_id = ? AND over = 1",
-                                      (match_id,)))
+        def work(c: sqlite3.Connection) -> None:
+            with c:
+                c.execute("BEGIN IMMEDIATE")
+                if c.execute("UPDATE hosted_s2 SET deadline = NULL WHERE match_id = ? AND over = 1",
+                             (match_id,)).rowcount == 1:
+                    c.execute("UPDATE versions_s1 SET expires = MIN(expires, ?) WHERE match_id = ?",
+                              (self._clock() + ARCHIVED_TTL, match_id))
+        self._run(work)
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:

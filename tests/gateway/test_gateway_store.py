@@ -899,3 +899,37 @@ def test_a_redis_inbox_forgets_a_table_that_expired(redis_server: RedisServer) -
     with closing(redis.Redis.from_url(redis_server.url)) as conn:
         assert conn.zrange(RedisStore.INBOX + anna, 0, -1) == [kept.encode()]
     store.close()
+
+
+def test_an_archived_match_leaves_soon_and_its_table_an_hour_after_its_end(store: LiveStore) -> None:
+    """Issue 43's soak: with a finished match kept an hour and its table 14 days, half an hour at saturation
+    held every match ever played (1.5 GB). The change that ends a hosted match ends its table's life
+    `FINISHED_TTL` later (not the table's idle lifetime), and once the archive has the match its rows stay
+    `ARCHIVED_TTL` at most; a match not archived yet keeps its hour (the archive may be down)."""
+    from api_gateway.store import ARCHIVED_TTL, FINISHED_TTL
+
+    ended, waiting = secrets.token_bytes(16), secrets.token_bytes(16)
+    tables = {}
+    for match in (ended, waiting):
+        tables[match] = f"t-{match.hex()[:12]}"
+        assert store.put_table(TableRow(tables[match], 1, b"{}", players=2), Deal(match, b"", Hosted("token", [b"{}"])))
+        store.advance(match, 0, b"", over=True, hosted=Hosted("token1", [b"{}"], b"", time.time() + 30))
+    store.archived(ended)
+
+    def left(match: bytes) -> tuple[float, float]:
+        """Seconds the match's version and its table's record have left."""
+        if isinstance(store, RedisStore):
+            import redis
+
+            with closing(redis.Redis.from_url(store.url)) as conn:
+                return (conn.ttl(RedisStore.PREFIX + match.hex()), conn.ttl(RedisStore.TABLE + tables[match]))
+        with closing(sqlite3.connect(store.path)) as conn:  # type: ignore[attr-defined]
+            v = conn.execute("SELECT expires FROM versions_s1 WHERE match_id = ?", (match,)).fetchone()[0]
+            t = conn.execute("SELECT expires FROM tables_s2 WHERE table_id = ?", (tables[match],)).fetchone()[0]
+            return v - time.time(), t - time.time()
+
+    version, table = left(ended)
+    assert 0 < version <= ARCHIVED_TTL and ARCHIVED_TTL < table <= FINISHED_TTL
+    version, table = left(waiting)  # not archived: kept its hour, its table as long
+    assert ARCHIVED_TTL < version <= FINISHED_TTL and ARCHIVED_TTL < table <= FINISHED_TTL
+    assert store.table(tables[ended]) is not None  # "play again" finds its table
