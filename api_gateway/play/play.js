@@ -294,7 +294,8 @@ function exitText() {
 }
 function renderStatus(view) {
   const seat = toMove(view);
-  if (game.tournament && view.round_over) { say(tr("tour.round-over")); return; }
+  // a Bykovo tournament's round is one round of the table's match (a Swiss plays the whole match: rounds as any table's)
+  if (game.tournament && !game.swiss && view.round_over) { say(tr("tour.round-over")); return; }
   if (game.exit) say(tr("status.match-over") + exitText());
   else if (isOver(view)) say(isKD() ? tr("status.game-over") : view.match_over ? tr("status.match-over") + timedOut() : tr("status.round-over"));
   else if (seat == null) say(tr("status.waiting"));
@@ -530,7 +531,8 @@ function renderRoundEnd(view) {
     (view.match_over ? tr("round.match-over") : "");
   $("revealed").replaceChildren(...(view.revealed_hands || []).map((h, seat) => {
     const p = document.createElement("p"); p.textContent = `${name(seat)}: ${h.join(" ") || "-"}`; return p; }));
-  $("next-round").hidden = !!view.match_over || !!game.tournament;   // a tournament deals its next round elsewhere
+  // a Bykovo tournament deals its next round elsewhere; a Swiss's match is dealt on to its end here
+  $("next-round").hidden = !!view.match_over || (!!game.tournament && !game.swiss);
 }
 const pips = (t) => t.split("-").map(Number).sort((a, b) => a - b);
 const byPips = (a, b) => { const [a1, a2] = pips(a), [b1, b2] = pips(b); return a1 - b1 || a2 - b2; };
@@ -1368,7 +1370,8 @@ function renderTableBar(view) {
   $("play-again").hidden = game.watching || !!game.tournament || !(view.match_over || view.game_over);
   const playing = beingPlayed(view);
   $("resign").hidden = !playing;
-  $("abort").hidden = !playing || !abortMayBeOpen();
+  // a tournament's round is not aborted by a seat: leaving the tournament is its exit
+  $("abort").hidden = !playing || !!game.tournament || !abortMayBeOpen();
   $("claim").hidden = !playing || !claimable().length;
   // Someone left a person's seat: whoever opened the table gets a link to send for it.
   if (game.hostKey && freeSeats(game.table).length) showInvites($("table-invites"));
@@ -1888,6 +1891,7 @@ async function loadRatings(force = false) {
 }
 const skillText = (x) => (Math.round(x * 10) / 10).toFixed(1);
 function ratingChip(seat, chip) {
+  if (game.tournament && game.table?.rated === false) return null;   // a casual tournament's round moves no rating
   const id = game.table ? game.playerIds?.[seat] : null;
   const r = id ? ratings.get(id) : null;
   if (!r || r === "pending") return null;
@@ -2048,7 +2052,7 @@ async function showTournamentLobby() {
     const b = document.createElement("button");
     b.type = "button"; b.className = "primary"; b.textContent = tr("tour.join");
     b.addEventListener("click", () => openTournament(v.tournament_id, null));
-    li.append(`${tourName(v)}: ${tr("tour.about", v.participants.length, v.size, v.rated !== false)} `, b);
+    li.append(`${tourName(v)}: ${tr("tour.about", v.participants.length, v.size, v.rated !== false, aboutFormat(v))} `, b);
     return li;
   }));
   if (!found.length) say(tr("tour.lobby-none"));
@@ -2071,7 +2075,7 @@ async function openTournament(id, invite) {
   try {
     const view = await api(`/v1/tournaments/hosted/${id}`);
     $("tour-join-title").textContent = tourName(view);
-    $("tour-join-about").textContent = tr("tour.about", view.participants.length, view.size, view.rated !== false);
+    $("tour-join-about").textContent = tr("tour.about", view.participants.length, view.size, view.rated !== false, aboutFormat(view));
     if (view.status !== "open") { $("tour-join").disabled = true; warn(tr("tour.started")); }
   } catch (err) {
     $("tour-join").disabled = true;
@@ -2079,6 +2083,12 @@ async function openTournament(id, invite) {
   }
 }
 const tourName = (view) => view.name || tr("tour.unnamed", view.tournament_id.slice(0, 6));
+const isSwiss = (view) => view.format === "swiss";
+// What a tournament is, for its line in the lobby and its join screen: a Swiss names its game, table and rounds.
+const aboutFormat = (view) => isSwiss(view) ? tr("tour.swiss-of", variantName(view.variant), view.players, view.rounds_to_play) : null;
+// A Swiss's bye is worth a match won: 1 at tables of two and in a pair game, 3 at four alone.
+const byePoints = (view) => view.players === 4 && !view.options?.teams ? 3 : 1;
+const points = (x) => x == null ? "" : String(x);
 async function joinTournament(event) {
   event.preventDefault();
   warn("");
@@ -2153,9 +2163,19 @@ const outBefore = (view, index, number) => view.rounds.some((r) => r.number < nu
 function yourRounds(view, index) {
   const rounds = [...view.rounds];
   if (view.round && !rounds.some((r) => r.number === view.round.number)) rounds.push(view.round);
+  if (isSwiss(view)) return swissRounds(rounds, index);
   return rounds.filter((r) => !outBefore(view, index, r.number))
     .map((r) => [r.number, r.players.includes(index) ? r.players.indexOf(index) : "out"]);
 }
+// A Swiss's rounds of yours: your seat at your table, or "bye"; none once you left (seated no more).
+function swissRounds(rounds, index) {
+  return rounds.flatMap((r) => {
+    if ((r.byes ?? []).includes(index)) return [[r.number, "bye"]];
+    const table = yourTable(r, index);
+    return table ? [[r.number, table.players.indexOf(index)]] : [];
+  });
+}
+const yourTable = (round, index) => (round?.tables ?? []).find((t) => t.players.includes(index)) ?? null;
 // Your round: its table (asked with the seat's credential) played with the page's own table play.
 async function playTournamentRound(you) {
   const followed = tour;
@@ -2166,7 +2186,7 @@ async function playTournamentRound(you) {
   stopWatching();
   followed.playing = you.match_id;
   game = { table: t, credential: you.credential, me: you.seat, playerId: you.player, tournament: followed.id,
-           tournamentRound: you.round, hostKey: null, invites: [], watchLink: null, ...fromTable(t),
+           tournamentRound: you.round, swiss: followed.view?.format === "swiss", hostKey: null, invites: [], watchLink: null, ...fromTable(t),
            matchId: null, view: null, scores: null, seq: -1, seen: -1, log: [], told: [], moves: [], keys: [] };
   startMatch(you.match_id);
 }
@@ -2176,29 +2196,45 @@ function renderTournament(view) {
   $("tour-box").hidden = false;
   $("tour-box").dataset.status = you?.status ?? view.status;
   $("tour-box").dataset.version = String(view.version ?? "");
-  $("tour-title").textContent = tr("tour.title", tourName(view), view.limit);
+  const swiss = isSwiss(view);
+  $("tour-box").dataset.format = view.format ?? "bykovo";
+  $("tour-title").textContent = swiss ? tr("tour.title-swiss", tourName(view), variantName(view.variant), view.players, view.rounds_to_play)
+    : tr("tour.title", tourName(view), view.limit);
   const name = (i) => view.participants.find((p) => p.index === i)?.name ?? `#${i}`;
-  const playing = (view.round?.players ?? []).map(name).join(", ");
+  const mineNow = view.standings.find((s) => s.index === mine);
+  // who plays with you (a Swiss: your table), else everyone playing the round
+  const playing = ((swiss ? yourTable(view.round, mine)?.players : view.round?.players) ?? []).map(name).join(", ");
   const status = !you ? "" : view.status === "open" ? tr("tour.s.open", view.participants.length, view.size)
-    : you.status === "playing" ? tr("tour.s.playing", you.round, seatNo(you.seat), playing)
+    : you.status === "playing" ? tr(swiss ? "tour.s.playing-swiss" : "tour.s.playing", you.round, seatNo(you.seat), playing, view.rounds_to_play)
+    : you.status === "sitting-out" && swiss ? tr("tour.s.bye", you.round, byePoints(view), view.rounds_to_play)
     : you.status === "sitting-out" ? tr("tour.s.sitting-out", you.round, playing)
     : you.status === "waiting" ? tr("tour.s.waiting")
-    : you.status === "out" ? tr("tour.s.out", view.standings.find((s) => s.index === mine)?.total, view.limit)
-    : tr("tour.s.over", view.standings.find((s) => s.index === mine)?.place, view.standings.length);
+    : you.status === "out" && swiss ? tr("tour.s.left-swiss", points(mineNow?.score))
+    : you.status === "out" ? tr("tour.s.out", mineNow?.total, view.limit)
+    : tr("tour.s.over", mineNow?.place, view.standings.length);
   $("tour-status").textContent = status;
   if (document.body.dataset.screen === "tournament") say(status);
   const last = view.rounds[view.rounds.length - 1];
-  $("tour-last").textContent = !last ? "" : tr("tour.last", last.number,
-    last.players.map((p, seat) => `${name(p)} ${last.points[seat]}`).join(", "),
-    last.eliminated.map(name).join(", "), last.forfeit != null ? name(last.forfeit) : null);
+  $("tour-last").textContent = !last ? "" : swiss ? tr("tour.last-swiss", last.number,
+    last.tables.map((t) => t.players.map((p, seat) => `${name(p)} ${points(t.result?.[seat])}`).join(" – ")).join("; "),
+    (last.byes ?? []).map(name).join(", "))
+    : tr("tour.last", last.number, last.players.map((p, seat) => `${name(p)} ${last.points[seat]}`).join(", "),
+         last.eliminated.map(name).join(", "), last.forfeit != null ? name(last.forfeit) : null);
+  // the standings' columns: Bykovo's total; a Swiss's points and Buchholz
+  $("tour-total-head").textContent = tr(swiss ? "tour.points" : "tour.total");
+  $("tour-buchholz-head").hidden = !swiss;
   $("tour-standings").tBodies[0].replaceChildren(...view.standings.map((s) => {
     const tr_ = document.createElement("tr");
-    Object.assign(tr_.dataset, { index: s.index, place: s.place, total: s.total ?? "" });
+    Object.assign(tr_.dataset, { index: s.index, place: s.place, total: s.total ?? "" },
+                  swiss ? { score: points(s.score), buchholz: points(s.buchholz) } : {});
     tr_.classList.toggle("me", s.index === mine);
-    tr_.classList.toggle("out", !!s.out);
+    const gone = swiss ? !!view.participants.find((p) => p.index === s.index)?.left : !!s.out;   // a Swiss: left it
+    tr_.classList.toggle("out", gone);
     tr_.classList.toggle("official", !!s.official);
-    const cells = [String(s.place), s.participant + (s.index === mine ? tr("seats.you") : ""), String(s.total ?? s.score ?? ""),
-                   (s.out ? tr("tour.out-mark") : "") + (s.official ? tr("tour.official-mark") : "")];
+    const marks = (gone ? tr(swiss ? "tour.left-mark" : "tour.out-mark") : "") + (s.official ? tr("tour.official-mark") : "");
+    const who = s.participant + (s.index === mine ? tr("seats.you") : "");
+    const cells = swiss ? [String(s.place), who, points(s.score), points(s.buchholz), marks]
+      : [String(s.place), who, String(s.total ?? ""), marks];
     tr_.replaceChildren(...cells.map((text) => { const td = document.createElement("td"); td.textContent = text; return td; }));
     return tr_;
   }));
@@ -2207,6 +2243,7 @@ function renderTournament(view) {
     const li = document.createElement("li");
     li.dataset.round = number;
     if (seat === "out") { li.dataset.sitOut = "1"; li.textContent = tr("tour.r.sat-out", number); }
+    else if (seat === "bye") { li.dataset.bye = "1"; li.textContent = tr("tour.r.bye", number); }
     else { li.dataset.seat = seat; li.textContent = tr("tour.r.played", number, seatNo(seat)); }
     return li;
   }));
