@@ -250,6 +250,15 @@ EN: dict[str, Entry] = {
                                       "it ends (Ctrl-C stops waiting) ..."),
     "tour.over": lambda name: f"The tournament \"{name}\" is over. Final places (* official):",
     "tour.your-place": lambda place, n: f"Your place: {place} of {n}.",
+    # a Swiss (docs/tournaments.md): points and Buchholz, byes
+    "tour.bye": lambda n, points: (f"Round {n}: you have a bye this round (a bye is worth a match won: {points} "
+                                   f"point{'' if points == 1 else 's'})."),
+    "tour.byes": lambda who: f"Bye: {who}.",
+    "tour.standings-swiss": lambda n, rounds: f"Standings after round {n} of {rounds} (points, Buchholz):",
+    "tour.line-swiss": lambda place, who, score, buchholz, left, official: (
+        f"{place}. {who} {score} (Buchholz {buchholz})" + (" (left)" if left else "") + (" *" if official else "")),
+    "tour.left-swiss": lambda score: (f"You left the tournament: your {score} points stay in the standings. The "
+                                      "final places come when it is over."),
     "tour.no-news": "Nothing new in the tournament for a long while: stopped waiting.",
     "tour.gone": "This tournament place no longer holds (you left it).",
     "tour.confirm-leave": "Leave the tournament? You forfeit (out), and it goes on without you. Type yes to leave: ",
@@ -497,6 +506,14 @@ RU: dict[str, Entry] = {
                                       "турнир закончится (Ctrl-C — не ждать) ..."),
     "tour.over": lambda name: f"Турнир «{name}» окончен. Итоговые места (* официальные):",
     "tour.your-place": lambda place, n: f"Ваше место: {place} из {n}.",
+    "tour.bye": lambda n, points: (f"Раунд {n}: в этом раунде у вас свободный тур (он засчитывается как выигранная "
+                                   f"партия: очков {points})."),
+    "tour.byes": lambda who: f"Свободный тур: {who}.",
+    "tour.standings-swiss": lambda n, rounds: f"Положение после раунда {n} из {rounds} (очки, Бухгольц):",
+    "tour.line-swiss": lambda place, who, score, buchholz, left, official: (
+        f"{place}. {who} {score} (Бухгольц {buchholz})" + (" (вышел)" if left else "") + (" *" if official else "")),
+    "tour.left-swiss": lambda score: (f"Вы вышли из турнира: ваши очки ({score}) остаются в таблице. Итоговые места "
+                                      "будут, когда он закончится."),
     "tour.no-news": "В турнире долго ничего не происходит: больше не ждём.",
     "tour.gone": "Это место в турнире больше не действует (вы из него вышли).",
     "tour.confirm-leave": "Выйти из турнира? Вам засчитают поражение (выбываете), турнир продолжится без вас. "

@@ -11,7 +11,12 @@ the terminal waits for the host to start it, then for each round:
 - you sit out: `Round 2: you sit out (playing: Anna, Boris, Cyril, Dasha).`;
 
 and after every round the standings (`Standings after round 2 (out at 60): 1. Anna 12 ...`) and who is out.
-Your being out is said, and the final places when it is over (the first three official). The place's
+Your being out is said, and the final places when it is over (the first three official).
+
+A Swiss (docs/tournaments.md, "Swiss"): each round is a whole match at your table (`Round 2: you play at seat 1
+(at the table: Anna, Boris).`, its rounds dealt as `--join` deals a table's), or your bye (`Round 2: you have a bye
+this round (a bye is worth a match won: 1 point).`); after each round every table's points and the byes, then the
+standings by points and Buchholz (`1. Anna 2 (Buchholz 1)`), and the final standings and your place at the end. The place's
 tournament credential is kept in the user's state directory (`tournaments.json`, 0600, as `--join` keeps a
 table's seat): the same link again (or `.../play?tournament=<id>`) comes back to the place after the terminal
 was closed. `q` at a prompt, or
@@ -42,16 +47,18 @@ PATIENCE = 3600.0
 
 
 class TournamentRound(JoinedGame):
-    """One round's seat, played as a table's seat (`JoinedGame`) but ended by the round's end: the tournament
-    closes the table's match then and deals the next round elsewhere (no "next round" here, no ratings: a round
-    is archived unrated)."""
+    """One round's seat, played as a table's seat (`JoinedGame`). A Bykovo round is ended by the round's end: the
+    tournament closes the table's match then and deals the next round elsewhere (no "next round" here, no
+    ratings: a round is archived unrated). A Swiss round (`swiss`) is a whole match, its rounds dealt here as
+    at any table, ended by the match's end."""
 
     def __init__(self, api: RestClient, you: You, name: str, *, read: Callable[[str], str] = input,
-                 write: Callable[[str], None] = print, width: int | None = None) -> None:
+                 write: Callable[[str], None] = print, width: int | None = None, swiss: bool = False) -> None:
         assert you.table_id is not None and you.credential is not None
         super().__init__(api.urls, you.table_id, name, credential=you.credential, seat=you.seat,
                          book=_NoBook(), read=read, write=write, width=width)
         self.you = you
+        self.swiss = swiss
         self.quit_asked = False
 
     def take_seat(self) -> Seat:
@@ -70,11 +77,14 @@ class TournamentRound(JoinedGame):
     def turn(self, match: Playable, seat: int) -> None:
         """This seat's move; one that ends the round ends the round's play here (no next round to deal)."""
         super().turn(match, seat)
-        if isinstance(match, SeatScreen) and match.round_over:
+        if not self.swiss and isinstance(match, SeatScreen) and match.round_over:
             raise _RoundOver()
 
     def settle(self, seat: Seat, screen: SeatScreen) -> bool:
-        """The round's end is the table's end here: shown once, then this round is over (True)."""
+        """Bykovo: the round's end is the table's end here: shown once, then this round is over (True). A Swiss:
+        as at any table (the match's next rounds dealt, its end is the round's)."""
+        if self.swiss:
+            return super().settle(seat, screen)
         try:
             if not screen.round_over:
                 return super().settle(seat, screen)
@@ -169,7 +179,8 @@ class TournamentGame:
                 return 0
             if you.status == "out":
                 if not said_waiting:
-                    self.say(t("tour.out", _total(tour, me.index), tour.limit))
+                    self.say(t("tour.left-swiss", _num(_score(tour, me.index))) if _swiss(tour)
+                             else t("tour.out", _total(tour, me.index), tour.limit))
                     said_waiting = True
                 after = max(after or 0, len(tour.rounds))
                 time.sleep(self.poll)
@@ -185,10 +196,14 @@ class TournamentGame:
         confirmed."""
         assert you.seat is not None and you.round is not None
         self.rounds_told.add(you.round)
-        others = ", ".join(tour.name_of(p) for p in (tour.round.players if tour.round else []))
+        swiss = _swiss(tour)
+        at_table = (_table_of(tour.round.tables, self.participant.index if self.participant else -1) if swiss
+                    else tour.round.players) if tour.round else []
+        others = ", ".join(tour.name_of(p) for p in at_table)
         self.say(RULE)
         self.say(t("tour.play", you.round, seat_number(you.seat), others))
-        game = TournamentRound(self.api, you, self.person, read=self.read, write=self.write, width=self.width)
+        game = TournamentRound(self.api, you, self.person, read=self.read, write=self.write, width=self.width,
+                               swiss=swiss)
         game.run()
         if game.quit_asked:
             self.leave()
@@ -197,6 +212,9 @@ class TournamentGame:
         if number is None or number in self.rounds_told:
             return
         self.rounds_told.add(number)
+        if _swiss(tour):
+            self.say(t("tour.bye", number, _bye_points(tour)))
+            return
         self.say(t("tour.sit-out", number, ", ".join(tour.name_of(p) for p in playing)))
 
     def leave(self) -> None:
@@ -223,6 +241,9 @@ class TournamentGame:
         if len(tour.rounds) <= self.standings_shown:
             return
         mine = self.participant.index if self.participant else -1
+        if _swiss(tour):
+            self.show_swiss_results(tour, mine)
+            return
         for played in tour.rounds[self.standings_shown:]:
             if mine not in played.players and not _out_before(tour, mine, played.number):
                 self.say_sitting_out(tour, played.number, played.players)   # a round played while we looked away
@@ -238,8 +259,28 @@ class TournamentGame:
             for line in self.standing_lines(tour):
                 self.say(line)
 
+    def show_swiss_results(self, tour: HostedTournament, mine: int) -> None:
+        """A Swiss's rounds recorded since the last look: each table's points and the byes (yours said, if it
+        passed while we looked away), then the standings by points and Buchholz."""
+        for played in tour.raw["rounds"][self.standings_shown:]:
+            if mine in played["byes"]:
+                self.say_sitting_out(tour, played["number"], [])
+            tables = "; ".join(" – ".join(f"{tour.name_of(p)} {_num(pts)}" for p, pts in zip(
+                table["players"], table.get("result") or [], strict=False)) for table in played["tables"])
+            byes = ", ".join(tour.name_of(p) for p in played["byes"])
+            self.say(t("tour.round-result", played["number"], tables) + (" " + t("tour.byes", byes) if byes else ""))
+        self.standings_shown = len(tour.rounds)
+        if not tour.over:
+            self.say(t("tour.standings-swiss", len(tour.rounds), tour.raw.get("rounds_to_play")))
+            for line in self.standing_lines(tour):
+                self.say(line)
+
     def standing_lines(self, tour: HostedTournament) -> list[str]:
         mine = self.participant.index if self.participant else None
+        if _swiss(tour):
+            left = {p.index for p in tour.participants if p.left}
+            return ["  " + t("tour.line-swiss", s.place, s.participant + (t("tour.you") if s.index == mine else ""),
+                             _num(s.score), _num(s.buchholz), s.index in left, s.official) for s in tour.standings]
         return ["  " + t("tour.line", s.place, s.participant + (t("tour.you") if s.index == mine else ""), s.total,
                          s.out, s.official) for s in tour.standings]
 
@@ -265,6 +306,30 @@ def _out_before(tour: HostedTournament, index: int, number: int) -> bool:
 
 def _total(tour: HostedTournament, index: int) -> int | None:
     return next((s.total for s in tour.standings if s.index == index), None)
+
+
+def _swiss(tour: HostedTournament) -> bool:
+    return tour.format == "swiss"
+
+
+def _score(tour: HostedTournament, index: int) -> float | None:
+    """A Swiss participant's points."""
+    return next((s.score for s in tour.standings if s.index == index), None)
+
+
+def _num(points: float | None) -> str:
+    """A Swiss's points as a person reads them: 2, 1.5."""
+    return "" if points is None else f"{points:g}"
+
+
+def _table_of(tables: list[Json], index: int) -> list[int]:
+    """The players (by seat) of the Swiss table `index` sits at this round."""
+    return next((list(table["players"]) for table in tables if index in table["players"]), [])
+
+
+def _bye_points(tour: HostedTournament) -> int:
+    """A Swiss's bye is worth a match won: 1 at tables of two and in a pair game, 3 at four alone."""
+    return 3 if tour.raw.get("players") == 4 and not (tour.raw.get("options") or {}).get("teams") else 1
 
 
 class TournamentLobby:

@@ -29,12 +29,13 @@ pytestmark = pytest.mark.service
 
 MOVE = re.compile(r"your move \((?:1 plays it|1 to \d+), or type a move")
 OVER = re.compile(r"Your place: \d+ of \d+\.")
+NEXT = re.compile(r"Press Enter to deal the next round")   # a Swiss's match: its rounds dealt at the table
 
 
 @dataclass
 class Terminal:
     """`domino play` in a pseudo-terminal, answered by a thread of its own: every move prompt gets `1` (the first
-    legal move); everything written is kept in `screen`."""
+    legal move), the prompt to deal a match's next round Enter; everything written is kept in `screen`."""
 
     child: pexpect.spawn
     screen: str = ""
@@ -49,11 +50,12 @@ class Terminal:
         def run() -> None:
             try:
                 while time.monotonic() < until:
-                    index = self.child.expect([MOVE, OVER, pexpect.EOF], timeout=max(1.0, until - time.monotonic()))
+                    index = self.child.expect([MOVE, NEXT, OVER, pexpect.EOF],
+                                              timeout=max(1.0, until - time.monotonic()))
                     self.screen += self.child.before + (self.child.after if isinstance(self.child.after, str) else "")
-                    if index != 0:
+                    if index > 1:
                         return
-                    self.child.sendline("1")
+                    self.child.sendline("1" if index == 0 else "")
             except BaseException as err:  # noqa: BLE001 - handed to the test's thread
                 self.error = err
         self.thread = threading.Thread(target=run, daemon=True)
