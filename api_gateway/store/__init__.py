@@ -42,6 +42,7 @@ from api_gateway.store.protocols import (
     END,
     FINISHED_TTL,
     RESYNC,
+    TABLE_AFTER_END,
     ArchiveHandoff,
     Deadlines,
     Deal,
@@ -61,7 +62,7 @@ from api_gateway.store.protocols import (
     Wakeups,
 )
 
-__all__ = ["ARCHIVED_TTL", "DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["ARCHIVED_TTL", "DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "TABLE_AFTER_END", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "Leases", "LiveStore", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "check_store", "default_url", "open_store"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["ARCHIVED_TTL", "DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
+__all__ = ["ARCHIVED_TTL", "DEADLINES", "DEFAULT_TTL", "END", "FINISHED_TTL", "RESYNC", "TABLE_AFTER_END", "ArchiveHandoff", "Deadlines", "Deal", "Hosted", "HostedMatch",
            "HostedMatches", "Counters", "Leases", "LiveStore", "Presence", "MatchExpired", "Receipt", "StaleToken", "StoreUnavailable", "TableRecords",
            "TableRow", "Tickets", "Versions", "Wakeups", "split_lines"]
 
@@ -131,9 +131,11 @@ class TableRow:
 
 #: Seconds a finished match stays in the live store after the change that ended it, until the archive has
 #: it (a table's match; `ArchiveHandoff.archived` shortens it to `ARCHIVED_TTL`): not a whole `ttl`, so that
-#: the store holds the matches being played, not every match ever played (issue 43). A table whose match
-#: ended is kept as long from then (its "play again"), not its whole idle lifetime.
+#: the store holds the matches being played, not every match ever played (issue 43).
 FINISHED_TTL = 3600
+
+#: Seconds a table stays after its match ended (for "play again": a new deal gives it its lifetime back).
+TABLE_AFTER_END = 600
 
 #: Seconds a finished table's match stays once the archive has it: its last views for the streams that read
 #: the end and a retried last move's receipt; then its rows (every version's lines: ~60 KB a match) go. A

@@ -21,12 +21,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from api_gateway.store.protocols import (
+    ARCHIVED_TTL,
     DEADLINES,
     DEFAULT_TTL,
     END,
-    ARCHIVED_TTL,
     FINISHED_TTL,
     RESYNC,
+    TABLE_AFTER_END,
     Deal,
     Hosted,
     HostedMatch,
@@ -78,7 +79,8 @@ if ARGV[7] ~= '' then
   redis.call('EXPIRE', KEYS[4], ARGV[3])
   local tid = redis.call('HGET', KEYS[4], 'table_id')
   if tid then
-    if ARGV[8] == '1' then redis.call('EXPIRE', 'domino:tb2:' .. tid, ARGV[3])  -- its match ended: as long after
+    if ARGV[8] == '1' then  -- its match ended: TABLE_AFTER_END more (a new deal gives its lifetime back)
+      redis.call('EXPIRE', 'domino:tb2:' .. tid, math.min(tonumber(ARGV[3]), {table_after_end}))
     else redis.call('EXPIRE', 'domino:tb2:' .. tid, ARGV[3], 'GT') end
   end
   local match = string.sub(KEYS[4], 10)
@@ -100,7 +102,7 @@ end
 redis.call('PUBLISH', 'domino:m:' .. string.sub(KEYS[1], 10), ARGV[2])
 if ARGV[7] ~= '' and ARGV[10] ~= '' then redis.call('PUBLISH', 'domino:m:00000000000000000000000000000000', '') end
 return {1, 0}
-"""
+""".replace("{table_after_end}", str(TABLE_AFTER_END))
 
 
 # KEYS: the match's version, its hosted hash; ARGV: the tables' key prefix, then the table fields to read.

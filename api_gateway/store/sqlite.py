@@ -22,12 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from api_gateway.store.protocols import (
+    ARCHIVED_TTL,
     DEADLINES,
     DEFAULT_TTL,
     END,
-    ARCHIVED_TTL,
     FINISHED_TTL,
     RESYNC,
+    TABLE_AFTER_END,
     Deal,
     Hosted,
     HostedMatch,
@@ -313,10 +314,11 @@ class SqliteStore:
                               (match_id, seq, receipt.digest, receipt.answer))
                 if hosted is not None:
                     self._host(c, match_id, seq + 1, hosted, over)
-                    # the change that ends the match ends its table's life as long after (a new deal pushes it)
+                    # the change that ends the match ends its table's life `TABLE_AFTER_END` later (a new deal
+                    # gives it back)
                     c.execute("UPDATE tables_s2 SET expires = CASE WHEN ? THEN ? ELSE MAX(expires, ?) END "
                               "WHERE table_id = (SELECT table_id FROM hosted_s2 WHERE match_id = ?)",
-                              (over, now + keep, now + keep, match_id))
+                              (over, now + min(keep, TABLE_AFTER_END), now + keep, match_id))
                 if record:
                     c.execute("INSERT OR REPLACE INTO records_s1 VALUES (?, ?, ?)", (match_id, seq, record))
                 watchers.extend(self._watchers(c, match_id))
