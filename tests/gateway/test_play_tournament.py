@@ -10,8 +10,9 @@ test_hosted_tournament (`Sheet`, through test_sdk_tournaments' `Checker`); then 
 showed their person: every round they played (at which seat) or sat out, the final standings, their place. One
 page is reloaded mid-tournament and comes back to it (its kept credential).
 
-A Swiss too (the last test): three people, one on the page, one in the terminal and one with the SDK, on the same
-gateway and browser (no process of its own)."""
+A Swiss too (the last two tests, on the same gateway and browser: no process of their own): three people at
+tables of two (one on the page, one in the terminal, one with the SDK) for three rounds, every bye, table and
+standing checked against the tournament's view; five at tables of four, the page's bye worth 3 points."""
 from __future__ import annotations
 
 import re
@@ -28,8 +29,8 @@ from clients.sdk import Participant, RestClient, Seat
 from clients.sdk.errors import IllegalAction, MatchOver, ProblemError
 
 from .conftest import Gateway
+from .test_hosted_tournament import HOSTED, Sheet, call, first_move, ok, open_tournament, tour_gw  # noqa: F401
 from .test_hosted_tournament import Person as Joined
-from .test_hosted_tournament import Sheet, first_move, tour_gw  # noqa: F401
 from .test_play_browser import PHONE, browser, shots  # noqa: F401
 from .test_play_friends_browser import Person
 from .test_play_tournament_terminal import Terminal, check_terminal, spawn_terminal
@@ -432,3 +433,52 @@ def test_a_swiss_on_the_page_in_the_terminal_and_with_the_sdk_played_to_its_end(
         context.close()
         if terminal is not None:
             terminal.child.close(force=True)
+
+
+def test_the_page_at_a_swiss_of_tables_of_four_has_a_bye_worth_three_points(
+        browser: Browser, tour_gw: Gateway) -> None:  # noqa: F811
+    """Five people, Kozel for four to 1 point, one round: the last to join (on the page) has the bye, worth a match
+    won at four alone (3 points); the page says so, then the final standings (points, Buchholz) and its place as
+    the tournament's view has them."""
+    opened = open_tournament(tour_gw, 5, format="swiss", variant="kozel", players=4, options={"target": 1},
+                             rounds=1, rated=False)
+    tid = opened["tournament_id"]
+    api = RestClient(tour_gw.url)
+    participants = [api.join_tournament(tid, invite["code"], name=name)
+                    for invite, name in zip(opened["invites"][:4], ["Anna", "Boris", "Cyril", "Dasha"], strict=True)]
+    context = browser.new_context(viewport=PHONE)
+    try:
+        person = Person(context, opened["invites"][4]["link"], "Egor")
+        person.wait_for(lambda: person.page.locator("#tour-join").is_enabled(), "the join screen")
+        assert "Swiss of kozel at tables of 4, 1 round" in person.page.inner_text("#tour-join-about")
+        person.page.fill("#tour-name", "Egor")
+        person.page.click("#tour-join")
+        person.wait_for(lambda: person.page.locator("#tour-box").get_attribute("data-status") == "waiting",
+                        "the tournament's standings")
+        ok(call(tour_gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
+        began = time.monotonic()
+        errors: list[BaseException] = []
+        threads = [threading.Thread(target=swiss_person(p, began + SWISS_DEADLINE, errors), daemon=True)
+                   for p in participants]
+        for thread in threads:
+            thread.start()
+        person.wait_for(lambda: "Round 1 of 1: you have a bye this round (a bye is worth a match won: 3 points)."
+                        in person.page.inner_text("#tour-status"), "the bye")
+        person.wait_for(lambda: person.page.locator("#tour-box").get_attribute("data-status") == "over",
+                        "the tournament's end")
+        for thread in threads:
+            thread.join(30)
+        assert not errors, errors
+        final = api.tournament(tid).raw
+        assert final["rounds"][0]["byes"] == [4] and len(final["rounds"][0]["tables"][0]["players"]) == 4
+        page = SwissPage(person)
+        assert page.swiss_rounds() == {1: None}
+        assert page.swiss_standings() == [(s["index"], s["place"], s["score"], s["buchholz"])
+                                          for s in final["standings"]]
+        mine = next(s for s in final["standings"] if s["index"] == 4)
+        assert mine["score"] == 3
+        assert f"The tournament is over. Your place: {mine['place']} of 5." in person.page.inner_text("#tour-status")
+        assert not person.errors, person.errors
+        print(f"a Swiss of five at tables of four, one round in {time.monotonic() - began:.1f} s")
+    finally:
+        context.close()
