@@ -262,13 +262,13 @@ class TournamentGame:
     def show_swiss_results(self, tour: HostedTournament, mine: int) -> None:
         """A Swiss's rounds recorded since the last look: each table's points and the byes (yours said, if it
         passed while we looked away), then the standings by points and Buchholz."""
-        for played in tour.raw["rounds"][self.standings_shown:]:
-            if mine in played["byes"]:
-                self.say_sitting_out(tour, played["number"], [])
+        for played in tour.rounds[self.standings_shown:]:
+            if mine in played.byes:
+                self.say_sitting_out(tour, played.number, [])
             tables = "; ".join(" – ".join(f"{tour.name_of(p)} {_num(pts)}" for p, pts in zip(
-                table["players"], table.get("result") or [], strict=False)) for table in played["tables"])
-            byes = ", ".join(tour.name_of(p) for p in played["byes"])
-            self.say(t("tour.round-result", played["number"], tables) + (" " + t("tour.byes", byes) if byes else ""))
+                table["players"], table.get("result") or [], strict=False)) for table in played.tables)
+            byes = ", ".join(tour.name_of(p) for p in played.byes)
+            self.say(t("tour.round-result", played.number, tables) + (" " + t("tour.byes", byes) if byes else ""))
         self.standings_shown = len(tour.rounds)
         if not tour.over:
             self.say(t("tour.standings-swiss", len(tour.rounds), tour.raw.get("rounds_to_play")))

@@ -62,7 +62,8 @@ class TournamentPerson:
 @dataclass(frozen=True, slots=True)
 class RoundNow:
     """The round being played: its `number`, `table_id` and `match_id` (None until dealt), the participants at
-    seats 0-3 (`players`), and who is `sitting_out`. A Swiss round: `tables` (each `players` by seat) and `bye`."""
+    seats 0-3 (`players`), and who is `sitting_out`. A Swiss round: `tables` (each `players` by seat), `byes` (who
+    sits out, a bye worth a win) and `bye` (the first of them)."""
 
     number: int
     table_id: str | None
@@ -71,17 +72,20 @@ class RoundNow:
     sitting_out: list[int]
     tables: list[Json] = field(default_factory=list)
     bye: int | None = None
+    byes: list[int] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Json) -> RoundNow:
         return cls(int(data["number"]), data.get("table_id"), data.get("match_id"), list(data.get("players") or []),
-                   list(data.get("sitting_out") or []), list(data.get("tables") or []), data.get("bye"))
+                   list(data.get("sitting_out") or []), list(data.get("tables") or []), data.get("bye"),
+                   list(data.get("byes") or ([] if data.get("bye") is None else [data["bye"]])))
 
 
 @dataclass(frozen=True, slots=True)
 class PlayedRound:
     """A round recorded: its `players` by seat, `points` by seat, the `winner` seat, the sports `places` by seat,
-    who it put out (`eliminated`) and who forfeited it (`forfeit`, or None); `table_id` and `match_id`."""
+    who it put out (`eliminated`) and who forfeited it (`forfeit`, or None); `table_id` and `match_id`. A Swiss
+    round: its `tables` (each with its `players` and `result`) and `byes` (who sat out, a bye worth a win)."""
 
     number: int
     players: list[int]
@@ -92,12 +96,15 @@ class PlayedRound:
     forfeit: int | None
     table_id: str | None
     match_id: str | None
+    tables: list[Json] = field(default_factory=list)
+    byes: list[int] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Json) -> PlayedRound:
         return cls(int(data["number"]), list(data.get("players") or []), list(data.get("points") or []),
                    data.get("winner"), list(data.get("places") or []), list(data.get("eliminated") or []),
-                   data.get("forfeit"), data.get("table_id"), data.get("match_id"))
+                   data.get("forfeit"), data.get("table_id"), data.get("match_id"), list(data.get("tables") or []),
+                   list(data.get("byes") or ([] if data.get("bye") is None else [data["bye"]])))
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,14 +319,16 @@ class TournamentsApi:
 
     def open_tournament(self, size: int, *, format: Format = "bykovo", variant: str | None = None,
                         options: Json | None = None, rounds: int | None = None, name: str | None = None,
-                        public: bool = False, rated: bool | None = None, clock: Json | None = None) -> OpenedTournament:
+                        public: bool = False, rated: bool | None = None, clock: Json | None = None,
+                        players: int | None = None) -> OpenedTournament:
         """Open a hosted tournament (`POST /v1/tournaments/hosted`): `size` places (Bykovo 4-7, a Swiss 2-64);
-        a Swiss needs `variant` (a 2-player one) and `rounds`; `public` lists it in the lobby (joined without an
+        a Swiss needs `variant` and `rounds`, and seats `players` (2, the default, or 4: tables of four grouped
+        by standing) at each table; `public` lists it in the lobby (joined without an
         invite); `rated=False` a casual one; `clock` every round's turn clock (Bykovo: `{"move": 30,
         "on_timeout": "autopilot"}`). Refusals: `Malformed` (its `field` says which), `UnknownVariant`."""
         body: Json = {"size": size, "format": format, "public": public}
         for key, value in (("variant", variant), ("options", options), ("rounds", rounds), ("name", name),
-                           ("rated", rated), ("clock", clock)):
+                           ("rated", rated), ("clock", clock), ("players", players)):
             if value is not None:
                 body[key] = value
         answer = self._client().request("POST", "/v1/tournaments/hosted", body)
