@@ -34,7 +34,10 @@ import pytest
 
 os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
 
-for _signum, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+# A runner that ignores these (nohup ignores SIGHUP) hands that on to every child: a terminal test's "window
+# closed" (pexpect's close: SIGHUP) would then reach `domino play` as Ctrl-C, which leaves the seat.
+for _signum, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL),
+                          (signal.SIGHUP, signal.SIG_DFL)):
     if signal.getsignal(_signum) == signal.SIG_IGN:
         signal.signal(_signum, _handler)
 
@@ -58,6 +61,7 @@ LONGEST_FIRST = (
     "tests/deploy/test_deploy_images.py",
     "tests/variants/test_properties.py",
     "tests/gateway/test_gateway_schemathesis.py",
+    "tests/bench/test_store_soak.py",
     "tests/gateway/test_gateway_soak.py",
     "tests/rules/test_kozel_properties.py",
     "tests/engine/test_engine_fuzz.py",
