@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.engine import URL, make_url
 
+from api_gateway.store.wal import write_ahead
+
 T = TypeVar("T")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Transient PostgreSQL failures a transaction is simply run again for: deadlock, serialization failure.
@@ -91,8 +93,9 @@ def _sqlite_events(engine: Engine, busy_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
+        write_ahead(dbapi_connection, busy_ms)
         cursor = dbapi_connection.cursor()
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", f"busy_timeout={busy_ms}"):
+        for pragma in ("synchronous=NORMAL", "foreign_keys=ON", f"busy_timeout={busy_ms}"):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from api_gateway.store import StoreUnavailable
+from api_gateway.store.wal import write_ahead
 
 #: Seconds a seat's vouching app is remembered (the longest a match may live idle).
 SEAT_TTL = 90 * 24 * 3600
@@ -171,24 +172,30 @@ class SqliteOutbox:
         self._lock = threading.Lock()
         self._busy_ms = busy_ms
         self._connection: sqlite3.Connection | None = None
-        with self._session() as conn:  # a bad path fails at start, naming it
-            conn.execute("CREATE TABLE IF NOT EXISTS deliveries_s1 (id TEXT PRIMARY KEY, app TEXT NOT NULL, "
-                         "body BLOB NOT NULL, attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL, "
-                         "error TEXT NOT NULL, claim TEXT NOT NULL, dead INTEGER NOT NULL) WITHOUT ROWID")
-            conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_due ON deliveries_s1 (dead, due)")
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(deliveries_s1)")}
-            for column in ("chain TEXT NOT NULL DEFAULT ''", "held INTEGER NOT NULL DEFAULT 0"):  # an older file
-                if column.split()[0] not in columns:
-                    conn.execute(f"ALTER TABLE deliveries_s1 ADD COLUMN {column}")
-            conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_chain ON deliveries_s1 (chain, created)")
-            conn.execute("CREATE TABLE IF NOT EXISTS seats_s1 (table_id TEXT NOT NULL, seat INTEGER NOT NULL, "
-                         "player TEXT NOT NULL, app TEXT NOT NULL, expires REAL NOT NULL, "
-                         "PRIMARY KEY (table_id, seat)) WITHOUT ROWID")
-            conn.execute("CREATE TABLE IF NOT EXISTS push_s1 (match_id TEXT NOT NULL, seat INTEGER NOT NULL, "
-                         "subscription BLOB NOT NULL, expires REAL NOT NULL, PRIMARY KEY (match_id, seat)) WITHOUT ROWID")
-            conn.execute("CREATE TABLE IF NOT EXISTS feed_s1 (n INTEGER PRIMARY KEY AUTOINCREMENT, player TEXT NOT NULL, "
-                         "message TEXT NOT NULL, created REAL NOT NULL, item BLOB NOT NULL, UNIQUE (player, message))")
-            conn.execute("CREATE INDEX IF NOT EXISTS feed_s1_player ON feed_s1 (player, n)")
+        self._write(self._create)  # a bad path fails at start, naming it
+
+    @staticmethod
+    def _create(conn: sqlite3.Connection) -> None:
+        """The schema, in one immediate transaction: every worker of a host opens the file at once, and two that
+        both saw an older file without `chain` would otherwise both add it (one failing to boot)."""
+        conn.execute("CREATE TABLE IF NOT EXISTS deliveries_s1 (id TEXT PRIMARY KEY, app TEXT NOT NULL, "
+                     "body BLOB NOT NULL, attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL, "
+                     "error TEXT NOT NULL, claim TEXT NOT NULL, dead INTEGER NOT NULL, "
+                     "chain TEXT NOT NULL DEFAULT '', held INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID")
+        conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_due ON deliveries_s1 (dead, due)")
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(deliveries_s1)")}
+        for column in ("chain TEXT NOT NULL DEFAULT ''", "held INTEGER NOT NULL DEFAULT 0"):  # an older file
+            if column.split()[0] not in columns:
+                conn.execute(f"ALTER TABLE deliveries_s1 ADD COLUMN {column}")
+        conn.execute("CREATE INDEX IF NOT EXISTS deliveries_s1_chain ON deliveries_s1 (chain, created)")
+        conn.execute("CREATE TABLE IF NOT EXISTS seats_s1 (table_id TEXT NOT NULL, seat INTEGER NOT NULL, "
+                     "player TEXT NOT NULL, app TEXT NOT NULL, expires REAL NOT NULL, "
+                     "PRIMARY KEY (table_id, seat)) WITHOUT ROWID")
+        conn.execute("CREATE TABLE IF NOT EXISTS push_s1 (match_id TEXT NOT NULL, seat INTEGER NOT NULL, "
+                     "subscription BLOB NOT NULL, expires REAL NOT NULL, PRIMARY KEY (match_id, seat)) WITHOUT ROWID")
+        conn.execute("CREATE TABLE IF NOT EXISTS feed_s1 (n INTEGER PRIMARY KEY AUTOINCREMENT, player TEXT NOT NULL, "
+                     "message TEXT NOT NULL, created REAL NOT NULL, item BLOB NOT NULL, UNIQUE (player, message))")
+        conn.execute("CREATE INDEX IF NOT EXISTS feed_s1_player ON feed_s1 (player, n)")
 
     @contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:
@@ -197,7 +204,7 @@ class SqliteOutbox:
                 if self._connection is None:
                     conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
                                            check_same_thread=False)
-                    conn.execute("PRAGMA journal_mode=WAL")
+                    write_ahead(conn, self._busy_ms)
                     # as the live store: a commit survives the process killed (not a power cut), without an
                     # fsync per commit that would stop a gevent worker's every greenlet meanwhile
                     conn.execute("PRAGMA synchronous=NORMAL")

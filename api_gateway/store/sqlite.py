@@ -39,6 +39,7 @@ from api_gateway.store.protocols import (
     TableRow,
     split_lines,
 )
+from api_gateway.store.wal import write_ahead
 
 __all__ = ["SqliteStore", "SqliteWakeups"]
 
@@ -132,7 +133,7 @@ class SqliteStore:
         try:
             conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
                                    check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            write_ahead(conn, self._busy_ms)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_ms)}")
             conn.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on `_checkpoints`' thread

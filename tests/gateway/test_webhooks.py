@@ -416,6 +416,42 @@ def test_resolved_addresses_are_checked_at_each_send() -> None:
 # ---------------------------------------------------------------- the outbox alone, on either store
 
 
+def _open_sqlite_outbox(path: str, at: float) -> str:
+    """One worker's start: open the outbox file (in a process of its own) at the moment `at`, and name its
+    columns."""
+    from api_gateway.notify.outbox import SqliteOutbox
+    while time.time() < at:  # all at once (a spin: a sleep wakes too late to meet the others)
+        pass
+    outbox = SqliteOutbox(path)
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(deliveries_s1)")]
+    outbox.close()
+    return ",".join(columns)
+
+
+def test_workers_opening_one_sqlite_outbox_at_once_all_start(tmp_path: Path) -> None:
+    """Every worker of a host opens the outbox file as it boots. Two that both found it without a column once both
+    added it, and the second failed to boot (a CI run lost a gateway so). A fresh file and an older one (without
+    `chain` and `held`), each opened by 8 processes at the same moment: all start, with one set of columns."""
+    import multiprocessing
+
+    older = tmp_path / "older.notify.sqlite3"
+    with sqlite3.connect(older) as db:
+        db.execute("PRAGMA journal_mode=WAL")  # as every outbox file is
+        db.execute("CREATE TABLE deliveries_s1 (id TEXT PRIMARY KEY, app TEXT NOT NULL, body BLOB NOT NULL, "
+                   "attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL, error TEXT NOT NULL, "
+                   "claim TEXT NOT NULL, dead INTEGER NOT NULL) WITHOUT ROWID")
+        db.execute("INSERT INTO deliveries_s1 VALUES ('msg_1', 'k1', x'7b7d', 0, 1, 1, '', '', 0)")
+    context = multiprocessing.get_context("spawn")
+    for path in (tmp_path / "fresh.notify.sqlite3", older):
+        with context.Pool(8) as pool:
+            at = time.time() + 2  # the pool's processes are started and have imported by then
+            seen = pool.starmap(_open_sqlite_outbox, [(str(path), at)] * 8)
+        assert len(set(seen)) == 1 and seen[0].endswith("dead,chain,held"), seen
+    claimed = open_outbox(f"sqlite://{tmp_path / 'older.sqlite3'}").claim(2.0, 60, 10)
+    assert [(d.id, d.chain) for d in claimed] == [("msg_1", "")]  # the older file's delivery kept
+
+
 def test_the_outbox_leases_each_delivery_to_one_sender_and_keeps_the_dead(store_url: str) -> None:
     outbox = open_outbox(store_url)
     now = time.time()

@@ -42,7 +42,11 @@ def shown_after_push(browser: Browser, gateway: Gateway, locale: str,  # noqa: F
         devtools.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
         devtools.send("ServiceWorker.enable")
         assert page.evaluate(REGISTER) == gateway.url + "/play/"
-        found = wait_for(lambda: [r for r in registrations if r["scopeURL"] == gateway.url + "/play/"], timeout=10)
+        # Playwright's sync API hands the DevTools events over only while one of its calls waits: a sleeping
+        # wait_for would never see an event that came after REGISTER returned (a CI run failed so)
+        found = wait_for(lambda: page.wait_for_timeout(20) or [r for r in registrations
+                                                               if r["scopeURL"] == gateway.url + "/play/"],
+                         timeout=10)
         devtools.send("ServiceWorker.deliverPushMessage", {"origin": gateway.url, "registrationId": found[0]["registrationId"],
                                                            "data": json.dumps(message)})
         shown: list[Json] = wait_for(lambda: page.evaluate(SHOWN), timeout=10)
