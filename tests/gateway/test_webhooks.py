@@ -11,6 +11,8 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -416,25 +418,23 @@ def test_resolved_addresses_are_checked_at_each_send() -> None:
 # ---------------------------------------------------------------- the outbox alone, on either store
 
 
-def _open_sqlite_outbox(path: str, at: float) -> str:
-    """One worker's start: open the outbox file (in a process of its own) at the moment `at`, and name its
-    columns."""
-    from api_gateway.notify.outbox import SqliteOutbox
-    while time.time() < at:  # all at once (a spin: a sleep wakes too late to meet the others)
-        pass
-    outbox = SqliteOutbox(path)
-    with sqlite3.connect(path) as db:
-        columns = [row[1] for row in db.execute("PRAGMA table_info(deliveries_s1)")]
-    outbox.close()
-    return ",".join(columns)
+#: One worker's start, in a process of its own: open the outbox file argv[1] once the pipe argv[2] ends (its
+#: write end closed: every process waiting on it wakes at that instant), and name its columns.
+OPEN_OUTBOX = """
+import os, sqlite3, sys
+from api_gateway.notify.outbox import SqliteOutbox
+path, go = sys.argv[1], int(sys.argv[2])
+os.read(go, 1)
+SqliteOutbox(path).close()
+with sqlite3.connect(path) as db:
+    print(",".join(row[1] for row in db.execute("PRAGMA table_info(deliveries_s1)")))
+"""
 
 
 def test_workers_opening_one_sqlite_outbox_at_once_all_start(tmp_path: Path) -> None:
     """Every worker of a host opens the outbox file as it boots. Two that both found it without a column once both
     added it, and the second failed to boot (a CI run lost a gateway so). A fresh file and an older one (without
     `chain` and `held`), each opened by 8 processes at the same moment: all start, with one set of columns."""
-    import multiprocessing
-
     older = tmp_path / "older.notify.sqlite3"
     with sqlite3.connect(older) as db:
         db.execute("PRAGMA journal_mode=WAL")  # as every outbox file is
@@ -442,12 +442,17 @@ def test_workers_opening_one_sqlite_outbox_at_once_all_start(tmp_path: Path) -> 
                    "attempts INTEGER NOT NULL, due REAL NOT NULL, created REAL NOT NULL, error TEXT NOT NULL, "
                    "claim TEXT NOT NULL, dead INTEGER NOT NULL) WITHOUT ROWID")
         db.execute("INSERT INTO deliveries_s1 VALUES ('msg_1', 'k1', x'7b7d', 0, 1, 1, '', '', 0)")
-    context = multiprocessing.get_context("spawn")
     for path in (tmp_path / "fresh.notify.sqlite3", older):
-        with context.Pool(8) as pool:
-            at = time.time() + 2  # the pool's processes are started and have imported by then
-            seen = pool.starmap(_open_sqlite_outbox, [(str(path), at)] * 8)
-        assert len(set(seen)) == 1 and seen[0].endswith("dead,chain,held"), seen
+        go, ready = os.pipe()
+        workers = [subprocess.Popen([sys.executable, "-c", OPEN_OUTBOX, str(path), str(go)], text=True, pass_fds=(go,),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(8)]
+        os.close(go)
+        time.sleep(1.0)  # every process has started, imported and waits on the pipe by then
+        os.close(ready)
+        seen = [worker.communicate(timeout=60) for worker in workers]
+        assert all(worker.returncode == 0 for worker in workers), [err[-500:] for _, err in seen]
+        columns = {out.strip() for out, _ in seen}
+        assert len(columns) == 1 and columns.pop().endswith("dead,chain,held"), seen
     claimed = open_outbox(f"sqlite://{tmp_path / 'older.sqlite3'}").claim(2.0, 60, 10)
     assert [(d.id, d.chain) for d in claimed] == [("msg_1", "")]  # the older file's delivery kept
 
