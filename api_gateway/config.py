@@ -26,7 +26,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_TABLE_IDLE | 1209600 | seconds an online table's match without a turn clock may stay idle (14 days: a turn-based game's pace); a clocked one is kept while its clock runs and GATEWAY_MATCH_TTL past its deadline |
 | GATEWAY_SPECTATE_IDLE | 300 | seconds a spectator stream stays open without a new line (then it ends with a `closed` line) |
 | GATEWAY_SPECTATE_MAX | 3600 | seconds a spectator stream stays open at most (watch on with a new request) |
-| GATEWAY_SPECTATE_KEEPALIVE | 15 | seconds between two `{"type":"keepalive"}` lines of a spectator stream (a `: keepalive` comment of a seat stream) without news: under a proxy's idle timeout (60 s is common), and each costs a worker ~50 us (10,000 quiet streams at 5 s: 9% of a core) |
+| GATEWAY_SPECTATE_KEEPALIVE | 15 | seconds between two `{"type":"keepalive"}` lines of a spectator stream (a `: keepalive` comment of a seat stream) without news: under a proxy's idle timeout (60 s is common); one greenlet a worker writes them, a send each (10,000 quiet streams at 15 s: ~0.6% of a core, docs/performance.md) |
 | GATEWAY_STREAMS | half of GATEWAY_CONNECTIONS | spectator streams one worker holds at once (the rest of its connections stay for ordinary calls); more: 429 too-many-streams |
 | GATEWAY_STREAMS_PER_MATCH | 200 | spectator streams of one match one worker holds at once; more: 429 too-many-streams |
 | GATEWAY_STREAMS_PER_ADDRESS | 20 | spectator streams of one client address one worker holds at once; more: 429 too-many-streams |

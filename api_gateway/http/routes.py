@@ -53,7 +53,7 @@ from api_gateway.http.schemas import (
     ViewAnswerSchema,
 )
 from api_gateway.matches import Matches
-from api_gateway.streams import Streams
+from api_gateway.streams import Streams, body_framing
 
 Json = dict[str, Any]
 
@@ -232,7 +232,8 @@ class Spectate(MethodView):
         A private online table's match is watched only through its table's stream, with its spectator link
         (403 spectators-off here)."""
         # 404 / 429 / 501 / 503 before the stream starts
-        stream = streams().open(match_id, request.remote_addr or "", request.environ.get("gunicorn.socket"))
+        stream = streams().open(match_id, request.remote_addr or "", request.environ.get("gunicorn.socket"),
+                                chunked=body_framing(request.environ))
         return current_app.response_class(
             stream, mimetype="application/x-ndjson", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

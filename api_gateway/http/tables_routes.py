@@ -42,6 +42,7 @@ from api_gateway.http.table_schemas import (
     TableSchema,
     TicketSchema,
 )
+from api_gateway.streams import body_framing
 from api_gateway.streams.seats import SeatStreams
 
 Json = dict[str, Any]
@@ -332,7 +333,7 @@ class Events(MethodView):
         streams: SeatStreams = current_app.extensions[SEAT_STREAMS]
         sock = request.environ.get("gunicorn.socket")
         stream = streams.open(match_id, who, who if who is not None else viewers - 1, last_event_id,
-                              request.remote_addr or "", sock)
+                              request.remote_addr or "", sock, body_framing(request.environ))
         if sock is not None:
             # A reader that stops reading is dropped, not waited for: a write that the client's full
             # window holds back for three keepalive periods fails, and the stream's place is given back.

@@ -11,7 +11,11 @@ gateway, health checks included, for minutes). What this module does about it:
 - a client that leaves is noticed at once: the stream watches its socket for the end of
   the input (the client's FIN) while it waits; one that vanishes without a FIN (its
   network gone) is found by the failed write of a `{"type":"keepalive"}` line written
-  after `keepalive` seconds without another line;
+  after `keepalive` seconds without another line. One greenlet of the worker writes those lines
+  to the quiet streams' sockets itself (`Keepalives`), framed as the server frames the body: a
+  stream woken to yield its own keepalive through the WSGI body cost ~40 us of a worker (its
+  wake-up and timer, Flask's and werkzeug's iterators, gunicorn's chunk write, gevent's
+  `sendall`), most of the CPU of 10,000 idle streams (docs/performance.md);
 - caps per worker (`Limits`): streams in all (so that ordinary calls keep the rest of the
   worker's connections), per match and per client address; a stream over one is refused
   before it starts (`StreamRefused`: 429 too-many-streams with Retry-After);
@@ -28,7 +32,7 @@ import logging
 import socket
 import time
 import weakref
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,16 +74,22 @@ class Format:
 NDJSON = Format(lambda lines, first: b"".join(line + b"\n" for line in lines), KEEPALIVE, closed_line)
 
 
-def _quiet_line(lim: Limits, now: float, start: float, last_line: float, last_write: float,
-                fmt: Format = NDJSON) -> bytes | None:
-    """What a stream with no new line writes now: its closing line once it has been idle or open too
-    long (the stream then ends), a keepalive line after `keepalive` seconds without a write, else
-    nothing. One policy for the shared feed and for the development server's own polling."""
+def _closing_line(lim: Limits, now: float, start: float, last_line: float, fmt: Format) -> bytes | None:
+    """A stream's closing line once it has been idle or open too long (the stream then ends), else None."""
     if now - last_line >= lim.idle or now - start >= lim.longest:
         return fmt.closed("idle" if now - last_line >= lim.idle else "max-duration")
-    if now - last_write >= lim.keepalive:
-        return fmt.keepalive
     return None
+
+
+def _quiet_line(lim: Limits, now: float, start: float, last_line: float, last_write: float,
+                fmt: Format = NDJSON) -> bytes | None:
+    """What a stream of the development server (`Stream._polled`) with no new line writes now: its closing
+    line (`_closing_line`), a keepalive line after `keepalive` seconds without a write, else nothing. (A
+    gevent worker's streams are kept alive by `Keepalives`.)"""
+    closing = _closing_line(lim, now, start, last_line, fmt)
+    if closing is None and now - last_write >= lim.keepalive:
+        return fmt.keepalive
+    return closing
 
 
 def _tail(fmt: Format, over: bool, closed: str | None, quiet: bytes | None) -> tuple[bytes, bool]:
@@ -161,6 +171,7 @@ class Streams:
         self._per_match: dict[str, int] = {}
         self.counts = counts if counts is not None else Counts()
         self._waiting: set[Event] = set()  # every stream's wake-up, for `stop`
+        self.keepalives = Keepalives(limits.keepalive, fmt.keepalive)
         self.stopping = False
         # Shared feeds need every stream in one gevent hub (gunicorn's gevent worker). Flask's threaded
         # development server (`--dev`) runs each stream in a thread of its own, with a hub each: a feed
@@ -172,9 +183,10 @@ class Streams:
     # ------------------------------------------------------------------ opening and closing
 
     def open(self, match_id: str, address: str, sock: Any,
-             intro: Callable[[list[bytes], bool], bytes] | None = None) -> Stream:
+             intro: Callable[[list[bytes], bool], bytes] | None = None, chunked: bool | None = None) -> Stream:
         """A stream of `match_id` for a client at `address` (its socket `sock`, watched for its end).
-        `intro` writes its start from the lines so far (default: all of them).
+        `intro` writes its start from the lines so far (default: all of them). `chunked`: how the server
+        frames the body on this connection (`body_framing`), for the keepalive lines `Keepalives` writes.
 
         Raises before anything is written: StreamRefused over a cap (or while the worker
         stops), UnknownMatch (404), SealedModeDisabled (501), StoreUnavailable (503).
@@ -212,7 +224,7 @@ class Streams:
         except BaseException:
             self._release(match_id, address)
             raise
-        return Stream(self, match_id, address, sock, first, over, intro)
+        return Stream(self, match_id, address, sock, first, over, intro, chunked)
 
     def _first_lines(self, match_id: str) -> tuple[list[bytes], bool]:
         """The match's lines so far: from its feed when this worker watches it already (no store read),
@@ -303,6 +315,7 @@ class Streams:
     def stop(self) -> None:
         """End every stream with a `shutdown` line (the worker stops); refuse new ones."""
         self.stopping = True
+        self.keepalives.stop()
         for wake in list(self._waiting):
             wake.set()
         for feed in list(self._feeds.values()):
@@ -422,8 +435,10 @@ class Stream:
     """
 
     def __init__(self, owner: Streams, match_id: str, address: str, sock: Any, first: list[bytes],
-                 over: bool, intro: Callable[[list[bytes], bool], bytes] | None = None) -> None:
+                 over: bool, intro: Callable[[list[bytes], bool], bytes] | None = None,
+                 chunked: bool | None = None) -> None:
         self._owner = owner
+        self._chunked = chunked
         self._intro = intro
         self._match_id, self._address, self._sock = match_id, address, sock
         self._first, self._over = first, over
@@ -450,7 +465,7 @@ class Stream:
         """The lines as they come: ends with the match, when the client leaves, after `idle` seconds
         without a line, after `longest`, or when the worker stops."""
         owner, lim, fmt = self._owner, self._owner.limits, self._owner.format
-        start = last_line = last_write = time.monotonic()
+        start = last_line = time.monotonic()
         yield fmt.lines(self._first, 0) if self._intro is None else self._intro(self._first, self._over)
         if self._over:
             return
@@ -465,14 +480,18 @@ class Stream:
         if len(feed.lines) > sent or feed.closed is not None or owner.stopping or feed.noted:
             wake.set()  # news (or the stop, or a note) before this stream joined its feed
         gone = _SocketWatch(self._sock, wake)
+        quiet = owner.keepalives.add(self._sock, self._chunked, wake)
         try:
             while True:
-                now = time.monotonic()
-                due = min(last_line + lim.idle, start + lim.longest, last_write + lim.keepalive)
-                wake.wait(max(0.0, due - now))
+                quiet.parked = True  # nothing else writes to the socket now: its keepalive may
+                wake.wait(max(0.0, min(last_line + lim.idle, start + lim.longest) - time.monotonic()))
+                quiet.parked = False
                 wake.clear()
-                if gone.left():
+                if quiet.failed or gone.left():
                     return                      # nobody to write to
+                if quiet.pending:  # the rest of a keepalive line the socket did not take at once
+                    pending, quiet.pending = quiet.pending, b""
+                    self._sock.sendall(pending)  # within the socket's timeout, as the server's own write
                 if owner.stopping:
                     yield fmt.closed("shutdown")
                     return
@@ -486,27 +505,28 @@ class Stream:
                             yield fmt.closed("expired" if isinstance(exc, UnknownMatch) else "store-unavailable")
                             return
                     yield fmt.lines(news, sent)
+                    owner.keepalives.wrote(quiet)
                     sent = feed.sent[wake] = sent + len(news)
-                    last_line = last_write = now
+                    last_line = now
                 if feed.noted != noted and feed.note:
                     noted = feed.noted
                     yield feed.note
-                    last_write = now
+                    owner.keepalives.wrote(quiet)
                 closed = None if feed.closed is None else feed.closed if feed.closed != "unwatched" else "error"
-                tail, ends = _tail(fmt, feed.over, closed, _quiet_line(lim, now, start, last_line, last_write, fmt))
+                tail, ends = _tail(fmt, feed.over, closed, _closing_line(lim, now, start, last_line, fmt))
                 if tail:
                     yield tail
-                    last_write = now
+                    owner.keepalives.wrote(quiet)
                 if ends:
                     return
         finally:
+            owner.keepalives.remove(quiet)
             gone.stop()
             feed.wakes.discard(wake)
             if not feed.wakes:
                 feed.poke.set()  # its last stream left: the feed ends (and unwatches the match)
             feed.sent.pop(wake, None)
             owner._waiting.discard(wake)
-
 
     def _polled(self, start: float) -> Generator[bytes, None, None]:
         """`_lines` outside a gevent worker (the threaded development server): this stream reads the
@@ -538,6 +558,110 @@ class Stream:
                 last_write = now
             if ends:
                 return
+
+
+def body_framing(environ: Mapping[str, Any]) -> bool | None:
+    """How gunicorn frames a streamed body (no Content-Length) on this request's connection: True in chunks
+    (HTTP/1.1), False as it is (HTTP/1.0: the connection closes at its end), None when it writes no body
+    (HEAD)."""
+    if environ.get("REQUEST_METHOD") == "HEAD":
+        return None
+    return str(environ.get("SERVER_PROTOCOL", "HTTP/1.0")).upper() >= "HTTP/1.1"
+
+
+@dataclass(eq=False, slots=True)
+class Quiet:
+    """A stream as its worker's keepalive writer (`Keepalives`) knows it."""
+
+    sock: Any
+    line: bytes                 # its keepalive line, framed as the server frames the body
+    wake: Event                 # the stream's wake-up
+    parked: bool = False        # the stream waits for news: nothing else writes to its socket meanwhile
+    pending: bytes = b""        # what the socket did not take of a keepalive line: the stream writes it
+    failed: bool = False        # the socket refused a keepalive line: the client is gone
+
+
+class Keepalives:
+    """The keepalive lines of one kind of stream of a worker, written by one greenlet to each stream that has
+    written nothing for `every` seconds, straight to its socket and framed as the server frames the body
+    (`body_framing`), while the stream waits for news (nothing else writes to the socket then).
+
+    A stream woken to yield its own keepalive line through the WSGI body cost its worker ~40 us (its timer and
+    wake-up, Flask's and werkzeug's iterators, gunicorn's chunk write, gevent's `sendall`); here a line is one
+    non-blocking send, which takes these few bytes whole unless the client's window is full. What it did not
+    take, the stream writes with the socket's `sendall`, which waits within the socket's timeout as the
+    server's own write would (a reader that stopped is dropped so: `tables_routes`); a socket that refuses
+    the write (the client gone) ends the stream. The streams are kept in the order their lines are due (each
+    due `every` seconds after its last write): the writer looks at those due only."""
+
+    #: Lines written before the writer lets the worker's other greenlets run.
+    BATCH = 256
+
+    def __init__(self, every: float, line: bytes, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every = every
+        self._clock = clock
+        self._framed = {True: b"%X\r\n%s\r\n" % (len(line), line), False: line}
+        self._due: dict[Quiet, float] = {}  # in the order the lines are due
+        self._writer: Any = None
+        self._stopping = False
+
+    def add(self, sock: Any, chunked: bool | None, wake: Event, start: bool = True) -> Quiet:
+        """A stream of `sock` (its body framed in chunks or not: `body_framing`) to keep alive from now on; a
+        stream with no socket or no body (HEAD: `chunked` None) is given a `Quiet` that is never written.
+        The writer starts with the first stream (`start`: a test calls `write_due` itself)."""
+        quiet = Quiet(sock, self._framed[bool(chunked)], wake)
+        if sock is not None and chunked is not None:
+            self._due[quiet] = self._clock() + self.every
+            if start and self._writer is None and not self._stopping:
+                self._writer = gevent.spawn(self._run)
+        return quiet
+
+    def wrote(self, quiet: Quiet) -> None:
+        """`quiet`'s stream wrote a line: its keepalive line is due `every` seconds from now."""
+        if self._due.pop(quiet, None) is not None:
+            self._due[quiet] = self._clock() + self.every
+
+    def remove(self, quiet: Quiet) -> None:
+        self._due.pop(quiet, None)
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def write_due(self) -> float:
+        """Writes the lines due now (at most `BATCH`, each to a stream that waits: one that does not is writing
+        a line of its own); the seconds until the next is due (0: more are due now)."""
+        now, written = self._clock(), 0
+        while self._due:
+            quiet, due = next(iter(self._due.items()))
+            if due > now:
+                return due - now
+            if written == self.BATCH:
+                return 0.0
+            del self._due[quiet]
+            self._due[quiet] = now + self.every
+            if quiet.parked:
+                self._write(quiet)
+                written += 1
+        return self.every
+
+    def _run(self) -> None:
+        while not self._stopping:
+            gevent.sleep(self.write_due())
+
+    @staticmethod
+    def _write(quiet: Quiet) -> None:
+        raw = getattr(quiet.sock, "_sock", quiet.sock)  # gevent's socket would wait on EAGAIN
+        try:
+            sent = raw.send(quiet.line)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            quiet.failed = True
+            quiet.wake.set()
+            return
+        if sent < len(quiet.line):
+            quiet.pending = quiet.line[sent:]
+            quiet.wake.set()
 
 
 class _SocketWatch:

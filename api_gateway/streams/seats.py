@@ -96,8 +96,9 @@ class SeatStreams:
         return found
 
     def open(self, match_id: str, seat: int | None, viewer: int, last_event_id: int | None, address: str,
-             sock: Any) -> Stream:
-        """A stream of `viewer`'s lines (a seat's, or the public's for the host and spectators, `seat` None)."""
+             sock: Any, chunked: bool | None = None) -> Stream:
+        """A stream of `viewer`'s lines (a seat's, or the public's for the host and spectators, `seat` None);
+        `chunked`: the body's framing on this connection (`streams.body_framing`)."""
 
         key = _key(match_id, viewer)
 
@@ -116,7 +117,7 @@ class SeatStreams:
             return head + (END if over else b"")
 
         streams = self.seats if seat is not None else self.public
-        stream = streams.open(key, address, sock, intro)
+        stream = streams.open(key, address, sock, intro, chunked)
         if self._presence is not None:
             if seat is not None:  # an open seat stream: its person is here
                 stream.on_close(self._presence.streaming(bytes.fromhex(match_id), seat))

@@ -112,6 +112,7 @@ def _dechunk(raw: bytes) -> tuple[bytes, bool]:
         size = int(size_line, 16)
         if size == 0:
             return body, True
+        assert rest[size:size + 2] in (b"\r\n", b"\r", b""), rest[:size + 2]  # each chunk ends with CRLF
         body, rest = body + rest[:size], rest[size + 2:]
     return body, False
 
@@ -393,11 +394,16 @@ def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineP
                                                   "GATEWAY_STREAMS_PER_MATCH": "3", "GATEWAY_STREAMS_PER_ADDRESS": "2"})
     one, two = _sealed_match(gw), _sealed_match(gw)
     first = [_open_stream(gw, one["match_id"], _source(0)) for _ in range(2)]
-    heads = _read_until(first, lambda got: b"keepalive" in got, 5)
-    for head in heads:  # the description, then a keepalive line after a second without news
+    heads = _read_until(first, lambda got: got.count(b"keepalive") >= 2, 5)
+    for head in heads:  # the description, then a keepalive line after each second without news, chunk by chunk
         body, _ = _dechunk(head)
         lines = [json.loads(line) for line in body.splitlines()]
-        assert lines[0]["type"] == "description" and lines[-1] == {"type": "keepalive"}
+        assert lines[0]["type"] == "description" and lines[-2:] == [{"type": "keepalive"}] * 2
+    _move(gw, one)  # news after the keepalives (which the stream writes itself) in the same framing
+    later = _read_until(first, lambda got: b'"seat"' in got.rpartition(b"keepalive")[2], 5)
+    for head, news in zip(heads, later, strict=True):
+        lines = [json.loads(line) for line in _dechunk(head + news)[0].splitlines()]
+        assert lines[0]["type"] == "description" and "seat" in lines[-1], lines[-3:]
 
     def refused(match_id: str, source: str, limit: str) -> None:
         conn = _open_stream(gw, match_id, source)
@@ -427,6 +433,14 @@ def test_keepalive_lines_and_the_caps_per_match_and_address(engine_proc: EngineP
     while _metric(gw, "domino_gateway_spectator_streams") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _metric(gw, "domino_gateway_spectator_streams") == 0  # the last one, gone too, is noticed
+    # HTTP/1.0: the body is not chunked (the connection ends it), the keepalive lines neither
+    old = _connect(gw, _source(0))
+    old.sendall(f"GET /v1/matches/{two['match_id']}/spectate HTTP/1.0\r\nHost: t\r\n\r\n".encode())
+    (head,) = _read_until([old], lambda got: got.count(b"keepalive") >= 2, 5)
+    old.close()
+    assert head.startswith(b"HTTP/1.0 200") and "chunked" not in _headers(head).get("transfer-encoding", ""), head
+    lines = [json.loads(line) for line in head.partition(b"\r\n\r\n")[2].splitlines()]
+    assert lines[0]["type"] == "description" and lines[-2:] == [{"type": "keepalive"}] * 2, lines
     spec = gw.get("/openapi.json").json["paths"]["/v1/matches/{match_id}/spectate"]["get"]["responses"]
     assert "429" in spec and "Retry-After" in spec["429"]["headers"]
 
