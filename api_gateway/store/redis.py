@@ -109,6 +109,21 @@ return {1, 0}
 # {}: no such hosted match; else {version, table_id, token, over, viewers, clocks, <table fields>}.
 #: `RedisStore.hit`: count a hit in the key's window, the window starting with the first hit (its expiry);
 #: answers the count and the milliseconds left of the window.
+# KEYS: the match's version, public lines, receipt, hosted hash, record, event log. ARGV: ttl, the end mark.
+# {latest version or nil, a hosted match's clocks or nil}. Each key's expiry is pushed to ttl, never shortened
+# (GT: a match kept past a long turn clock's deadline stays kept), unless the match has ended (its public lines
+# end with the end mark): its ending set its lifetime (`kept`, `archived`), which a look at the final view must
+# not undo (it kept a finished match a whole ttl again).
+_CHECK = """
+local latest = redis.call('GET', KEYS[1])
+if latest and redis.call('LINDEX', KEYS[2], -1) ~= ARGV[2] then
+  for i = 1, #KEYS do
+    redis.call('EXPIRE', KEYS[i], ARGV[1], 'GT')
+  end
+end
+return {latest, redis.call('HGET', KEYS[4], 'clocks')}
+"""
+
 _HIT = """
 local n = redis.call('INCRBY', KEYS[1], ARGV[1])
 local left = redis.call('PTTL', KEYS[1])
@@ -276,6 +291,7 @@ class RedisStore:
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
                                            health_check_interval=30)
         self._advance = self._redis.register_script(_ADVANCE)
+        self._check = self._redis.register_script(_CHECK)
         self._seated = self._redis.register_script(_SEATED)
         self._release = self._redis.register_script(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
@@ -338,22 +354,10 @@ class RedisStore:
         return [bytes(x) for x in lines], last is not None and bytes(last) == END
 
     def check(self, match_id: bytes, seq: int) -> bytes | None:
-        key = self._key(match_id)
-
-        def work() -> Any:
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.get(key)
-            # pushed, never shortened (GT): a match kept past a long turn clock's deadline stays kept
-            pipe.expire(key, self.ttl, gt=True)
-            pipe.expire(self.PUBLIC + match_id.hex(), self.ttl, gt=True)
-            pipe.expire(self.RECEIPT + match_id.hex(), self.ttl, gt=True)
-            pipe.expire(self.HOSTED + match_id.hex(), self.ttl, gt=True)
-            pipe.expire(self.RECORD + match_id.hex(), self.ttl, gt=True)
-            pipe.expire(self.EVENTS + match_id.hex(), self.ttl, gt=True)
-            pipe.hget(self.HOSTED + match_id.hex(), "clocks")
-            found = pipe.execute()
-            return found[0], found[-1]
-        latest, clocks = self._run(work)  # clocks: a hosted match's (b"" for none), None when not hosted
+        hexid = match_id.hex()
+        latest, clocks = self._run(lambda: self._check(  # clocks: a hosted match's (b"" for none), None when not hosted
+            keys=[self._key(match_id), self.PUBLIC + hexid, self.RECEIPT + hexid, self.HOSTED + hexid,
+                  self.RECORD + hexid, self.EVENTS + hexid], args=[self.ttl, END]))
         if latest is None:
             raise MatchExpired()
         if int(latest) != seq:

@@ -245,6 +245,13 @@ class SqliteStore:
         c.executemany("INSERT INTO public_s1 VALUES (?, ?, ?)",
                       [(match_id, row[0] + i, line) for i, line in enumerate(lines)])
 
+    @staticmethod
+    def _ended(c: sqlite3.Connection, match_id: bytes) -> bool:
+        """Whether the match has ended: its public lines end with the end mark (every ending advance writes it)."""
+        last = c.execute("SELECT line FROM public_s1 WHERE match_id = ? ORDER BY n DESC LIMIT 1",
+                         (match_id,)).fetchone()
+        return last is not None and bytes(last[0]) == END
+
     def public(self, match_id: bytes, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
             self._latest(c, match_id)
@@ -253,9 +260,7 @@ class SqliteStore:
             lines = [bytes(r[0]) for r in rows]
             over = bool(lines) and lines[-1] == END
             if not over and start > 0:
-                last = c.execute("SELECT line FROM public_s1 WHERE match_id = ? ORDER BY n DESC LIMIT 1",
-                                 (match_id,)).fetchone()
-                over = last is not None and bytes(last[0]) == END
+                over = self._ended(c, match_id)
             return lines, over
         result: tuple[list[bytes], bool] = self._run(work)
         return result
@@ -283,7 +288,9 @@ class SqliteStore:
                 raise MatchExpired()
             if row[0] != seq:
                 raise StaleToken(row[0], seq)
-            if row[1] < now + self.ttl - self.touch:  # a newer version written meanwhile already pushed it
+            # due a push (a newer version written meanwhile already pushed it), unless the match has ended: its
+            # ending set its lifetime (`kept`, `archived`), which a look at the final view must not undo
+            if row[1] < now + self.ttl - self.touch and not self._ended(c, match_id):
                 c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ? AND seq = ?",
                           (now + self.ttl, match_id, seq))
             return None if row[2] is None else bytes(row[2])

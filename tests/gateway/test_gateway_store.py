@@ -646,6 +646,8 @@ def test_a_finished_match_leaves_the_store_long_before_a_live_one(store: LiveSto
         store.create(match)
     store.advance(live, 0)
     store.advance(ended, 0, over=True)
+    for match in (live, ended):  # a look at each (the final view): it must not give the ended one its ttl back
+        store.check(match, 1)
     if isinstance(store, RedisStore):
         import redis
 
@@ -915,6 +917,8 @@ def test_an_archived_match_leaves_soon_and_its_table_minutes_after_its_end(store
         assert store.put_table(TableRow(tables[match], 1, b"{}", players=2), Deal(match, b"", Hosted("token", [b"{}"])))
         store.advance(match, 0, b"", over=True, hosted=Hosted("token1", [b"{}"], b"", time.time() + 30))
     store.archived(ended)
+    for match in (ended, waiting):  # a look at the final view gives neither a whole ttl back
+        assert store.check(match, 1) == b""
 
     def left(match: bytes) -> tuple[float, float]:
         """Seconds the match's version and its table's record have left."""
