@@ -258,7 +258,9 @@ class Play:
             if you.get("status") != "playing":
                 continue
             now = self.view()["round"]
-            number = now["number"] if now else None
+            if now is None:  # the round ended (and with it, maybe, the tournament) since `you` was read
+                continue
+            number = now["number"]
             if self.leave_at_round.get(person.index) == number:
                 ok(call(self.at(), "POST", f"{HOSTED}/{self.tournament_id}/leave", credential=person.credential))
                 self.left.add(person.index)
@@ -276,7 +278,7 @@ class Play:
             if answer.status != 200:
                 continue  # the round was closed meanwhile
             for event in answer.json["events"]:
-                if event["type"] == "round_ended" and number is not None and number not in self.ended:
+                if event["type"] == "round_ended" and number not in self.ended:
                     self.ended[number] = (event["record"]["round_points"], event["record"]["winner"])
             moved = True
         return moved
