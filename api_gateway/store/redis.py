@@ -105,10 +105,6 @@ return {1, 0}
 """.replace("{table_after_end}", str(TABLE_AFTER_END))
 
 
-# KEYS: the match's version, its hosted hash; ARGV: the tables' key prefix, then the table fields to read.
-# {}: no such hosted match; else {version, table_id, token, over, viewers, clocks, <table fields>}.
-#: `RedisStore.hit`: count a hit in the key's window, the window starting with the first hit (its expiry);
-#: answers the count and the milliseconds left of the window.
 # KEYS: the match's version, public lines, receipt, hosted hash, record, event log. ARGV: ttl, the end mark.
 # {latest version or nil, a hosted match's clocks or nil}. Each key's expiry is pushed to ttl, never shortened
 # (GT: a match kept past a long turn clock's deadline stays kept), unless the match has ended (its public lines
@@ -124,6 +120,11 @@ end
 return {latest, redis.call('HGET', KEYS[4], 'clocks')}
 """
 
+
+# KEYS: the match's version, its hosted hash; ARGV: the tables' key prefix, then the table fields to read.
+# {}: no such hosted match; else {version, table_id, token, over, viewers, clocks, <table fields>}.
+#: `RedisStore.hit`: count a hit in the key's window, the window starting with the first hit (its expiry);
+#: answers the count and the milliseconds left of the window.
 _HIT = """
 local n = redis.call('INCRBY', KEYS[1], ARGV[1])
 local left = redis.call('PTTL', KEYS[1])
