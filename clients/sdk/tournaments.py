@@ -59,6 +59,11 @@ class TournamentPerson:
                    bool(data.get("out")), bool(data.get("left")))
 
 
+def _byes(data: Json) -> list[int]:
+    """A Swiss round's `byes`; an answer that names only `bye` (one person) gives that one."""
+    return list(data.get("byes") or ([] if data.get("bye") is None else [data["bye"]]))
+
+
 @dataclass(frozen=True, slots=True)
 class RoundNow:
     """The round being played: its `number`, `table_id` and `match_id` (None until dealt), the participants at
@@ -78,7 +83,7 @@ class RoundNow:
     def from_json(cls, data: Json) -> RoundNow:
         return cls(int(data["number"]), data.get("table_id"), data.get("match_id"), list(data.get("players") or []),
                    list(data.get("sitting_out") or []), list(data.get("tables") or []), data.get("bye"),
-                   list(data.get("byes") or ([] if data.get("bye") is None else [data["bye"]])))
+                   _byes(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +109,7 @@ class PlayedRound:
         return cls(int(data["number"]), list(data.get("players") or []), list(data.get("points") or []),
                    data.get("winner"), list(data.get("places") or []), list(data.get("eliminated") or []),
                    data.get("forfeit"), data.get("table_id"), data.get("match_id"), list(data.get("tables") or []),
-                   list(data.get("byes") or ([] if data.get("bye") is None else [data["bye"]])))
+                   _byes(data))
 
 
 @dataclass(frozen=True, slots=True)
