@@ -100,6 +100,7 @@ def test_a_resign_is_confirmed_and_the_other_device_sees_who_resigned(browser: B
         link = open_two_seat_table(anna)
         assert "rated" in anna.page.inner_text("#waiting-about")
         boris = Person(contexts[1], link, "Boris")
+        boris.wait_for(lambda: "Exits" in boris.page.inner_text("#join-title"), "the join screen")
         assert ", rated" in boris.page.inner_text("#join-about")
         sit(boris)
         anna.wait_playing()
