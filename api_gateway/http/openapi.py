@@ -125,8 +125,12 @@ SEAT_STREAM: Json = {
                    "when the server stops the stream early (reconnect with Last-Event-ID). `x-events` gives "
                    "each event's `data` (one line of JSON) schema.",
     "content": {"text/event-stream": {
-        "schema": {"type": "string", "description": "`event: <name>`, `id: <seq>` and `data: <json>` lines, a "
-                                                    "blank line after each event"},
+        "schema": {"type": "object", "description": "one event (OpenAPI 3.0: the schema of each): its name, its id "
+                                                    "(the match's version; none on `presence`) and its data, one line "
+                                                    "of JSON (`x-events` gives each name's schema)",
+                   "properties": {"event": {"type": "string", "enum": ["view", "update", "end", "presence", "closed"]},
+                                  "id": {"type": "string"}, "data": {"type": "string"}},
+                   "required": ["event", "data"]},
         "x-events": {"view": _ref("SeatStreamView"), "update": _ref("SeatStreamUpdate"),
                      "end": {"type": "object", "additionalProperties": False}, "presence": _ref("SeatStreamPresence"),
                      "closed": _ref("StreamClosed")},

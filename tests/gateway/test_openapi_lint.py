@@ -4,16 +4,20 @@ streams with their media types and item schemas, the problem answers read from t
 (`api_gateway.http.problems`), and no private flask-smorest attribute anywhere in the gateway."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from openapi_spec_validator import validate
 
 from api_gateway.app import API_DESCRIPTION, create_app
 from api_gateway.config import GatewayConfig
+from api_gateway.hosting import tournament_stream
 from api_gateway.http import problems
+from api_gateway.streams import seats
 from api_gateway.tokens import KeyRing
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,6 +55,45 @@ def test_every_operation_has_a_unique_verb_noun_id_and_a_tag(document: dict[str,
     # the two applies a generated client used to name near-twins
     assert document["paths"]["/v1/matches/apply"]["post"]["operationId"] == "applyMove"
     assert document["paths"]["/v1/matches/{match_id}/apply"]["post"]["operationId"] == "applyTableMove"
+
+
+def _sse_events(text: str) -> list[dict[str, str]]:
+    """Server-Sent Events as a reader of the document sees them (WHATWG's fields: comments skipped, an event
+    ended by a blank line), each a mapping of its fields: what OpenAPI 3.0's `schema` of an event stream
+    describes, one event at a time (schemathesis validates each so)."""
+    events, current = [], {}
+    for line in text.split("\n"):
+        if line == "":
+            if current:
+                events.append(current)
+            current = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            current[name] = value.removeprefix(" ")
+    return events
+
+
+@pytest.mark.parametrize("path", ["/v1/matches/{match_id}/events", "/v1/tournaments/hosted/{tournament_id}/events"])
+def test_each_event_of_a_stream_as_written_fits_its_documented_schema(document: dict[str, Any], path: str) -> None:
+    """Schemathesis once found a finished match's stream (a `view`, then `end`) outside the document: its
+    `schema` said a string, where OpenAPI 3.0 has it describe each event (its fields), not the whole text."""
+    media = document["paths"][path]["get"]["responses"]["200"]["content"]["text/event-stream"]
+    written = (seats.event(b"view", 0, b'{"seq": 0}') + seats.event(b"update", 1, b'{"seq": 1}')
+               + seats.event(b"presence", None, b'{"here": [0, 1]}') + seats.KEEPALIVE + seats.END
+               + seats.closed("idle")) if "matches" in path else (
+        tournament_stream._event("tournament", {"id": "t"}, 3) + tournament_stream._event("end", {})
+        + b": keepalive\n\n" + tournament_stream._event("closed", {"reason": "idle"}))
+    events = _sse_events(written.decode())
+    assert len(events) == (5 if "matches" in path else 3)
+    validator = jsonschema.Draft4Validator(media["schema"])
+    for event in events:
+        assert list(validator.iter_errors(event)) == [], event
+        data_schema = media["x-events"][event["event"]]
+        if "$ref" not in data_schema or event["event"] in ("closed", "presence"):  # data with every field given
+            whole = {**data_schema, "components": document["components"]} if "$ref" not in data_schema else {
+                "$ref": data_schema["$ref"], "components": document["components"]}
+            assert list(jsonschema.Draft4Validator(whole).iter_errors(json.loads(event["data"]))) == [], event
+    assert list(validator.iter_errors("event: view\ndata: {}")) != []  # a string is not an event
 
 
 def test_the_streams_have_their_media_types_and_item_schemas(document: dict[str, Any]) -> None:

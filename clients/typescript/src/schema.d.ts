@@ -7022,7 +7022,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "view" | "update" | "end" | "presence" | "closed";
+                        id?: string;
+                        data: string;
+                    };
                 };
             };
             /** @description `invalid-ticket`: The stream ticket is not valid; `invalid-credential`: Send a credential of this table */
