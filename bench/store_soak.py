@@ -48,10 +48,10 @@ LEAST_SPEED = 0.9
 BASELINE_S = 120.0
 #: Seconds between two `dbstat` passes (besides the baseline's and the last sample's).
 TABLES_EVERY = 600.0
-#: `--tiny`, the test suite's soak: 3 minutes at a modest pace, the gateway's shortest lifetimes (a minute for
+#: `--tiny`, the test suite's soak: 2.5 minutes at a modest pace, the gateway's shortest lifetimes (a minute for
 #: a match idle or finished and a table idle: GATEWAY_MATCH_TTL, GATEWAY_TABLE_IDLE), so that every finished
 #: match's rows must leave the store within the run and its size level off well before its end.
-TINY: Json = {"minutes": 3.0, "matches": 4, "every": 15.0, "rate": 40.0, "baseline_s": 90.0,
+TINY: Json = {"minutes": 2.5, "matches": 4, "every": 15.0, "rate": 40.0, "baseline_s": 90.0,
               "env": {"GATEWAY_MATCH_TTL": "60", "GATEWAY_TABLE_IDLE": "60"}}
 
 
