@@ -206,7 +206,8 @@ class HostedYouSchema(Schema):
     name = fields.String()
     player = fields.String()
     left = fields.Boolean()
-    status = fields.String(metadata={"description": "playing, sitting-out, waiting (the next round is being "
+    status = fields.String(metadata={"description": "playing, sitting-out, waiting (before the start, the "
+                                                    "tournament `open`; or while the next round is being "
                                                     "seated), out or over"})
     round = fields.Integer(allow_none=True, metadata={"description": "the round being played (null: none now)"})
     table_id = fields.String(allow_none=True)

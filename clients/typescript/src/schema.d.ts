@@ -2497,7 +2497,7 @@ export interface components {
             name?: string;
             player?: string;
             left?: boolean;
-            /** @description playing, sitting-out, waiting (the next round is being seated), out or over */
+            /** @description playing, sitting-out, waiting (before the start, the tournament `open`; or while the next round is being seated), out or over */
             status?: string;
             /** @description the round being played (null: none now) */
             round?: number | null;
