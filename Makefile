@@ -71,13 +71,13 @@ run: runtime
 ## Run the whole test suite (unit, property, conformance on every surface, services),
 ## then the rules, engine and conformance tests again on the mypyc-compiled build.
 ## The Debian tools and the Python packages are installed side by side (neither needs the other),
-## and so are the three mypyc builds once the pure pass is over (each mostly one gcc process:
-## about 2 minutes side by side on 2 cores against 3 one after the other).
+## and so are the three mypyc builds once the pure pass is over, each with its tests after it (a
+## build is mostly one gcc process: about 2 minutes side by side on 2 cores against 3 one after
+## the other).
 test:
 	$(MAKE) -j2 system-deps install
 	$(MAKE) test-pure
-	$(MAKE) -j2 compiled wheel rules-wheel
-	$(MAKE) test-compiled test-wheel
+	$(MAKE) -j2 test-compiled test-wheel
 
 ## The pure pass: two pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
 ## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
