@@ -1,4 +1,4 @@
-"""Opponents for `domino bench bots` only (issue 42): "suits", "net" and "prior".
+"""Opponents for `domino bench bots` only (issue 42): "suits", "net", "prior" and "selfish".
 
 They are not levels of the service (`bots.LEVELS`): "suits" and "net" exist to
 measure the expert against players that play differently from the ones its
@@ -23,6 +23,11 @@ seat's view only, like every bot, and never draw or pass while they can play.
   (`search.expert_move`) with that playout policy, so a run against it measures
   exactly what the new playouts and budget changed. Kingdomino's expert did not
   change: there "prior" is the expert.
+- ``selfish``: in the team games, the expert as it stands playing for its own seat, not its side:
+  it decides from its view read as the same game without `teams` (each seat a side of its own, a
+  side's score its seat's), so its playouts value its own going out and its own pips or points
+  alone, and its partner is one more opponent to it. A partnership of the expert against two of
+  these measures what playing as a team is worth. Outside the team games it is the expert.
 """
 from __future__ import annotations
 
@@ -41,7 +46,7 @@ from engine_service.rules.round import Round
 from engine_service.rules.tiles import NUMBER_MASK
 
 #: The bench-only opponents, by name.
-OPPONENTS = ("suits", "net", "prior")
+OPPONENTS = ("suits", "net", "prior", "selfish")
 
 #: The prior expert's playouts per decision (then `budget.MATCHING_DEFAULT`) and its playouts' random share.
 PRIOR_BUDGET = Budget(iterations=200)
@@ -68,6 +73,8 @@ def decide(view: dict[str, Any], level: str, seed: int = 0) -> str:
     (`seed` makes "prior" reproducible, as a level's seed does)."""
     if view.get("variant", "kingdomino") == "kingdomino" or "kingdoms" in view:
         return _kingdomino(view, level, seed)
+    if level == "selfish":
+        return suggest(_alone(view), "expert", seed=seed)
     know = read_view(view)
     moves = know.legal
     if len(moves) == 1:
@@ -85,6 +92,18 @@ def decide(view: dict[str, Any], level: str, seed: int = 0) -> str:
         key = {i: (_fitting_after(know, moves[i]), move_pips(moves[i])) for i in playing}
     best = max(playing, key=lambda i: (key[i], -i))
     return know.legal_text[best]
+
+
+def _alone(view: dict[str, Any]) -> dict[str, Any]:
+    """A team game's seat view read as the same game played alone: no `teams` option, and each seat's score its
+    side's (seats 0+2 and 1+3 are sides 0 and 1)."""
+    options = dict(view.get("options") or {})
+    if not options.pop("teams", False):
+        return view
+    ledger = dict(view.get("ledger") or {})
+    sides = list(ledger.get("scores") or [0, 0])
+    ledger["scores"] = [sides[s % 2] for s in range(int(view["players"]))]
+    return {**view, "options": options, "ledger": ledger}
 
 
 def _world(know: Knowledge, reply_hand: int) -> Round:
@@ -128,8 +147,8 @@ def _net_keys(know: Knowledge, playing: list[int]) -> dict[int, tuple[int, int]]
 
 def _kingdomino(view: dict[str, Any], level: str, seed: int) -> str:
     """Kingdomino's "net" (see the module docstring); "suits" means nothing there: it plays greedy; "prior"
-    is the expert."""
-    if level == "prior":
+    and "selfish" are the expert."""
+    if level in ("prior", "selfish"):
         return suggest(view, "expert", seed=seed)
     know = kd.read_view(view)
     legal = know.legal
