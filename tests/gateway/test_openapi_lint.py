@@ -60,7 +60,8 @@ def test_every_operation_has_a_unique_verb_noun_id_and_a_tag(document: dict[str,
 def _sse_events(text: str) -> list[dict[str, str]]:
     """Server-Sent Events as a reader of the document sees them (WHATWG's fields: comments skipped, an event
     ended by a blank line), each a mapping of its fields: what OpenAPI 3.0's `schema` of an event stream
-    describes, one event at a time (schemathesis validates each so)."""
+    describes, one event at a time (schemathesis validates each so). Not the SDK's decoder (httpx-sse): it hands
+    a comment's block on as an empty event, which the SDK then skips."""
     events, current = [], {}
     for line in text.split("\n"):
         if line == "":
@@ -88,10 +89,8 @@ def test_each_event_of_a_stream_as_written_fits_its_documented_schema(document: 
     validator = jsonschema.Draft4Validator(media["schema"])
     for event in events:
         assert list(validator.iter_errors(event)) == [], event
-        data_schema = media["x-events"][event["event"]]
-        if "$ref" not in data_schema or event["event"] in ("closed", "presence"):  # data with every field given
-            whole = {**data_schema, "components": document["components"]} if "$ref" not in data_schema else {
-                "$ref": data_schema["$ref"], "components": document["components"]}
+        if event["event"] in ("end", "closed", "presence"):  # the events written above with every field of data
+            whole = {**media["x-events"][event["event"]], "components": document["components"]}
             assert list(jsonschema.Draft4Validator(whole).iter_errors(json.loads(event["data"]))) == [], event
     assert list(validator.iter_errors("event: view\ndata: {}")) != []  # a string is not an event
 
