@@ -42,6 +42,7 @@ from engine_service.bots.matching.policy import fitting_after, greedy_move, move
 from engine_service.bots.matching.sampler import build_round
 from engine_service.bots.matching.search import expert_move
 from engine_service.rules.notation import DRAW, PASS, Move
+from engine_service.rules.registry import make_family
 from engine_service.rules.round import Round
 from engine_service.rules.tiles import NUMBER_MASK
 
@@ -96,13 +97,14 @@ def decide(view: dict[str, Any], level: str, seed: int = 0) -> str:
 
 def _alone(view: dict[str, Any]) -> dict[str, Any]:
     """A team game's seat view read as the same game played alone: no `teams` option, and each seat's score its
-    side's (seats 0+2 and 1+3 are sides 0 and 1)."""
+    side's (the team game's `side_of`)."""
     options = dict(view.get("options") or {})
     if not options.pop("teams", False):
         return view
+    _preset, teams, _eff = make_family(view["variant"], view["players"], view["options"])
     ledger = dict(view.get("ledger") or {})
-    sides = list(ledger.get("scores") or [0, 0])
-    ledger["scores"] = [sides[s % 2] for s in range(int(view["players"]))]
+    sides = list(ledger.get("scores") or [0] * teams.sides)
+    ledger["scores"] = [sides[teams.side_of(s)] for s in range(teams.players)]
     return {**view, "options": options, "ledger": ledger}
 
 
