@@ -949,6 +949,8 @@ let stream = null;         // {source, gen}: the open EventSource of the seat's 
 let streamGen = 0;         // bumped whenever the stream is closed or reopened: stale callbacks do nothing
 let retries = 0;           // stream reopenings since it last opened (the delay grows with them)
 let watcher = null;        // the timer that polls the table (waiting for people, or for "play again")
+let looking = null;        // the table's look on its way (a leave waits for its answer)
+let leaving = false;       // a leave on its way: nothing is asked with the credential being given up
 let lobbyCursor = null;
 let joining = null;        // {id, invite}: the table the join screen is for
 
@@ -1438,8 +1440,20 @@ async function leaveSeat() {
   if (!confirm(tr(ratedPlay ? "x.confirm-leave-rated" : "x.confirm-leave"))) return;
   warn("");
   const id = game.table.table_id;
+  // Nothing is asked with the credential while it is given up (a 401 otherwise): the table's look stops, one on
+  // its way is answered first, and the stream's reopening waits. A refused leave follows the table again.
+  leaving = true;
+  stopWatching();
+  await looking?.catch(() => {});
+  let refused = null;
   try { await api(`/v1/tables/${id}/leave`, {}, game.credential); }
-  catch (err) { if (![401, 409].includes(err.status)) { warn(tr("x.no-leave", err.message)); return; } }
+  catch (err) { if (![401, 409].includes(err.status)) refused = err; }
+  leaving = false;
+  if (refused) {
+    warn(tr("x.no-leave", refused.message));
+    if (game?.table?.table_id === id) resumeTable(game);
+    return;
+  }
   localStorage.removeItem(tableKey(id));
   leaveTable();
   showScreen("friends");
@@ -1501,7 +1515,7 @@ async function openStream() {
 function retryStream(gen) {
   retries += 1;
   live("reconnecting");
-  setTimeout(() => { if (gen === streamGen && game?.table) openStream(); }, Math.min(5000, 250 * 2 ** retries));
+  setTimeout(() => { if (gen === streamGen && game?.table && !leaving) openStream(); }, Math.min(5000, 250 * 2 ** retries));
 }
 function closeStream() {
   streamGen += 1;
@@ -1516,11 +1530,12 @@ function watchTable(every = WATCH_MS) {
   stopWatching();
   const id = game.table.table_id;
   const look = async () => {
-    if (!game?.table || game.table.table_id !== id) return;
+    if (!game?.table || game.table.table_id !== id || leaving) return;   // a refused leave follows the table again
     try {
       // a private table shows itself to its seats (the credential) and to its spectator link's code
-      const t = await api(`/v1/tables/${id}` + (game.watching ? `?${new URLSearchParams({ watch: game.watchCode })}` : ""),
-                          undefined, game.watching ? null : game.credential);
+      looking = api(`/v1/tables/${id}` + (game.watching ? `?${new URLSearchParams({ watch: game.watchCode })}` : ""),
+                    undefined, game.watching ? null : game.credential);
+      const t = await looking;
       if (!game?.table || game.table.table_id !== id) return;
       const moved = JSON.stringify(t.seats) !== JSON.stringify(game.table.seats);
       updateTable(t);
@@ -2025,7 +2040,9 @@ function boardRow(e) {
 // the round is played with the page's own table play), the round you sit out, out, over. Each round is a new
 // table: when its match ends (the tournament closes it once the round is over) the next one is looked up.
 const TOUR_POLL_MS = 3000;   // the tournament looked at besides its stream (a stream that stalls, a reload)
-let tour = null;             // {id, credential, index, view, source, timer, playing: the match of the round played}
+// {id, credential, index, view, source, timer, playing: the match of the round played,
+//  asking: the look on its way, leaving: a leave on its way (nothing is asked with a credential being given up)}
+let tour = null;
 const tourKey = (id) => `domino-tournament:${id}`;
 function stopTournament() {
   if (!tour) return;
@@ -2110,7 +2127,7 @@ async function joinTournament(event) {
 function followTournament(kept) {
   stopTournament();
   $("tour-lobby-box").hidden = true;
-  tour = { ...kept, view: null, source: null, timer: null, playing: null };
+  tour = { ...kept, view: null, source: null, timer: null, playing: null, asking: null, leaving: false };
   $("tour-join-form").hidden = true;
   $("tour-box").hidden = false;
   showScreen("tournament");
@@ -2123,11 +2140,14 @@ function followTournament(kept) {
 }
 // The tournament now, with `you`; then the screen follows: the round's table, or the standings.
 async function lookTournament() {
-  if (!tour) return;
+  if (!tour || tour.leaving) return;   // the leave looks once it is answered
   const followed = tour;
   clearTimeout(followed.timer);
   let view;
-  try { view = await api(`/v1/tournaments/hosted/${followed.id}`, undefined, followed.credential); } catch (err) {
+  try {
+    followed.asking = api(`/v1/tournaments/hosted/${followed.id}`, undefined, followed.credential);
+    view = await followed.asking;
+  } catch (err) {
     if (tour !== followed) return;
     if (err.status === 401 || err.status === 404) {   // the place was given up (here or on another device)
       localStorage.removeItem(tourKey(followed.id));
@@ -2253,9 +2273,16 @@ function renderTournament(view) {
 async function leaveTournament() {
   if (!tour || !confirm(tr(tour.view?.status === "open" ? "tour.confirm-leave-open" : "tour.confirm-leave"))) return;
   const followed = tour;
-  try { await api(`/v1/tournaments/hosted/${followed.id}/leave`, {}, followed.credential); } catch (err) {
-    if (err.status !== 409) { warn(tr("tour.no-leave", err.message)); return; }
-  }
+  // No look goes out while the leave does (the stream tells of the leave before its answer comes), and one already
+  // on its way is answered first: a place given up before the start takes its credential with it.
+  followed.leaving = true;
+  clearTimeout(followed.timer);
+  await followed.asking?.catch(() => {});
+  let refused = null;
+  try { await api(`/v1/tournaments/hosted/${followed.id}/leave`, {}, followed.credential); }
+  catch (err) { if (err.status !== 409) refused = err; }
+  followed.leaving = false;
+  if (refused) { warn(tr("tour.no-leave", refused.message)); lookTournament(); return; }
   if (followed.view?.status === "open") {
     localStorage.removeItem(tourKey(followed.id));
     stopTournament();

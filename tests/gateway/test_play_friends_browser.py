@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext
+from playwright.sync_api import Browser, BrowserContext, Route
 
 from .conftest import EngineProc, Gateway, gateway_env, launch_gateway
 from .test_play_browser import (  # noqa: F401
@@ -412,6 +412,55 @@ def test_a_seat_left_mid_match_is_taken_again_with_a_fresh_invite(browser: Brows
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_seat_left_while_waiting_is_freed_and_asked_for_no_more(browser: Browser, friends_gw: Gateway) -> None:  # noqa: F811
+    """Boris takes a seat and leaves while the table waits for a third person, the leave's answer coming late (a
+    slow network): his page asks nothing more with the credential it gives up (no 401 in its console), forgets the
+    seat, and Anna's page shows the seat free again."""
+    contexts = [browser.new_context(viewport=PHONE) for _ in range(2)]
+    try:
+        anna = Person(contexts[0], friends_gw.url + "/play", "Anna")
+        open_table(anna, ["person", "person"])
+        anna.wait_for(lambda: anna.page.locator("#invite-2").count() == 1, "the invite links")
+        boris = Person(contexts[1], anna.page.input_value("#invite-1"), "Boris")
+        boris.wait_for(lambda: boris.page.inner_text("#join-about") != "", "the join screen")
+        boris.page.fill("#join-name", "Boris")
+        boris.page.click("#join-seat")
+        boris.wait_for(lambda: boris.screen() == "waiting", "the waiting screen")
+        credential, table_id = boris.saved()["credential"], boris.saved()["table"]["table_id"]
+        # A leave the gateway cannot answer (a 503): he is told, keeps his seat, and the page follows the table again.
+        boris.page.route("**/leave", lambda route: route.fulfill(status=503, content_type="application/problem+json",
+                                                                body=json.dumps({"title": "Service Unavailable"})))
+        looks: list[str] = []
+        boris.page.on("request", lambda r: looks.append(r.url) if r.url.endswith(f"/v1/tables/{table_id}") else None)
+        boris.page.once("dialog", lambda dialog: dialog.accept())
+        boris.page.click("#leave-waiting")
+        boris.wait_for(lambda: "Could not leave the table" in boris.page.inner_text("#message"), "the leave refused")
+        assert boris.screen() == "waiting" and boris.saved()["credential"] == credential
+        boris.wait_for(lambda: len(looks) >= 2, "the table looked at again")
+        assert [e for e in boris.errors if "503" in e] and not [e for e in boris.errors if "503" not in e], boris.errors
+        boris.errors.clear()
+        boris.page.unroute("**/leave")
+        boris.page.route("**/leave", answered_late)   # longer than the waiting table's look (WATCH_MS)
+        boris.page.once("dialog", lambda dialog: dialog.accept())
+        boris.page.click("#leave-waiting")
+        boris.wait_for(lambda: boris.screen() == "friends", "the page after leaving")
+        assert boris.saved() is None and "You left the table" in boris.page.inner_text("#status")
+        gone = friends_gw.get(f"/v1/tables/{table_id}", headers={"Authorization": f"Bearer {credential}"})
+        assert gone.status == 401, gone.body
+        anna.wait_for(lambda: "free" in anna.page.inner_text("#waiting-seats .seat-1"), "seat 2 free again")
+        assert anna.errors == [] and boris.errors == [], (anna.errors, boris.errors)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def answered_late(route: Route) -> None:
+    """A request sent on as it is, its answer handed to the page two seconds late (longer than a look's period)."""
+    answer = route.fetch()
+    time.sleep(2.0)
+    route.fulfill(response=answer)
 
 
 def kingdomino_turn(person: Person) -> None:
