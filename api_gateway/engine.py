@@ -9,24 +9,22 @@ UNAVAILABLE, round-robin over every address of the target); every call has a
 deadline, its latency is observed, and a status other than OK becomes one of the
 exceptions below through the contract's one table (`domino.v1.errors`).
 `api_gateway.http.problems` maps those to HTTP. Readiness (`/readyz`) is the engine's
-health as one Health/Watch stream per process last pushed it (`Readiness`), not a call
-per probe.
+health as one Check answered it at most a second ago (`Readiness`), not a call per probe.
 """
 from __future__ import annotations
 
-import os
+import math
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
-from domino.v1.channel import JSON_ENGINE, EngineChannel, HealthWatch
+from domino.v1.channel import JSON_ENGINE, EngineChannel
 from domino.v1.errors import Limit, Refusal, limit_of, refusal_of, size_of
-from grpc_health.v1 import health_pb2
 
 from api_gateway import metrics
 
@@ -150,9 +148,8 @@ class Engine:
         self.timeout = timeout
         self.busy_wait = busy_wait
         self._channel = EngineChannel(target, max_attempts=attempts)
-        # Readiness is watched on its own channel; a probe waits at most this long for the first answer.
-        self._probe = EngineChannel(target, max_attempts=2)
-        self._readiness = Readiness(self._probe, min(timeout, PROBE_TIMEOUT))
+        # Readiness asks on the calls' own channel (no second connection to keep alive), within its own deadline.
+        self._readiness = Readiness(self._channel, min(timeout, PROBE_TIMEOUT))
 
     def call(self, method: str, args: Mapping[str, Any], state: bytes = b"") -> pb.JsonAnswer:
         """`method` (e.g. "Apply") with `args` (and a sealed `state`) within the deadline.
@@ -192,97 +189,63 @@ class Engine:
             metrics.observe_engine_call(method, code, time.perf_counter() - start)
 
     def ready(self) -> tuple[bool, str]:
-        """(True, "SERVING") when the engine's health service says it serves the JSON face: the status
-        its Health/Watch stream last pushed (`Readiness`), not a call of its own."""
+        """(True, "SERVING") when the engine's health service says it serves the JSON face: its answer of
+        at most a second ago (`Readiness`), not a call per probe."""
         status = self._readiness.status()
         return status == "SERVING", status
 
     def close(self) -> None:
-        self._readiness.close()
         self._channel.close()
-        self._probe.close()
 
 
-#: The pause before a broken health watch is opened again (the channel reconnects within ~0.5 s).
-WATCH_PAUSE = 0.1
+#: How long a probe's answer stands: `/readyz` asks the engine at most this often in each process.
+READY_FOR = 1.0
 
 
 class Readiness:
-    """The engine's health for the JSON face, kept by one `grpc.health.v1.Health/Watch` stream per process.
+    """The engine's health for the JSON face: one `grpc.health.v1.Health/Check`, its answer kept `ttl` seconds.
 
-    `/readyz` used to make a Health/Check call each time: a gRPC round trip from a gevent worker
-    (~250 us of the gateway's CPU and ~300 us of the engine's on this machine, docs/performance.md,
-    issue 40) to say what the engine had not changed. The engine pushes each change of the status on
-    the stream instead, and a probe reads the last one. The stream breaks as soon as the engine
-    goes (its connection closes, or keepalive finds it frozen within ~1.5 s: `domino.v1.channel`),
-    and the status is then the stream's failure ("UNAVAILABLE"), so a probe says not ready as
-    early as a Check would have; the stream is opened again every `WATCH_PAUSE` until the engine
-    answers. Made on first use in each process (a watcher thread, a greenlet under the gevent
-    worker, does not cross a fork); a probe before the first answer waits for it at most `timeout`
-    ("DEADLINE_EXCEEDED" past it). The engine's side of a watch holds no call worker
-    (`engine_service.health`: non-blocking Watch).
+    A Check per `/readyz` cost a gevent worker ~250 µs and the engine ~325 µs, more than the whole
+    `/healthz` (docs/performance.md, issue 40): probes within `ttl` of the last answer read it, and
+    the one that finds it older asks again while the others wait for its answer (one Check in flight
+    a process). An idle gateway asks nothing: a watch stream held open for the same purpose cost
+    each idle worker a wake-up every 0.1 s (grpcio polls a stream's messages under gevent),
+    about 0.6% of a core for two workers. A probe waits at most `timeout` (the Check's
+    deadline: "DEADLINE_EXCEEDED" past it), and an engine that goes shows within `ttl` of it.
     """
 
-    def __init__(self, channel: EngineChannel, timeout: float) -> None:
+    def __init__(self, channel: EngineChannel, timeout: float, ttl: float = READY_FOR,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._channel = channel
         self._timeout = timeout
+        self._ttl = ttl
+        self._clock = clock
         self._lock = threading.Lock()
-        self._pid = -1
-        self._status: str | None = None
-        self._known = threading.Event()
-        self._closed = threading.Event()
-        self._call: HealthWatch | None = None
+        self._status = ""
+        self._asked = -math.inf
 
     def status(self) -> str:
-        """The last status the engine pushed ("SERVING", "NOT_SERVING" ...), or why there is none
-        ("UNAVAILABLE" while the stream is broken, "DEADLINE_EXCEEDED" before a first answer)."""
-        if self._pid != os.getpid():
-            self._start()
-        if not self._known.wait(self._timeout):
-            return "DEADLINE_EXCEEDED"
-        return self._status or "UNKNOWN"
+        """The engine's answer of at most `ttl` ago ("SERVING", "NOT_SERVING" ...), or why there is none
+        ("UNAVAILABLE", "DEADLINE_EXCEEDED" ...)."""
+        if self._clock() - self._asked < self._ttl:
+            return self._status
+        with self._lock:  # a probe arriving meanwhile waits here and reads this answer
+            if self._clock() - self._asked >= self._ttl:
+                self._status = self._check()
+                self._asked = self._clock()
+            return self._status
 
-    def _start(self) -> None:
-        with self._lock:
-            if self._pid == os.getpid():
-                return
-            self._pid = os.getpid()
-            self._status, self._known, self._closed, self._call = None, threading.Event(), threading.Event(), None
-            threading.Thread(target=self._watch, name="engine-health-watch", daemon=True).start()
-
-    def _set(self, status: str) -> None:
-        self._status = status
-        self._known.set()
-
-    def _watch(self) -> None:
-        """Watch until closed: each pushed status kept, a broken stream's code kept and the stream reopened."""
-        request = health_pb2.HealthCheckRequest(service=JSON_ENGINE)
-        closed = self._closed
-        while not closed.is_set():
-            start = time.perf_counter()
-            code = "OK"
-            try:
-                call = self._channel.health_watch(request)
-                self._call = call
-                for reply in call:
-                    self._set(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
-                code = "UNAVAILABLE"  # the engine ended the stream: it is going
-            except grpc.RpcError as err:
-                status = err.code()
-                code = status.name if status is not None else "UNKNOWN"
-            except ValueError as exc:  # grpcio refuses a target it cannot parse: it never will
-                self._set(f"INVALID_ARGUMENT: {exc}")
-                metrics.observe_engine_call("HealthWatch", "INVALID_ARGUMENT", time.perf_counter() - start)
-                return
-            if closed.is_set():
-                return
-            self._set(code)
-            metrics.observe_engine_call("HealthWatch", code, time.perf_counter() - start)
-            closed.wait(WATCH_PAUSE)
-
-    def close(self) -> None:
-        """End this process's watch (its thread leaves at the stream's cancellation)."""
-        self._closed.set()
-        call = self._call
-        if call is not None and self._pid == os.getpid():
-            call.cancel()
+    def _check(self) -> str:
+        start = time.perf_counter()
+        try:
+            status = self._channel.health(self._timeout, JSON_ENGINE)
+        except grpc.RpcError as err:
+            code = err.code()
+            name = code.name if code is not None else "UNKNOWN"
+            metrics.observe_engine_call("HealthCheck", name, time.perf_counter() - start)
+            return name
+        except ValueError as exc:  # grpcio refuses a target it cannot parse
+            metrics.observe_engine_call("HealthCheck", "INVALID_ARGUMENT", time.perf_counter() - start)
+            return f"INVALID_ARGUMENT: {exc}"
+        metrics.observe_engine_call("HealthCheck", "OK", time.perf_counter() - start)
+        return status

@@ -36,8 +36,7 @@ the status phrase as title), not gunicorn's HTML page.
 gRPC: `grpc.experimental.gevent.init_gevent()` right after gevent's monkey
 patching, before the app (and its engine channel) exists: without it grpcio's
 completion queue is polled by a real thread that blocks the hub. With it, each call in
-flight waits in one of gevent's threadpool threads (ten, plus one that the engine's
-readiness watch holds: `patch`).
+flight waits in one of gevent's threadpool threads (ten by default).
 """
 from __future__ import annotations
 
@@ -152,9 +151,6 @@ def refuse_and_close(sock: Any, answer: bytes) -> None:
         pass
 
 
-#: gevent threadpool threads the engine's readiness watch holds for the worker's life (see `patch`).
-READINESS_WATCH_THREADS = 1
-
 #: How often a stopping worker looks whether its connections are done.
 STOP_CHECK = 0.05
 
@@ -193,11 +189,7 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
         super().patch()
         from grpc.experimental import gevent as grpc_gevent
 
-        grpc_gevent.init_gevent()
-        # grpcio waits for a call's completion in gevent's threadpool (one native thread per call in flight,
-        # ten by default); the engine's readiness watch (`api_gateway.engine.Readiness`) keeps one of them
-        # for as long as the worker lives, so the pool has one more and engine calls keep their ten.
-        gevent.get_hub().threadpool.maxsize += READINESS_WATCH_THREADS
+        grpc_gevent.init_gevent()  # a call waits for its completion in gevent's threadpool, one thread each
 
     def handle(self, listener: Any, client: Any, addr: Any) -> None:
         """One connection: refused at once past the address's share, else served (and counted)."""

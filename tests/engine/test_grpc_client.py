@@ -13,10 +13,10 @@ import grpc
 import orjson
 import pytest
 from domino.v1 import engine_pb2 as pb
-from domino.v1.channel import ENGINE, JSON_ENGINE, service_config
+from domino.v1.channel import ENGINE, JSON_ENGINE, EngineChannel, service_config
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from api_gateway.engine import Engine
+from api_gateway.engine import READY_FOR, Engine, Readiness
 from clients.engine_client import EngineClient, EngineError
 from engine_service.health import NOT_SERVING, SERVING, HealthServicer
 from engine_service.rules import (
@@ -224,9 +224,11 @@ class CountedHealth(HealthServicer):
         super().__init__()
         self.set(JSON_ENGINE, SERVING)
         self.checks = self.watches = 0
+        self.delay = 0.0  # how long a Check takes to answer
 
     def Check(self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext) -> Any:
         self.checks += 1
+        time.sleep(self.delay)
         return super().Check(request, context)
 
     def Watch(self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext,
@@ -247,32 +249,65 @@ def _health_server(port: int = 0) -> tuple[grpc.Server, CountedHealth, int]:
     return server, health, bound
 
 
-def test_the_gateways_readiness_is_the_engines_watched_health_not_a_call_per_probe(
-        wait_until: Callable[..., bool]) -> None:
-    """`Engine.ready()` reads what one Health/Watch stream last said: many probes open one watch and make no
-    Check; NOT_SERVING and a stopped engine show within a bound, and a restarted engine is ready again."""
+def test_the_gateways_readiness_is_one_check_a_second_however_many_probes(wait_until: Callable[..., bool]) -> None:
+    """`Readiness` answers from one Check kept `ttl` (the clock injected): probes within it ask nothing more,
+    the first after it asks again, and probes arriving while that Check is answered wait for it (one in flight)."""
+    server, health, port = _health_server()
+    now = [100.0]
+    channel = EngineChannel(f"127.0.0.1:{port}")
+    readiness = Readiness(channel, timeout=2.0, ttl=READY_FOR, clock=lambda: now[0])
+    try:
+        assert readiness.status() == "SERVING" and health.checks == 1
+        for _ in range(50):
+            now[0] += READY_FOR / 100
+            assert readiness.status() == "SERVING"
+        assert health.checks == 1
+        health.set(JSON_ENGINE, NOT_SERVING)
+        assert readiness.status() == "SERVING"   # within the second: the answer kept
+        now[0] += READY_FOR / 2
+        # UNAVAILABLE: the channel's own health checking sends nothing to an engine that is not serving
+        assert readiness.status() in ("NOT_SERVING", "UNAVAILABLE")
+
+        def asked_again() -> str:
+            now[0] += READY_FOR
+            return readiness.status()
+        health.set(JSON_ENGINE, SERVING)
+        assert wait_until(lambda: asked_again() == "SERVING", 5.0)
+        checks, health.delay = health.checks, 0.3
+        now[0] += READY_FOR
+        with futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: readiness.status(), range(8)))
+        assert answers == ["SERVING"] * 8 and health.checks == checks + 1
+    finally:
+        channel.close()
+        server.stop(0)
+
+
+def test_the_gateways_readiness_follows_the_engine(wait_until: Callable[..., bool]) -> None:
+    """`Engine.ready()`: NOT_SERVING, a stopped engine and a restarted one show within a bound, and an idle
+    gateway asks nothing (no Check without a probe, no watch of its own: only the channel's health checking)."""
     server, health, port = _health_server()
     engine = Engine(f"127.0.0.1:{port}", timeout=2.0)
     try:
         assert engine.ready() == (True, "SERVING")
-        watches = health.watches  # the probe's, and the channel's own health check's (healthCheckConfig)
-        for _ in range(50):
-            assert engine.ready() == (True, "SERVING")
-        assert (health.watches, health.checks) == (watches, 0)
+        checks, watches = health.checks, health.watches   # the channel's own health check (healthCheckConfig)
+        time.sleep(READY_FOR + 0.2)
+        assert (health.checks, health.watches) == (checks, watches)
         health.set(JSON_ENGINE, NOT_SERVING)
-        assert wait_until(lambda: engine.ready() == (False, "NOT_SERVING"), 5.0)
+        assert wait_until(lambda: not engine.ready()[0], 5.0)
+        health.set(JSON_ENGINE, SERVING)
+        assert wait_until(lambda: engine.ready() == (True, "SERVING"), 5.0)
         server.stop(0).wait()
-        assert wait_until(lambda: engine.ready() == (False, "UNAVAILABLE"), 5.0)
+        assert wait_until(lambda: engine.ready()[1] in ("UNAVAILABLE", "DEADLINE_EXCEEDED"), 5.0)
         server, health, _ = _health_server(port)
         assert wait_until(lambda: engine.ready() == (True, "SERVING"), 10.0)
-        assert health.checks == 0
     finally:
         engine.close()
         server.stop(0)
 
 
 def test_readiness_with_no_engine_is_not_ready_within_the_probe_deadline() -> None:
-    """Nobody listening: the first probe answers not ready (the watch's failure) within the probe timeout."""
+    """Nobody listening: the first probe answers not ready (its Check's failure) within the probe timeout."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -26,8 +26,8 @@ No outlier ejection: gRPC's counts every status but OK as a failure, so a client
 sending illegal actions (FAILED_PRECONDITION) or expert calls refused busy could
 eject healthy engines, and a frozen one answers nothing to count anyway.
 
-It hands out the generated stubs of both services, answers the standard
-health check and opens a health watch (the gateway's `/readyz` reads one).
+It hands out the generated stubs of both services and answers the standard
+health check (the gateway's `/readyz` reads one).
 
 Part of the contract package with engine.proto and `domino.v1.errors`; it
 imports only grpcio and the generated modules.
@@ -37,15 +37,14 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
-from typing import Any, NamedTuple, Protocol, Self
+from typing import Any, NamedTuple, Self
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from domino.v1 import engine_pb2, engine_pb2_grpc
 
-__all__ = ["DEFAULT_TIMEOUT", "ENGINE", "JSON_ENGINE", "KEEPALIVE_SERVER_OPTIONS", "EngineChannel", "HealthWatch",
+__all__ = ["DEFAULT_TIMEOUT", "ENGINE", "JSON_ENGINE", "KEEPALIVE_SERVER_OPTIONS", "EngineChannel",
            "service_config"]
 
 DEFAULT_TIMEOUT = 5.0
@@ -89,14 +88,6 @@ def service_config(max_attempts: int = 4, initial_backoff: float = 0.05, max_bac
         "healthCheckConfig": {"serviceName": JSON_ENGINE},
         "methodConfig": [method],
     })
-
-
-class HealthWatch(Protocol):
-    """An open Health/Watch stream: its answers as they come, and how to end it."""
-
-    def __iter__(self) -> Iterator[health_pb2.HealthCheckResponse]: ...
-
-    def cancel(self) -> bool: ...
 
 
 class _Stubs(NamedTuple):
@@ -157,13 +148,6 @@ class EngineChannel:
         check = self._connected().health.Check  # type: ignore[attr-defined]  # set in the stub's __init__
         reply = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
-
-    def health_watch(self, request: health_pb2.HealthCheckRequest) -> HealthWatch:
-        """A Health/Watch stream (no deadline: it lasts until the engine or the caller ends it): the status
-        now, then each change. Iterate it; `cancel()` ends it; raises grpc.RpcError when it breaks."""
-        watch = self._connected().health.Watch  # type: ignore[attr-defined]  # set in the stub's __init__
-        stream: HealthWatch = watch(request)
-        return stream
 
     def close(self) -> None:
         with self._lock:
