@@ -28,6 +28,10 @@ Json = dict[str, Any]
 #: Outbox keys: a match's and a tournament's, so that one queue holds both.
 MATCH, TOURNAMENT = "m:", "t:"
 DRAIN_BATCH = 100
+#: Seconds between two looks at an outbox found empty. What this process queues wakes its drainer at once;
+#: this look is for what a process that is gone (a worker recycled, a gateway stopped) left queued. Looking
+#: every `retry` seconds instead cost an idle worker more than all else it did (docs/performance.md).
+EMPTY_LOOK = 60.0
 
 
 class Archive:
@@ -158,23 +162,29 @@ class Archive:
         return done
 
     def start(self) -> None:
-        """Start the drainer: every `retry` seconds (at once after a match was queued) it drains the outbox."""
+        """Start the drainer: at once after a match was queued, then every `retry` seconds while anything waits,
+        it drains the outbox (`_drain_forever`)."""
         if self._drainer is None:
             self._drainer = threading.Thread(target=self._drain_forever, name="archive-drainer", daemon=True)
             self._drainer.start()
 
     def _drain_forever(self) -> None:
+        """Drain while something waits, every `retry` seconds; an outbox found empty is looked at again when
+        this process queues (its wake-up) or after `EMPTY_LOOK` (what a process that is gone left queued)."""
+        pause = self._retry
         while not self._stop.is_set():
-            self._wake.wait(self._retry)
+            self._wake.wait(pause)
             self._wake.clear()
             if self._stop.is_set():
                 return
+            pause = self._retry
             try:
                 if self.outbox.depth():
                     while self.drain() == DRAIN_BATCH:
                         pass
                 else:
                     metrics.OUTBOX_DEPTH.set(0)
+                    pause = EMPTY_LOOK
             except OutboxUnavailable:
                 pass
             except Exception:  # the drainer must outlive a bug in one entry; the entry stays queued

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from api_gateway.archive import database
+from api_gateway.archive import database, results, service
 from api_gateway.archive.database import ArchiveUnavailable
 from api_gateway.archive.outbox import RedisOutbox, SqliteOutbox
 from api_gateway.archive.repository import Repository
 from api_gateway.archive.schema import match_seats, matches, players, ratings
-from api_gateway.archive.service import Archive
+from api_gateway.archive.service import MATCH, Archive
 from archive.helpers import PostgresServer, engine_record, families, free_port, played
 
 WORKER = Path(__file__).with_name("archive_worker.py")
@@ -172,6 +172,33 @@ def test_a_sqlite_archive_locked_past_its_timeout_queues_and_drains(tmp_path: Pa
         holder.close()
         wait_until(lambda: archive.outbox.depth() == 0, 30)
         assert archive.archived("locked")["match_id"] == "locked"
+    finally:
+        archive.close()
+
+
+def test_an_empty_outbox_is_looked_at_seldom_and_what_a_gone_process_left_is_still_drained(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An idle drainer reads the outbox every `EMPTY_LOOK` seconds, not every `retry`; a match another process
+    queued and never drained (it went) is archived at that look; one this process queues, at once."""
+    monkeypatch.setattr(service, "EMPTY_LOOK", 0.6)
+    url = f"sqlite:///{tmp_path / 'archive.sqlite3'}"
+    engine = database.create(url, timeout=0.5)
+    database.upgrade(engine)
+    outbox = SqliteOutbox(outbox_url(tmp_path))
+    looks: list[float] = []
+    depth = outbox.depth
+    monkeypatch.setattr(outbox, "depth", lambda: looks.append(time.monotonic()) or depth())
+    archive = Archive(Repository(engine), outbox, families, retry=0.05)
+    archive.start()
+    try:
+        time.sleep(1.5)
+        assert 2 <= len(looks) <= 4, looks   # every 0.6 s, not every 0.05 s (30 looks)
+        gone = SqliteOutbox(outbox_url(tmp_path))   # what a process that is gone left queued
+        left = results.finished_match("left", SEATS[:2], engine_record(played("block", 2, seed=3)), families)
+        gone.push(MATCH + "left", left.to_json())
+        gone.close()
+        wait_until(lambda: archive.outbox.depth() == 0, 5)
+        assert archive.archived("left")["match_id"] == "left"
     finally:
         archive.close()
 
