@@ -49,8 +49,10 @@ HOSTED = "domino_hosted_tournaments"
 STREAMS = "domino_tournament_streams"
 #: Seconds between a keeper's passes over the tournaments being played.
 PERIOD = 0.5
-#: Seconds between a keeper's looks while no tournament is being played.
-IDLE_PERIOD = 5.0
+#: Seconds between a keeper's looks while no tournament is being played. A start here wakes this worker's
+#: keeper at once (`wake`); this look is for tournaments a worker that is gone was keeping (their participants'
+#: reads advance them meanwhile). Every 5 s it was a tenth of an idle worker's CPU (docs/performance.md).
+IDLE_PERIOD = 30.0
 #: Seconds a worker holds a tournament's lease at most while it advances it.
 LEASE_SECONDS = 30.0
 _ATTEMPTS = 20
@@ -70,6 +72,8 @@ class HostedTournaments:
         self._playing = True
         #: Whether the keeper's last look found the database down (what it logged last).
         self._archive_down = False
+        #: Wakes this worker's keeper (`install`): a tournament started here is kept from now, not at its next look.
+        self.wake: Callable[[], None] = lambda: None
 
     @property
     def engine(self) -> Any:
@@ -180,6 +184,7 @@ class HostedTournaments:
 
         self.update(tournament_id, change)
         self._playing = True
+        self.wake()
         row = self._advance_now(tournament_id)
         return {"tournament": rules.view(row.state, row.version)}
 
@@ -548,4 +553,6 @@ def install(app: Flask, tables: Any, archive: Any, store: Any, watching: Any) ->
     app.extensions[STREAMS] = TournamentStreams() if cfg is None else TournamentStreams(
         idle=cfg.spectate_idle, keepalive=cfg.spectate_keepalive, longest=cfg.spectate_max)
     if store is not None:
-        Keeper("tournaments", hosted.advance_due, hosted.next_pass, watching, PERIOD).start()
+        keeper = Keeper("tournaments", hosted.advance_due, hosted.next_pass, watching, PERIOD)
+        hosted.wake = keeper.poke_all
+        keeper.start()

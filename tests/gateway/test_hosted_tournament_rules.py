@@ -267,7 +267,7 @@ def test_the_keeper_logs_the_archive_going_down_and_coming_back_once_each(
     from types import SimpleNamespace
 
     from api_gateway.archive.database import ArchiveUnavailable
-    from api_gateway.hosting.tournament_host import HostedTournaments
+    from api_gateway.hosting.tournament_host import IDLE_PERIOD, HostedTournaments
 
     answers: list[Any] = [ArchiveUnavailable("revision none"), ArchiveUnavailable("revision none"),
                           ArchiveUnavailable("revision none"), [], [], ArchiveUnavailable("gone"), []]
@@ -290,4 +290,52 @@ def test_the_keeper_logs_the_archive_going_down_and_coming_back_once_each(
                     "tournaments: the archive database answers again",
                     "tournaments: the archive database does not answer: gone",
                     "tournaments: the archive database answers again"]
-    assert hosted.next_pass() == 105.0  # no tournament played: the keeper looks seldom
+    assert hosted.next_pass() == 100.0 + IDLE_PERIOD  # no tournament played: the keeper looks seldom
+
+
+def test_a_start_wakes_the_keeper_that_looks_seldom_while_nothing_is_played(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no tournament played the worker's keeper looks every `IDLE_PERIOD` (30 s); a start in this worker
+    (`wake`, as `start` calls it) has it pass within its playing period instead."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from flask import Flask
+
+    from api_gateway.hosting import tournament_host as host
+
+    passes: list[float] = []
+    passed = threading.Event()
+
+    def advance_due(self: host.HostedTournaments) -> int:
+        passes.append(time.monotonic())
+        self._playing = False   # the look found nothing played
+        passed.set()
+        return 0
+
+    class Watching:
+        usable = True
+
+        def add(self, listener: object) -> None:
+            pass
+
+        def watch(self, key: str) -> None:
+            pass
+
+    monkeypatch.setattr(host.HostedTournaments, "advance_due", advance_due)
+    app = Flask(__name__)
+    archive = SimpleNamespace(repository=SimpleNamespace(engine=None))
+    host.install(app, SimpleNamespace(), archive, object(), Watching())
+    hosted: host.HostedTournaments = app.extensions[host.HOSTED]
+    keeper = hosted.wake.__self__  # type: ignore[attr-defined]  # the keeper's poke_all
+    try:
+        assert passed.wait(5)                     # the first look, at once after the start of the worker
+        passed.clear()
+        assert not passed.wait(1.0)               # then nothing played: no look for IDLE_PERIOD
+        woken = time.monotonic()
+        hosted._playing = True
+        hosted.wake()
+        assert passed.wait(host.PERIOD + 2.0)
+        assert len(passes) == 2 and passes[1] - woken < host.PERIOD + 1.0
+    finally:
+        keeper.stop()
