@@ -3,7 +3,7 @@ request's.
 
 The thread wakes when this worker queued something (`Sender.wake`), else sleeps until the earliest
 delivery is due (read from the outbox, shared by every worker and gateway), looking again at least every
-`POLL` seconds for what other workers queued. Each pass claims the due deliveries (a lease: no other
+`LOOK` seconds for what a worker that is gone queued and never sent (each worker sends what it queues). Each pass claims the due deliveries (a lease: no other
 sender sends them meanwhile) and posts each one, signed with every secret of its endpoint, with short
 timeouts: an endpoint that is slow or down delays only its own deliveries. A 2xx answer ends a delivery;
 anything else (another status, a refused address, a timeout) is tried again after the next step of the
@@ -37,8 +37,11 @@ log = logging.getLogger("api_gateway.notify")
 TIMEOUT = 5.0
 #: Seconds a claimed delivery is leased to its sender (more than an attempt can take).
 LEASE = 60.0
-#: Seconds between two looks at the outbox with nothing due that this worker knows of.
+#: Seconds before a pass is tried again after the outbox did not answer.
 POLL = 2.0
+#: Seconds between two looks at the outbox with nothing due that this worker knows of. Every 2 s, these looks
+#: (a write transaction each) were a fifth of an idle worker's CPU (docs/performance.md).
+LOOK = 60.0
 #: Deliveries claimed per pass.
 BATCH = 20
 #: The default schedule: seconds before each retry.
@@ -164,7 +167,7 @@ class Sender:
         if len(claimed) == BATCH:
             return 0.0
         due = self.outbox.next_due()
-        return POLL if due is None else max(0.0, min(POLL, due - self._clock()))
+        return LOOK if due is None else max(0.0, min(LOOK, due - self._clock()))
 
     def _send(self, delivery: Delivery) -> float | None:
         """Send one delivery and settle it: when it is to be tried again (it failed), else None."""

@@ -19,6 +19,7 @@ from api_gateway.notify.endpoints import Endpoint, Reach
 from api_gateway.notify.events import Seat, message_id, reminder
 from api_gateway.notify.notifier import Notifier
 from api_gateway.notify.outbox import SqliteOutbox
+from api_gateway.notify.sender import LOOK
 from api_gateway.store import HostedMatch, MatchExpired
 
 from .conftest import EngineProc, Gateway, launch_gateway, wait_for
@@ -116,8 +117,9 @@ def test_a_reminder_is_sent_when_due_unless_its_seat_moved_or_is_back(tmp_path: 
     store.here[matches["back"]] = {1: 1500.0}  # its person came back (a stream open) at 1400, here till 1500
     del store.matches[matches["gone"]]
     seat = Seat(1, "app:anna", "k1")
+    assert notifier.sender.send_due() == LOOK   # nothing queued: the next look is a minute away, not 2 s
     outbox.put([reminder(2, 1400.0, 1600.0, "t-" + name, key.hex(), seat, now()) for name, key in matches.items()])
-    assert notifier.sender.send_due() > 0 and receiver.delivered == []  # not due yet
+    assert notifier.sender.send_due() == LOOK and receiver.delivered == []  # not due yet (in 400 s)
     now.at = 1400.0
     notifier.sender.send_due()
     told = [(r.id, r.body) for r in receiver.delivered]
