@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,7 @@ from api_gateway.store import (
     check_store,
     open_store,
 )
+from api_gateway.store import sqlite as store_sqlite
 from api_gateway.store.redis import RedisStore
 from api_gateway.store.sqlite import SqliteStore
 from bench.redis_server import RedisServer, free_port
@@ -695,6 +697,61 @@ def test_the_wal_stays_small_under_writes_and_continuous_reads(tmp_path: Path, m
             thread.join()
         store.close()
     assert largest < 6 * 1024 * 1024, f"the WAL reached {largest} bytes"
+
+
+def test_an_idle_store_is_not_checkpointed_again_and_a_write_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpointer looks every `CHECKPOINT_EVERY` but checkpoints only a WAL written since its last one:
+    an idle worker's checkpoints (their locks on the file twice a second) were a fifth of its CPU."""
+    monkeypatch.setattr(SqliteStore, "CHECKPOINT_EVERY", 0.05)
+    checkpoints: list[float] = []
+    connect = sqlite3.connect
+
+    class Recording:
+        """A connection that notes each checkpoint asked of it."""
+
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self._conn = conn
+
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if "wal_checkpoint" in sql:
+                checkpoints.append(time.monotonic())
+            return self._conn.execute(sql, *args)
+
+        def __enter__(self) -> sqlite3.Connection:
+            return self._conn.__enter__()
+
+        def __exit__(self, *exc: Any) -> Any:
+            return self._conn.__exit__(*exc)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._conn, name)
+
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: Recording(connect(*a, **k)))
+    looks = [0]
+    written = store_sqlite._written
+    monkeypatch.setattr(store_sqlite, "_written", lambda wal: looks.__setitem__(0, looks[0] + 1) or written(wal))
+
+    def after_looks(more: int) -> None:
+        """Until the checkpointer began `more` more looks (the one before the last is then done)."""
+        until, deadline = looks[0] + more, time.monotonic() + 30
+        while looks[0] < until:
+            assert time.monotonic() < deadline, "the checkpointer does not look"
+            time.sleep(0.01)
+
+    store = SqliteStore(str(tmp_path / "v.sqlite3"))
+    try:
+        match = secrets.token_bytes(16)
+        store.create(match, b'{"type":"description"}\n')
+        after_looks(3)
+        settled = len(checkpoints)
+        assert settled >= 1
+        after_looks(10)                   # nothing written meanwhile: no checkpoint
+        assert len(checkpoints) == settled, checkpoints
+        store.advance(match, 0, b'{"type":"played"}\n')
+        after_looks(3)
+        assert len(checkpoints) == settled + 1, checkpoints
+    finally:
+        store.close()
 
 
 def test_nothing_expires_while_a_turn_clock_runs(tmp_path: Path) -> None:
