@@ -86,12 +86,17 @@ def test_when_every_person_is_away_the_autopilot_takes_turns_and_the_match_goes_
     back and the bot plays the late one. The match goes on, never a clock that ran out and does nothing
     (it was: the table stayed playing with an expired clock, the keepers warning five times a second)."""
     gw = tables_gw
-    table = open_table(gw, [{"kind": "open"}, {"kind": "open"}], variant="block", players=2,
-                       clock={"move": MOVE, "on_timeout": "autopilot", "autopilot_level": "greedy"})
-    first = latest_quietly(gw, table)
-    late = first["clocks"]["running"]
-    time.sleep(max(0.0, first["clocks"]["deadline"] - time.time()) + 1.5)
-    one_away = latest_quietly(gw, table)
+    for _ in range(5):
+        table = open_table(gw, [{"kind": "open"}, {"kind": "open"}], variant="block", players=2,
+                           clock={"move": MOVE, "on_timeout": "autopilot", "autopilot_level": "greedy"})
+        first = latest_quietly(gw, table)
+        late = first["clocks"]["running"]
+        time.sleep(max(0.0, first["clocks"]["deadline"] - time.time()) + 1.5)
+        one_away = latest_quietly(gw, table)
+        # In about one deal in 500 (2 of seeds 0-999), the bot's opening tile blocks the round at once (no other
+        # tile of its number in either hand): no clock runs then (stop 50's CI failure); this needs another deal.
+        if not one_away["view"]["round_over"]:
+            break
     assert one_away["clocks"]["autopilot"] == [late] and one_away["clocks"]["running"] == 1 - late, one_away
     time.sleep(max(0.0, one_away["clocks"]["deadline"] - time.time()) + 1.5)
     both = latest_quietly(gw, table)
