@@ -1,14 +1,14 @@
 """Sending the outbox's deliveries: one thread per gateway worker (a greenlet under gevent), never a
 request's.
 
-The thread wakes when this worker queued something (`Sender.wake`), else sleeps until the earliest
-delivery is due (read from the outbox, shared by every worker and gateway), looking again at least every
-`LOOK` seconds for what a worker that is gone queued and never sent (each worker sends what it queues). Each pass claims the due deliveries (a lease: no other
-sender sends them meanwhile) and posts each one, signed with every secret of its endpoint, with short
-timeouts: an endpoint that is slow or down delays only its own deliveries. A 2xx answer ends a delivery;
-anything else (another status, a refused address, a timeout) is tried again after the next step of the
-schedule (``GATEWAY_WEBHOOK_RETRIES``, each step with +-20% jitter), and after the last step the delivery
-goes to the dead letters.
+The thread wakes when this worker queued something (`Sender.wake`), else sleeps until the earliest delivery
+is due (read from the outbox, shared by every worker and gateway), looking again at least every `LOOK`
+seconds for what a worker that is gone queued and never sent (each worker sends what it queues). Each pass
+claims the due deliveries (a lease: no other sender sends them meanwhile) and posts each one, signed with
+every secret of its endpoint, with short timeouts: an endpoint that is slow or down delays only its own
+deliveries. A 2xx answer ends a delivery; anything else (another status, a refused address, a timeout) is
+tried again after the next step of the schedule (``GATEWAY_WEBHOOK_RETRIES``, each step with +-20% jitter),
+and after the last step the delivery goes to the dead letters.
 """
 from __future__ import annotations
 
