@@ -218,26 +218,18 @@ def test_no_server_is_an_engine_error() -> None:
 
 
 class CountedHealth(HealthServicer):
-    """The engine's health service, counting the calls it gets."""
+    """The engine's health service, counting the Checks it gets."""
 
     def __init__(self) -> None:
         super().__init__()
         self.set(JSON_ENGINE, SERVING)
-        self.checks = self.watches = 0
+        self.checks = 0
         self.delay = 0.0  # how long a Check takes to answer
 
     def Check(self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext) -> Any:
         self.checks += 1
         time.sleep(self.delay)
         return super().Check(request, context)
-
-    def Watch(self, request: health_pb2.HealthCheckRequest, context: grpc.ServicerContext,
-              send_response_callback: Any = None) -> None:
-        self.watches += 1
-        super().Watch(request, context, send_response_callback)
-
-    Watch.experimental_non_blocking = True  # type: ignore[attr-defined]
-    Watch.experimental_thread_pool = HealthServicer.Watch.experimental_thread_pool  # type: ignore[attr-defined]
 
 
 def _health_server(port: int = 0) -> tuple[grpc.Server, CountedHealth, int]:
@@ -285,14 +277,14 @@ def test_the_gateways_readiness_is_one_check_a_second_however_many_probes(wait_u
 
 def test_the_gateways_readiness_follows_the_engine(wait_until: Callable[..., bool]) -> None:
     """`Engine.ready()`: NOT_SERVING, a stopped engine and a restarted one show within a bound, and an idle
-    gateway asks nothing (no Check without a probe, no watch of its own: only the channel's health checking)."""
+    gateway asks nothing (no Check without a probe)."""
     server, health, port = _health_server()
     engine = Engine(f"127.0.0.1:{port}", timeout=2.0)
     try:
         assert engine.ready() == (True, "SERVING")
-        checks, watches = health.checks, health.watches   # the channel's own health check (healthCheckConfig)
+        checks = health.checks
         time.sleep(READY_FOR + 0.2)
-        assert (health.checks, health.watches) == (checks, watches)
+        assert health.checks == checks   # idle: no Check (the channel's own health watch is its own business)
         health.set(JSON_ENGINE, NOT_SERVING)
         assert wait_until(lambda: not engine.ready()[0], 5.0)
         health.set(JSON_ENGINE, SERVING)
