@@ -236,16 +236,17 @@ class Readiness:
             return self._status
 
     def _check(self) -> str:
+        """One Check: the engine's status, or the call's failure; observed as `Engine._call` observes its calls."""
         start = time.perf_counter()
+        code = "OK"
         try:
-            status = self._channel.health(self._timeout, JSON_ENGINE)
+            return self._channel.health(self._timeout, JSON_ENGINE)
         except grpc.RpcError as err:
-            code = err.code()
-            name = code.name if code is not None else "UNKNOWN"
-            metrics.observe_engine_call("HealthCheck", name, time.perf_counter() - start)
-            return name
+            status: grpc.StatusCode | None = err.code()
+            code = status.name if status is not None else "UNKNOWN"
+            return code
         except ValueError as exc:  # grpcio refuses a target it cannot parse
-            metrics.observe_engine_call("HealthCheck", "INVALID_ARGUMENT", time.perf_counter() - start)
-            return f"INVALID_ARGUMENT: {exc}"
-        metrics.observe_engine_call("HealthCheck", "OK", time.perf_counter() - start)
-        return status
+            code = "INVALID_ARGUMENT"
+            return f"{code}: {exc}"
+        finally:
+            metrics.observe_engine_call("HealthCheck", code, time.perf_counter() - start)
