@@ -2041,7 +2041,7 @@ function boardRow(e) {
 // table: when its match ends (the tournament closes it once the round is over) the next one is looked up.
 const TOUR_POLL_MS = 3000;   // the tournament looked at besides its stream (a stream that stalls, a reload)
 // {id, credential, index, view, source, timer, playing: the match of the round played,
-//  asking: the look on its way, leaving: a leave on its way (nothing is asked with a credential being given up)}
+//  looking: the look on its way, leaving: a leave on its way (nothing is asked with a credential being given up)}
 let tour = null;
 const tourKey = (id) => `domino-tournament:${id}`;
 function stopTournament() {
@@ -2127,7 +2127,7 @@ async function joinTournament(event) {
 function followTournament(kept) {
   stopTournament();
   $("tour-lobby-box").hidden = true;
-  tour = { ...kept, view: null, source: null, timer: null, playing: null, asking: null, leaving: false };
+  tour = { ...kept, view: null, source: null, timer: null, playing: null, looking: null, leaving: false };
   $("tour-join-form").hidden = true;
   $("tour-box").hidden = false;
   showScreen("tournament");
@@ -2145,8 +2145,8 @@ async function lookTournament() {
   clearTimeout(followed.timer);
   let view;
   try {
-    followed.asking = api(`/v1/tournaments/hosted/${followed.id}`, undefined, followed.credential);
-    view = await followed.asking;
+    followed.looking = api(`/v1/tournaments/hosted/${followed.id}`, undefined, followed.credential);
+    view = await followed.looking;
   } catch (err) {
     if (tour !== followed) return;
     if (err.status === 401 || err.status === 404) {   // the place was given up (here or on another device)
@@ -2277,7 +2277,7 @@ async function leaveTournament() {
   // on its way is answered first: a place given up before the start takes its credential with it.
   followed.leaving = true;
   clearTimeout(followed.timer);
-  await followed.asking?.catch(() => {});
+  await followed.looking?.catch(() => {});
   let refused = null;
   try { await api(`/v1/tournaments/hosted/${followed.id}/leave`, {}, followed.credential); }
   catch (err) { if (err.status !== 409) refused = err; }
