@@ -385,7 +385,8 @@ class Seat:
 @dataclass(frozen=True, slots=True)
 class StreamEvent:
     """One Server-Sent Event: `event` ("view", "update", "end", ...), `id` (the match's `seq` after it) and
-    `data` (its JSON, or the raw text when it is not JSON)."""
+    `data` (its JSON, or the raw text when it is not JSON). An event the server sends without an id (`presence`)
+    has the id of the connection's last event before it, as in a browser's EventSource: the `seq` it follows."""
 
     event: str
     id: str | None
