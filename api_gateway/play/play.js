@@ -1675,6 +1675,7 @@ async function showJoin(id, invite) {
   $("setup-box").open = false;
   $("match-title").textContent = tr("modes.friends");
   $("join-seat").disabled = false;
+  $("join-about").textContent = "";   // until this table's look answers: never another one's
   say(tr("s.give-name"));
   let t;
   // a private table shows itself to the holder of an unused invite only: a spent one is refused
@@ -2088,6 +2089,7 @@ async function openTournament(id, invite) {
   $("tour-join").disabled = false;
   $("tour-join-form").dataset.id = id;
   $("tour-join-form").dataset.invite = invite ?? "";
+  $("tour-join-about").textContent = "";   // until this tournament's look answers: never another one's
   say(tr("s.give-name"));
   try {
     const view = await api(`/v1/tournaments/hosted/${id}`);

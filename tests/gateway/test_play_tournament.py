@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import APIResponse, Browser, Route
 
 from clients.sdk import Participant, RestClient, Seat
 from clients.sdk.errors import IllegalAction, MatchOver, ProblemError
@@ -91,6 +91,13 @@ class PagePerson:
         return [(int(i), int(p), int(t)) for i, p, t in rows]
 
 
+def wait_for_the_join_screen(person: Person) -> None:
+    """Until the join screen says what the tournament is. Its button is ready at once (an invite is enough to
+    join), but what it says about the tournament comes with the tournament's look, a moment later."""
+    person.wait_for(lambda: person.screen() == "tournament" and person.page.locator("#tour-join").is_enabled()
+                    and person.page.inner_text("#tour-join-about") != "", "the tournament's join screen")
+
+
 def check_page(who: PagePerson, index: int, final: Json, sheet: Sheet, over_text: str) -> None:
     """What the page showed its person, against the rules' reading of each round and the final places."""
     out_after = next((n for n, g in enumerate(sheet.gone, 1) if index in g), None)
@@ -125,8 +132,7 @@ def test_six_people_on_the_page_the_terminal_and_the_sdk_play_a_bykovo_tournamen
             if name == "Boris":
                 person.page.click("#to-tournaments")
                 person.page.click(f"#tour-lobby li[data-tournament='{tid}'] button")
-            person.wait_for(lambda p=person: p.screen() == "tournament" and p.page.locator("#tour-join").is_enabled(),
-                            "the tournament's join screen")
+            wait_for_the_join_screen(person)
             person.page.fill("#tour-name", name)
             person.page.click("#tour-join")
             person.wait_for(lambda p=person: p.page.locator("#tour-box").get_attribute("data-status") == "waiting",
@@ -214,7 +220,7 @@ def test_the_page_frees_a_place_before_the_start_and_says_why_it_cannot_join(
     try:
         anna = Person(context, f"{tour_gw.url}/play?tournament={tid}", "Anna")
         anna.page.on("dialog", lambda dialog: dialog.accept())
-        anna.wait_for(lambda: anna.page.locator("#tour-join").is_enabled(), "the join screen")
+        wait_for_the_join_screen(anna)
         assert "0 of 4 places taken" in anna.page.inner_text("#tour-join-about")
         anna.page.fill("#tour-name", "Anna")
         anna.page.click("#tour-join")
@@ -229,7 +235,7 @@ def test_the_page_frees_a_place_before_the_start_and_says_why_it_cannot_join(
         assert anna.evaluate(f"localStorage.getItem('domino-tournament:{tid}')") is None
         people = [api.join_tournament(tid, name=f"P{i}") for i in range(4)]
         anna.page.goto(f"{tour_gw.url}/play?tournament={tid}")
-        anna.wait_for(lambda: anna.page.locator("#tour-join").is_enabled(), "the join screen again")
+        wait_for_the_join_screen(anna)
         anna.page.click("#tour-join")
         anna.wait_for(lambda: "Every place of this tournament is taken." in anna.page.inner_text("#message"), "full")
         opened.start()
@@ -366,8 +372,7 @@ def test_a_swiss_on_the_page_in_the_terminal_and_with_the_sdk_played_to_its_end(
     terminal: Terminal | None = None
     try:
         person = Person(context, links[0], "Anna")
-        person.wait_for(lambda: person.screen() == "tournament" and person.page.locator("#tour-join").is_enabled(),
-                        "the tournament's join screen")
+        wait_for_the_join_screen(person)
         assert "Swiss of kozel at tables of 2, 3 rounds" in person.page.inner_text("#tour-join-about")
         person.page.fill("#tour-name", "Anna")
         person.page.click("#tour-join")
@@ -450,9 +455,17 @@ def test_the_page_at_a_swiss_of_tables_of_four_has_a_bye_worth_three_points(
     participants = [api.join_tournament(tid, invite["code"], name=name)
                     for invite, name in zip(opened["invites"][:4], ["Anna", "Boris", "Cyril", "Dasha"], strict=True)]
     context = browser.new_context(viewport=PHONE)
+    # the join screen's look at the tournament held back by the test: the button is ready before the screen says
+    # what it joins (an invite is enough), and what it says comes with the look's answer
+    held: list[tuple[Route, APIResponse]] = []
+    context.route(f"**/v1/tournaments/hosted/{tid}", lambda route: held.append((route, route.fetch())), times=1)
     try:
         person = Person(context, opened["invites"][4]["link"], "Egor")
-        person.wait_for(lambda: person.page.locator("#tour-join").is_enabled(), "the join screen")
+        person.wait_for(lambda: bool(held) and person.page.locator("#tour-join").is_enabled(), "the join button")
+        assert person.page.inner_text("#tour-join-about") == ""
+        route, answer = held[0]
+        route.fulfill(response=answer)
+        wait_for_the_join_screen(person)
         assert "Swiss of kozel at tables of 4, 1 round" in person.page.inner_text("#tour-join-about")
         person.page.fill("#tour-name", "Egor")
         person.page.click("#tour-join")
