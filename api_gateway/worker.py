@@ -44,6 +44,7 @@ import io
 import json
 import socket
 import time
+import warnings
 from typing import Any
 
 import gevent
@@ -57,6 +58,9 @@ from gunicorn.workers.ggevent import GeventWorker
 from api_gateway.config import from_env
 
 MEDIA_TYPE = "application/problem+json"
+#: gevent's MonkeyPatchWarning when the one module with names taken from ssl before the patch is PyJWT's jwks_client.
+JWKS_ONLY_WARNING = (r"Monkey-patching ssl after ssl has already been imported .*"
+                     r"Modules that had direct imports \(NOT patched\): \['jwt\.jwks_client \([^)]*\)'\]\.")
 MAX_DETAIL = 1000
 
 
@@ -186,7 +190,13 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
         super().init_process()
 
     def patch(self) -> None:
-        super().patch()
+        with warnings.catch_warnings():
+            # gunicorn patches in the worker, after the master imported ssl; gevent then warns of each module
+            # that took a name from ssl before. The start's checks (the player keys) import PyJWT, whose
+            # jwks_client takes `SSLContext` for a type hint only (PyJWKClient, never used here, is handed a
+            # context): nothing unpatched runs. Any other module named in the warning still shows it.
+            warnings.filterwarnings("ignore", message=JWKS_ONLY_WARNING)
+            super().patch()
         from grpc.experimental import gevent as grpc_gevent
 
         grpc_gevent.init_gevent()  # a call waits for its completion in gevent's threadpool, one thread each

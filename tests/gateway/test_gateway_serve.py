@@ -93,6 +93,14 @@ class Lines:
 
         threading.Thread(target=pump, daemon=True).start()
 
+    def rest(self, timeout: float = 30) -> list[str]:
+        """The lines still to come, to the stream's end (the child has exited)."""
+        rest: list[str] = []
+        deadline = time.monotonic() + timeout
+        while (line := self.queue.get(timeout=max(0.01, deadline - time.monotonic()))) is not None:
+            rest.append(line)
+        return rest
+
     def until(self, pattern: str, timeout: float = 60) -> list[str]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -182,10 +190,13 @@ def test_the_gateway_logs_its_real_address_and_where_a_person_goes(engine_proc: 
         import json
 
         address = json.loads(Lines(proc).until(r"^\{")[-1])["http"]
-        logged = Lines(proc, stderr=True).until(r"Play in a browser at")
+        logged_from = Lines(proc, stderr=True)
+        logged = logged_from.until(r"Play in a browser at")
         assert any(re.search(rf"\[INFO\] Listening at: http://{re.escape(address)} \(\d+\)$", line) for line in logged), logged
         assert logged[-1].endswith(f"Play in a browser at http://{address}/play; "
                                    f"the API and its docs are at http://{address}/docs")
+        with urllib.request.urlopen(f"http://{address}/healthz", timeout=10) as reply:  # the worker has patched
+            assert reply.status == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -193,6 +204,9 @@ def test_the_gateway_logs_its_real_address_and_where_a_person_goes(engine_proc: 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    # no warning at start or stop: gevent's MonkeyPatchWarning was one (ssl imported by the master's checks)
+    warned = [line for line in logged + logged_from.rest() if "Warning" in line]
+    assert not warned, warned
 
 
 def test_a_second_gateway_on_a_busy_port_fails_naming_it(gateway: Gateway) -> None:
