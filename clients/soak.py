@@ -15,7 +15,7 @@ sampled. At the end:
 - the engine stays under 150 MiB and each gateway worker under 200 MiB.
 
 ``domino soak --minutes 10`` (the default) is the long run; the test suite runs
-two minutes (tests/gateway/test_gateway_soak.py). Prints progress every
+one minute (tests/gateway/test_gateway_soak.py). Prints progress every
 ``--progress`` seconds and a summary (``--json``: one JSON object); exit status
 1 when a check fails.
 """

@@ -1,4 +1,4 @@
-"""The soak (`domino soak`): two minutes of every variant in both modes against real processes.
+"""The soak (`domino soak`): a minute of every variant in both modes against real processes.
 
 No request may fail, the memory of the engine and of each gateway worker must be
 flat once warm (under 10% growth, no steady climb) and under its bound (engine
@@ -17,13 +17,15 @@ from clients import soak
 pytestmark = pytest.mark.service
 
 
-def test_two_minutes_of_every_variant_in_both_modes() -> None:
+def test_a_minute_of_every_variant_in_both_modes() -> None:
+    """A minute, where it was two: its four players take both cores from the suite's other worker, and the
+    memory judgement's warm-up is the run's first fifth either way. `domino soak` runs ten."""
     out = io.StringIO()
-    result = soak.run(2.0, threads=4, workers=2, progress=30, log=out)
+    result = soak.run(1.0, threads=4, workers=2, progress=15, log=out)
     assert result["ok"], result["problems"]
-    assert result["failures"] == 0 and result["matches"] > 50, result
+    assert result["failures"] == 0 and result["matches"] > 25, result
     assert set(result["memory_mib"]) == {"engine", "gateway worker 1", "gateway worker 2"}
-    assert "soak: 30/120 s" in out.getvalue()  # progress was shown
+    assert "soak: 15/60 s" in out.getvalue()  # progress was shown
 
 
 def _flat(level: float, seconds: float = 100) -> list[tuple[float, float]]:
