@@ -76,6 +76,14 @@ LONGEST_FIRST = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Files go to the workers in collection order: pytest-xdist's loadfile otherwise sorts them by their
+    number of tests first (`--loadscope-reorder`, its default), which sent the one-test files of
+    `LONGEST_FIRST` (schemathesis, both soaks) to the end of the run, one worker finishing them alone."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """`LONGEST_FIRST` first; every other test keeps its place (the sort is stable)."""
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
