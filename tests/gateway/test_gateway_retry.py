@@ -140,5 +140,5 @@ def test_redis_paused_during_applies_strands_no_match(
         server.stop()
 
 
-#: SIGSTOP/SIGCONT pauses of redis-server in the test above.
-PAUSES = 12
+#: SIGSTOP/SIGCONT pauses of redis-server in the test above: one of each length, 0.5 to 3 s.
+PAUSES = 6

@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from .conftest import EngineProc, Gateway
+from .conftest import EngineProc, Gateway, launch_gateway
 
-pytestmark = [pytest.mark.service, pytest.mark.serial]
+# The two tests that judge time run alone (`serial`); the answers' shapes do not, and share one gateway.
+pytestmark = pytest.mark.service
 
 READ_TIMEOUT = 2
 CREATE = json.dumps({"variant": "kozel", "players": 4, "seed": 7}).encode()
@@ -62,12 +63,15 @@ def _timed(address: tuple[str, int], raw: bytes) -> tuple[float, int]:
     return time.monotonic() - start, status
 
 
-@pytest.fixture
-def gateway(start_gateway: Callable[..., Gateway], engine_proc: EngineProc) -> Iterator[Gateway]:
-    yield start_gateway(engine_proc.address, "--workers", "2", "--read-timeout", str(READ_TIMEOUT),
+@pytest.fixture(scope="module")
+def gateway(engine_proc: EngineProc) -> Iterator[Gateway]:
+    gw = launch_gateway(engine_proc.address, "--workers", "2", "--read-timeout", str(READ_TIMEOUT),
                         "--max-body-bytes", "4096")
+    yield gw
+    assert gw.stop() == 0
 
 
+@pytest.mark.serial
 def test_a_thousand_half_sent_requests_do_not_slow_the_others(gateway: Gateway) -> None:
     address = _address(gateway)
     half_headers = b"POST /v1/matches HTTP/1.1\r\nHost: test\r\nContent-Type: appl"
@@ -143,6 +147,7 @@ def test_a_chunked_body_within_the_limit_is_read_whole(gateway: Gateway) -> None
     assert json.loads(body)["state"]["variant"] == "kozel"
 
 
+@pytest.mark.serial
 def test_sigterm_lets_every_request_already_sent_complete(start_gateway: Callable[..., Gateway],
                                                           engine_proc: EngineProc) -> None:
     gateway = start_gateway(engine_proc.address, "--workers", "1")
