@@ -48,29 +48,33 @@ command -v "${CC:-cc}" >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 ||
     missing "no Python.h for $PY (apt-get install python3-dev)"
 "$PY" -c "import mypyc" 2>/dev/null || missing "mypyc is missing: pip install mypy (the dev extra)"
 
-# wheel DIST WHAT SCRATCH: the compiled wheel of the project in the current folder, DIST-*.whl in OUT.
-# mypyc's C sources and objects go to SCRATCH (patterns of setuptools' build/ paths), emptied before,
-# so that nothing of an earlier build is packed into this one, and after.
+# wheel DIST WHAT NAMES...: the compiled wheel of the project made of NAMES (of the current folder), DIST-*.whl
+# in OUT. It is built in a copy of NAMES (links followed; no cache, build product, egg-info or generated
+# protobuf module of the checkout), so that nothing of an earlier build is packed into this one and nothing
+# in the checkout changes while it builds: `make test` builds beside its first pass, whose tests read the
+# checkout's generated modules and metadata.
 wheel() {
-    local dist=$1 what=$2 scratch=$3 start
-    rm -rf $scratch   # unquoted: the patterns match what is there at each time
+    local dist=$1 what=$2 start copy
+    shift 2
+    copy=$(mktemp -d)
     rm -f "$OUT/$dist"-*.whl
     start=$(date +%s)
-    DOMINO_COMPILE=1 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
-        -w "$OUT" . >"$OUT/$NAME.log" 2>&1 || { tail -40 "$OUT/$NAME.log" >&2; exit 1; }
-    rm -rf $scratch
+    tar -ch --exclude='__pycache__' --exclude='*.so' --exclude='build' --exclude='*.egg-info' \
+        --exclude='*_pb2*.py' --exclude='*_pb2*.pyi' "$@" | (cd "$copy" && tar -xf -)
+    (cd "$copy" && DOMINO_COMPILE=1 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+        --no-build-isolation -w "$OUT" .) >"$OUT/$NAME.log" 2>&1 || { rm -rf "$copy"; tail -40 "$OUT/$NAME.log" >&2; exit 1; }
+    rm -rf "$copy"
     echo "$(ls "$OUT/$dist"-*.whl) ($what; built in $(( $(date +%s) - start )) s)"
 }
 
 case "$NAME" in
 build-wheel)
-    # build/compiled (the compiled copy) is left alone; build/lib would carry an earlier build's files.
     cd "$ROOT"
     wheel domino_engine "mypyc-compiled rules, codec and wire" \
-        "build/lib.* build/temp.* build/bdist.* build/__native_* build/ops.txt build/engine_service" ;;
+        pyproject.toml setup.py README.md proto engine_service api_gateway clients ;;
 build-rules-wheel)
     cd "$ROOT/domino-rules"
-    wheel domino_rules "mypyc-compiled rules, no dependency" build ;;
+    wheel domino_rules "mypyc-compiled rules, no dependency" . ;;
 build_compiled)
     rm -rf "${OUT:?}"/*
     # The package without caches or earlier build products.
