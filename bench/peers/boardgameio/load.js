@@ -152,7 +152,11 @@ class Watcher {
 
 // ------------------------------------------------------------------ HTTP
 
-const shared = new http.Agent({ keepAlive: true, maxSockets: 16 });
+// A kept-alive connection is dropped by the client after 2 s unused, before a server would close it
+// (ours after GATEWAY_READ_TIMEOUT, 5 s): a request sent on a connection that the server closes at
+// the same moment fails with "socket hang up" (once in a store soak at load 6 on 2 cores).
+const KEEP_ALIVE = { keepAlive: true, timeout: 2000 };
+const shared = new http.Agent({ ...KEEP_ALIVE, maxSockets: 16 });
 
 function call(agent, method, path, body, credential) {
   return new Promise((resolve, reject) => {
@@ -230,7 +234,7 @@ async function oursMatch() {
     matchId = joined.match_id;
   }
   const watcher = new Watcher();
-  const agents = [0, 1].map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  const agents = [0, 1].map(() => new http.Agent({ ...KEEP_ALIVE, maxSockets: 1 }));
   const arrivals = [new Map(), new Map()]; // seat -> seq -> when its stream got it
   const waiting = new Map(); // seq -> {sentAt, sentPhase, to}
   const acted = [-1, -1];
