@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: install runtime system-deps run test test-pure test-parallel test-serial builds test-compiled pass-compiled test-wheel pass-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check rules-wheel ts-client
+.PHONY: install runtime system-deps run test test-pure test-compiled test-wheel wheel compiled conformance lint typecheck bench bench-compiled clean proto proto-check rules-wheel ts-client
 
 ## What running needs, and nothing else (no test, benchmark or lint tools): `make run` is quick.
 # The build needs setuptools and grpcio-tools (a runtime dependency anyway): installed once here,
@@ -70,41 +70,25 @@ run: runtime
 
 ## Run the whole test suite (unit, property, conformance on every surface, services),
 ## then the rules, engine and conformance tests again on the mypyc-compiled build.
-## The Debian tools and the Python packages are installed side by side (neither needs the other).
-## The three mypyc builds (`builds`) run beside the two-worker pass, then the compiled and wheel
-## passes side by side once the `serial` tests are over.
+## The Debian tools and the Python packages are installed side by side (neither needs the other),
+## and so are the three mypyc builds once the pure pass is over, each with its tests after it (a
+## build is mostly one gcc process: about 2 minutes side by side on 2 cores against 3 one after
+## the other). Beside the two-worker pass instead, at nice 19, they cost it more than they saved: in
+## a clean-clone run the pass took 21.7 min against 18.2 without them (the images' build in it 284 s
+## against ~156 s), for about 2.5 min saved after it.
 test:
 	$(MAKE) -j2 system-deps install
-	$(MAKE) -j2 test-parallel builds
-	$(MAKE) test-serial
-	rm -rf build/compiled && mv build/compiled.next build/compiled
-	$(MAKE) -j2 pass-compiled pass-wheel
+	$(MAKE) test-pure
+	$(MAKE) -j2 test-compiled test-wheel
 
 ## The pure pass: two pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
 ## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
 ## cannot fail them. TEST_WORKERS=1 (or 0) runs the first part in one process.
 ## Each part ends with its longest tests (--durations): where the run's time goes, in every CI log.
 TEST_WORKERS ?= 2
-test-pure:
-	$(MAKE) test-parallel
-	$(MAKE) test-serial
-
-test-parallel: system-deps install
+test-pure: system-deps install
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations 25 -m "not serial and not wheel" $(PYTEST_ARGS)
-
-test-serial: system-deps install
 	$(PY) -m pytest --durations 10 -m serial $(PYTEST_ARGS)
-
-## `make test`'s three mypyc builds, beside its two-worker pass at the lowest CPU priority: that pass
-## leaves about a fifth of 2 cores idle, which the builds (mostly one gcc process each) take, where
-## after it they took 3-4 minutes of the run. Nothing a running test reads changes: the wheels build
-## in copies of the sources (scripts/build_compiled.sh), the compiled copy in build/compiled.next
-## (`make test` moves it to build/compiled after the `serial` tests; the benchmarks' tests would
-## measure it from the moment it were there).
-builds: install
-	nice -n 19 bash -c 'bash scripts/build-wheel.sh & bash scripts/build-rules-wheel.sh & \
-	    bash scripts/build_compiled.sh build/compiled.next & failed=0; \
-	    for build in $$(jobs -p); do wait $$build || failed=1; done; exit $$failed'
 
 ## The compiled build of the engine's hot modules (scripts/build_compiled.sh) in build/compiled.
 compiled: install
@@ -117,13 +101,10 @@ compiled: install
 ## The rules on the compiled build: every rules, variant and scenario test, the build check, and the
 ## gRPC service tests against an engine running the compiled rules. (Not the rest of tests/engine,
 ## the benchmarks' commands or the OpenSpiel cross-check: the pure pass runs those, and CI's 30
-## minutes are shared by both passes.) `pass-compiled` runs them on the build that is there.
+## minutes are shared by both passes.)
 COMPILED_TESTS := tests/rules tests/variants tests/engine/test_grpc_service.py tests/engine/test_grpc_conformance.py \
                   tests/test_conformance_library.py tests/test_doctests.py tests/test_build.py
 test-compiled: compiled
-	$(MAKE) pass-compiled
-
-pass-compiled:
 	DOMINO_EXPECT_COMPILED=1 PYTHONPATH=build/compiled:$(CURDIR) $(VENV)/bin/pytest -p no:cacheprovider \
 	    -n $(TEST_WORKERS) --dist loadfile $(COMPILED_TESTS)
 
@@ -138,12 +119,8 @@ wheel: install
 rules-wheel: install
 	bash scripts/build-rules-wheel.sh
 
-## Each wheel installed into a fresh venv imports the compiled modules and plays a round (tests/test_wheel.py);
-## `pass-wheel` on the wheels that are in dist/.
+## Each wheel installed into a fresh venv imports the compiled modules and plays a round (tests/test_wheel.py).
 test-wheel: wheel rules-wheel
-	$(MAKE) pass-wheel
-
-pass-wheel:
 	DOMINO_WHEEL="$$(ls dist/domino_engine-*.whl)" DOMINO_RULES_WHEEL="$$(ls dist/domino_rules-*.whl)" \
 	    $(PY) -m pytest -p no:cacheprovider -m wheel tests/test_wheel.py
 
