@@ -63,11 +63,13 @@ test("two clients play a table to its end, each following its own seat's stream"
     const first = played.ids[0]!;
     assert.deepEqual(played.ids.slice(0, -1), played.ids.slice(0, -1).map((_, i) => first + i),
                      "every version once, in order, across reconnections");
-    assert.ok(played.moves >= 1);
     const data = played.lastUpdate?.data;
     assert.ok(data !== undefined && data.view !== undefined && "match_over" in data.view);
     assert.equal(data.view.match_over, true);
   }
+  // Seat 0 leads, so the match has a move; a seat may have none: one that cannot play is skipped (RULES.md
+  // BL), and a deal where the other plays out its seven tiles while this one never fits ends without its turn.
+  assert.ok(a.moves + b.moves >= 1);
   assert.deepEqual(a.ids, b.ids, "both seats saw the same versions");
   const final = await anna.view();
   assert.equal(final.over, true);
