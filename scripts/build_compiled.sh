@@ -52,7 +52,7 @@ command -v "${CC:-cc}" >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 ||
 # in OUT. It is built in a copy of NAMES (links followed; no cache, build product, egg-info or generated
 # protobuf module of the checkout), so that nothing of an earlier build is packed into this one and nothing
 # in the checkout changes while it builds (protoc and setuptools wrote the generated modules and the
-# egg-info there, which a test running meanwhile reads).
+# egg-info there, which tests and a running service read).
 wheel() {
     local dist=$1 what=$2 start copy
     shift 2

@@ -20,7 +20,7 @@
   `domino play --join` that way with no output). Nothing a test starts forks with grpc loaded (the
   gateway imports it after gunicorn's fork, the engine's admission uses a forkserver).
 - Bytecode is written (`PYTHONDONTWRITEBYTECODE` dropped here, so for every process a test starts):
-  a machine that sets it (this project's CI image does) made each of the run's hundreds of gateway,
+  a machine that sets it (this one does) made each of the run's hundreds of gateway,
   engine and client processes compile every module it imports from source again, and each pytest
   process rewrite and compile every test module again: 3.5 s against 1.3 s for a gateway's imports,
   21 s against 7 s for a collection.
