@@ -48,19 +48,26 @@ command -v "${CC:-cc}" >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 ||
     missing "no Python.h for $PY (apt-get install python3-dev)"
 "$PY" -c "import mypyc" 2>/dev/null || missing "mypyc is missing: pip install mypy (the dev extra)"
 
+# sources DEST NAMES...: NAMES of the current folder copied into DEST, links followed, without caches, build
+# products, egg-info or generated protobuf modules: what a build starts from.
+sources() {
+    local dest=$1
+    shift
+    tar -ch --exclude='__pycache__' --exclude='*.so' --exclude='build' --exclude='*.egg-info' \
+        --exclude='*_pb2*.py' --exclude='*_pb2*.pyi' "$@" | (cd "$dest" && tar -xf -)
+}
+
 # wheel DIST WHAT NAMES...: the compiled wheel of the project made of NAMES (of the current folder), DIST-*.whl
-# in OUT. It is built in a copy of NAMES (links followed; no cache, build product, egg-info or generated
-# protobuf module of the checkout), so that nothing of an earlier build is packed into this one and nothing
-# in the checkout changes while it builds (protoc and setuptools wrote the generated modules and the
-# egg-info there, which tests and a running service read).
+# in OUT. It is built in a copy of NAMES (`sources`), so that nothing of an earlier build is packed into this
+# one and nothing in the checkout changes while it builds (protoc and setuptools wrote the generated modules
+# and the egg-info there, which tests and a running service read).
 wheel() {
     local dist=$1 what=$2 start copy
     shift 2
     copy=$(mktemp -d)
     rm -f "$OUT/$dist"-*.whl
     start=$(date +%s)
-    tar -ch --exclude='__pycache__' --exclude='*.so' --exclude='build' --exclude='*.egg-info' \
-        --exclude='*_pb2*.py' --exclude='*_pb2*.pyi' "$@" | (cd "$copy" && tar -xf -)
+    sources "$copy" "$@"
     (cd "$copy" && DOMINO_COMPILE=1 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps \
         --no-build-isolation -w "$OUT" .) >"$OUT/$NAME.log" 2>&1 || { rm -rf "$copy"; tail -40 "$OUT/$NAME.log" >&2; exit 1; }
     rm -rf "$copy"
@@ -78,7 +85,7 @@ build-rules-wheel)
 build_compiled)
     rm -rf "${OUT:?}"/*
     # The package without caches or earlier build products.
-    (cd "$ROOT" && tar --exclude='__pycache__' --exclude='*.so' -cf - engine_service) | (cd "$OUT" && tar -xf -)
+    (cd "$ROOT" && sources "$OUT" engine_service)
     cd "$OUT"
     # The generated protobuf modules and their .pyi stubs (`python setup.py build_py` makes them).
     PROTO="$ROOT/proto"
