@@ -54,13 +54,17 @@ except ImportError:  # pragma: no cover - gevent is a dependency of the gateway
     _start_os_thread, _os_sleep = _thread.start_new_thread, time.sleep
 
 
-def _checkpoints(store: weakref.ref[SqliteStore], path: str, busy_ms: int, pid: int) -> None:
+def _checkpoints(store: weakref.ref[SqliteStore], path: str, pid: int) -> None:
     """A SQLite store's checkpointer, on an OS thread of its own in each process that writes: every
     `SqliteStore.CHECKPOINT_EVERY` seconds it copies the WAL's new pages into the file (a PASSIVE
     checkpoint: it waits for no reader or writer), on a connection of its own. Once the WAL holds more
-    than `WAL_PAGES` pages, a TRUNCATE checkpoint waits (up to the busy timeout) for the readers of old
+    than `WAL_PAGES` pages, a TRUNCATE checkpoint waits (up to `TRUNCATE_WAIT`) for the readers of old
     pages to finish and starts the WAL again from nothing: under continuous stream reads a PASSIVE
     checkpoint never finds the moment to restart it, and the WAL grew to a gigabyte in minutes (issue 43).
+    A TRUNCATE holds the file's write lock while it waits, so every writer waits with it: its wait is a
+    tenth of a second, not the writers' whole budget (`busy_ms`), and a TRUNCATE that finds no moment is
+    tried again at the next look. Readers that begin once the WAL is all copied read the file alone, so
+    only those begun before hold it up, and they end within milliseconds.
 
     SQLite's automatic checkpoint runs in the commit that fills the WAL to 1,000 pages, inside a
     request, with the fsyncs of synchronous=NORMAL: under gevent that stops the whole worker, and in a
@@ -73,7 +77,8 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, busy_ms: int, pid: 
     again: an idle worker's checkpoints (their locks on the file, every half second) were a fifth of its
     CPU (docs/performance.md)."""
     try:
-        conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(path, timeout=SqliteStore.TRUNCATE_WAIT, isolation_level=None,
+                               check_same_thread=False)
     except sqlite3.Error:
         return
     wal, seen = path + "-wal", None
@@ -124,6 +129,8 @@ class SqliteStore:
     CHECKPOINT_EVERY = 0.5
     #: Pages in the WAL past which the checkpointer truncates it (about 16 MB of 4 KiB pages).
     WAL_PAGES = 4000
+    #: Seconds a TRUNCATE checkpoint waits for the write lock and for readers (writers wait meanwhile).
+    TRUNCATE_WAIT = 0.1
 
     def __init__(self, path: str, ttl: int = DEFAULT_TTL, clock: Callable[[], float] = time.time,
                  busy_ms: int = 2000, table_idle: int | None = None) -> None:
@@ -226,7 +233,7 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
         self._connection, self._pid = conn, os.getpid()
-        _start_os_thread(_checkpoints, (weakref.ref(self), self.path, self._busy_ms, self._pid))
+        _start_os_thread(_checkpoints, (weakref.ref(self), self.path, self._pid))
         return conn
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
