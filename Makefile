@@ -71,11 +71,12 @@ run: runtime
 ## Run the whole test suite (unit, property, conformance on every surface, services),
 ## then the rules, engine and conformance tests again on the mypyc-compiled build.
 ## The Debian tools and the Python packages are installed side by side (neither needs the other),
-## and so are the three mypyc builds once the pure pass is over, each with its tests after it (a
-## build is mostly one gcc process: about 2 minutes side by side on 2 cores against 3 one after
-## the other). Beside the two-worker pass instead, at nice 19, they cost it more than they saved: in
-## a clean-clone run the pass took 21.7 min against 18.2 without them (the images' build in it 284 s
-## against ~156 s), for about 2.5 min saved after it.
+## and so are the two mypyc builds once the pure pass is over (the engine's wheel, which the compiled
+## copy is unpacked from, and the rules wheel), with the tests after them (a build is mostly one gcc
+## process: about 2 minutes side by side on 2 cores against 3.5 one after the other). Beside the
+## parallel pass instead, at nice 19, they cost it more than they saved: in a clean-clone run the
+## pass took 21.7 min against 18.2 without them (the images' build in it 284 s against ~156 s), for
+## about 2.5 min saved after it.
 test:
 	$(MAKE) -j2 system-deps install
 	$(MAKE) test-pure
@@ -90,9 +91,10 @@ test-pure: system-deps install
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations 25 -m "not serial and not wheel" $(PYTEST_ARGS)
 	$(PY) -m pytest --durations 10 -m serial $(PYTEST_ARGS)
 
-## The compiled build of the engine's hot modules (scripts/build_compiled.sh) in build/compiled.
-compiled: install
-	bash scripts/build_compiled.sh
+## The compiled build of the engine's hot modules in build/compiled: the fast wheel's build, unpacked
+## (scripts/build_compiled.sh), so `make test` compiles those modules once for both.
+compiled: wheel
+	WHEEL="$$(ls dist/domino_engine-*.whl)" bash scripts/build_compiled.sh
 
 ## The tests that exercise the compiled modules, with build/compiled first on the path (the
 ## pytest script, not `python -m pytest`, which would put the sources first), then the checkout

@@ -2,7 +2,8 @@
 # The mypyc-compiled builds, one script: what they need and how they fail is written once here.
 #
 #   scripts/build_compiled.sh [OUT]                the compiled copy of the engine's hot modules
-#                                                  (default build/compiled; `make compiled`)
+#                                                  (default build/compiled; `make compiled`); from
+#                                                  WHEEL=dist/domino_engine-*.whl if given
 #   scripts/build_compiled.sh --wheel [OUT]        the library's fast wheel (default dist/;
 #                                                  `make wheel`, scripts/build-wheel.sh)
 #   scripts/build_compiled.sh --rules-wheel [OUT]  the rules alone, compiled (default dist/;
@@ -10,7 +11,9 @@
 #
 # The compiled copy: the rules package, engine_service/edge/codec.py and engine_service/edge/wire.py
 # as C extension modules, in a copy of the whole engine_service package (the other modules stay
-# Python), used by putting it first on the path: PYTHONPATH=build/compiled. It is never built in
+# Python), used by putting it first on the path: PYTHONPATH=build/compiled. It is the fast wheel's
+# engine_service package and mypyc's shared module, unpacked: one build, not two of the same modules
+# (the wheel WHEEL names, which `make compiled` builds first, or one built here). It is never built in
 # place, where the .so files would shadow the sources for every import; without it everything runs
 # as pure Python, the same code. Who uses it: `make test` (the rules, engine and conformance tests
 # run on it too), docker/Dockerfile.engine (the engine image runs on it; it copies this script
@@ -57,42 +60,52 @@ sources() {
         --exclude='*_pb2*.py' --exclude='*_pb2*.pyi' "$@" | (cd "$dest" && tar -xf -)
 }
 
-# wheel DIST WHAT NAMES...: the compiled wheel of the project made of NAMES (of the current folder), DIST-*.whl
-# in OUT. It is built in a copy of NAMES (`sources`), so that nothing of an earlier build is packed into this
-# one and nothing in the checkout changes while it builds (protoc and setuptools wrote the generated modules
-# and the egg-info there, which tests and a running service read).
+# wheel DIR DIST WHAT NAMES...: the compiled wheel of the project made of NAMES (of the current folder),
+# DIST-*.whl in DIR, its build's output in DIR/$NAME.log. It is built in a copy of NAMES (`sources`), so that
+# nothing of an earlier build is packed into this one and nothing in the checkout changes while it builds
+# (protoc and setuptools wrote the generated modules and the egg-info there, which tests and a running
+# service read).
 wheel() {
-    local dist=$1 what=$2 start copy
-    shift 2
+    local dir=$1 dist=$2 what=$3 start copy
+    shift 3
     copy=$(mktemp -d)
-    rm -f "$OUT/$dist"-*.whl
+    rm -f "$dir/$dist"-*.whl
     start=$(date +%s)
     sources "$copy" "$@"
     (cd "$copy" && DOMINO_COMPILE=1 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps \
-        --no-build-isolation -w "$OUT" .) >"$OUT/$NAME.log" 2>&1 || { rm -rf "$copy"; tail -40 "$OUT/$NAME.log" >&2; exit 1; }
+        --no-build-isolation -w "$dir" .) >"$dir/$NAME.log" 2>&1 || { rm -rf "$copy"; tail -40 "$dir/$NAME.log" >&2; exit 1; }
     rm -rf "$copy"
-    echo "$(ls "$OUT/$dist"-*.whl) ($what; built in $(( $(date +%s) - start )) s)"
+    echo "$(ls "$dir/$dist"-*.whl) ($what; built in $(( $(date +%s) - start )) s)"
 }
+ENGINE_WHEEL=(domino_engine "mypyc-compiled rules, codec and wire" pyproject.toml setup.py README.md proto engine_service
+              api_gateway clients)
 
 case "$NAME" in
 build-wheel)
     cd "$ROOT"
-    wheel domino_engine "mypyc-compiled rules, codec and wire" \
-        pyproject.toml setup.py README.md proto engine_service api_gateway clients ;;
+    wheel "$OUT" "${ENGINE_WHEEL[@]}" ;;
 build-rules-wheel)
     cd "$ROOT/domino-rules"
-    wheel domino_rules "mypyc-compiled rules, no dependency" . ;;
+    wheel "$OUT" domino_rules "mypyc-compiled rules, no dependency" . ;;
 build_compiled)
     rm -rf "${OUT:?}"/*
-    # The package without caches or earlier build products.
-    (cd "$ROOT" && sources "$OUT" engine_service)
+    made=""
+    if [ -z "${WHEEL:-}" ]; then
+        made=$(mktemp -d)
+        (cd "$ROOT" && wheel "$made" "${ENGINE_WHEEL[@]}") >/dev/null
+        WHEEL=$(ls "$made"/domino_engine-*.whl)
+    fi
+    [ -f "$WHEEL" ] || missing "no wheel $WHEEL"
+    # The wheel's engine_service package (its sources and the compiled modules) and mypyc's shared module.
+    "$PY" - "$WHEEL" "$OUT" <<'PYEOF'
+import sys
+import zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    wheel.extractall(sys.argv[2], [name for name in wheel.namelist() if name.startswith("engine_service/")
+                                   or ("/" not in name and "__mypyc." in name)])
+PYEOF
+    [ -z "$made" ] || rm -rf "$made"
     cd "$OUT"
-    # The generated protobuf modules and their .pyi stubs (`python setup.py build_py` makes them).
-    PROTO="$ROOT/proto"
-    [ -f "$PROTO/domino/v1/engine_pb2.pyi" ] || missing "no $PROTO/domino/v1/engine_pb2.pyi: run python setup.py build_py"
-    MYPYPATH="$PROTO" "$PY" -m mypyc engine_service/rules/*.py engine_service/edge/codec.py engine_service/edge/wire.py \
-        >"$OUT/mypyc.log" 2>&1 || { tail -40 "$OUT/mypyc.log" >&2; exit 1; }
-    rm -rf "$OUT/build"   # mypyc's C sources and objects
     "$PY" - "$ROOT" >"$OUT/SOURCE_HASH" <<'PYEOF'
 import sys
 from pathlib import Path
