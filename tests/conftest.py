@@ -7,7 +7,7 @@
 - `make test` must run every test (issue 16): a skipped test is reported as a failure that
   names the reason (usually a missing system tool: `scripts/ci-system-deps.sh` installs
   them). DOMINO_ALLOW_SKIPS=1 turns skips back into skips, for a partial run by hand.
-- The longest files are collected first (`LONGEST_FIRST`): `make test`'s two workers take whole
+- The longest files are collected first (`LONGEST_FIRST`): `make test`'s workers take whole
   files in collection order (xdist --dist loadfile), and the property tests, collected last,
   kept one worker busy for minutes after the other had finished.
 - Every process a test starts gets a temporary directory of this test run (`TMPDIR`): a gateway's
