@@ -244,6 +244,31 @@ def test_the_sweep_forgets_expired_matches_whole_and_keeps_live_ones(tmp_path: P
     assert all(_rows(path, live).values()), _rows(path, live)
 
 
+def test_a_worker_that_writes_little_still_sweeps_every_few_seconds(tmp_path: Path) -> None:
+    """Short of `SWEEP_EVERY` writes, the first write `SWEEP_SECONDS` after the last sweep sweeps: an expired
+    match stays at most about that long past its lifetime, whatever the pace (by writes alone, a store soak's
+    finished matches swung by a minute's worth with when they were counted)."""
+    now = [1000.0]
+    path = str(tmp_path / "v.sqlite3")
+    store = SqliteStore(path, ttl=60, clock=lambda: now[0])
+
+    def create(at: float) -> bytes:
+        now[0] = at
+        match = secrets.token_bytes(16)
+        store.create(match, b'{"type":"description"}\n')
+        return match
+
+    first = create(1000)                # expires at 1060
+    second = create(1003)               # at 1063; 3 s after the store opened: no sweep
+    create(1061)                        # 61 s after: sweeps
+    assert _rows(path, first)["versions_s1"] == 0 and _rows(path, second)["versions_s1"] == 1
+    create(1065)                        # 4 s after that sweep: none, though `second` has expired
+    assert _rows(path, second)["versions_s1"] == 1
+    create(1061 + store.SWEEP_SECONDS)  # sweeps again
+    assert _rows(path, second)["versions_s1"] == 0
+    store.close()
+
+
 def test_the_sweep_finds_a_match_s_rows_by_its_key_not_by_reading_every_row(tmp_path: Path) -> None:
     """The sweep's cost is what it forgets: every statement it runs searches the per-match tables by the
     match id (their key's first column) and never scans one (a scan of every live match's spectator
