@@ -73,7 +73,7 @@ run: runtime
 ## The Debian tools and the Python packages are installed side by side (neither needs the other),
 ## and so are the two mypyc builds once the pure pass is over (the engine's wheel, which the compiled
 ## copy is unpacked from, and the rules wheel), with the tests after them (a build is mostly one gcc
-## process: about 2 minutes side by side on 2 cores against 3.5 one after the other). Beside the
+## process: 102 and 80 s side by side on 2 cores). Beside the
 ## parallel pass instead, at nice 19, they cost it more than they saved: in a clean-clone run the
 ## pass took 21.7 min against 18.2 without them (the images' build in it 284 s against ~156 s), for
 ## about 2.5 min saved after it.
@@ -86,7 +86,8 @@ test:
 ## then, alone, the tests that judge latency or timing (marked `serial`), so the other workers' load
 ## cannot fail them. Three on 2 cores: with two, a fifth to a third of the cores sat idle while tests
 ## waited on the processes, browsers and images they start (28.3 CPU-minutes in a 20.3-minute pass);
-## with three the pass took 17.0 min against 18.2-19.9. TEST_WORKERS=1 (or 0) runs it in one process.
+## with three it took 15.9-18.8 min in four clean-clone runs, against 18.2-19.9 with two.
+## TEST_WORKERS=1 (or 0) runs it in one process.
 ## Each part ends with its longest tests (--durations): where the run's time goes, in every CI log.
 TEST_WORKERS ?= 3
 test-pure: system-deps install
