@@ -82,14 +82,16 @@ test:
 	$(MAKE) test-pure
 	$(MAKE) -j2 test-compiled test-wheel
 
-## The pure pass: three pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
-## then, alone, the tests that judge latency or timing (marked `serial`), so the other workers' load
-## cannot fail them. Three on 2 cores: with two, a fifth to a third of the cores sat idle while tests
-## waited on the processes, browsers and images they start (28.3 CPU-minutes in a 20.3-minute pass);
-## with three it took 15.9-18.8 min in four clean-clone runs, against 18.2-19.9 with two.
+## The pure pass: two pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
+## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
+## cannot fail them. With two, a fifth to a third of the 2 cores sit idle while tests wait on the
+## processes, browsers and images they start (28.3 CPU-minutes in a 20.3-minute pass). Three workers
+## took the pass to 15.9-18.8 min (against 18.2-19.9), but under their load five tests failed by timing
+## in four runs: three are fixed at their cause, two not yet (a swiss whose third round still had a bye
+## after a person left, a bot-filled quick play's webhook not within 30 s). Three once those are fixed.
 ## TEST_WORKERS=1 (or 0) runs it in one process.
 ## Each part ends with its longest tests (--durations): where the run's time goes, in every CI log.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 2
 test-pure: system-deps install
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations 25 -m "not serial and not wheel" $(PYTEST_ARGS)
 	$(PY) -m pytest --durations 10 -m serial $(PYTEST_ARGS)
