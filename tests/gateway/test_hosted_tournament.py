@@ -586,10 +586,11 @@ class SwissSheet:
 
 
 def play_swiss(gws: list[Gateway], tid: str, people: list[Person], sheet: SwissSheet,
-               leave: tuple[int, int] | None = None, deadline: float = 240.0) -> Json:
+               leave: tuple[int, int | None] | None = None, deadline: float = 240.0) -> Json:
     """Everyone plays their matches (first legal move; a round over: the next dealt) to the Swiss's end, each
     round's pairs and bye checked against `sheet` when seen and its results recorded there from the matches'
-    own last events. `leave`: (round, participant) who leaves the tournament during that round."""
+    own last events. `leave`: (round, participant) who leaves the tournament during that round; participant
+    None: the first found playing in it (a given one may sit that round out, its bye, and never leave)."""
     n_calls = [0]
 
     def gw() -> Gateway:
@@ -626,7 +627,7 @@ def play_swiss(gws: list[Gateway], tid: str, people: list[Person], sheet: SwissS
             if you["status"] != "playing":
                 assert you["status"] in ("sitting-out", "waiting", "over"), you
                 continue
-            if leave == (rnd["number"], person.index):
+            if leave is not None and not left and leave[0] == rnd["number"] and leave[1] in (None, person.index):
                 ok(call(gw(), "POST", f"{HOSTED}/{tid}/leave", credential=person.credential))
                 left.add(person.index)
                 ended.setdefault(you["match_id"], [0.0, 1.0] if you["seat"] == 0 else [1.0, 0.0])
@@ -697,16 +698,19 @@ def test_an_eight_player_swiss_of_two_player_kozel_across_two_gateways(engine_pr
 
 def test_a_swiss_with_a_bye_and_a_person_leaving_mid_match(tour_gw: Gateway) -> None:
     """Five people, block for two, three rounds: the lowest ranked without a bye sits out each round (1 point);
-    one leaves the tournament during round 2: their match is lost, they are paired no more."""
+    one leaves the tournament during round 2: their match is lost, they are paired no more. (Who leaves is the
+    first found playing in round 2: a fixed one, Boris, got round 2's bye in about one run of 27, by the deals,
+    and so never left.)"""
     opened = open_tournament(tour_gw, 5, format="swiss", variant="block", rounds=3)
     tid = opened["tournament_id"]
     people = join_all(tour_gw, opened, ["Anna", "Boris", "Cyril", "Dasha", "Egor"], vouched=False)
     ok(call(tour_gw, "POST", f"{HOSTED}/{tid}/start", credential=opened["host_key"]))
     sheet = SwissSheet(5)
-    final = play_swiss([tour_gw], tid, people, sheet, leave=(2, 1))
+    final = play_swiss([tour_gw], tid, people, sheet, leave=(2, None))
     assert [r["bye"] is not None for r in final["rounds"]] == [True, True, False]  # five, five, then four
-    assert final["participants"][1]["left"] and final["participants"][1]["out"]
-    assert all(1 not in t["players"] for t in final["rounds"][2]["tables"])
+    [gone] = [i for i, p in enumerate(final["participants"]) if p["left"]]
+    assert final["participants"][gone]["out"] and final["rounds"][1]["bye"] != gone
+    assert all(gone not in t["players"] for t in final["rounds"][2]["tables"])
     assert [s["score"] for s in final["standings"]] == sorted((sheet.points[p] for p in range(5)), reverse=True)
 
 
