@@ -86,7 +86,7 @@ test:
 ## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
 ## cannot fail them. With two, a fifth to a third of the 2 cores sit idle while tests wait on the
 ## processes, browsers and images they start (28.3 CPU-minutes in a 20.3-minute pass). Three workers
-## took the pass to 15.9-18.8 min (against 18.2-19.9), but under their load five tests failed by timing
+## took the pass to 15.9-18.8 min (against 18.2-19.9), but five tests failed
 ## in five runs: four are fixed at their cause, one not yet (a bot-filled quick play's webhook not within
 ## 30 s). Three once that one is understood.
 ## TEST_WORKERS=1 (or 0) runs it in one process.
