@@ -73,10 +73,9 @@ run: runtime
 ## The Debian tools and the Python packages are installed side by side (neither needs the other),
 ## and so are the two mypyc builds once the pure pass is over (the engine's wheel, which the compiled
 ## copy is unpacked from, and the rules wheel), with the tests after them (a build is mostly one gcc
-## process: 102 and 80 s side by side on 2 cores). Beside the
-## parallel pass instead, at nice 19, they cost it more than they saved: in a clean-clone run the
-## pass took 21.7 min against 18.2 without them (the images' build in it 284 s against ~156 s), for
-## about 2.5 min saved after it.
+## process: 102 and 80 s side by side on 2 cores). Beside the parallel pass instead, at nice 19, they
+## cost it more than they saved: in a clean-clone run the pass took 21.7 min against 18.2 without them
+## (the images' build in it 284 s against ~156 s), for about 2.5 min saved after it.
 test:
 	$(MAKE) -j2 system-deps install
 	$(MAKE) test-pure
@@ -86,10 +85,9 @@ test:
 ## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
 ## cannot fail them. With two, a fifth to a third of the 2 cores sit idle while tests wait on the
 ## processes, browsers and images they start (28.3 CPU-minutes in a 20.3-minute pass). Three workers
-## took the pass to 15.9-18.8 min (against 18.2-19.9), but five tests failed
-## in five runs: four are fixed at their cause, one not yet (a bot-filled quick play's webhook not within
-## 30 s). Three once that one is understood.
-## TEST_WORKERS=1 (or 0) runs it in one process.
+## took the pass to 15.9-18.8 min (against 18.2-19.9), but five tests failed in five runs: four are
+## fixed at their cause, one not yet (a bot-filled quick play's webhook not within 30 s). Three once
+## that one is understood. TEST_WORKERS=1 (or 0) runs it in one process.
 ## Each part ends with its longest tests (--durations): where the run's time goes, in every CI log.
 TEST_WORKERS ?= 2
 test-pure: system-deps install

@@ -89,9 +89,9 @@ build-rules-wheel)
     wheel "$OUT" domino_rules "mypyc-compiled rules, no dependency" . ;;
 build_compiled)
     rm -rf "${OUT:?}"/*
-    made=""
     if [ -z "${WHEEL:-}" ]; then
         made=$(mktemp -d)
+        trap 'rm -rf "$made"' EXIT   # also when the build fails
         (cd "$ROOT" && wheel "$made" "${ENGINE_WHEEL[@]}") >/dev/null
         WHEEL=$(ls "$made"/domino_engine-*.whl)
     fi
@@ -104,7 +104,6 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
     wheel.extractall(sys.argv[2], [name for name in wheel.namelist() if name.startswith("engine_service/")
                                    or ("/" not in name and "__mypyc." in name)])
 PYEOF
-    [ -z "$made" ] || rm -rf "$made"
     cd "$OUT"
     "$PY" - "$ROOT" >"$OUT/SOURCE_HASH" <<'PYEOF'
 import sys

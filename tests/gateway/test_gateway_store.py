@@ -689,6 +689,10 @@ def test_a_finished_match_leaves_the_store_long_before_a_live_one(store: LiveSto
         assert expires[ended] - time.time() <= FINISHED_TTL < expires[live] - time.time()
 
 
+#: A match's first line of about 450 bytes: the WAL tests' writes fill pages quickly.
+PADDED = b'{"type":"description","padding":"' + b"x" * 400 + b'"}\n'
+
+
 def test_the_wal_stays_small_under_writes_and_continuous_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Readers that never pause (streams reading the log) kept a PASSIVE checkpoint from ever restarting the
     WAL, which grew to a gigabyte in minutes under load; past `WAL_PAGES` the checkpointer truncates it.
@@ -715,7 +719,7 @@ def test_the_wal_stays_small_under_writes_and_continuous_reads(tmp_path: Path, m
     try:
         for i in range(3000):
             match = secrets.token_bytes(16)
-            store.create(match, b'{"type":"description","padding":"' + b"x" * 400 + b'"}\n')
+            store.create(match, PADDED)
             store.advance(match, 0, b'{"type":"played"}\n')
             time.sleep(0.001)  # calls come apart, as requests do (a loop with no pause starves any checkpoint)
             if i % 100 == 0:
@@ -740,7 +744,7 @@ def test_a_reader_that_holds_the_wal_does_not_make_writers_wait_out_the_truncati
     store = SqliteStore(str(path), busy_ms=10_000)
     try:
         for _ in range(100):  # past WAL_PAGES before the reader begins: the WAL holds pages it reads
-            store.create(secrets.token_bytes(16), b'{"type":"description","padding":"' + b"x" * 400 + b'"}\n')
+            store.create(secrets.token_bytes(16), PADDED)
         with closing(sqlite3.connect(str(path), isolation_level=None)) as reader:
             reader.execute("BEGIN")
             reader.execute("SELECT COUNT(*) FROM versions_s1").fetchone()  # a snapshot kept until COMMIT
@@ -748,7 +752,7 @@ def test_a_reader_that_holds_the_wal_does_not_make_writers_wait_out_the_truncati
             until = time.monotonic() + 1.5
             while time.monotonic() < until:
                 start = time.monotonic()
-                store.create(secrets.token_bytes(16), b'{"type":"description","padding":"' + b"x" * 400 + b'"}\n')
+                store.create(secrets.token_bytes(16), PADDED)
                 waits.append(time.monotonic() - start)
                 time.sleep(0.005)
             reader.execute("COMMIT")
