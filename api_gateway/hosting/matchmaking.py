@@ -5,10 +5,11 @@ live store's indexes (`seekable`, `fillable`), so neither depends on what else t
 may seek as a pair (issue 41): a party's code, or a bot partner, seats them opposite (`parties`)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -29,8 +30,13 @@ Json = dict[str, Any]
 SEEKABLE = 1000
 #: Seconds a seeker holds its key's lease at most (its seek's engine and store calls take far less).
 LEASE_SECONDS = 5.0
-#: Seconds a seeker waits for its turn before it seeks all the same.
+#: Seconds a seeker waits for its turn before it seeks all the same (the filler waits out a whole lease).
 SEEK_TURN = 3.0
+
+
+def turn_of(variant: str, players: int, clock_key: str, rated: bool) -> str:
+    """The lease that seekers of one key, and the filler of that key's tables, take turns by."""
+    return f"seek:{variant}:{players}:{clock_key}:{int(rated)}"
 
 
 class Matchmaking:
@@ -50,18 +56,24 @@ class Matchmaking:
         pair = self._pair(body)
         skill = self._skill(body.get("player"), body["variant"])
         rated = bool(body.get("rated", True))
-        name = f"seek:{body['variant']}:{body['players']}:{records.clock_key(clock)}:{int(rated)}"
-        holder = secrets.token_bytes(8)
-        waited = time.monotonic() + SEEK_TURN
-        store = self.tables.store
-        while not store.lease(name, holder, LEASE_SECONDS):
-            if time.monotonic() > waited:  # a holder that is stuck: seek all the same (a race, no harm)
-                break
-            time.sleep(0.01)
-        try:
+        with self._turn(turn_of(body["variant"], body["players"], records.clock_key(clock), rated), SEEK_TURN):
             if isinstance(body.get("party"), str):
                 return self._join_party(body, body["party"], clock, rated)
             return self._seek(body, base_url, clock, skill, rated, pair)
+
+    @contextlib.contextmanager
+    def _turn(self, name: str, wait: float) -> Iterator[None]:
+        """The seek key's turn (a lease in the store, across every gateway) for what runs inside; taken within
+        `wait` seconds, else the work runs all the same (a holder that is stuck: a race, no harm)."""
+        store = self.tables.store
+        holder = secrets.token_bytes(8)
+        waited = time.monotonic() + wait
+        while not store.lease(name, holder, LEASE_SECONDS):
+            if time.monotonic() > waited:
+                break
+            time.sleep(0.01)
+        try:
+            yield
         finally:
             store.release(name, holder)
 
@@ -204,14 +216,20 @@ class Matchmaking:
         are still tried on this one."""
         filled = 0
         for row in self.tables.store.fillable(self._clock(), 100):
-            try:
-                _, rec = self.tables.update(row.table_id, self._fill)
-                filled += 1
-                notifier.dealt(row.table_id, rec)  # webhooks: "table dealt" to the seats vouched; never raises
-            except TableRefused:
-                pass  # taken, filled or gone meanwhile
-            except EngineProblem as exc:
-                log.warning("table %s: its wait for people is over, not filled yet: %s", row.table_id, exc)
+            rated = orjson.loads(row.record).get("rated", True)
+            # The seek key's turn, as a seeker takes it: a seek opens its table (due at once with bots_after
+            # 0), then seats its seeker, then notes the seeker's host app for webhooks. A pass before the seat
+            # was taken asked the engine for bots alone (refused); one before the app was noted dealt unseen
+            # by the webhooks (CI lost a table-dealt so).
+            with self._turn(turn_of(row.variant, row.players, row.clock, rated), LEASE_SECONDS):
+                try:
+                    _, rec = self.tables.update(row.table_id, self._fill)
+                    filled += 1
+                    notifier.dealt(row.table_id, rec)  # webhooks: "table dealt" to the seats vouched; never raises
+                except TableRefused:
+                    pass  # taken, filled or gone meanwhile
+                except EngineProblem as exc:
+                    log.warning("table %s: its wait for people is over, not filled yet: %s", row.table_id, exc)
         return filled
 
     def _fill(self, rec: Json) -> tuple[None, Deal | None]:

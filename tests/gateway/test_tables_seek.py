@@ -233,6 +233,62 @@ def test_tables_the_engine_cannot_deal_now_wait_for_the_next_pass(engine_proc: E
         assert table["match_id"] is not None and table["status"] == "playing"
 
 
+def test_a_filler_pass_during_a_seek_waits_until_its_seeker_is_seated(engine_proc: EngineProc, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seek with `bots_after` 0 opens its table due for bots at once, then seats its seeker and notes the
+    seeker's host app for webhooks. A filler pass (another worker's keeper, woken by the table's writes)
+    before the seat was taken asked the engine for a match of bots alone (refused: a warning, a retry a
+    second later); one after the seat was taken but before the app was noted dealt unseen by the webhooks
+    (CI lost a `table-dealt` so). Here a pass starts before the seat is taken: it waits for the seek key's
+    turn, then fills the seat still free."""
+    from api_gateway.app import create_app
+    from api_gateway.config import from_env
+    from api_gateway.hosting.keepers import Keeper
+    from api_gateway.http.tables_routes import MATCHMAKING
+
+    monkeypatch.setattr(Keeper, "start", lambda self: None)  # the pass is this test's call
+    app = create_app(from_env({**gateway_env(tmp_path), "GATEWAY_ENGINE": engine_proc.address}))
+    matchmaking = app.extensions[MATCHMAKING]
+    tables, store = matchmaking.tables, matchmaking.tables.store
+    refused, passed, filled = threading.Event(), threading.Event(), []
+    lease = store.lease
+
+    def noting(name: str, holder: bytes, seconds: float) -> bool:
+        taken: bool = lease(name, holder, seconds)
+        if not taken:
+            refused.set()
+        return taken
+
+    def a_pass() -> None:
+        filled.append(matchmaking.fill_due())
+        passed.set()
+
+    join = tables.join
+    passes: list[threading.Thread] = []
+
+    def join_after_a_pass_began(table_id: str, body: Json) -> Json:
+        passes.append(threading.Thread(target=a_pass))
+        passes[0].start()
+        deadline = time.monotonic() + 30
+        while not (refused.is_set() or passed.is_set()):  # it waits for the turn, or (before) it filled
+            assert time.monotonic() < deadline, "the filler's pass neither waits nor ends"
+            time.sleep(0.01)
+        return join(table_id, body)
+
+    monkeypatch.setattr(store, "lease", noting)
+    monkeypatch.setattr(tables, "join", join_after_a_pass_began)
+    reply = app.test_client().post("/v1/seek", json={"variant": "kozel", "players": 2, "name": "Anna",
+                                                      "bots_after": 0, "bots_level": "random"})
+    assert reply.status_code == 200, reply.get_json()
+    seeker = reply.get_json()
+    assert seeker["opened"] and seeker["seat"] == 0
+    passes[0].join(30)
+    assert filled == [1]
+    table = app.test_client().get(f"/v1/tables/{seeker['table_id']}").get_json()
+    assert table["match_id"] is not None and [s["kind"] for s in table["seats"]] == ["open", "bot"]
+    assert table["seats"][0]["taken"] and table["seats"][0]["name"] == "Anna"
+
+
 @pytest.mark.parametrize(("players", "tables"), [(2, 6), (4, 3)])
 def test_twelve_people_seeking_at_one_instant_make_full_tables(engine_proc: EngineProc, tmp_path: Path,
                                                                players: int, tables: int) -> None:
