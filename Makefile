@@ -81,11 +81,11 @@ test:
 	$(MAKE) test-pure
 	$(MAKE) -j2 test-compiled test-wheel
 
-## The pure pass: two pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
-## then, alone, the tests that judge latency or timing (marked `serial`), so the other worker's load
+## The pure pass: three pytest workers (pytest-xdist; a file stays on one worker, its fixtures with it),
+## then, alone, the tests that judge latency or timing (marked `serial`), so the other workers' load
 ## cannot fail them. With two, a fifth to a third of the 2 cores sit idle while tests wait on the
 ## processes, browsers and images they start (28.3 CPU-minutes in a 20.3-minute pass), so it runs
-## three: they took the pass to 15.9-18.8 min (against 18.2-19.9 with two). The five tests that failed
+## three: they took the pass to 14.4-18.8 min (against 18.2-19.9 with two). The five tests that failed
 ## in the first five runs with three are fixed at their cause (a filler pass inside a seek lost a
 ## webhook; the others in the commits of session 49). TEST_WORKERS=1 (or 0) runs it in one process.
 ## Each part ends with its longest tests (--durations): where the run's time goes, in every CI log.
