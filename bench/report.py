@@ -27,6 +27,7 @@ PATH_LABELS = {
     "grpc_health_compiled": "gRPC Health (mypyc engine)",
     "grpc_apply_compiled": "gRPC Apply (mypyc engine)",
     "bare_healthz": "bare Flask /healthz (the floor)",
+    "bare_apply": "bare Flask + the sealed Apply call (the hop's floor)",
     "rest_healthz": "REST /healthz",
     "rest_readyz": "REST /readyz",
     "rest_apply_transparent": "REST apply (state)",

@@ -16,6 +16,10 @@ Paths:
 - ``bare_healthz``: the bare floor, ``GET /healthz`` of a minimal Flask app (`bench.bare_app`) on
   the gateway's own gunicorn settings (workers, gevent worker), loaded by the same wrk: what this
   host gives any Flask app; the REST paths are reported as shares of it (issue 40);
+- ``bare_apply``: the same app's ``GET /apply``, the one engine call of a sealed apply (`JsonEngine/Apply`
+  with a sealed 4-player Kozel state) and nothing around it: the floor of any route that makes that
+  call, so ``rest_apply_sealed / bare_apply`` is what the gateway's own work (body, token, store,
+  middleware) leaves of it;
 - ``rest_healthz``: the gateway's ``GET /healthz`` (its middleware, no engine);
 - ``rest_readyz``: REST ``GET /readyz`` (the engine's health as the gateway's watch of it last
   said: no engine call per request since issue 40); the gateway goes to the engine as the image
@@ -378,9 +382,12 @@ def _ratio(runs: dict[str, list[Json]], a: str, b: str) -> Json:
     return {"median": _median(rs), "min": min(rs), "max": max(rs), "n": len(rs)}
 
 
-#: The REST ratios (issue 40): the hop to the engine (readyz / healthz), and each path's share of the bare floor.
+#: The REST ratios (issue 40): the hop to the engine (readyz / healthz), and each path's share of the bare floor;
+#: the floor of a route that makes a sealed apply's engine call and nothing else (bare_apply / bare_healthz), and
+#: what the gateway's own work around that call leaves of it (rest_apply_sealed / bare_apply).
 REST_RATIOS = (("rest_readyz", "rest_healthz"), ("rest_healthz", "bare_healthz"),
-               ("rest_apply_sealed", "bare_healthz"), ("rest_apply_transparent", "bare_healthz"))
+               ("rest_apply_sealed", "bare_healthz"), ("rest_apply_transparent", "bare_healthz"),
+               ("bare_apply", "bare_healthz"), ("rest_apply_sealed", "bare_apply"))
 
 
 def _gateway_available() -> str | None:
@@ -489,6 +496,19 @@ def run(seconds: float = 5.0, tiny: bool = False, require_tools: bool = False, r
     return result
 
 
+def _get(url: str) -> bytes:
+    """A GET's answer; a `BenchError` unless it is a 200."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            data: bytes = resp.read()
+            return data
+    except urllib.error.HTTPError as exc:
+        raise BenchError(f"GET {url}: {exc.code} {exc.read()[:300]!r}") from None
+
+
 def _post(url: str, body: bytes, expect: int = 200) -> bytes:
     import urllib.request
 
@@ -562,9 +582,11 @@ def _rest_setup(workdir: Path, engine: Proc, procs: list[Proc], result: Json, se
     procs.append(bare)
     result["_keys"] = keys
     result["paths"]["bare_healthz"] = {}
-    floor = Path_("bare_healthz", f"http://{bare.address}/healthz", None, (), False,
-                  lambda delay, rate: sealed_games.fixed_script(None, delay))
-    return [floor, *_rest_paths(gw, workdir, seconds, result)]
+    result["paths"]["bare_apply"] = {"answer_bytes": len(_get(f"http://{bare.address}/apply"))}
+    floors = [Path_(name, f"http://{bare.address}{route}", None, (), False,
+                    lambda delay, rate: sealed_games.fixed_script(None, delay))
+              for name, route in (("bare_healthz", "/healthz"), ("bare_apply", "/apply"))]
+    return [*floors, *_rest_paths(gw, workdir, seconds, result)]
 
 
 def _scale_out(workdir: Path, procs: list[Proc], engine: Proc, seconds: float, repeats: int, log: Any,

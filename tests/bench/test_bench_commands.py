@@ -53,13 +53,14 @@ def test_bench_service_tiny_runs_or_says_why_not(capsys: pytest.CaptureFixture[s
     if shutil.which("h2load") is None or shutil.which("wrk") is None:
         assert "nghttp2-client" in r["skipped"]["all"] or "wrk" in r["skipped"]["all"]
         return
-    for name in ("grpc_health", "grpc_apply", "bare_healthz", "rest_healthz", "rest_readyz", "rest_apply_transparent",
-                 "rest_apply_sealed"):
+    for name in ("grpc_health", "grpc_apply", "bare_healthz", "bare_apply", "rest_healthz", "rest_readyz",
+                 "rest_apply_transparent", "rest_apply_sealed"):
         assert r["paths"][name]["saturation_req_per_s"] > 0, name
         lat = r["latency"][name]
         assert 0 < lat["p50_ms"] <= lat["p90_ms"] <= lat["p99_ms"], name
     for key in ("grpc_apply/grpc_health", "rest_readyz/rest_healthz", "rest_healthz/bare_healthz",
-                "rest_apply_sealed/bare_healthz", "rest_apply_transparent/bare_healthz"):
+                "rest_apply_sealed/bare_healthz", "rest_apply_transparent/bare_healthz", "bare_apply/bare_healthz",
+                "rest_apply_sealed/bare_apply"):
         assert r["ratios"][key]["median"] > 0, key
     assert not any(key.endswith("/rest_readyz") for key in r["ratios"])  # issue 40: no ratio to readyz
     assert r["scale_out"]["ratio"]["median"] > 0
