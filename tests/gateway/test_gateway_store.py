@@ -216,7 +216,7 @@ def _rows(path: str, match: bytes) -> dict[str, int]:
     """How many rows each per-match table holds for `match`."""
     with sqlite3.connect(path) as c:
         return {t: c.execute(f"SELECT COUNT(*) FROM {t} WHERE match_id = ?", (match,)).fetchone()[0]
-                for t in ("versions_s1", "public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1")}
+                for t in ("versions_s1", "public_s1", "receipts_s2", "hosted_s2", "events_s1", "records_s1")}
 
 
 def test_the_sweep_forgets_expired_matches_whole_and_keeps_live_ones(tmp_path: Path) -> None:
@@ -289,7 +289,7 @@ def test_the_sweep_finds_a_match_s_rows_by_its_key_not_by_reading_every_row(tmp_
     with sqlite3.connect(path) as c:
         for sql in swept:
             plan = " | ".join(row[-1] for row in c.execute("EXPLAIN QUERY PLAN " + sql))
-            for table in ("public_s1", "receipts_s1", "hosted_s2", "events_s1", "records_s1", "watchers_s1"):
+            for table in ("public_s1", "receipts_s2", "hosted_s2", "events_s1", "records_s1", "watchers_s1"):
                 assert f"SCAN {table}" not in plan, (sql, plan)
 
 
@@ -371,6 +371,7 @@ def test_a_retried_advance_gets_the_winners_answer_and_no_other_request_does(sto
     # Only the latest advance's receipt is kept: two versions back is stale for everyone.
     assert store.advance(match, 1, receipt=Receipt(b"e" * 32, b"{}")) is None
     assert store.answered(match, 0, won.digest) is None
+    assert store.answered(match, 1, b"e" * 32) == b"{}"               # the match's one receipt, rewritten
     with pytest.raises(StaleToken):
         store.advance(match, 0, receipt=won)
 
