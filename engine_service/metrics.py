@@ -25,14 +25,15 @@ Streaming calls (health Watch, reflection) are passed through unmeasured.
 """
 from __future__ import annotations
 
-import json
 import logging
+import math
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 import grpc
+import orjson
 from prometheus_client import Counter, Gauge, Histogram
 
 from engine_service.edge.codec import ENDINGS
@@ -184,9 +185,27 @@ class ObservingInterceptor(UnaryInterceptor):
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, msg, any `extra={"fields": {...}}`, exc."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._second: tuple[int, str] = (-1, "")  # one tuple, read and replaced whole by any thread
+
+    def _ts(self, created: float) -> str:
+        """`created` as ISO 8601 to the millisecond in UTC (`2026-12-07T10:00:00.123+00:00`): the seconds' part
+        made once a second, not per line (a datetime per line was a third of the per-call line's cost)."""
+        fraction, whole = math.modf(created)
+        micro = round(fraction * 1e6)  # as `datetime.fromtimestamp` rounds, carrying into the next second
+        if micro >= 1_000_000:
+            whole, micro = whole + 1, micro - 1_000_000
+        second, stamp = self._second
+        if second != int(whole):
+            second = int(whole)
+            stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._second = (second, stamp)
+        return f"{stamp}.{micro // 1000:03d}+00:00"
+
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "ts": self._ts(record.created),
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
@@ -196,4 +215,4 @@ class JsonFormatter(logging.Formatter):
             entry.update(fields)
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return orjson.dumps(entry, default=str).decode()

@@ -79,6 +79,26 @@ def test_one_json_log_line_per_call(engine: Any, stub: engine_pb2_grpc.EngineStu
     assert ("/domino.v1.Engine/Apply", "INVALID_ARGUMENT") in methods
 
 
+def test_a_log_lines_time_is_iso_8601_in_utc_to_the_millisecond_across_seconds() -> None:
+    """The formatter makes a second's part once and reuses it: every line still reads as `datetime.isoformat`
+    would write it, in and across seconds, back and forth (threads' records need not come in order)."""
+    import json
+    import logging
+    from datetime import UTC, datetime
+
+    from engine_service.metrics import JsonFormatter
+
+    formatter = JsonFormatter()
+    for created in (1765101600.0, 1765101600.9996, 1765101601.5, 1765101600.25, 1765101601.001, 1765187999.999,
+                    1765187999.9999997):
+        record = logging.LogRecord("engine_service.calls", logging.INFO, __file__, 1, "call", None, None)
+        record.created = created
+        record.fields = {"method": "/domino.v1.Engine/Apply", "code": "OK"}
+        line = json.loads(formatter.format(record))
+        assert line["ts"] == datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+        assert line["msg"] == "call" and line["code"] == "OK" and line["level"] == "INFO"
+
+
 def test_sigterm_turns_health_not_serving_drains_then_exits_cleanly(
         engine_factory: Callable[..., Any], wait_until: Callable[..., bool]) -> None:
     server = engine_factory("--shutdown-delay", "1.5", "--grace", "1")
