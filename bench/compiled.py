@@ -11,12 +11,14 @@ COMPILED_MODULES = ("edge/codec.py", "edge/wire.py")
 
 
 def source_hash(root: Path = ROOT) -> str:
-    """sha256 over the compiled sources (the rules package, the edge's codec and wire; names and contents)."""
+    """sha256 over every source of the engine_service package (paths and contents): the copy holds the whole
+    package, the compiled modules and the Python ones beside them, and runs them all. (It hashed only the
+    compiled modules' sources, so a copy built before a change to, say, `engine_service/metrics.py` passed as
+    current, and the benchmarks and the compiled tests ran the old module.)"""
     h = hashlib.sha256()
-    sources = sorted((root / "engine_service" / "rules").glob("*.py")) + [
-        root / "engine_service" / name for name in COMPILED_MODULES]
-    for path in sources:
-        h.update(path.name.encode())
+    package = root / "engine_service"
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
