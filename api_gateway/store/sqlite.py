@@ -175,7 +175,7 @@ class SqliteStore:
                          "PRIMARY KEY (match_id, n)) WITHOUT ROWID")
             # receipts_s2: each match's latest answer (~1.2 KB), rewritten in place by every advance. The rows of
             # receipts_s1 (WITHOUT ROWID) outgrew a page's local payload (~1 KB of 4 KB): each REPLACE freed one
-            # overflow page and took another, ~3 pages a move to the WAL and ~15% of a sealed apply's gateway CPU
+            # overflow page and took another, ~3 pages a move to the WAL and ~13% of a sealed apply's gateway CPU
             # (docs/performance.md); a rowid table keeps a row whole on its leaf. receipts_s1 stays apart, unread.
             conn.execute("CREATE TABLE IF NOT EXISTS receipts_s2 "
                          "(match_id BLOB PRIMARY KEY, seq INTEGER NOT NULL, digest BLOB NOT NULL, "
