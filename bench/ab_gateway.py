@@ -18,10 +18,8 @@ read the medians and their spread, never one repetition.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,32 +28,6 @@ from bench import sealed_games
 from bench import service as svc
 from bench.compiled import COMPILED, status
 from bench.gateway_cost import _cpu_seconds, _with_children
-
-
-def _engine(tree: Path | None, work: Path, name: str) -> svc.Proc:
-    """An engine from `tree` (its compiled copy first when it has one), or this checkout's (None)."""
-    if tree is None:
-        return svc.start_engine(work, compiled=status()[0])
-    compiled = tree / "build" / "compiled"
-    path = f"{compiled}{os.pathsep}{tree}" if (compiled / "SOURCE_HASH").exists() else str(tree)
-    argv = [sys.executable, "-P", "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
-    return svc._start(name, argv, {**os.environ, "PYTHONPATH": path}, work, "grpc")
-
-
-def _gateway(tree: Path, engine: svc.Proc, keys: str, work: Path, index: int) -> svc.Proc:
-    env = {**os.environ, "PYTHONPATH": str(tree), "GATEWAY_PORT": "0", "GATEWAY_METRICS_PORT": "0",
-           "GATEWAY_ENGINE": engine.address, "STATE_TOKEN_KEYS": keys, **svc.LIMITS_OFF,
-           **svc.fresh_store(work, index)}
-    log = work / f"gateway{index}.log"
-    popen = subprocess.Popen([sys.executable, "-P", "-m", "clients.cli", "serve", "gateway"],
-                             stdout=subprocess.PIPE, stderr=log.open("w"), text=True, env=env, cwd=str(tree))
-    assert popen.stdout is not None
-    line = popen.stdout.readline()
-    if not line:
-        raise svc.BenchError(f"the gateway of {tree} did not start: {log.read_text()[-2000:]}")
-    gateway = svc.Proc(f"gateway{index}", popen, json.loads(line)["http"], log)
-    svc._wait_ready(gateway)
-    return gateway
 
 
 def main() -> int:
@@ -75,11 +47,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="domino-ab-") as tmp:
         work = Path(tmp)
         try:
-            shared = _engine(None, work, "engine") if args.engine == "one" else None
-            engines = [shared or _engine(tree, work, f"engine{i}") for i, tree in enumerate(trees)]
+            if args.engine == "one":
+                engines = [svc.start_engine(work, compiled=status()[0])] * 2
+            else:  # each tree's compiled copy when it has one
+                engines = [svc.start_engine(work, i, (tree / "build" / "compiled" / "SOURCE_HASH").exists(), tree)
+                           for i, tree in enumerate(trees)]
             procs += engines[:1] if engines[0] is engines[1] else engines
-            gateways = [_gateway(tree, engines[i], keys, work, i) for i, tree in enumerate(trees)]
-            procs += gateways
+            for i, tree in enumerate(trees):
+                procs.append(svc.start_gateway(work, [engines[i]], keys, i, {**svc.LIMITS_OFF,
+                                                                             **svc.fresh_store(work, i)}, tree))
+            gateways = procs[-2:]
             bare = svc.start_bare(work, {**os.environ, "GATEWAY_ENGINE": engines[1].address})
             procs.append(bare)
             paths = []

@@ -96,11 +96,11 @@ class Proc:
                 self.popen.wait()
 
 
-def _start(name: str, argv: list[str], env: dict[str, str], workdir: Path, key: str) -> Proc:
-    """Start a server that prints one JSON line with its address on stdout; wait for it."""
+def _start(name: str, argv: list[str], env: dict[str, str], workdir: Path, key: str, cwd: Path = ROOT) -> Proc:
+    """Start a server (in `cwd`) that prints one JSON line with its address on stdout; wait for it."""
     log = workdir / f"{name}.log"
     popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
-                             env=env, cwd=str(ROOT))
+                             env=env, cwd=str(cwd))
     assert popen.stdout is not None
     line = popen.stdout.readline()
     if not line:
@@ -111,15 +111,18 @@ def _start(name: str, argv: list[str], env: dict[str, str], workdir: Path, key: 
     return Proc(name, popen, address, log)
 
 
-def start_engine(workdir: Path, index: int = 0, compiled: bool = False) -> Proc:
-    """An engine with its default settings; `compiled`: with the mypyc-compiled rules and codec."""
+def start_engine(workdir: Path, index: int = 0, compiled: bool = False, tree: Path | None = None) -> Proc:
+    """An engine with its default settings; `compiled`: with the mypyc-compiled rules and codec (the tree's
+    build/compiled); `tree`: from that checkout's sources (`bench.ab_gateway`), else this one's."""
     env = dict(os.environ)
     # -P: the working directory must not come before PYTHONPATH (build/compiled), as in serve_all
     argv = [sys.executable, "-P", "-m", "engine_service", "--port", "0", "--metrics-port", "0"]
+    paths = [str(tree)] if tree is not None else [env.get("PYTHONPATH", "")]
     if compiled:
         from bench.compiled import COMPILED
 
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(COMPILED), env.get("PYTHONPATH", "")) if p)
+        paths.insert(0, str(COMPILED if tree is None else tree / "build" / "compiled"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return _start(f"engine{index}{'-compiled' if compiled else ''}", argv, env, workdir, "grpc")
 
 
@@ -131,14 +134,14 @@ LIMITS_OFF = {name: "off" for name in ("GATEWAY_LIMIT_TABLES_PER_ADDRESS", "GATE
 
 
 def start_gateway(workdir: Path, engines: list[Proc], keys: str, index: int = 0,
-                  env: dict[str, str] | None = None) -> Proc:
+                  env: dict[str, str] | None = None, tree: Path | None = None) -> Proc:
     """The gateway (gunicorn, default workers and threads) over one engine or several (round-robin);
-    `env`: settings of its own (a token store, say)."""
+    `env`: settings of its own (a token store, say); `tree`: from that checkout's sources, else this one's."""
     target = engines[0].address if len(engines) == 1 else "ipv4:" + ",".join(e.address for e in engines)
     env = {**os.environ, "GATEWAY_PORT": "0", "GATEWAY_METRICS_PORT": "0", "GATEWAY_ENGINE": target,
-           "STATE_TOKEN_KEYS": keys, **(env or {})}
+           "STATE_TOKEN_KEYS": keys, **({} if tree is None else {"PYTHONPATH": str(tree)}), **(env or {})}
     argv = [sys.executable, "-m", "clients.cli", "serve", "gateway"]
-    proc = _start(f"gateway{index}", argv, env, workdir, "http")
+    proc = _start(f"gateway{index}", argv, env, workdir, "http", ROOT if tree is None else tree)
     _wait_ready(proc)
     return proc
 
