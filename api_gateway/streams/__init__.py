@@ -32,6 +32,7 @@ import logging
 import socket
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -601,7 +602,10 @@ class Keepalives:
         self.every = every
         self._clock = clock
         self._framed = {True: b"%X\r\n%s\r\n" % (len(line), line), False: line}
-        self._due: dict[Quiet, float] = {}  # in the order the lines are due
+        # In the order the lines are due. An OrderedDict, not a dict: a dict's first item is found by scanning
+        # past the slots its deleted items left, up to thousands here (~4 us a line for 5,000 streams against
+        # ~1 us: a tenth of what a keepalive line costs its worker); an OrderedDict's is its list's head.
+        self._due: OrderedDict[Quiet, float] = OrderedDict()
         self._writer: Any = None
         self._stopping = False
 
@@ -618,8 +622,9 @@ class Keepalives:
 
     def wrote(self, quiet: Quiet) -> None:
         """`quiet`'s stream wrote a line: its keepalive line is due `every` seconds from now."""
-        if self._due.pop(quiet, None) is not None:
+        if quiet in self._due:
             self._due[quiet] = self._clock() + self.every
+            self._due.move_to_end(quiet)
 
     def remove(self, quiet: Quiet) -> None:
         self._due.pop(quiet, None)
@@ -630,15 +635,16 @@ class Keepalives:
     def write_due(self) -> float:
         """Writes the lines due now (at most `BATCH`, each to a stream that waits: one that does not is writing
         a line of its own); the seconds until the next is due (0: more are due now)."""
-        now, written = self._clock(), 0
-        while self._due:
-            quiet, due = next(iter(self._due.items()))
+        now, written, due_at = self._clock(), 0, self._due
+        later = now + self.every
+        while due_at:
+            quiet, due = next(iter(due_at.items()))
             if due > now:
                 return due - now
             if written == self.BATCH:
                 return 0.0
-            del self._due[quiet]
-            self._due[quiet] = now + self.every
+            due_at[quiet] = later
+            due_at.move_to_end(quiet)
             if quiet.parked:
                 self._write(quiet)
                 written += 1
