@@ -26,7 +26,7 @@ way (docker/Dockerfile.gateway, k8s/base/gateway.yaml).
 | GATEWAY_TABLE_IDLE | 1209600 | seconds an online table's match without a turn clock may stay idle (14 days: a turn-based game's pace); a clocked one is kept while its clock runs and GATEWAY_MATCH_TTL past its deadline |
 | GATEWAY_SPECTATE_IDLE | 300 | seconds a spectator stream stays open without a new line (then it ends with a `closed` line) |
 | GATEWAY_SPECTATE_MAX | 3600 | seconds a spectator stream stays open at most (watch on with a new request) |
-| GATEWAY_SPECTATE_KEEPALIVE | 15 | seconds between two `{"type":"keepalive"}` lines of a spectator stream (a `: keepalive` comment of a seat stream) without news: under a proxy's idle timeout (60 s is common); one greenlet a worker writes them, a send each (10,000 quiet streams at 15 s: ~0.6% of a core, docs/performance.md) |
+| GATEWAY_SPECTATE_KEEPALIVE | 25 | seconds between two `{"type":"keepalive"}` lines of a spectator stream (a `: keepalive` comment of a seat stream) without news: under a proxy's idle timeout (60 s is common) with room to spare, as Socket.IO's 25 s ping, and each line wakes a phone's radio; one greenlet a worker writes them, a send each (10,000 quiet streams: ~0.8% of a core at 25 s, ~1.3% at 15 s, the HTML standard's "15 seconds or so"; docs/performance.md) |
 | GATEWAY_STREAMS | half of GATEWAY_CONNECTIONS | spectator streams one worker holds at once (the rest of its connections stay for ordinary calls); more: 429 too-many-streams |
 | GATEWAY_STREAMS_PER_MATCH | 200 | spectator streams of one match one worker holds at once; more: 429 too-many-streams |
 | GATEWAY_STREAMS_PER_ADDRESS | 20 | spectator streams of one client address one worker holds at once; more: 429 too-many-streams |
@@ -94,7 +94,7 @@ class GatewayConfig:
     table_idle: int = 14 * 24 * 3600
     spectate_idle: int = 300
     spectate_max: int = 3600
-    spectate_keepalive: int = 15
+    spectate_keepalive: int = 25
     streams: int = 500               # from_env: half of `connections` unless set
     streams_per_match: int = 200
     streams_per_address: int = 20

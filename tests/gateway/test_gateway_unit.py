@@ -62,7 +62,7 @@ def test_stream_and_address_shares_follow_the_connections() -> None:
     a stream cap as large as the connections would leave ordinary calls none (refused)."""
     small = config.from_env({"GATEWAY_CONNECTIONS": "100"})
     assert (small.streams, small.connections_per_address) == (50, 75)
-    assert (small.streams_per_match, small.streams_per_address, small.spectate_keepalive) == (200, 20, 15)
+    assert (small.streams_per_match, small.streams_per_address, small.spectate_keepalive) == (200, 20, 25)
     set_ = config.from_env({"GATEWAY_CONNECTIONS": "100", "GATEWAY_STREAMS": "99", "GATEWAY_CONNECTIONS_PER_ADDRESS": "0"})
     assert (set_.streams, set_.connections_per_address) == (99, 0)  # 0: no share per address
     for env in ({"GATEWAY_CONNECTIONS": "100", "GATEWAY_STREAMS": "100"},
