@@ -83,3 +83,15 @@ def test_the_gateway_image_holds_no_engine_and_no_clients() -> None:
     instructions = " ".join(line for stage in stages(DOCKERFILES["gateway"]) for line in stage)
     assert "engine_service" not in instructions and "clients/" not in instructions
     assert "COPY engine_service" not in text
+
+
+def test_both_build_stages_share_their_dependency_layers() -> None:
+    """The two build stages are the same to the letter up to the dependencies' install, so that building both
+    images (the images test, an operator's CI) installs the dependencies once: a layer cache keys a step by
+    its instruction and the layers before it."""
+    engine, gateway = (stages(DOCKERFILES[name])[0] for name in ("engine", "gateway"))
+    install = "RUN /opt/venv/bin/pip install --no-compile ."
+    assert install in engine and install in gateway
+    shared = engine[:engine.index(install) + 1]
+    assert gateway[:gateway.index(install) + 1] == shared
+    assert any(line.startswith("COPY proto/") for line in shared) and not any("apt-get" in line for line in shared)
