@@ -110,6 +110,11 @@ class Receiver:
             self.attempts.clear()
             self.delivered.clear()
 
+    def failed(self) -> int:
+        """How many attempts the endpoint refused."""
+        with self.lock:
+            return len(self.attempts) - len(self.delivered)
+
     def of(self, table_id: str) -> list[Json]:
         with self.lock:
             return [r.body for r in self.delivered if r.body["data"]["table_id"] == table_id]
