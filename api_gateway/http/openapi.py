@@ -57,10 +57,14 @@ class ShapeRules(BasePlugin):
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}}}
 WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "`Bearer`: send a credential of this table",
                                          "schema": {"type": "string"}}}
+#: Every problem answer's schema: one instance for the ~600 answers the document names. Given the class,
+#: apispec makes an instance of it for each answer to find its component (the same one every time), and
+#: those instances were half of what documenting the views cost a worker's start.
+PROBLEM = ProblemSchema()
 #: What any operation may answer besides what it documents: a gateway bug, or the server layer's own refusals.
 DEFAULT_PROBLEM = {"description": "`internal-error` (500), or the server layer's own refusals (about:blank: 405, "
                                   "408, 414, 431, 429 before the request was read)",
-                   "content": {problems.MEDIA_TYPE: {"schema": ProblemSchema}}}
+                   "content": {problems.MEDIA_TYPE: {"schema": PROBLEM}}}
 
 
 def problem_answers(names: Iterable[str]) -> dict[str, Json]:
@@ -74,7 +78,7 @@ def problem_answers(names: Iterable[str]) -> dict[str, Json]:
     answers: dict[str, Json] = {}
     for status, kinds in sorted(by_status.items()):
         answer: Json = {"description": "; ".join(f"`{k.name}`: {k.title}" for k in kinds),
-                        "content": {problems.MEDIA_TYPE: {"schema": ProblemSchema}}}
+                        "content": {problems.MEDIA_TYPE: {"schema": PROBLEM}}}
         headers = {**(RETRY_AFTER if any(k.retry_after for k in kinds) else {}),
                    **(WWW_AUTHENTICATE if status == 401 else {})}
         if headers:
