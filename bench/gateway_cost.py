@@ -144,19 +144,37 @@ if _dir:
     import collections, signal
     counts = collections.Counter()
     seen = [0]
+    busy, clear = [False], [False]
+    def _clear(signum, frame):  # the samples of one run only; after the write when one is under way
+        if busy[0]:
+            clear[0] = True
+        else:
+            counts.clear()
     def _sample(signum, frame):
-        stack = []
-        while frame is not None:
-            stack.append(frame.f_code.co_filename + ":" + frame.f_code.co_name)
-            frame = frame.f_back
-        counts[";".join(stack)] += 1
-        seen[0] += 1
-        if seen[0] % 200 == 0:
-            with open(os.path.join(_dir, "%d.folded" % os.getpid()), "w") as out:
-                out.writelines("%s %d\\n" % (k, v) for k, v in counts.items())
+        # a signal that comes while this handler runs returns at once: a sample taken inside the file's write
+        # changed `counts` under its iteration, and the RuntimeError landed in the request or the worker
+        if busy[0]:
+            return
+        busy[0] = True
+        try:
+            stack = []
+            while frame is not None:
+                stack.append(frame.f_code.co_filename + ":" + frame.f_code.co_name)
+                frame = frame.f_back
+            counts[";".join(stack)] += 1
+            seen[0] += 1
+            if seen[0] % 200 == 0:
+                with open(os.path.join(_dir, "%d.folded" % os.getpid()), "w") as out:
+                    out.writelines("%s %d\\n" % (k, v) for k, v in counts.items())
+        finally:
+            if clear[0]:
+                counts.clear()
+                clear[0] = False
+            busy[0] = False
     def _start():
         signal.signal(signal.SIGPROF, _sample)
-        signal.signal(signal.SIGRTMIN + 1, lambda signum, frame: counts.clear())
+        signal.siginterrupt(signal.SIGPROF, False)  # system calls it interrupts restart, not fail with EINTR
+        signal.signal(signal.SIGRTMIN + 1, _clear)
         signal.setitimer(signal.ITIMER_PROF, 0.0005, 0.0005)
     os.register_at_fork(after_in_child=_start)
 """
