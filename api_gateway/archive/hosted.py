@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy import Connection, Engine, select
-from sqlalchemy.dialects import postgresql, sqlite
 
-from api_gateway.archive import database, skill
+from api_gateway.archive import database
+from api_gateway.archive.repository import ensure_players, write_standings
+from api_gateway.archive.schema import NAME
 from api_gateway.archive.schema import hosted_tournaments as rows
-from api_gateway.archive.schema import players, ratings, tournament_places, tournaments
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -135,29 +135,12 @@ def _status(state: Json) -> str:
 
 
 def _archive_standings(conn: Connection, tournament_id: str, final: FinalStandings) -> None:
-    """The standings as a finished tournament (`tournaments`, `tournament_places`) and each official place
-    (1-3) of a player one more in their ratings of `final.family` (players and ratings rows made when new)."""
+    """The standings as a finished tournament and each official place (1-3) of a player one more in their
+    ratings of `final.family` (`repository.write_standings`; players and ratings rows made when new)."""
     now = datetime.now(UTC)
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    held = sorted({p for p in final.players if p is not None})
-    start = skill.newcomer()
-    for pid in held:
-        name = final.names[final.players.index(pid)][:64]
-        conn.execute(insert(players).values(id=pid, name=name, created_at=now)
-                     .on_conflict_do_nothing(index_elements=[players.c.id]))
-        conn.execute(insert(ratings).values(
-            player_id=pid, family=final.family, mu=start.mu, sigma=start.sigma, ordinal=start.ordinal, points=0,
-            matches=0, rated=0, wins=0, places_1=0, places_2=0, places_3=0, updated_at=now,
-        ).on_conflict_do_nothing(index_elements=[ratings.c.player_id, ratings.c.family]))
-    seq = conn.execute(tournaments.insert().values(tournament_id=tournament_id, standings=final.entries,
-                                                   finished_at=now).returning(tournaments.c.seq)).scalar_one()
+    names = {p: final.names[final.players.index(p)][:NAME] for p in final.players if p is not None}
+    ensure_players(conn, final.family, names, now)
     by_index = {int(e["index"]): e for e in final.entries}
-    conn.execute(tournament_places.insert(), [
-        {"tournament_seq": seq, "participant": i, "player_id": p, "place": int(by_index[i]["place"]),
-         "official": bool(by_index[i]["official"])} for i, p in enumerate(final.players)])
-    for i, pid in sorted(((i, p) for i, p in enumerate(final.players) if p is not None), key=lambda ip: ip[1]):
-        place = int(by_index[i]["place"])
-        if by_index[i]["official"] and place <= 3:
-            column = ratings.c[f"places_{place}"]
-            conn.execute(ratings.update().where(ratings.c.player_id == pid, ratings.c.family == final.family)
-                         .values({column: column + 1, "updated_at": now}))
+    count = range(len(final.players))
+    write_standings(conn, tournament_id, final.family, final.players, [int(by_index[i]["place"]) for i in count],
+                    [bool(by_index[i]["official"]) for i in count], final.entries, now)

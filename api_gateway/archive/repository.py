@@ -80,6 +80,38 @@ def _upsert(conn: Connection, table: Any) -> Any:
     return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
 
 
+def ensure_players(conn: Connection, family: str, names: Mapping[str, str | None], moment: datetime) -> None:
+    """Each player's row, its name the one given (a name of None keeps the one it has), and its `family`
+    rating row as a newcomer's, each made when new; in player order, as every writer takes rows."""
+    for pid in sorted(names):
+        insert = _upsert(conn, players).values(id=pid, name=names[pid], created_at=moment)
+        name = func.coalesce(insert.excluded.name, players.c.name)
+        conn.execute(insert.on_conflict_do_update(index_elements=[players.c.id], set_={"name": name}))
+        start = skill.newcomer()
+        conn.execute(_upsert(conn, ratings).values(
+            player_id=pid, family=family, mu=start.mu, sigma=start.sigma, ordinal=start.ordinal, points=0,
+            matches=0, rated=0, wins=0, places_1=0, places_2=0, places_3=0, updated_at=moment,
+        ).on_conflict_do_nothing(index_elements=[ratings.c.player_id, ratings.c.family]))
+
+
+def write_standings(conn: Connection, tournament_id: str, family: str, held: Sequence[str | None],
+                    places: Sequence[int], official: Sequence[bool], standings: list[Json], moment: datetime) -> None:
+    """A finished tournament, however it was played (a Bykovo evening recorded, a hosted Swiss): the standings
+    as given (`tournaments`), each participant's player (`held`: None for nobody's) and place
+    (`tournament_places`), and each official place 1-3 of a player one more in their `family` ratings, whose
+    rows `ensure_players` made."""
+    seq = conn.execute(tournaments.insert().values(tournament_id=tournament_id, standings=standings,
+                                                   finished_at=moment).returning(tournaments.c.seq)).scalar_one()
+    conn.execute(tournament_places.insert(), [
+        {"tournament_seq": seq, "participant": i, "player_id": p, "place": places[i], "official": official[i]}
+        for i, p in enumerate(held)])
+    for i, pid in sorted(((i, p) for i, p in enumerate(held) if p is not None), key=lambda ip: ip[1]):
+        if official[i] and places[i] <= 3:
+            column = ratings.c[f"places_{places[i]}"]
+            conn.execute(ratings.update().where(ratings.c.player_id == pid, ratings.c.family == family)
+                         .values({column: column + 1, "updated_at": moment}))
+
+
 def _skill(mu: float | None, sigma: float | None) -> Json | None:
     if mu is None or sigma is None:
         return None
@@ -123,7 +155,7 @@ class Repository:
 
     def _write_match(self, conn: Connection, m: FinishedMatch) -> None:
         names = {s.player: m.names[i] for i, s in enumerate(m.seats) if s.player is not None}
-        self._ensure_players(conn, m.family, names, m.finished_at)
+        ensure_players(conn, m.family, names, m.finished_at)
         before = self._lock(conn, m.family, m.players)
         seq = conn.execute(matches.insert().values(
             match_id=m.match_id, variant=m.variant, family=m.family, players=len(m.seats), rated=m.rated,
@@ -132,18 +164,6 @@ class Repository:
         after = self._rate(m, before) if m.rated else {}
         self._write_seats(conn, seq, m, before, after)
         self._write_ratings(conn, m, before, after)
-
-    def _ensure_players(self, conn: Connection, family: str, names: Mapping[str, str | None],
-                        moment: datetime) -> None:
-        for pid in sorted(names):
-            insert = _upsert(conn, players).values(id=pid, name=names[pid], created_at=moment)
-            name = func.coalesce(insert.excluded.name, players.c.name)
-            conn.execute(insert.on_conflict_do_update(index_elements=[players.c.id], set_={"name": name}))
-            start = skill.newcomer()
-            conn.execute(_upsert(conn, ratings).values(
-                player_id=pid, family=family, mu=start.mu, sigma=start.sigma, ordinal=start.ordinal, points=0,
-                matches=0, rated=0, wins=0, places_1=0, places_2=0, places_3=0, updated_at=moment,
-            ).on_conflict_do_nothing(index_elements=[ratings.c.player_id, ratings.c.family]))
 
     def _lock(self, conn: Connection, family: str, ids: Sequence[str]) -> dict[str, Row[Any]]:
         """The players' rating rows, locked for this transaction, in player order."""
@@ -186,22 +206,8 @@ class Repository:
                                  updated_at=m.finished_at))
 
     def _write_tournament(self, conn: Connection, t: FinishedTournament) -> None:
-        held = {p: None for p in t.players if p is not None}
-        self._ensure_players(conn, "B", held, t.finished_at)
-        before = self._lock(conn, "B", sorted(held))
-        seq = conn.execute(tournaments.insert().values(
-            tournament_id=t.tournament_id, standings=t.standings, finished_at=t.finished_at,
-        ).returning(tournaments.c.seq)).scalar_one()
-        conn.execute(tournament_places.insert(), [
-            {"tournament_seq": seq, "participant": i, "player_id": p, "place": t.places[i], "official": t.official[i]}
-            for i, p in enumerate(t.players)])
-        for i, p in sorted(((i, p) for i, p in enumerate(t.players) if p is not None), key=lambda ip: ip[1]):
-            row, place = before[p], t.places[i]
-            if not t.official[i] or place > 3:
-                continue
-            column = f"places_{place}"
-            conn.execute(ratings.update().where(ratings.c.player_id == p, ratings.c.family == "B")
-                         .values({column: getattr(row, column) + 1, "updated_at": t.finished_at}))
+        ensure_players(conn, "B", {p: None for p in t.players if p is not None}, t.finished_at)
+        write_standings(conn, t.tournament_id, "B", t.players, t.places, t.official, t.standings, t.finished_at)
 
     # ------------------------------------------------------------ reads
 
