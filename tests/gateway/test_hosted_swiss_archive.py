@@ -89,3 +89,10 @@ def test_the_standings_are_archived_once_with_the_write_that_says_so(engine: Eng
     assert kozel_places("app:anna") == {"first": 2, "second": 0, "third": 0}
     leaders = repo.leaderboard("K", "places", None, 0, 10).items
     assert [e["player"] for e in leaders] == ["app:anna", "guest:boris"]
+    # a third, which Anna joined as "Anya": the archive's name is the latest she used, as a table's seat's is
+    state3, entries3 = over("t3")
+    rows.create("t3", state3)
+    row3 = rows.get("t3")
+    assert row3 is not None
+    assert rows.finish(row3, {**state3, "archived": True}, FinalStandings("K", players, ["Anya", *NAMES[1:]], entries3))
+    assert repo.player("app:anna")["name"] == "Anya"
