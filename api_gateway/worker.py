@@ -33,10 +33,10 @@ Every answer gunicorn itself writes (400 on a bad request line, 414, 431, 501 ..
 is RFC 9457 problem+json like the app's own plain HTTP errors (`about:blank`,
 the status phrase as title), not gunicorn's HTML page.
 
-gRPC: `grpc.experimental.gevent.init_gevent()` right after gevent's monkey
-patching, before the app (and its engine channel) exists: without it grpcio's
-completion queue is polled by a real thread that blocks the hub. With it, each call in
-flight waits in one of gevent's threadpool threads (ten by default).
+gRPC: grpcio's gevent mode right after gevent's monkey patching, before the app
+(and its engine channel) exists: without it grpcio's completion queue is polled by a
+real thread that blocks the hub. With it, each call in flight waits on one of
+`api_gateway.engine_waits`' native threads (ten at most).
 """
 from __future__ import annotations
 
@@ -197,9 +197,9 @@ class GatewayWorker(GeventWorker):  # type: ignore[misc]
             # context): nothing unpatched runs. Any other module named in the warning still shows it.
             warnings.filterwarnings("ignore", message=JWKS_ONLY_WARNING)
             super().patch()
-        from grpc.experimental import gevent as grpc_gevent
+        from api_gateway import engine_waits
 
-        grpc_gevent.init_gevent()  # a call waits for its completion in gevent's threadpool, one thread each
+        engine_waits.install()  # a call waits for its completion on a native thread, one each
 
     def handle(self, listener: Any, client: Any, addr: Any) -> None:
         """One connection: refused at once past the address's share, else served (and counted)."""
