@@ -24,7 +24,7 @@ divided by the applies served: the engine, the gateway (master and workers), wrk
 each gateway worker samples its own Python stack every 0.5 ms of the process's CPU (SIGPROF, started
 in the worker after gunicorn's fork, through a sitecustomize on the gateway's PYTHONPATH) and the run
 prints each step's share of the samples and its microseconds of the gateway's CPU per apply (`STEPS`:
-inclusive; the CPU of the worker's other threads, gRPC's and gevent's threadpool's, lands on the
+inclusive; the CPU of the worker's other threads, gRPC's and the engine call's waits', lands on the
 step that waited for them, mostly the engine call).
 """
 from __future__ import annotations
@@ -126,7 +126,7 @@ STEPS = (("gevent's server, gunicorn's HTTP parsing and writing, Flask and the r
          ("Flask: the request in the app (middleware, the view)", "flask/app.py:wsgi_app"),
          ("the body's schema (webargs, marshmallow)", "webargs/core.py:parse"),
          ("Matches.apply (the sealed call below the route)", "api_gateway/matches.py:apply"),
-         ("  the engine call (gRPC client, gevent's threadpool hop)", "api_gateway/engine.py:call"),
+         ("  the engine call (gRPC client, its wait on a native thread)", "api_gateway/engine.py:call"),
          ("  the store: check", "api_gateway/store/sqlite.py:check"),
          ("  the store: advance (receipt, public line, wake-ups)", "api_gateway/store/sqlite.py:advance"),
          ("  the token: open", "api_gateway/tokens.py:open"),
