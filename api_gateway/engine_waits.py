@@ -4,7 +4,8 @@ Under gevent, grpcio (`grpc.experimental.gevent.init_gevent`) hands each blockin
 queue (`completion_queue_next`, the GIL released) to `hub.threadpool.apply`, so the greenlet that made
 the call waits and the hub serves the others. gevent's own pool does that in Python for every task: a
 result object with its own async watcher, and a queue guarded by a Python condition (its `notify_one`
-alone was 9% of a loaded gateway worker's busy time, docs/performance.md, "Session 54").
+alone was 9% of a loaded gateway worker's busy time: docs/performance.md, "Session 53"; this pool's
+figures in "Session 54").
 
 `CompletionWaits` does the same job with a C queue (`_queue.SimpleQueue`) that the threads block on, one
 async watcher for every result and gevent's `Waiter`: what grpcio asks of a pool (`apply`) and nothing
