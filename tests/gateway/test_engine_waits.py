@@ -16,7 +16,8 @@ import gevent
 import pytest
 
 from api_gateway.engine_waits import CompletionWaits
-from tests.gateway.conftest import EngineProc
+
+from .conftest import EngineProc
 
 REPO = Path(__file__).resolve().parents[2]
 #: How long a native wait in these tests may block before the test fails instead of hanging.
