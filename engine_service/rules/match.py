@@ -401,10 +401,12 @@ class Match(MatchState):
         ledger = self.ledger.copy()
         result = self.family.finish_round(ledger, ending, masks, out, last_placer, None)
         self.ledger = ledger
-        self.round = None
         self.round_number += 1
+        # logged while an ended round is still held: the moves its log keeps as step codes are written
+        # out from its layout (`_log`)
         self._log(entry("settle", {"ending": ending, "hands": [names(m) for m in masks],
                                    "last_placer": last_placer}))
+        self.round = None
         events = self._conclude(result)
         self._shed()
         return events

@@ -13,6 +13,7 @@ import random
 
 from random_matches import random_matches
 
+from engine_service.edge import game_state
 from engine_service.rules import Match
 from engine_service.rules.history import is_deal, steps_of
 
@@ -60,3 +61,25 @@ def test_a_move_that_is_no_step_turns_the_rounds_moves_to_text_until_the_next_de
     assert match.log_steps is None and match.log_text == ["new", "deal", *moves, "timeout 2"]
     assert Match.from_dict(match.to_dict()).log_steps is None
     assert is_deal("deal") and is_deal('deal {"hands":[]}') and not is_deal("dealt")
+
+
+#: A sealed two-player All Fives state that the engine's fuzzer made (a mutated Settle): its round over and
+#: its moves still held as step codes.
+ENDED_WITH_STEPS = bytes.fromhex(
+    "0a09616c6c2d6669766573100220f585b3a5a08feddec701280432290a020000120200002202283b2a1b08031001180120012a"
+    "021200320200003a0200004a02283b5a01013a3b080112060a041113171912050a0300081b1a0e161a0403120c05070e010f14"
+    "0a184801580160017a02020292010d099501860182018b028d0190017a046465616c90014e9a0110227cbd8be0253ab19829e7"
+    "f644bd7da6a2010702020202020202")
+
+
+def test_settling_after_a_round_that_still_holds_its_steps_writes_them_out_first() -> None:
+    """Settle cleared the round before logging its own entry, and the steps held had no layout left to be
+    written from: an AssertionError, INTERNAL to the caller. Now the moves are written out, then the entry."""
+    match = game_state.decode(ENDED_WITH_STEPS)
+    assert isinstance(match, Match) and match.round is not None and match.round.over and match.log_steps
+    moves = match.log[len(match.log_text):]
+    assert len(moves) == len(match.log_steps) == 7
+    events = match.settle("out", [[], ["1-6", "4-4"]], 0)
+    assert [e["type"] for e in events] == ["round_ended"]
+    assert match.round is None and match.log_steps is None
+    assert match.shed[-8:] == [*moves, 'settle {"ending":"out","hands":[[],["1-6","4-4"]],"last_placer":0}']
