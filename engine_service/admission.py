@@ -81,6 +81,12 @@ class WorkerLost(CallStopped):
         return grpc.StatusCode.UNAVAILABLE, str(self)  # clients retry it, on a fresh worker
 
 
+class Deferred(Exception):
+    """A call in a batch (`JsonEngine/Batch`) reached a decision that needs a bot worker: a batch answers
+    once its last item is done, so it waits for none; the item comes back deferred, to be sent again as a
+    call of its own. Raised before a worker is asked, so the call has changed nothing the engine keeps."""
+
+
 #: In a worker: per worker slot, 1 when the decision there must stop now (a match's bot seat needs the worker).
 _STOP: Any = None
 
@@ -279,9 +285,28 @@ class Call:
 
     until: Deadline
     workers: BotWorkers
+    batched: bool = False  # an item of a batch: a decision that needs a worker defers it (`Deferred`)
+
+    def worker(self) -> BotWorkers:
+        """The bot workers, for a decision that needs one; `Deferred` in a batch."""
+        if self.batched:
+            raise Deferred("a bot worker's decision: send the call on its own")
+        return self.workers
 
 
 _CALL: ContextVar[Call | None] = ContextVar("engine_call", default=None)
+
+
+@contextmanager
+def batched() -> Iterator[None]:
+    """Around one item of a batch: the batch's call (its deadline, its workers), whose decisions that need a
+    bot worker raise `Deferred` instead of waiting for one."""
+    call = _CALL.get()
+    token = _CALL.set(None if call is None else Call(call.until, call.workers, batched=True))
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
 
 
 def _check(until: Deadline | None) -> None:
@@ -306,10 +331,11 @@ class SeatTurns:
         _check(call.until)
         if level != "expert":  # cheaper than the trip to a worker
             return bots.suggest(view, level, seed=seed)
+        workers = call.worker()
         if not self._entered:
-            call.workers.enter_turns()
+            workers.enter_turns()
             self._entered = True
-        return _action(call.workers.decide(True, "suggest", view, level, None, seed, call.until))
+        return _action(workers.decide(True, "suggest", view, level, None, seed, call.until))
 
     def leave(self) -> None:
         if self._entered and self._call is not None:
@@ -342,14 +368,14 @@ class ForClient:
         if call is None or level != "expert":  # random and greedy cost less than refusing them
             return bots.suggest(view, level, budget, seed, None if call is None else call.until)
         _check(call.until)
-        return _action(call.workers.decide(False, "suggest", view, level, budget, seed, call.until))
+        return _action(call.worker().decide(False, "suggest", view, level, budget, seed, call.until))
 
     def hints(self, view: View, budget: Budget | None, seed: int) -> dict[str, Any]:
         call = self._call
         if call is None:
             return bots.hints(view, budget, seed)
         _check(call.until)
-        answer = call.workers.decide(False, "hints", view, "expert", budget, seed, call.until)
+        answer = call.worker().decide(False, "hints", view, "expert", budget, seed, call.until)
         if not isinstance(answer, dict):
             raise TypeError(f"the coach answered {answer!r}, not an object")
         return answer

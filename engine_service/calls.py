@@ -151,15 +151,19 @@ def start_round(match: Match, deal: object = None) -> list[Event]:
 
 
 def apply(game: Game, action: object, seat: object = None) -> list[Event]:
-    """One action of the seat to move (`seat`, when given, must be that seat)."""
+    """One action of the seat to move (`seat`, when given, must be that seat), then the bots' turns.
+
+    The action is counted once the bots have played: an item of a batch whose bots need a worker stops
+    there (`admission.Deferred`) and is sent again on its own, and is counted then, once."""
     try:
         events = game.apply(action, seat)
     except IllegalActionError:
         metrics.record_illegal(game.variant)
         raise
+    played = play_bots(game)
     metrics.record_actions(game.variant, (str(action),))
     metrics.record_events(game.variant, events)
-    return events + play_bots(game)
+    return events + played
 
 
 def seat_bot(game: Game, seat: object, level: object) -> list[Event]:

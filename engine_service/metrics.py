@@ -128,11 +128,34 @@ def record_events(variant: str, events: Iterable[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------- per-call observation
 
 
-def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: bool) -> Behavior:
-    # The method's metric children, made once (by code as they come): `labels()` looks a child up under a
-    # lock on every call.
-    latency = LATENCY.labels(service, name)
-    handled: dict[str, Any] = {}
+class Observed:
+    """One method's record of its calls: each counted by its status, timed, and (`log_calls`) logged as a
+    JSON line. Its metric children are made once, by status as they come: `labels()` looks a child up
+    under a lock on every call."""
+
+    __slots__ = ("_full", "_handled", "_latency", "_log_calls", "_name", "_service")
+
+    def __init__(self, service: str, name: str, log_calls: bool) -> None:
+        self._service, self._name, self._full = service, name, f"/{service}/{name}"
+        self._latency = LATENCY.labels(service, name)
+        self._handled: dict[str, Any] = {}
+        self._log_calls = log_calls
+
+    def record(self, code: str, elapsed: float, peer: str) -> None:
+        """A call of the method ended with status `code` after `elapsed` seconds; `peer` called it."""
+        counter = self._handled.get(code)
+        if counter is None:
+            counter = self._handled[code] = CALLS.labels(self._service, self._name, code)
+        counter.inc()
+        self._latency.observe(elapsed)
+        if self._log_calls and call_log.isEnabledFor(logging.INFO):
+            call_log.info("call", extra={"fields": {
+                "method": self._full, "code": code, "duration_ms": round(elapsed * 1000, 3), "peer": peer,
+            }})
+
+
+def _observe(service: str, name: str, behavior: Behavior, log_calls: bool) -> Behavior:
+    observed_calls = Observed(service, name, log_calls)
 
     def observed(request: Any, context: grpc.ServicerContext) -> Any:
         start = time.perf_counter()
@@ -147,17 +170,8 @@ def _observe(service: str, name: str, full: str, behavior: Behavior, log_calls: 
             elapsed = time.perf_counter() - start
             IN_FLIGHT.dec()
             status = context.code()  # type: ignore[attr-defined]  # grpcio >= 1.38, not in the stubs
-            code = status.name if status is not None else ("UNKNOWN" if failed else "OK")
-            counter = handled.get(code)
-            if counter is None:
-                counter = handled[code] = CALLS.labels(service, name, code)
-            counter.inc()
-            latency.observe(elapsed)
-            if log_calls and call_log.isEnabledFor(logging.INFO):
-                call_log.info("call", extra={"fields": {
-                    "method": full, "code": code, "duration_ms": round(elapsed * 1000, 3),
-                    "peer": context.peer(),
-                }})
+            observed_calls.record(status.name if status is not None else ("UNKNOWN" if failed else "OK"), elapsed,
+                                  context.peer())
 
     return observed
 
@@ -172,7 +186,7 @@ class ObservingInterceptor(UnaryInterceptor):
     def wrap(self, method: str, handler: Handler, behavior: Behavior) -> Handler:
         service, _, name = method.lstrip("/").rpartition("/")
         wrapped: Handler = grpc.unary_unary_rpc_method_handler(
-            _observe(service, name, method, behavior, self._log_calls),
+            _observe(service, name, behavior, self._log_calls),
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )

@@ -123,7 +123,7 @@ def create_server(cfg: Config) -> EngineServer:
         maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
     )
     engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(), server)
-    engine_pb2_grpc.add_JsonEngineServicer_to_server(JsonEngineServicer(), server)
+    engine_pb2_grpc.add_JsonEngineServicer_to_server(JsonEngineServicer(cfg.log_calls), server)
     health_servicer = HealthServicer()  # not grpc_health's: it can deadlock the server (engine_service.health)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = [ENGINE_SERVICE, JSON_SERVICE, health.SERVICE_NAME]

@@ -28,7 +28,9 @@ the field a sealed GameState holds it in (`game_state`). Its JSON is
 """
 from __future__ import annotations
 
+import logging
 import secrets
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -36,11 +38,13 @@ import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
+from domino.v1.channel import JSON_ENGINE
 from domino.v1.jsonargs import ARGUMENTS, MAX_DEPTH, too_deep
 
-from engine_service import calls, records
+from engine_service import admission, calls, records
 from engine_service.calls import EncodingError
 from engine_service.edge import game_state
+from engine_service.metrics import Observed
 from engine_service.rules import (
     PRESETS,
     Game,
@@ -53,10 +57,15 @@ from engine_service.rules import (
 )
 from engine_service.rules.game import Viewer
 from engine_service.rules.games import GAMES
+from engine_service.status import status_for
 
 Json = dict[str, Any]
 Event = dict[str, Any]
 HOST = "host"
+#: The most calls one `Batch` carries (a gateway worker has a few dozen requests in flight at the most).
+MAX_BATCH = 64
+
+log = logging.getLogger(__name__)
 
 
 def _args(call: pb.JsonCall, allowed: frozenset[str]) -> Json:
@@ -256,13 +265,51 @@ def _tournament_answer(tournament: Tournament, events: list[Event]) -> pb.JsonAn
 Handler = Callable[[pb.JsonCall, grpc.ServicerContext], pb.JsonAnswer]
 
 
-class JsonEngineServicer(pb_grpc.JsonEngineServicer):
-    """Stateless: one instance serves every call on every thread."""
+def _item_status(code: grpc.StatusCode, details: str) -> pb.JsonItemAnswer:
+    """A batch item's answer that is a status other than OK."""
+    return pb.JsonItemAnswer(code=code.value[0], details=details)
 
-    def __init__(self) -> None:
+
+class JsonEngineServicer(pb_grpc.JsonEngineServicer):
+    """Stateless: one instance serves every call on every thread. `log_calls`: a JSON line for each call
+    of a batch, as `engine_service.metrics.ObservingInterceptor` writes one for each call."""
+
+    def __init__(self, log_calls: bool = True) -> None:
         listing = [{**v, "options": [_typed_default(o) for o in v["options"]]}
                    for v in variants() if v["name"] in PRESETS or v["name"] in GAMES]
         self._variants = pb.JsonAnswer(answer=_dumps({"variants": listing}))
+        # The calls a batch may carry (every call of this service that takes JSON arguments) and their records.
+        self._calls: dict[str, tuple[Handler, Observed]] = {
+            name: (getattr(self, name), Observed(JSON_ENGINE, name, log_calls)) for name in ARGUMENTS}
+
+    def Batch(self, batch: pb.JsonBatch, context: grpc.ServicerContext) -> pb.JsonBatchAnswer:
+        """Each item answered as its own call would be, in order (docs/grpc.md "Batches")."""
+        if len(batch.items) > MAX_BATCH:
+            raise MalformedError(f"items: at most {MAX_BATCH} calls in a batch, not {len(batch.items)}")
+        return pb.JsonBatchAnswer(answers=[self._item(item, context) for item in batch.items])
+
+    def _item(self, item: pb.JsonBatchItem, context: grpc.ServicerContext) -> pb.JsonItemAnswer:
+        """One call of a batch: its answer, or the status its own call would end with (counted, timed and
+        logged as that call), or deferred when it needs a bot worker (not counted: it is sent again)."""
+        found = self._calls.get(item.method)
+        if found is None:
+            return _item_status(*status_for(MalformedError(
+                f"method: one of {', '.join(sorted(self._calls))}, not {item.method[:64]!r}")))
+        handler, observed = found
+        start = time.perf_counter()
+        try:
+            with admission.batched():
+                answer = handler(item.call, context)
+        except admission.Deferred:
+            return pb.JsonItemAnswer(deferred=True)
+        except Exception as exc:
+            code, details = status_for(exc)
+            if code == grpc.StatusCode.INTERNAL:
+                log.exception("unexpected error in %s (a call of a batch)", item.method)
+            observed.record(code.name, time.perf_counter() - start, context.peer())
+            return _item_status(code, details)
+        observed.record("OK", time.perf_counter() - start, context.peer())
+        return pb.JsonItemAnswer(answer=answer)
 
     def ListVariants(self, call: pb.JsonCall, context: grpc.ServicerContext) -> pb.JsonAnswer:
         _args(call, ARGUMENTS["ListVariants"])

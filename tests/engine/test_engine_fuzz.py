@@ -126,12 +126,12 @@ WINDOW = 8  # calls in flight at once
 
 
 def test_every_rpc_of_both_services_is_covered() -> None:
-    """The fuzzer knows all 25 typed RPCs and the 19 of the JSON face (Kingdomino's calls are typed only;
-    every other call is on both faces)."""
+    """The fuzzer knows all 25 typed RPCs and the 20 of the JSON face (Kingdomino's calls are typed only;
+    every other call is on both faces, and the JSON face has `Batch`, several of its calls in one)."""
     shared = {"ListVariants", "NewMatch", "StartRound", "LegalActions", "Apply", "Replay", "Settle", "View",
               "Timeout", "CreateTournament", "RecordTournamentRound", "TournamentStandings", "Suggest"}
     assert set(METHODS) == shared | {"Hints"} | RECORD_JSON | TABLE_JSON | KD_METHODS
-    assert set(JSON_METHODS) == shared | {"Hints"} | RECORD_JSON | TABLE_JSON and set(KD_JSON) <= shared
+    assert set(JSON_METHODS) == shared | {"Hints", "Batch"} | RECORD_JSON | TABLE_JSON and set(KD_JSON) <= shared
 
 
 # ---------------------------------------------------------------- verdicts and reports
@@ -207,6 +207,8 @@ def check_ok_answer(case: Case, answer: bytes) -> str | None:
     `game_state.decode`, `wire.decode_state`, `tournament_codec.load`, `Match.from_dict`, `Tournament.from_dict`)."""
     try:
         message = _response_type(case.service, case.method).FromString(answer)
+        if isinstance(message, pb.JsonBatchAnswer):  # each item as its own call's answer would be
+            return _check_batch(case, message)
         if isinstance(message, pb.JsonAnswer):
             body = orjson.loads(message.answer)
             if message.state:
@@ -234,6 +236,28 @@ def check_ok_answer(case: Case, answer: bytes) -> str | None:
                 tournament_codec.load(state)
     except (DecodeError, orjson.JSONDecodeError, RulesError) as exc:
         return f"{ILL_FORMED}: {exc!r}"
+    return None
+
+
+def _check_batch(case: Case, message: pb.JsonBatchAnswer) -> str | None:
+    """A batch's answer: an item for each of the request's, each deferred, an allowed status, or a
+    well-formed answer of its method."""
+    items = pb.JsonBatch.FromString(case.data).items
+    if len(message.answers) != len(items):
+        return f"{ILL_FORMED}: {len(message.answers)} answers to {len(items)} calls"
+    for i, (item, answer) in enumerate(zip(items, message.answers, strict=True)):
+        if answer.deferred:
+            continue
+        if answer.code:
+            code = next((c for c in grpc.StatusCode if c.value[0] == answer.code), grpc.StatusCode.UNKNOWN)
+            problem = verdict(code, answer.details, item.method)
+            if problem is not None:
+                return f"item {i} ({item.method[:40]!r}): {problem} ({answer.details[:200]!r})"
+            continue
+        inner = Case(case.service, item.method, case.kind, case.index, b"")
+        problem = check_ok_answer(inner, answer.answer.SerializeToString())
+        if problem is not None:
+            return f"item {i} ({item.method}): {problem}"
     return None
 
 
@@ -837,6 +861,11 @@ def json_call(args: Json | bytes, state: bytes = b"") -> bytes:
 def valid_bytes(corpus: Corpus, service: str, method: str, rng: random.Random) -> bytes:
     if service == ENGINE:
         return valid_request(corpus, method, rng).typed.SerializeToString()
+    if method == "Batch":  # 1 to 4 valid calls of the JSON face in one
+        calls = [m for m in JSON_METHODS if m != "Batch"]
+        items = [pb.JsonBatchItem(method=m, call=pb.JsonCall.FromString(valid_bytes(corpus, service, m, rng)))
+                 for m in (rng.choice(calls) for _ in range(rng.randint(1, 4)))]
+        return pb.JsonBatch(items=items).SerializeToString()
     request = json_request(corpus, method, rng)
     return json_call(request.args, request.sealed)
 
@@ -1502,6 +1531,8 @@ def build_case(corpus: Corpus, service: str, method: str, kind: str, index: int)
         if rng.random() < 0.3:  # starts like a message: field 1, length-delimited
             data = b"\x0a" + _varint(rng.randrange(max(1, n + 2))) + data
         return data
+    if service == JSON_ENGINE and method == "Batch":
+        return _batch(corpus, kind, rng)
     if kind == "structured":
         data = structured_typed(corpus, method, rng) if service == ENGINE else structured_json(corpus, method, rng)
         return data[:MAX_REQUEST]
@@ -1509,6 +1540,22 @@ def build_case(corpus: Corpus, service: str, method: str, kind: str, index: int)
     if service == ENGINE:
         return _mutated_typed(corpus, method, rng)
     return _mutated_json(corpus, method, rng)
+
+
+def _batch(corpus: Corpus, kind: str, rng: random.Random) -> bytes:
+    """A JsonBatch of 1 to 4 calls, each of a JSON-face call (sometimes a name that is none), its JsonCall
+    built as that call's own case of this kind (`structured_json`, `_mutated_json`), written field by field
+    so that a mutated call's bytes go in as they are."""
+    calls = [m for m in JSON_METHODS if m != "Batch"]
+    items = b""
+    for _ in range(rng.choice([1, 1, 2, 3, 4])):
+        method = rng.choice(calls) if rng.random() < 0.9 else rng.choice(["", "Batch", "apply", "Nope" * 30])
+        real = method if method in calls else rng.choice(calls)
+        call = structured_json(corpus, real, rng) if kind == "structured" else _mutated_json(corpus, real, rng)
+        name = method.encode()
+        item = b"\x0a" + _varint(len(name)) + name + b"\x12" + _varint(len(call)) + call
+        items += b"\x0a" + _varint(len(item)) + item
+    return items[:MAX_REQUEST]
 
 
 _MATCH_METHODS = frozenset({"StartRound", "LegalActions", "Apply", "Replay", "Settle", "View", "Timeout", "Suggest",

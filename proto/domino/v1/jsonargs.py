@@ -70,6 +70,8 @@ def _arguments() -> dict[str, frozenset[str]]:
     typed = pb.DESCRIPTOR.services_by_name["Engine"].methods_by_name
     out: dict[str, frozenset[str]] = {}
     for method in pb.DESCRIPTOR.services_by_name["JsonEngine"].methods:
+        if method.input_type.name != "JsonCall":  # Batch: calls of the others, not JSON arguments of its own
+            continue
         request = typed[method.name].input_type
         keys = set(request.fields_by_name)
         state = request.fields_by_name.get("state")
