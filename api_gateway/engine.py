@@ -8,25 +8,32 @@ bytes) back, so it never reads a state. The channel is the contract's
 UNAVAILABLE, round-robin over every address of the target); every call has a
 deadline, its latency is observed, and a status other than OK becomes one of the
 exceptions below through the contract's one table (`domino.v1.errors`).
-`api_gateway.http.problems` maps those to HTTP. Readiness (`/readyz`) is the engine's
+`api_gateway.http.problems` maps those to HTTP. A worker's calls of the same moment
+go as one `JsonEngine/Batch` (`api_gateway.engine_batches`; docs/grpc.md "Batches"),
+each answered and counted as its own call. Readiness (`/readyz`) is the engine's
 health as one Check answered it at most a second ago (`Readiness`), not a call per probe.
 """
 from __future__ import annotations
 
+import logging
 import math
+import os
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import gevent
 import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1.channel import JSON_ENGINE, EngineChannel
 from domino.v1.errors import Limit, Refusal, limit_of, refusal_of, size_of
+from gevent import monkey
 
 from api_gateway import metrics
+from api_gateway.engine_batches import Batches, BatchFailed
 
 __all__ = [
     "Engine",
@@ -132,6 +139,30 @@ def problem_for_status(code: grpc.StatusCode, details: str, method: str) -> Engi
 #: The first pause before asking a busy engine again; each next one is twice as long.
 BUSY_PAUSE = 0.1
 
+#: Calls sent on their own, never in a batch: they may take long (a replay, a record) and would hold up the
+#: other answers of their batch, or they need a bot worker, which a batch does not wait for (Suggest, Hints).
+ALONE = frozenset({"Replay", "ImportRecord", "ReplayRecord", "ExportRecord", "Suggest", "Hints"})
+
+_STATUS: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
+
+log = logging.getLogger(__name__)
+
+
+class _Refused(Exception):
+    """A call of a batch answered with a status other than OK."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+def _settle() -> None:
+    """In a gevent worker (the gateway's), let its other requests run until each has reached its own engine
+    call or waits on something else: the worker's loop idle. Elsewhere (a test's threads) nothing."""
+    if monkey.is_module_patched("threading"):
+        gevent.idle()
+
 
 class Engine:
     """Calls `domino.v1.JsonEngine`; one instance per app, safe across fork.
@@ -148,6 +179,11 @@ class Engine:
         self.timeout = timeout
         self.busy_wait = busy_wait
         self._channel = EngineChannel(target, max_attempts=attempts)
+        # A worker's calls waiting at the same moment go as one `JsonEngine/Batch` (`api_gateway.engine_batches`),
+        # a process's own (made after a fork, as the channel is), until the engine answers that it has no batches
+        # (an engine from before them): calls one by one from then on.
+        self._batching = True
+        self._batches: tuple[int, Batches] | None = None
         # Readiness asks on the calls' own channel (no second connection to keep alive), within its own deadline.
         self._readiness = Readiness(self._channel, min(timeout, PROBE_TIMEOUT))
 
@@ -176,17 +212,51 @@ class Engine:
     def _call(self, method: str, request: pb.JsonCall, timeout: float) -> pb.JsonAnswer:
         """One call of `method` (the channel retries UNAVAILABLE itself), its latency observed."""
         start = time.perf_counter()
-        code = "OK"
         try:
-            reply: pb.JsonAnswer = getattr(self._channel.json, method)(request, timeout=timeout)
-            return reply
+            answer = self._answer(method, request, start + timeout)
         except grpc.RpcError as err:
             status: grpc.StatusCode = err.code()
             details: str = err.details() or ""
-            code = status.name
-            raise problem_for_status(status, details, method) from None
-        finally:
-            metrics.observe_engine_call(method, code, time.perf_counter() - start)
+        except (BatchFailed, _Refused) as stopped:
+            status, details = stopped.code, stopped.details
+        except TimeoutError:
+            status, details = grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"
+        else:
+            metrics.observe_engine_call(method, "OK", time.perf_counter() - start)
+            return answer
+        metrics.observe_engine_call(method, status.name, time.perf_counter() - start)
+        raise problem_for_status(status, details, method)
+
+    def _answer(self, method: str, request: pb.JsonCall, deadline: float) -> pb.JsonAnswer:
+        """The call's answer: in a batch with the worker's other calls of the moment, or on its own (`ALONE`,
+        deferred by the engine, or an engine without batches); a status other than OK raised."""
+        if self._batching and method not in ALONE:
+            try:
+                item = self._batcher().call(method, request, deadline - time.perf_counter())
+            except BatchFailed as failed:
+                if failed.code != grpc.StatusCode.UNIMPLEMENTED:
+                    raise
+                self._batching = False
+                log.warning("the engine at %s has no JsonEngine/Batch (an older engine): calls go one by one",
+                            self.target)
+            else:
+                if not item.deferred:
+                    if item.code:
+                        raise _Refused(_STATUS.get(item.code, grpc.StatusCode.UNKNOWN), item.details)
+                    return item.answer
+        reply: pb.JsonAnswer = getattr(self._channel.json, method)(request, timeout=deadline - time.perf_counter())
+        return reply
+
+    def _batcher(self) -> Batches:
+        """This process's batches (a forked child makes its own: a lock taken in the parent stays taken)."""
+        pid = os.getpid()
+        if self._batches is None or self._batches[0] != pid:
+            self._batches = (pid, Batches(self._send_batch, _settle, sizes=metrics.observe_engine_batch))
+        return self._batches[1]
+
+    def _send_batch(self, batch: pb.JsonBatch, timeout: float) -> pb.JsonBatchAnswer:
+        answer: pb.JsonBatchAnswer = self._channel.json.Batch(batch, timeout=timeout)
+        return answer
 
     def ready(self) -> tuple[bool, str]:
         """(True, "SERVING") when the engine's health service says it serves the JSON face: its answer of

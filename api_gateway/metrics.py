@@ -7,6 +7,8 @@
   retries included, whatever the outcome.
 - ``domino_gateway_engine_call_errors_total{method, code}``: engine calls that did not
   answer OK, by gRPC status name.
+- ``domino_gateway_engine_batch_calls``: how many engine calls went in each `JsonEngine/Batch`
+  (`api_gateway.engine_batches`).
 - ``domino_gateway_limit_refusals_total{limit}``: requests answered 429 rate-limited, by the
   limit they met (`api_gateway.http.limits`).
 
@@ -97,6 +99,11 @@ ENGINE_LATENCY = Histogram(
     ["method"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
+ENGINE_BATCHES = Histogram(
+    "domino_gateway_engine_batch_calls",
+    "Engine calls sent in one JsonEngine/Batch (a worker's calls waiting at the same moment).",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64),
+)
 ENGINE_ERRORS = Counter(
     "domino_gateway_engine_call_errors_total", "Engine gRPC calls not answered OK, by method and status.",
     ["method", "code"],
@@ -133,6 +140,11 @@ def observe_engine_call(method: str, code: str, seconds: float) -> None:
     ENGINE_LATENCY.labels(method).observe(seconds)
     if code != "OK":
         ENGINE_ERRORS.labels(method, code).inc()
+
+
+def observe_engine_batch(calls: int) -> None:
+    """Record one batch of engine calls sent (`api_gateway.engine_batches`)."""
+    ENGINE_BATCHES.observe(calls)
 
 
 def registry() -> CollectorRegistry:
