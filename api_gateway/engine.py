@@ -29,7 +29,7 @@ import grpc
 import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1.channel import JSON_ENGINE, EngineChannel
-from domino.v1.errors import Limit, Refusal, limit_of, refusal_of, size_of
+from domino.v1.errors import Limit, Refusal, limit_of, refusal_of, size_of, status_code
 from gevent import monkey
 
 from api_gateway import metrics
@@ -143,8 +143,6 @@ BUSY_PAUSE = 0.1
 #: other answers of their batch, or they need a bot worker, which a batch does not wait for (Suggest, Hints).
 ALONE = frozenset({"Replay", "ImportRecord", "ReplayRecord", "ExportRecord", "Suggest", "Hints"})
 
-_STATUS: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
-
 log = logging.getLogger(__name__)
 
 
@@ -242,7 +240,7 @@ class Engine:
             else:
                 if not item.deferred:
                     if item.code:
-                        raise _Refused(_STATUS.get(item.code, grpc.StatusCode.UNKNOWN), item.details)
+                        raise _Refused(status_code(item.code), item.details)
                     return item.answer
         reply: pb.JsonAnswer = getattr(self._channel.json, method)(request, timeout=deadline - time.perf_counter())
         return reply

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import grpc
 from domino.v1 import engine_pb2 as pb
+from domino.v1.jsonargs import MAX_BATCH
 
 __all__ = ["BatchFailed", "Batches"]
 
@@ -60,12 +61,12 @@ class Batches:
     """One worker's batches to one engine target (see the module's docstring); thread- and greenlet-safe."""
 
     def __init__(self, send: Send, settle: Callable[[], None] = _nothing, in_flight: int = 2,
-                 hold: float = 0.005, most: int = 64, sizes: Callable[[int], None] = lambda n: None) -> None:
+                 hold: float = 0.005, most: int = MAX_BATCH, sizes: Callable[[int], None] = lambda n: None) -> None:
         self._send = send
         self._settle = settle
         self._in_flight_most = in_flight
         self._hold = hold
-        self._most = most  # the engine's own bound on a batch (`engine_service.edge.json_face.MAX_BATCH`)
+        self._most = most  # the engine's own bound on a batch, the contract's
         self._sizes = sizes
         self._changed = threading.Condition()
         self._waiting: list[_Call] = []
@@ -90,7 +91,7 @@ class Batches:
         return mine.answer
 
     def waiting(self) -> int:
-        """Calls waiting to go in a batch now (for tests and metrics)."""
+        """Calls waiting to go in a batch now (for tests)."""
         with self._changed:
             return len(self._waiting)
 

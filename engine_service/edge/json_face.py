@@ -39,7 +39,7 @@ import orjson
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from domino.v1.channel import JSON_ENGINE
-from domino.v1.jsonargs import ARGUMENTS, MAX_DEPTH, too_deep
+from domino.v1.jsonargs import ARGUMENTS, MAX_BATCH, MAX_DEPTH, too_deep
 
 from engine_service import admission, calls, records
 from engine_service.calls import EncodingError
@@ -62,8 +62,6 @@ from engine_service.status import status_for
 Json = dict[str, Any]
 Event = dict[str, Any]
 HOST = "host"
-#: The most calls one `Batch` carries (a gateway worker has a few dozen requests in flight at the most).
-MAX_BATCH = 64
 
 log = logging.getLogger(__name__)
 

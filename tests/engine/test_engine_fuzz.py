@@ -76,7 +76,7 @@ import pytest
 from domino.v1 import engine_pb2 as pb
 from domino.v1 import engine_pb2_grpc as pb_grpc
 from domino.v1.channel import ENGINE, JSON_ENGINE
-from domino.v1.errors import BUSY_PREFIX
+from domino.v1.errors import BUSY_PREFIX, status_code
 from google.protobuf import descriptor as d
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -249,8 +249,7 @@ def _check_batch(case: Case, message: pb.JsonBatchAnswer) -> str | None:
         if answer.deferred:
             continue
         if answer.code:
-            code = next((c for c in grpc.StatusCode if c.value[0] == answer.code), grpc.StatusCode.UNKNOWN)
-            problem = verdict(code, answer.details, item.method)
+            problem = verdict(status_code(answer.code), answer.details, item.method)
             if problem is not None:
                 return f"item {i} ({item.method[:40]!r}): {problem} ({answer.details[:200]!r})"
             continue

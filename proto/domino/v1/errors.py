@@ -44,7 +44,7 @@ from typing import NamedTuple
 import grpc
 
 __all__ = ["BUSY_PREFIX", "MAX_DETAILS", "MISDEAL_PREFIX", "Limit", "Refusal", "Size", "busy_status", "limit_of",
-           "refusal_of", "size_of", "status_of"]
+           "refusal_of", "size_of", "status_code", "status_of"]
 
 MISDEAL_PREFIX = "misdeal:"
 BUSY_PREFIX = "busy:"
@@ -69,6 +69,15 @@ STATUS: dict[Refusal, grpc.StatusCode] = {
 }
 _DEFAULT_DETAILS = {Refusal.MALFORMED: "malformed request", Refusal.ILLEGAL: "illegal in this state",
                     Refusal.MISDEAL: "misdeal"}
+
+
+_CODES: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def status_code(number: int) -> grpc.StatusCode:
+    """The status a number on the wire names (a batch item's `code`, `JsonItemAnswer`); UNKNOWN for a number
+    grpc does not know."""
+    return _CODES.get(number, grpc.StatusCode.UNKNOWN)
 
 
 def _clip(text: str) -> str:

@@ -25,10 +25,13 @@ from typing import Any
 
 from domino.v1 import engine_pb2 as pb
 
-__all__ = ["ARGUMENTS", "DIFFERENCES", "MAX_DEPTH", "SEALED", "Difference", "too_deep"]
+__all__ = ["ARGUMENTS", "DIFFERENCES", "MAX_BATCH", "MAX_DEPTH", "SEALED", "Difference", "too_deep"]
 
 #: Deeper than any argument of the API, far below any stack limit.
 MAX_DEPTH = 32
+
+#: The most calls one `JsonEngine/Batch` carries (a gateway worker has a few dozen requests in flight at the most).
+MAX_BATCH = 64
 
 #: The sealed mode's envelope, JSON face only: who looks at the answer (`view_as`: a seat or "host") and
 #: whether to answer every viewer's line (`seat_lines`). The typed face carries a state its caller may read
