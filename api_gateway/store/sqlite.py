@@ -1,7 +1,9 @@
 """The live store on one host: a SQLite file in WAL mode that every worker of the host opens.
 
 Each worker process opens one connection; the file is the shared record. Writes are short
-transactions (`BEGIN IMMEDIATE`), so workers queue on the file's write lock for microseconds.
+transactions (`BEGIN IMMEDIATE`, ~0.2 ms), each taken under the writers' lock (`WriteLock`), for which a
+worker waits in steps of microseconds and serves its other requests meanwhile: SQLite's own wait sleeps
+1 ms and more with the whole worker stopped.
 A worker is woken by the advances of the matches its streams watch, and by no others, with no
 polling: it binds an abstract Unix datagram socket (`SqliteWakeups`), notes it in ``watchers_s1``
 beside each match it watches, and the advance of that match (whichever worker makes it) reads
@@ -40,18 +42,12 @@ from api_gateway.store.protocols import (
     split_lines,
 )
 from api_gateway.store.wal import write_ahead
+from api_gateway.store.write_lock import WriteLock, os_sleep, start_os_thread
 
-__all__ = ["SqliteStore", "SqliteWakeups"]
+__all__ = ["WRITE_LOCK", "SqliteStore", "SqliteWakeups"]
 
-try:  # an OS thread and its sleep even under gevent's monkey patching (the gateway's workers)
-    from gevent.monkey import get_original
-
-    _start_os_thread: Callable[..., Any] = get_original("_thread", "start_new_thread")
-    _os_sleep: Callable[[float], None] = get_original("time", "sleep")
-except ImportError:  # pragma: no cover - gevent is a dependency of the gateway
-    import _thread
-
-    _start_os_thread, _os_sleep = _thread.start_new_thread, time.sleep
+#: The writers' lock (`WriteLock`) beside the store's file: its path is the file's with this added.
+WRITE_LOCK = "-writer"
 
 
 def _checkpoints(store: weakref.ref[SqliteStore], path: str, pid: int) -> None:
@@ -63,7 +59,8 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, pid: int) -> None:
     checkpoint never finds the moment to restart it, and the WAL grew to a gigabyte in minutes (issue 43).
     A TRUNCATE holds the file's write lock while it waits, so every writer waits with it: its wait is a
     tenth of a second, not the writers' whole budget (`busy_ms`), and a TRUNCATE that finds no moment is
-    tried again at the next look. Readers that begin once the WAL is all copied read the file alone, so
+    tried again at the next look. It takes the writers' own lock first (`WriteLock`), so they wait for it
+    there, their workers serving meanwhile, and it waits for none of them: taken, it is tried at the next look. Readers that begin once the WAL is all copied read the file alone, so
     only those begun before hold it up, and they end within milliseconds.
 
     SQLite's automatic checkpoint runs in the commit that fills the WAL to 1,000 pages, inside a
@@ -79,12 +76,13 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, pid: int) -> None:
     try:
         conn = sqlite3.connect(path, timeout=SqliteStore.TRUNCATE_WAIT, isolation_level=None,
                                check_same_thread=False)
-    except sqlite3.Error:
+        writers = WriteLock(path + WRITE_LOCK)
+    except (sqlite3.Error, OSError):
         return
     wal, seen = path + "-wal", None
     try:
         while True:
-            _os_sleep(SqliteStore.CHECKPOINT_EVERY)
+            os_sleep(SqliteStore.CHECKPOINT_EVERY)
             alive = store()
             if alive is None or alive._connection is None or alive._pid != pid:
                 return
@@ -95,12 +93,16 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, pid: int) -> None:
             seen = written  # before the checkpoint: a write during it is seen at the next look
             try:
                 _busy, frames, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                if frames > SqliteStore.WAL_PAGES:
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                if frames > SqliteStore.WAL_PAGES and writers.take():  # the writers wait on their own lock
+                    try:
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                    finally:
+                        writers.release()
             except sqlite3.Error:
                 pass  # tried again next time; the WAL only grows meanwhile
     finally:
         conn.close()
+        writers.close()
 
 
 def _written(wal: str) -> tuple[int, int] | None:
@@ -115,9 +117,9 @@ def _written(wal: str) -> tuple[int, int] | None:
 class SqliteStore:
     """A SQLite file in WAL mode: each worker process opens one connection; the file is the shared record.
 
-    Writes are short transactions (`BEGIN IMMEDIATE`), so workers queue on the
-    file's write lock for microseconds; `busy_timeout` bounds how long one waits
-    before the call is refused as `StoreUnavailable`. Expired records are swept
+    Writes are short transactions (`_write`: the writers' lock, then `BEGIN IMMEDIATE`);
+    `busy_ms` bounds how long one waits for that lock, and SQLite's `busy_timeout` for
+    SQLite's own, before the call is refused as `StoreUnavailable`. Expired records are swept
     now and then by whichever worker writes. One connection per process, used
     under a lock: the gateway's connections are greenlets (`api_gateway.worker`),
     and a connection per greenlet (threading.local under gevent) would open a
@@ -143,6 +145,7 @@ class SqliteStore:
         self._busy_ms = busy_ms
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._writers: WriteLock | None = None
         self._pid = 0
         self._writes = 0
         self._swept = clock()
@@ -237,10 +240,11 @@ class SqliteStore:
             # records_s1: a sealed match's log lines that left its state, one row per round ended (issue 27).
             conn.execute("CREATE TABLE IF NOT EXISTS records_s1 (match_id BLOB NOT NULL, seq INTEGER NOT NULL, "
                          "lines BLOB NOT NULL, PRIMARY KEY (match_id, seq)) WITHOUT ROWID")
-        except sqlite3.Error as exc:
+            writers = WriteLock(self.path + WRITE_LOCK)
+        except (sqlite3.Error, OSError) as exc:
             raise StoreUnavailable(f"token store {self.path}: {exc}") from None
-        self._connection, self._pid = conn, os.getpid()
-        _start_os_thread(_checkpoints, (weakref.ref(self), self.path, self._pid))
+        self._connection, self._writers, self._pid = conn, writers, os.getpid()
+        start_os_thread(_checkpoints, (weakref.ref(self), self.path, self._pid))
         return conn
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
@@ -258,15 +262,30 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise StoreUnavailable(f"token store {self.path}: {exc}") from None
 
+    def _write(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        """`work` in a write transaction, taken under the writers' lock (`WriteLock`: waited for within the
+        budget, the worker's other greenlets running meanwhile), so that SQLite's own lock is free."""
+        def transaction(c: sqlite3.Connection) -> Any:
+            writers = self._writers
+            assert writers is not None  # made with the connection
+            if not writers.wait(self._busy_ms / 1000):
+                raise StoreUnavailable(f"token store {self.path}: another process held the write lock "
+                                       f"for {self._busy_ms} ms")
+            try:
+                with c:
+                    c.execute("BEGIN IMMEDIATE")
+                    return work(c)
+            finally:
+                writers.release()
+        return self._run(transaction)
+
     def create(self, match_id: bytes, public: bytes = b"") -> None:
         expires = self._clock() + self.ttl
 
         def work(c: sqlite3.Connection) -> None:
-            with c:
-                c.execute("BEGIN IMMEDIATE")
-                c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (match_id, expires))
-                self._append(c, match_id, split_lines(public))
-        self._run(work)
+            c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (match_id, expires))
+            self._append(c, match_id, split_lines(public))
+        self._write(work)
         self._sweep()
 
     @staticmethod
@@ -312,22 +331,24 @@ class SqliteStore:
         since it last moved (a minute, or a tenth of a short TTL): a write transaction per call cost the
         sealed apply ~85 us of gateway CPU in `bench service` (the file's write lock taken, a WAL
         frame written), a read ~half that, and every change pushes the expiry in its own write anyway."""
-        def work(c: sqlite3.Connection) -> bytes | None:
-            now = self._clock()
+        now = self._clock()
+
+        def work(c: sqlite3.Connection) -> tuple[bytes | None, bool]:
             row = c.execute("SELECT seq, expires, (SELECT clocks FROM hosted_s2 WHERE match_id = ?) "
                             "FROM versions_s1 WHERE match_id = ?", (match_id, match_id)).fetchone()
             if row is None or row[1] < now:
                 raise MatchExpired()
             if row[0] != seq:
                 raise StaleToken(row[0], seq)
-            # due a push (a newer version written meanwhile already pushed it), unless the match has ended: its
-            # ending set its lifetime (`kept`, `archived`), which a look at the final view must not undo
-            if row[1] < now + self.ttl - self.touch and not self._ended(c, match_id):
-                c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ? AND seq = ?",
-                          (now + self.ttl, match_id, seq))
-            return None if row[2] is None else bytes(row[2])
-        clocks: bytes | None = self._run(work)
-        return clocks
+            # due a push, unless the match has ended: its ending set its lifetime (`kept`, `archived`), which a
+            # look at the final view must not undo
+            due = row[1] < now + self.ttl - self.touch and not self._ended(c, match_id)
+            return None if row[2] is None else bytes(row[2]), due
+        found: tuple[bytes | None, bool] = self._run(work)
+        if found[1]:  # this version's only: an advance meanwhile pushed the expiry itself (or ended the match)
+            self._write(lambda c: c.execute("UPDATE versions_s1 SET expires = ? WHERE match_id = ? AND seq = ?",
+                                            (now + self.ttl, match_id, seq)))
+        return found[0]
 
     def advance(self, match_id: bytes, seq: int, public: bytes = b"", over: bool = False,
                 receipt: Receipt | None = None, hosted: Hosted | None = None, record: bytes = b"") -> bytes | None:
@@ -336,40 +357,37 @@ class SqliteStore:
         keep = self.kept(over, hosted.deadline if hosted is not None else None, now, hosted is not None)
 
         def work(c: sqlite3.Connection) -> bytes | None:
-            with c:
-                if lines or receipt is not None or hosted is not None or record:
-                    c.execute("BEGIN IMMEDIATE")
-                done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
-                                 "WHERE match_id = ? AND seq = ? AND expires >= ?",
-                                 (seq + 1, now + keep, match_id, seq, now))
-                if done.rowcount != 1:
-                    if receipt is not None:
-                        stored = self._answered(c, match_id, seq, receipt.digest)
-                        if stored is not None:
-                            return stored
-                    raise StaleToken(self._latest(c, match_id), seq)
-                self._append(c, match_id, lines)
+            done = c.execute("UPDATE versions_s1 SET seq = ?, expires = ? "
+                             "WHERE match_id = ? AND seq = ? AND expires >= ?",
+                             (seq + 1, now + keep, match_id, seq, now))
+            if done.rowcount != 1:
                 if receipt is not None:
-                    row = (seq, receipt.digest, receipt.answer, match_id)
-                    if c.execute("UPDATE receipts_s2 SET seq = ?, digest = ?, answer = ? WHERE match_id = ?",
-                                 row).rowcount == 0:
-                        c.execute("INSERT INTO receipts_s2 (seq, digest, answer, match_id) VALUES (?, ?, ?, ?)", row)
-                if hosted is not None:
-                    self._host(c, match_id, seq + 1, hosted, over)
-                    # the change that ends the match ends its table's life `TABLE_AFTER_END` later (a new deal
-                    # gives it back)
-                    c.execute("UPDATE tables_s2 SET expires = CASE WHEN ? THEN ? ELSE MAX(expires, ?) END "
-                              "WHERE table_id = (SELECT table_id FROM hosted_s2 WHERE match_id = ?)",
-                              (over, now + min(keep, TABLE_AFTER_END), now + keep, match_id))
-                if record:
-                    c.execute("INSERT OR REPLACE INTO records_s1 VALUES (?, ?, ?)", (match_id, seq, record))
-                watchers.extend(self._watchers(c, match_id))
-                if hosted is not None and hosted.deadline is not None:
-                    keepers.extend(self._watchers(c, DEADLINES))
-                return None
+                    stored = self._answered(c, match_id, seq, receipt.digest)
+                    if stored is not None:
+                        return stored
+                raise StaleToken(self._latest(c, match_id), seq)
+            self._append(c, match_id, lines)
+            if receipt is not None:
+                row = (seq, receipt.digest, receipt.answer, match_id)
+                if c.execute("UPDATE receipts_s2 SET seq = ?, digest = ?, answer = ? WHERE match_id = ?",
+                             row).rowcount == 0:
+                    c.execute("INSERT INTO receipts_s2 (seq, digest, answer, match_id) VALUES (?, ?, ?, ?)", row)
+            if hosted is not None:
+                self._host(c, match_id, seq + 1, hosted, over)
+                # the change that ends the match ends its table's life `TABLE_AFTER_END` later (a new deal
+                # gives it back)
+                c.execute("UPDATE tables_s2 SET expires = CASE WHEN ? THEN ? ELSE MAX(expires, ?) END "
+                          "WHERE table_id = (SELECT table_id FROM hosted_s2 WHERE match_id = ?)",
+                          (over, now + min(keep, TABLE_AFTER_END), now + keep, match_id))
+            if record:
+                c.execute("INSERT OR REPLACE INTO records_s1 VALUES (?, ?, ?)", (match_id, seq, record))
+            watchers.extend(self._watchers(c, match_id))
+            if hosted is not None and hosted.deadline is not None:
+                keepers.extend(self._watchers(c, DEADLINES))
+            return None
         watchers: list[str] = []
         keepers: list[str] = []
-        stored: bytes | None = self._run(work)
+        stored: bytes | None = self._write(work)
         if watchers:
             self._wake(match_id, watchers)
         if keepers:
@@ -446,20 +464,18 @@ class SqliteStore:
         return self._next_deadline(True)
 
     def forget_due(self, match_id: bytes) -> None:
-        self._run(lambda c: c.execute("DELETE FROM hosted_s2 WHERE match_id = ?", (match_id,)))
+        self._write(lambda c: c.execute("DELETE FROM hosted_s2 WHERE match_id = ?", (match_id,)))
 
     def unarchived(self, now: float, limit: int) -> list[bytes]:
         return self._by_deadline(True, now, limit)
 
     def archived(self, match_id: bytes) -> None:
         def work(c: sqlite3.Connection) -> None:
-            with c:
-                c.execute("BEGIN IMMEDIATE")
-                if c.execute("UPDATE hosted_s2 SET deadline = NULL WHERE match_id = ? AND over = 1",
-                             (match_id,)).rowcount == 1:
-                    c.execute("UPDATE versions_s1 SET expires = MIN(expires, ?) WHERE match_id = ?",
-                              (self._clock() + ARCHIVED_TTL, match_id))
-        self._run(work)
+            if c.execute("UPDATE hosted_s2 SET deadline = NULL WHERE match_id = ? AND over = 1",
+                         (match_id,)).rowcount == 1:
+                c.execute("UPDATE versions_s1 SET expires = MIN(expires, ?) WHERE match_id = ?",
+                          (self._clock() + ARCHIVED_TTL, match_id))
+        self._write(work)
 
     def lines(self, match_id: bytes, viewer: int, start: int) -> tuple[list[bytes], bool]:
         def work(c: sqlite3.Connection) -> tuple[list[bytes], bool]:
@@ -505,27 +521,25 @@ class SqliteStore:
         now = self._clock()
 
         def work(c: sqlite3.Connection) -> bool:
-            with c:
-                c.execute("BEGIN IMMEDIATE")
-                found = c.execute("SELECT version, expires FROM tables_s2 WHERE table_id = ? AND expires >= ?",
-                                  (row.table_id, now)).fetchone()
-                if (found[0] if found is not None else 0) != row.version - 1:
-                    return False
-                keep = self.kept(False, deal.hosted.deadline if deal is not None else None, now, True)
-                expires = max(now + keep, found[1] if found is not None else 0.0)  # never sooner than its match's
-                c.execute("INSERT OR REPLACE INTO tables_s2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          (row.table_id, row.version, row.record, int(row.public), row.variant, row.free,
-                           row.created, expires, row.players, row.clock, int(row.seek), row.fill_at))
-                self._seat_players(c, row, found is not None, now)
-                if deal is not None:
-                    c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (deal.match_id, now + keep))
-                    self._append(c, deal.match_id, split_lines(deal.public))
-                    self._host(c, deal.match_id, 0, deal.hosted, False, row.table_id)
-                if row.fill_at is not None or (deal is not None and deal.hosted.deadline is not None):
-                    keepers.extend(self._watchers(c, DEADLINES))
-                return True
+            found = c.execute("SELECT version, expires FROM tables_s2 WHERE table_id = ? AND expires >= ?",
+                              (row.table_id, now)).fetchone()
+            if (found[0] if found is not None else 0) != row.version - 1:
+                return False
+            keep = self.kept(False, deal.hosted.deadline if deal is not None else None, now, True)
+            expires = max(now + keep, found[1] if found is not None else 0.0)  # never sooner than its match's
+            c.execute("INSERT OR REPLACE INTO tables_s2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (row.table_id, row.version, row.record, int(row.public), row.variant, row.free,
+                       row.created, expires, row.players, row.clock, int(row.seek), row.fill_at))
+            self._seat_players(c, row, found is not None, now)
+            if deal is not None:
+                c.execute("INSERT INTO versions_s1 VALUES (?, 0, ?)", (deal.match_id, now + keep))
+                self._append(c, deal.match_id, split_lines(deal.public))
+                self._host(c, deal.match_id, 0, deal.hosted, False, row.table_id)
+            if row.fill_at is not None or (deal is not None and deal.hosted.deadline is not None):
+                keepers.extend(self._watchers(c, DEADLINES))
+            return True
         keepers: list[str] = []
-        done: bool = self._run(work)
+        done: bool = self._write(work)
         if keepers:
             self._wake(DEADLINES, keepers)
         self._sweep()
@@ -602,31 +616,31 @@ class SqliteStore:
 
     def _forget_workers(self, gone: list[str]) -> None:
         try:
-            self._run(lambda c: c.executemany("DELETE FROM watchers_s1 WHERE worker = ?", [(w,) for w in gone]))
+            self._write(lambda c: c.executemany("DELETE FROM watchers_s1 WHERE worker = ?", [(w,) for w in gone]))
         except StoreUnavailable:
             pass  # swept with their matches
 
     def put_ticket(self, ticket: bytes, payload: bytes, ttl: int) -> None:
-        self._run(lambda c: c.execute("INSERT OR REPLACE INTO tickets_s1 VALUES (?, ?, ?)",
-                                      (ticket, payload, self._clock() + ttl)))
+        self._write(lambda c: c.execute("INSERT OR REPLACE INTO tickets_s1 VALUES (?, ?, ?)",
+                                        (ticket, payload, self._clock() + ttl)))
         self._sweep()
 
     def take_ticket(self, ticket: bytes) -> bytes | None:
-        row = self._run(lambda c: c.execute("DELETE FROM tickets_s1 WHERE ticket = ? RETURNING payload, expires",
-                                            (ticket,)).fetchone())
+        row = self._write(lambda c: c.execute("DELETE FROM tickets_s1 WHERE ticket = ? RETURNING payload, expires",
+                                              (ticket,)).fetchone())
         if row is None or row[1] < self._clock():
             return None
         return bytes(row[0])
 
     def lease(self, name: str, holder: bytes, seconds: float) -> bool:
         now = self._clock()
-        taken: bool = self._run(lambda c: c.execute(
+        taken: bool = self._write(lambda c: c.execute(
             "INSERT INTO leases_s1 VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
             "expires = excluded.expires WHERE leases_s1.expires < ?", (name, holder, now + seconds, now)).rowcount == 1)
         return taken
 
     def release(self, name: str, holder: bytes) -> None:
-        self._run(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
+        self._write(lambda c: c.execute("DELETE FROM leases_s1 WHERE name = ? AND holder = ?", (name, holder)))
 
     # ------------------------------------------------------------ presence (`Presence`)
 
@@ -646,48 +660,42 @@ class SqliteStore:
         now = self._clock()
 
         def work(c: sqlite3.Connection) -> tuple[int, bool]:
-            with c:
-                c.execute("BEGIN IMMEDIATE")
-                known = c.execute("UPDATE presence_workers_s1 SET until = ? WHERE worker = ?",
-                                  (until, worker)).rowcount == 1
-                if not known:
-                    c.execute("INSERT INTO presence_workers_s1 VALUES (?, ?)", (worker, until))
-                lapsed = c.execute("SELECT worker, until FROM presence_workers_s1 WHERE until <= ?", (now,)).fetchall()
-                if lapsed:
-                    self._changed(c, {bytes(r[0]) for r in c.execute(
-                        "SELECT DISTINCT match_id FROM presence_marks_s1 WHERE worker IN "
-                        f"({','.join('?' * len(lapsed))})", [w for w, _ in lapsed])})
-                for gone, last in lapsed:  # its marks count as here until its last beat's time, and no longer
-                    c.execute("INSERT INTO presence_s1 SELECT match_id, seat, ? FROM presence_marks_s1 WHERE worker = ? "
-                              "ON CONFLICT (match_id, seat) DO UPDATE SET until = max(until, excluded.until)", (last, gone))
-                    c.execute("DELETE FROM presence_marks_s1 WHERE worker = ?", (gone,))
-                    c.execute("DELETE FROM presence_workers_s1 WHERE worker = ?", (gone,))
-                stamp: int = c.execute("SELECT stamp FROM presence_stamp_s1").fetchone()[0]
-                return stamp, known
-        found: tuple[int, bool] = self._run(work)
+            known = c.execute("UPDATE presence_workers_s1 SET until = ? WHERE worker = ?",
+                              (until, worker)).rowcount == 1
+            if not known:
+                c.execute("INSERT INTO presence_workers_s1 VALUES (?, ?)", (worker, until))
+            lapsed = c.execute("SELECT worker, until FROM presence_workers_s1 WHERE until <= ?", (now,)).fetchall()
+            if lapsed:
+                self._changed(c, {bytes(r[0]) for r in c.execute(
+                    "SELECT DISTINCT match_id FROM presence_marks_s1 WHERE worker IN "
+                    f"({','.join('?' * len(lapsed))})", [w for w, _ in lapsed])})
+            for gone, last in lapsed:  # its marks count as here until its last beat's time, and no longer
+                c.execute("INSERT INTO presence_s1 SELECT match_id, seat, ? FROM presence_marks_s1 WHERE worker = ? "
+                          "ON CONFLICT (match_id, seat) DO UPDATE SET until = max(until, excluded.until)", (last, gone))
+                c.execute("DELETE FROM presence_marks_s1 WHERE worker = ?", (gone,))
+                c.execute("DELETE FROM presence_workers_s1 WHERE worker = ?", (gone,))
+            stamp: int = c.execute("SELECT stamp FROM presence_stamp_s1").fetchone()[0]
+            return stamp, known
+        found: tuple[int, bool] = self._write(work)
         return found
 
     def mark(self, worker: str, opened: list[tuple[bytes, int]], closed: list[tuple[bytes, int, float]]) -> None:
         def work(c: sqlite3.Connection) -> None:
-            with c:
-                c.execute("BEGIN IMMEDIATE")
-                c.executemany("INSERT OR IGNORE INTO presence_marks_s1 VALUES (?, ?, ?)",
-                              [(match_id, seat, worker) for match_id, seat in opened])
-                c.executemany("DELETE FROM presence_marks_s1 WHERE match_id = ? AND seat = ? AND worker = ?",
-                              [(match_id, seat, worker) for match_id, seat, _ in closed])
-                c.executemany(self._KEEP, closed)
-                self._changed(c, {m for m, _ in opened} | {m for m, _, _ in closed})
-        self._run(work)
+            c.executemany("INSERT OR IGNORE INTO presence_marks_s1 VALUES (?, ?, ?)",
+                          [(match_id, seat, worker) for match_id, seat in opened])
+            c.executemany("DELETE FROM presence_marks_s1 WHERE match_id = ? AND seat = ? AND worker = ?",
+                          [(match_id, seat, worker) for match_id, seat, _ in closed])
+            c.executemany(self._KEEP, closed)
+            self._changed(c, {m for m, _ in opened} | {m for m, _, _ in closed})
+        self._write(work)
 
     def seen(self, marks: dict[bytes, dict[int, float]]) -> None:
         rows = [(match_id, seat, t) for match_id, until in marks.items() for seat, t in until.items()]
 
         def work(c: sqlite3.Connection) -> None:
-            with c:
-                c.execute("BEGIN IMMEDIATE")
-                c.executemany(self._KEEP, rows)
-                self._changed(c, set(marks))
-        self._run(work)
+            c.executemany(self._KEEP, rows)
+            self._changed(c, set(marks))
+        self._write(work)
 
     def changed_since(self, stamp: int) -> tuple[int, list[bytes] | None]:
         def work(c: sqlite3.Connection) -> tuple[int, list[bytes]]:
@@ -726,7 +734,7 @@ class SqliteStore:
 
     def hit(self, key: str, window: float, weight: int = 1) -> tuple[int, float]:
         now = self._clock()
-        count, ends = self._run(lambda c: c.execute(
+        count, ends = self._write(lambda c: c.execute(
             "INSERT INTO counters_s1 VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
             "count = CASE WHEN counters_s1.ends <= ? THEN excluded.count ELSE counters_s1.count + excluded.count END, "
             "ends = CASE WHEN counters_s1.ends <= ? THEN excluded.ends ELSE counters_s1.ends END "
@@ -762,25 +770,25 @@ class SqliteStore:
         if self._writes % self.SWEEP_EVERY == 0 or self._clock() >= self._swept + self.SWEEP_SECONDS:
             def sweep(c: sqlite3.Connection) -> None:
                 now = self._swept = self._clock()
-                with c:
-                    c.execute("BEGIN IMMEDIATE")
-                    gone = c.execute("SELECT match_id FROM versions_s1 WHERE expires < ? LIMIT ?",
-                                     (now, self.SWEEP_EVERY)).fetchall()
-                    for table in _PER_MATCH:
-                        c.executemany(f"DELETE FROM {table} WHERE match_id = ?", gone)
-                    c.executemany("DELETE FROM versions_s1 WHERE match_id = ?", gone)
-                    c.execute("DELETE FROM inbox_s1 WHERE table_id IN (SELECT table_id FROM tables_s2 WHERE expires < ?)",
-                              (now,))
-                    c.execute("DELETE FROM tables_s2 WHERE expires < ?", (now,))
-                    c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (now,))
-                    c.execute("DELETE FROM counters_s1 WHERE ends < ?", (now,))
-            self._run(sweep)
+                gone = c.execute("SELECT match_id FROM versions_s1 WHERE expires < ? LIMIT ?",
+                                 (now, self.SWEEP_EVERY)).fetchall()
+                for table in _PER_MATCH:
+                    c.executemany(f"DELETE FROM {table} WHERE match_id = ?", gone)
+                c.executemany("DELETE FROM versions_s1 WHERE match_id = ?", gone)
+                c.execute("DELETE FROM inbox_s1 WHERE table_id IN (SELECT table_id FROM tables_s2 WHERE expires < ?)",
+                          (now,))
+                c.execute("DELETE FROM tables_s2 WHERE expires < ?", (now,))
+                c.execute("DELETE FROM tickets_s1 WHERE expires < ?", (now,))
+                c.execute("DELETE FROM counters_s1 WHERE ends < ?", (now,))
+            self._write(sweep)
 
     def close(self) -> None:
         with self._lock:
             if self._connection is not None and self._pid == os.getpid():
                 self._connection.close()
-            self._connection = None
+                if self._writers is not None:
+                    self._writers.close()
+            self._connection = self._writers = None
 
 
 #: The tables whose rows belong to one match (keyed by its id first): swept with its version row.
@@ -891,7 +899,7 @@ class SqliteWakeups:
         self._watched[match_id] = count + 1
         if count == 0:
             try:
-                self._store._run(lambda c: c.execute("INSERT OR IGNORE INTO watchers_s1 VALUES (?, ?)",
+                self._store._write(lambda c: c.execute("INSERT OR IGNORE INTO watchers_s1 VALUES (?, ?)",
                                                      (match_id, self.address)))
             except BaseException:
                 self._watched.pop(match_id, None)
@@ -904,7 +912,7 @@ class SqliteWakeups:
             return
         self._watched.pop(match_id, None)
         try:
-            self._store._run(lambda c: c.execute("DELETE FROM watchers_s1 WHERE match_id = ? AND worker = ?",
+            self._store._write(lambda c: c.execute("DELETE FROM watchers_s1 WHERE match_id = ? AND worker = ?",
                                                  (match_id, self.address)))
         except StoreUnavailable:
             pass  # an advance then finds a watcher that reads nothing more: harmless, swept with the match

@@ -41,7 +41,8 @@ from api_gateway.store import (
 )
 from api_gateway.store import sqlite as store_sqlite
 from api_gateway.store.redis import RedisStore
-from api_gateway.store.sqlite import SqliteStore
+from api_gateway.store.sqlite import WRITE_LOCK, SqliteStore
+from api_gateway.store.write_lock import WriteLock
 from bench.redis_server import RedisServer, free_port
 
 
@@ -928,6 +929,83 @@ def test_moves_made_while_a_watching_worker_does_not_read_all_succeed_under_geve
                            capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).resolve().parents[2]))
     assert found.returncode == 0, found.stderr[-3000:]
     assert found.stdout.strip() == "300", found.stdout + found.stderr[-2000:]
+
+
+GREENLETS_WHILE_A_WRITE_WAITS = """
+from gevent import monkey
+monkey.patch_all()
+import secrets, sqlite3, sys
+import gevent
+from api_gateway.store.sqlite import WRITE_LOCK, SqliteStore
+from api_gateway.store.write_lock import WriteLock
+
+path = sys.argv[1]
+store = SqliteStore(path, busy_ms=5000)
+other = WriteLock(path + WRITE_LOCK)  # another worker in the middle of its write
+assert other.take()
+raw = sqlite3.connect(path, isolation_level=None)
+raw.execute("BEGIN IMMEDIATE")
+raw.execute("INSERT INTO versions_s1 VALUES (?, 0, 1e12)", (secrets.token_bytes(16),))
+match = secrets.token_bytes(16)
+writer = gevent.spawn(store.create, match)
+ticks = []
+
+def other_request():
+    while len(ticks) < 20:  # the worker's other greenlets run while the write waits
+        ticks.append(writer.ready())
+        gevent.sleep(0.001)
+    raw.execute("COMMIT")
+    other.release()
+
+gevent.joinall([writer, gevent.spawn(other_request)], raise_error=True)
+store.check(match, 0)
+print(len(ticks), any(ticks))
+"""
+
+
+def test_a_write_waiting_for_another_workers_lets_the_worker_serve_and_follows_it(tmp_path: Path) -> None:
+    """A write that finds another process's write under way waits for the writers' lock without stopping its
+    worker: the worker's other greenlets run meanwhile (SQLite's own wait stopped the whole worker, 1 ms and
+    more at a time, and here until its budget ran out), and the write is made once the other commits."""
+    import subprocess
+    import sys
+
+    found = subprocess.run([sys.executable, "-c", GREENLETS_WHILE_A_WRITE_WAITS, str(tmp_path / "v.sqlite3")],
+                           capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).resolve().parents[2]))
+    assert found.returncode == 0, found.stderr[-3000:]
+    assert found.stdout.split() == ["20", "False"], found.stdout + found.stderr[-2000:]
+
+
+HOLDER = """
+import sys, time
+from api_gateway.store.write_lock import WriteLock
+assert WriteLock(sys.argv[1]).take()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_the_writers_lock_bounds_a_wait_and_goes_with_a_holder_that_dies(tmp_path: Path) -> None:
+    """A holder that never lets go (a stopped process) makes a write fail after the store's budget, as
+    `StoreUnavailable`, not hang; a holder that dies releases the lock with its process."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "v.sqlite3")
+    store = SqliteStore(path, busy_ms=200)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, path + WRITE_LOCK], stdout=subprocess.PIPE, text=True,
+                              cwd=str(Path(__file__).resolve().parents[2]))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreUnavailable, match="write lock"):
+            store.create(secrets.token_bytes(16))
+        assert not WriteLock(path + WRITE_LOCK).take()
+    finally:
+        holder.kill()
+        holder.wait(30)
+    match = secrets.token_bytes(16)
+    store.create(match)
+    store.check(match, 0)
 
 
 def test_no_wake_up_is_lost_when_a_watching_workers_queue_is_full(tmp_path: Path) -> None:
