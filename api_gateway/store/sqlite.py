@@ -60,8 +60,9 @@ def _checkpoints(store: weakref.ref[SqliteStore], path: str, pid: int) -> None:
     A TRUNCATE holds the file's write lock while it waits, so every writer waits with it: its wait is a
     tenth of a second, not the writers' whole budget (`busy_ms`), and a TRUNCATE that finds no moment is
     tried again at the next look. It takes the writers' own lock first (`WriteLock`), so they wait for it
-    there, their workers serving meanwhile, and it waits for none of them: taken, it is tried at the next look. Readers that begin once the WAL is all copied read the file alone, so
-    only those begun before hold it up, and they end within milliseconds.
+    there, their workers serving meanwhile; it waits for none of them (taken, it is tried at the next
+    look). Readers that begin once the WAL is all copied read the file alone, so only those begun before
+    hold it up, and they end within milliseconds.
 
     SQLite's automatic checkpoint runs in the commit that fills the WAL to 1,000 pages, inside a
     request, with the fsyncs of synchronous=NORMAL: under gevent that stops the whole worker, and in a
