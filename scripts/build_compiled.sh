@@ -79,6 +79,9 @@ wheel() {
 }
 ENGINE_WHEEL=(domino_engine "mypyc-compiled rules, codec and wire" pyproject.toml setup.py README.md proto engine_service
               api_gateway clients)
+# The compiled copy takes the wheel's engine_service alone, so its wheel is built from the engine's sources alone
+# (setup.py packages what it finds): docker/Dockerfile.engine compiles before it copies the gateway and the clients.
+ENGINE_ONLY=("${ENGINE_WHEEL[@]:0:7}")
 
 case "$NAME" in
 build-wheel)
@@ -92,7 +95,7 @@ build_compiled)
     if [ -z "${WHEEL:-}" ]; then
         made=$(mktemp -d)
         trap 'rm -rf "$made"' EXIT   # also when the build fails
-        (cd "$ROOT" && wheel "$made" "${ENGINE_WHEEL[@]}") >/dev/null
+        (cd "$ROOT" && wheel "$made" "${ENGINE_ONLY[@]}") >/dev/null
         WHEEL=$(ls "$made"/domino_engine-*.whl)
     fi
     [ -f "$WHEEL" ] || missing "no wheel $WHEEL"
