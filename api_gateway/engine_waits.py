@@ -20,11 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 import gevent
-from gevent import monkey
 from gevent.hub import Waiter
 
-_start_thread: Callable[..., int] = monkey.get_original("_thread", "start_new_thread")
-_thread_ident: Callable[[], int] = monkey.get_original("_thread", "get_ident")
+from api_gateway.os_threads import os_thread_ident, start_os_thread
 
 #: As many waits at once as gevent's own pool allows (`Hub.threadpool_size`).
 SIZE = 10
@@ -38,7 +36,7 @@ class CompletionWaits:
 
     def __init__(self, size: int = SIZE) -> None:
         self._hub = gevent.get_hub()
-        self._hub_thread = _thread_ident()
+        self._hub_thread = os_thread_ident()
         self._size = size
         self._threads = 0
         self._busy = 0  # tasks given and not yet delivered; counted on the hub's thread only
@@ -49,13 +47,13 @@ class CompletionWaits:
 
     def apply(self, fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
         """`fn(*args, **kwargs)` on one of the threads; its result, or its exception raised here."""
-        if _thread_ident() != self._hub_thread or gevent.getcurrent() is self._hub:
+        if os_thread_ident() != self._hub_thread or gevent.getcurrent() is self._hub:
             return fn(*args, **(kwargs or {}))  # nothing to hand over from: the hub itself, or a native thread
         waiter = Waiter()
         self._busy += 1
         if self._busy > self._threads and self._threads < self._size:
             self._threads += 1
-            _start_thread(self._run, ())
+            start_os_thread(self._run, ())
         self._tasks.put((fn, args, kwargs or {}, waiter))
         ok, value = waiter.get()
         if ok:

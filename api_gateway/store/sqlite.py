@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from api_gateway.os_threads import os_sleep, start_os_thread
 from api_gateway.store.protocols import (
     ARCHIVED_TTL,
     DEADLINES,
@@ -42,7 +43,7 @@ from api_gateway.store.protocols import (
     split_lines,
 )
 from api_gateway.store.wal import write_ahead
-from api_gateway.store.write_lock import WriteLock, os_sleep, start_os_thread
+from api_gateway.store.write_lock import WriteLock
 
 __all__ = ["WRITE_LOCK", "SqliteStore", "SqliteWakeups"]
 

@@ -20,20 +20,10 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Callable
-from typing import Any
 
-__all__ = ["POLL", "WriteLock", "os_sleep", "start_os_thread"]
+from api_gateway.os_threads import os_sleep
 
-try:  # an OS thread and its sleep even under gevent's monkey patching (the gateway's workers)
-    from gevent.monkey import get_original
-
-    start_os_thread: Callable[..., Any] = get_original("_thread", "start_new_thread")
-    os_sleep: Callable[[float], None] = get_original("time", "sleep")
-except ImportError:  # pragma: no cover - gevent is a dependency of the gateway
-    import _thread
-
-    start_os_thread, os_sleep = _thread.start_new_thread, time.sleep
+__all__ = ["POLL", "WriteLock"]
 
 #: Seconds between two tries for a taken lock, in the worker's own thread (a transaction takes ~0.2 ms).
 POLL = 50e-6
