@@ -32,13 +32,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
 import jwt
 from standardwebhooks import Webhook
 
+from bench.local_http import LocalServer, answering
 from bench.service import LIMITS_OFF, percentile, start_engine, start_gateway
 
 Json = dict[str, Any]
@@ -54,46 +54,33 @@ class Receiver:
     arrived: list[tuple[float, Json]] = field(default_factory=list)
     bad: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
-    server: ThreadingHTTPServer | None = None
+    hook: Webhook = field(default_factory=lambda: Webhook(SECRET))
+    server: LocalServer | None = None
 
     @property
     def url(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        return f"{self.server.url}/hooks"
+
+    def receive(self, headers: dict[str, str], body: bytes) -> int:
+        now = time.time()
+        try:
+            payload = self.hook.verify(body, headers)
+        except Exception:  # noqa: BLE001 - counted, reported
+            with self.lock:
+                self.bad += 1
+            return 400
+        with self.lock:
+            self.arrived.append((now, payload))
+        return 204
 
     def start(self) -> Receiver:
-        receiver, hook = self, Webhook(SECRET)
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                now = time.time()
-                try:
-                    payload = hook.verify(body, {k: v for k, v in self.headers.items()})
-                    with receiver.lock:
-                        receiver.arrived.append((now, payload))
-                    status = 204
-                except Exception:  # noqa: BLE001 - counted, reported
-                    with receiver.lock:
-                        receiver.bad += 1
-                    status = 400
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(answering(self.receive)).start()
         return self
 
     def stop(self) -> None:
         if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+            self.server.stop()
 
 
 class Client:

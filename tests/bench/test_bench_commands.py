@@ -211,3 +211,33 @@ def test_bench_peers_tiny_compares_both_servers_and_checks_hidden_hands(capsys: 
     for name in ("moves_per_s_at_saturation", *(f"delay_{q}_ms_{load}" for load in ("low", "half", "full")
                                                  for q in ("p50", "p99"))):
         assert r["figures"][name]["ours/peer"] > 0, name
+
+
+@pytest.mark.service
+def test_bench_webhooks_tiny_times_signed_deliveries(capsys: pytest.CaptureFixture[str]) -> None:
+    """`domino bench webhooks --tiny` (issue 38): every delivery reaches the bench's receiver (`bench.local_http`)
+    with a signature that checks, and each figure of the report is there."""
+    r = _run(capsys, ["webhooks", "--tiny", "--json", "--no-save"])
+    for name in ("latency", "latency_burst"):
+        assert r[name]["deliveries"] > 0 and r[name]["bad"] == 0, r[name]
+        assert 0 < r[name]["p50_ms"] <= r[name]["p99_ms"] <= r[name]["max_ms"], r[name]
+    assert r["throughput"]["received"] == r["throughput"]["deliveries"] > 0 and r["throughput"]["bad"] == 0
+    for who in ("guests", "vouched"):
+        assert r["play"][who]["runs"] and 0 < r["play"][who]["p50_ms"] <= r["play"][who]["p99_ms"], r["play"][who]
+    assert r["cost_cpu_us_per_apply"] == pytest.approx(r["play"]["vouched"]["gateway_cpu_us_per_apply"]
+                                                        - r["play"]["guests"]["gateway_cpu_us_per_apply"])
+
+
+@pytest.mark.service
+def test_bench_state_tiny_reports_sizes_and_a_flat_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    """`domino bench state --tiny` (issue 27): the state's sizes and the cost at a match's end against its start,
+    for the pure build (and the compiled one when it is current), and a sealed match through a real gateway."""
+    r = _run(capsys, ["state", "--tiny", "--json", "--no-save"])
+    after = r["trees"]["after"]
+    for build in ("pure", *(["compiled"] if "compiled" in after else [])):
+        flat, sizes = after[build]["flat"], after[build]["sizes"]
+        assert flat["first_move_us"] > 0 and flat["match_end_us"] > 0 and flat["ratio"] > 0, flat
+        assert 0 < sizes["mid_round_first_round_bytes"] <= sizes["mid_round_later_rounds_max_bytes"], sizes
+        assert sizes["mid_round_max_token_chars"] > sizes["mid_round_later_rounds_max_bytes"], sizes  # sealed: larger
+    sealed = after["rest_sealed"]
+    assert sealed and all(v["calls"] > 0 and v["first_p50_ms"] > 0 and v["last_p50_ms"] > 0 for v in sealed.values())

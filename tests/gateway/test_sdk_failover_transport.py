@@ -8,10 +8,11 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from bench.local_http import LocalServer
 from clients.sdk import (
     ConnectionLost,
     Gateways,
@@ -70,18 +71,12 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class Server(LocalServer):
     def __init__(self, script: Script, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), Handler)
+        super().__init__(Handler, port)
         self.script = script
         self.requests: list[dict[str, str | None]] = []
         self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
 @pytest.fixture
@@ -89,15 +84,13 @@ def serve() -> Iterator[Callable[[Script], Server]]:
     started: list[Server] = []
 
     def start(script: Script) -> Server:
-        server = Server(script)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = Server(script).start()
         started.append(server)
         return server
 
     yield start
     for server in started:
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 VARIANTS = json.dumps({"variants": [{"name": "kozel"}]}).encode()
@@ -145,12 +138,10 @@ def test_a_stream_whose_gateway_stops_answering_resumes_on_the_next_with_last_ev
     second = serve(lambda h, number: h.stream(4, 5, 6, end=True))
 
     def die_after_three(h: Handler, number: int) -> None:
-        first.shutdown()              # its port refuses from now on
-        first.server_close()
+        first.stop()                  # its port refuses from now on
         h.stream(1, 2, 3)
 
-    first = Server(die_after_three, free_port())
-    threading.Thread(target=first.serve_forever, daemon=True).start()
+    first = Server(die_after_three, free_port()).start()
     told: list[Retrying] = []
     gateways = Gateways([first.url, second.url], on_retry=told.append)
     with EventStream(gateways, "/v1/matches/m/events", "cred", backoff=0.01) as stream:

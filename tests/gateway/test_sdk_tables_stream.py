@@ -9,10 +9,11 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from bench.local_http import LocalServer
 from clients.sdk import Gateways, Seat, errors
 from clients.sdk.tables import EventStream, parse_invite_link
 
@@ -58,18 +59,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send(f"id: {seq}{newline}event: {kind}{newline}data: {json.dumps(data)}{newline}{newline}")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class Server(LocalServer):
     def __init__(self, script: Script) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(Handler)
         self.script = script
         self.requests: list[dict[str, str | None]] = []
         self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
 @pytest.fixture
@@ -77,15 +72,13 @@ def serve() -> Iterator[Callable[[Script], Server]]:
     started: list[Server] = []
 
     def start(script: Script) -> Server:
-        server = Server(script)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = Server(script).start()
         started.append(server)
         return server
 
     yield start
     for server in started:
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 def stream(server: Server, **settings: object) -> EventStream:

@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from standardwebhooks import Webhook
 from api_gateway.config import ConfigError, from_env
 from api_gateway.notify.endpoints import Endpoint, EndpointError, Reach, addresses, parse
 from api_gateway.notify.outbox import Delivery, open_outbox
+from bench.local_http import LocalServer, answering
 
 from .conftest import EngineProc, Gateway, Reply, gateway_env, gateways_on_one_redis, launch_gateway, wait_for
 from .test_tables import call, ok, seat_stream
@@ -61,48 +61,35 @@ class Receiver:
     delivered: list[Received] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)        # deliveries whose signature did not check
     lock: threading.Lock = field(default_factory=threading.Lock)
-    server: ThreadingHTTPServer | None = None
+    server: LocalServer | None = None
 
     @property
     def url(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        return f"{self.server.url}/hooks"
+
+    def receive(self, headers: dict[str, str], body: bytes) -> int:
+        try:
+            parsed = [Webhook(s).verify(body, headers) for s in self.secrets]
+        except Exception as exc:  # noqa: BLE001 - recorded, asserted empty by the tests
+            with self.lock:
+                self.bad.append(f"{exc}: {headers}")
+            return 400
+        with self.lock:
+            wid = headers["webhook-id"]
+            self.attempts.append(wid)
+            failing = self.attempts.count(wid) <= self.fail_each
+            if not failing:
+                self.delivered.append(Received(wid, parsed[0]))
+        return 500 if failing else 204
 
     def start(self) -> Receiver:
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                headers = {k: v for k, v in self.headers.items()}
-                try:
-                    parsed = [Webhook(s).verify(body, headers) for s in receiver.secrets]
-                except Exception as exc:  # noqa: BLE001 - recorded, asserted empty by the tests
-                    with receiver.lock:
-                        receiver.bad.append(f"{exc}: {headers}")
-                    self.send_response(400)
-                    self.end_headers()
-                    return
-                with receiver.lock:
-                    wid = headers["webhook-id"]
-                    receiver.attempts.append(wid)
-                    failing = receiver.attempts.count(wid) <= receiver.fail_each
-                    if not failing:
-                        receiver.delivered.append(Received(wid, parsed[0]))
-                self.send_response(500 if failing else 204)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(answering(self.receive)).start()
         return self
 
     def stop(self) -> None:
         if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+            self.server.stop()
 
     def reset(self, fail_each: int = 0) -> None:
         with self.lock:

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from api_gateway.config import ConfigError, from_env
 from api_gateway.notify.endpoints import Reach
 from api_gateway.notify.webpush import Subscription, SubscriptionError, Vapid, b64url
+from bench.local_http import LocalServer, answering
 
 from .conftest import EngineProc, Gateway, gateway_env, launch_gateway, wait_for
 from .test_tables import call, ok, problem
@@ -61,12 +61,12 @@ class PushService:
     received: list[Pushed] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    server: ThreadingHTTPServer | None = None
+    server: LocalServer | None = None
 
     @property
     def endpoint(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/wpush/v2/{b64url(self.auth)}"
+        return f"{self.server.url}/wpush/v2/{b64url(self.auth)}"
 
     def subscription(self) -> Json:
         point = self.key.public_key().public_bytes(serialization.Encoding.X962,
@@ -90,42 +90,29 @@ class PushService:
         found: Json = orjson.loads(plain)
         return found
 
+    def receive(self, headers: dict[str, str], body: bytes) -> int:
+        headers = {k.lower(): v for k, v in headers.items()}
+        try:
+            payload = self.check(headers, body)
+        except Exception as exc:  # noqa: BLE001 - recorded, asserted empty by the tests
+            with self.lock:
+                self.bad.append(f"{type(exc).__name__}: {exc}")
+            return 400
+        with self.lock:
+            self.attempts.append(payload["id"])
+            failing = self.attempts.count(payload["id"]) <= self.fail_each
+            status = 500 if failing else self.status
+            if status == 201:
+                self.received.append(Pushed(payload, headers))
+        return status
+
     def start(self) -> PushService:
-        service = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                try:
-                    payload = service.check(headers, body)
-                except Exception as exc:  # noqa: BLE001 - recorded, asserted empty by the tests
-                    with service.lock:
-                        service.bad.append(f"{type(exc).__name__}: {exc}")
-                    self.send_response(400)
-                    self.end_headers()
-                    return
-                with service.lock:
-                    service.attempts.append(payload["id"])
-                    failing = service.attempts.count(payload["id"]) <= service.fail_each
-                    status = 500 if failing else service.status
-                    if status == 201:
-                        service.received.append(Pushed(payload, headers))
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(answering(self.receive)).start()
         return self
 
     def stop(self) -> None:
         if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+            self.server.stop()
 
     def of(self, match_id: str) -> list[Json]:
         with self.lock:
