@@ -241,3 +241,32 @@ def test_bench_state_tiny_reports_sizes_and_a_flat_cost(capsys: pytest.CaptureFi
         assert sizes["mid_round_max_token_chars"] > sizes["mid_round_later_rounds_max_bytes"], sizes  # sealed: larger
     sealed = after["rest_sealed"]
     assert sealed and all(v["calls"] > 0 and v["first_p50_ms"] > 0 and v["last_p50_ms"] > 0 for v in sealed.values())
+
+
+@pytest.mark.service
+def test_bench_lobby_tiny_pages_and_pairs_on_both_stores(capsys: pytest.CaptureFixture[str]) -> None:
+    """`domino bench lobby --tiny`: the lobby's pages timed among other hosts' tables, and two seekers paired and
+    their table filled, on SQLite and on Redis."""
+    r = _run(capsys, ["lobby", "--tiny", "--json", "--no-save"])
+    assert r["kind"] == "lobby" and r["foreign_tables"] > 0
+    for store in ("sqlite", "redis"):
+        s = r[store]
+        assert s["tables"] > 0 and s["paired"] and s["filled"], s
+        for page in ("lobby_page", "lobby_page_variant", "lobby_next_page"):
+            assert 0 < s[page]["p50_ms"] <= s[page]["max_ms"], (store, page, s[page])
+        assert len(s["seek_ms"]) == 2 and min(s["seek_ms"]) > 0, s
+
+
+@pytest.mark.service
+def test_bench_flood_tiny_shows_the_limits_refusing_the_flood(capsys: pytest.CaptureFixture[str]) -> None:
+    """`domino bench flood --tiny`: people's calls timed calm, under a flood with the limits off, and with them on;
+    with them on some of the flood is refused (429), with them off none is, and no person's call fails."""
+    r = _run(capsys, ["flood", "--tiny", "--json", "--no-save"])
+    phases = r["phases"]
+    assert set(phases) == {"calm", "flood, limits off", "flood, limits on"}
+    for name, phase in phases.items():
+        for call in ("creates", "applies"):
+            assert phase[call]["n"] > 0 and 0 < phase[call]["p50_ms"] <= phase[call]["p99_ms"], (name, call, phase)
+    statuses = {name: {code for answers in phase["flood"].values() for code in answers}
+                for name, phase in phases.items() if name != "calm"}
+    assert "429" not in statuses["flood, limits off"] and "429" in statuses["flood, limits on"], statuses
