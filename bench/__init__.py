@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench.compiled import ROOT
 
@@ -139,6 +140,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def save_json(result: dict[str, Any], path: Path) -> None:
+    """A bench's results as JSON at `path` (its folder made), whole or not at all: written beside it, then
+    renamed over it, so a run stopped while writing leaves the last results as they were."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.what == "report":
@@ -157,34 +167,34 @@ def main(argv: list[str]) -> int:
             result = engine.run(seconds=args.seconds, repeats=args.repeats, games=args.games,
                                 compiled=args.compiled, groups=args.group)
         text = engine.format_text(result)
-        save = engine.save
+        save = save_json
     elif args.what == "slow-clients":
         from bench import slow_clients
 
         result = slow_clients.run(connections=100 if args.tiny else args.connections,
                                   seconds=1.0 if args.tiny else args.seconds, log=sys.stderr)
         text = slow_clients.format_text(result)
-        save = slow_clients.save
+        save = save_json
     elif args.what == "faults":
         from bench import faults
 
         result = faults.run(seconds=2.0 if args.tiny else args.seconds, rounds=1 if args.tiny else args.rounds,
                             freeze=3.0 if args.tiny else args.freeze, log=sys.stderr)
         text = faults.format_text(result)
-        save = faults.save
+        save = save_json
     elif args.what == "tables":
         from bench import tables
 
         result = tables.run(moves=args.moves, streams=args.streams, clock_tables=args.clock_tables, tiny=args.tiny,
                             log=sys.stderr)
         text = tables.format_text(result)
-        save = tables.save
+        save = save_json
     elif args.what == "lobby":
         from bench import lobby
 
         result = lobby.run(tables=args.tables, foreign=args.foreign, tiny=args.tiny, log=sys.stderr)
         text = lobby.format_text(result)
-        save = lobby.save
+        save = save_json
     elif args.what == "capacity":
         from bench import capacity
 
@@ -197,14 +207,14 @@ def main(argv: list[str]) -> int:
         result = state.run(before=args.before, matches=args.matches, repeats=args.repeats,
                            with_rest=not args.no_rest, compiled=args.compiled, tiny=args.tiny)
         text = state.format_text(result)
-        save = state.save
+        save = save_json
     elif args.what == "peers":
         from bench import peers
 
         result = peers.run(seconds=args.seconds, matches=args.matches, repeats=args.repeats, tiny=args.tiny,
                            log=sys.stderr)
         text = peers.format_text(result)
-        save = peers.save
+        save = save_json
     elif args.what == "store-soak":
         from bench import store_soak
 
@@ -219,14 +229,14 @@ def main(argv: list[str]) -> int:
         result = flood.run(seconds=3.0 if args.tiny else args.seconds, flooders=2 if args.tiny else args.flooders,
                            log=sys.stderr)
         text = flood.format_text(result)
-        save = flood.save
+        save = save_json
     elif args.what == "webhooks":
         from bench import webhooks
 
         result = webhooks.run(args.tables, args.deliveries, args.applies, args.repeats, args.tiny, args.pace,
                               log=sys.stderr)
         text = webhooks.format_text(result)
-        save = webhooks.save
+        save = save_json
     elif args.what == "bots":
         from bench import bots
 
@@ -239,7 +249,7 @@ def main(argv: list[str]) -> int:
         result = service.run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools,
                              repeats=args.repeats, grpc_only=args.grpc_only, compiled=args.compiled)
         text = service.format_text(result)
-        save = service.save
+        save = save_json
     result["command"] = "domino bench " + " ".join(argv)
     target = args.save or (None if args.tiny or args.no_save else RESULTS / f"{args.what}.json")
     if target is not None and not args.no_save:

@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench import save_json
 from engine_service.bots import MATCHING_DEFAULT, Budget, kingdomino_default, suggest
 from engine_service.bots.observe import SeatLog
 from engine_service.rules import Kingdomino, Match
@@ -372,8 +373,7 @@ def format_text(result: dict[str, Any]) -> str:
 
 def save(result: dict[str, Any], path: Path) -> None:
     """The suite's JSON at `path`, and each run appended to bots.jsonl beside it (the history)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
+    save_json(result, path)
     with (path.parent / "bots.jsonl").open("a") as history:
         for r in result["runs"]:
             history.write(json.dumps(r) + "\n")

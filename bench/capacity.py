@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from api_gateway.config import GatewayConfig
+from bench import save_json
 from bench.compiled import ROOT
 from bench.markers import between_markers
 from bench.redis_server import RedisServer
@@ -571,8 +572,7 @@ def markdown(r: Json) -> list[str]:
 
 def save(result: Json, path: Path) -> None:
     """The results JSON; after a full run also the chart and the generated part of the "Capacity" section."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
+    save_json(result, path)
     if not result["settings"]["tiny"]:
         CHART.write_text(chart(result))
         block = "\n".join([BEGIN, "", *markdown(result), "", END])

@@ -356,6 +356,3 @@ def format_text(r: Json) -> str:
     ])
 
 
-def save(result: Json, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")

@@ -29,7 +29,6 @@ from typing import Any
 
 from bench.redis_server import RedisServer
 from bench.service import LIMITS_OFF, BenchError, Proc, start_engine, start_gateway
-from bench.tables import save as save  # the same results file as the tables bench
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench.compiled import ROOT
-from bench.service import LIMITS_OFF, BenchError, Proc, save, start_engine, start_gateway
+from bench.service import LIMITS_OFF, BenchError, Proc, start_engine, start_gateway
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]
@@ -292,4 +292,4 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run", "format_text", "save"]
+__all__ = ["run", "format_text"]

@@ -183,6 +183,3 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
-def save(result: Json, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")

@@ -261,11 +261,6 @@ def run(before: Path | None = None, matches: int = 5, repeats: int = 7, seed: in
     return result
 
 
-def save(result: Json, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
-
-
 def format_text(result: Json) -> str:
     lines = ["bench state (issue 27): a call's cost over a whole match; targets " + json.dumps(result["targets"])]
     for name, figures in result["trees"].items():

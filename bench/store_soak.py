@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench import save_json
 from bench.peers import PEER_DIR, cpu_seconds, ensure_peer_installed, server_pids
 from bench.service import LIMITS_OFF, BenchError, Proc, start_engine, start_gateway
-from bench.service import save as save_json
 from clients.serve_all import dev_token_keys
 
 Json = dict[str, Any]

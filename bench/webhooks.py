@@ -299,11 +299,6 @@ def format_text(r: Json) -> str:
     ])
 
 
-def save(result: Json, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """`domino bench webhooks`'s own flags."""
     p.add_argument("--tables", type=int, default=30, help="tables dealt and resigned for the latency (default 30)")
