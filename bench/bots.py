@@ -326,7 +326,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", type=int, default=0, help="print the running rate every N pairs or deals")
 
 
-def run(args: argparse.Namespace, log: TextIO = sys.stderr) -> dict[str, Any]:
+def run_args(args: argparse.Namespace, log: TextIO = sys.stderr) -> dict[str, Any]:
     """Every run the flags name, one after the other; progress on `log`."""
     variants = args.variant or list(SUITE_VARIANTS)
     matchups = args.matchup or list(SUITE_MATCHUPS)

@@ -19,6 +19,7 @@ Each "ours" is measured twice when `build/compiled` holds a current mypyc build
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -283,3 +284,20 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench engine`'s own flags."""
+    p.add_argument("--seconds", type=float, default=1.0, help="length of one slice (default 1.0)")
+    p.add_argument("--games", type=int, help="play this many games per slice instead of --seconds")
+    p.add_argument("--repeats", type=int, default=7, help="interleaved repetitions (default 7)")
+    p.add_argument("--compiled", choices=["auto", "yes", "no"], default="auto",
+                   help="also measure build/compiled (mypyc): auto = when current")
+    p.add_argument("--group", action="append", help="only these groups (kozel-4, block-2, ...)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench engine` with its flags (`--tiny`: a token workload for the test suite)."""
+    if args.tiny:
+        return run(seconds=0.05, repeats=1, games=None, compiled=args.compiled, stateless_games=2, stateless_repeat=3,
+                   groups=args.group)
+    return run(seconds=args.seconds, repeats=args.repeats, games=args.games, compiled=args.compiled,
+               groups=args.group)

@@ -19,6 +19,7 @@ Real processes with default settings (`domino bench service`'s engine and gatewa
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import http.client
 import json
@@ -356,3 +357,14 @@ def format_text(r: Json) -> str:
     ])
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench faults`'s own flags."""
+    p.add_argument("--seconds", type=float, default=10.0, help="length of one calm or flooded phase (default 10)")
+    p.add_argument("--rounds", type=int, default=3, help="calm / flooded phases, interleaved (default 3)")
+    p.add_argument("--freeze", type=float, default=10.0, help="seconds one engine is SIGSTOPped (default 10)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench faults` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(seconds=2.0 if args.tiny else args.seconds, rounds=1 if args.tiny else args.rounds,
+               freeze=3.0 if args.tiny else args.freeze, log=log)

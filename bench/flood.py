@@ -22,6 +22,7 @@ run, so compare them with each other, not with another run's.
 """
 from __future__ import annotations
 
+import argparse
 import http.client
 import json
 import multiprocessing
@@ -223,3 +224,12 @@ def format_text(result: Json) -> str:
     return "\n".join(lines)
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench flood`'s own flags."""
+    p.add_argument("--seconds", type=float, default=20.0, help="length of one phase (default 20)")
+    p.add_argument("--flooders", type=int, default=8, help="the flooding client's threads (default 8)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench flood` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(seconds=3.0 if args.tiny else args.seconds, flooders=2 if args.tiny else args.flooders, log=log)

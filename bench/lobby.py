@@ -17,6 +17,7 @@ Results to bench/results/lobby.json.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -120,3 +121,15 @@ def format_text(r: Json) -> str:
                      f"{m['lobby_next_page']['p50_ms']} ms; seeks {m['seek_ms'][0]} and {m['seek_ms'][1]} ms; "
                      f"after {r['foreign_tables']} foreign tables: paired {m['paired']}, filled {m['filled']}")
     return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench lobby`'s own flags."""
+    p.add_argument("--tables", type=int, default=20000, help="public tables opened first (default 20000)")
+    p.add_argument("--foreign", type=int, default=120, help="public tables of another kind before the seeks "
+                   "(default 120)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench lobby` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(tables=args.tables, foreign=args.foreign, tiny=args.tiny, log=log)

@@ -39,6 +39,7 @@ bench/results/peers.json.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -292,4 +293,16 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run", "format_text"]
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench peers`'s own flags."""
+    p.add_argument("--seconds", type=float, default=10.0, help="measured seconds per load (default 10)")
+    p.add_argument("--matches", type=int, default=32, help="matches played at once (default 32)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved runs per load (default 3)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench peers` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(seconds=args.seconds, matches=args.matches, repeats=args.repeats, tiny=args.tiny, log=log)
+
+
+__all__ = ["add_arguments", "format_text", "run", "run_args"]

@@ -41,6 +41,7 @@ gateway's client-side round-robin), interleaved at the same load.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -654,3 +655,18 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench service`'s own flags."""
+    p.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved saturation runs per path (default 3)")
+    p.add_argument("--grpc-only", action="store_true", help="only the engine's gRPC paths (no gateway)")
+    p.add_argument("--compiled", choices=["auto", "yes", "no"], default="auto",
+                   help="also an engine on build/compiled (mypyc): auto = when current")
+    p.add_argument("--require-tools", action="store_true",
+                   help="fail instead of skipping when h2load or wrk is missing")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench service` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(seconds=args.seconds, tiny=args.tiny, require_tools=args.require_tools, repeats=args.repeats,
+               grpc_only=args.grpc_only, compiled=args.compiled, log=log)

@@ -12,6 +12,7 @@ the attacking connections (408 problem, or closed).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import selectors
 import socket
@@ -183,3 +184,13 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench slow-clients`'s own flags."""
+    p.add_argument("--connections", type=int, default=1000, help="attacking connections held open (default 1000)")
+    p.add_argument("--seconds", type=float, default=5.0, help="length of one load run (default 5)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench slow-clients` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(connections=100 if args.tiny else args.connections, seconds=1.0 if args.tiny else args.seconds,
+               log=log)

@@ -27,6 +27,7 @@ after never share a module.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -280,3 +281,19 @@ def format_text(result: Json) -> str:
             lines.append(f"  rest sealed {variant:17} {r['calls']:4} applies: p50 first 20 {r['first_p50_ms']} ms, "
                          f"last 20 {r['last_p50_ms']} ms -> {r['ratio']}x")
     return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench state`'s own flags."""
+    p.add_argument("--before", type=Path, help="an earlier copy of the sources, measured beside this one")
+    p.add_argument("--matches", type=int, default=5, help="seeded 4-player Kozel matches (default 5)")
+    p.add_argument("--repeats", type=int, default=7, help="interleaved timing repeats (default 7)")
+    p.add_argument("--no-rest", action="store_true", help="skip the whole matches through REST")
+    p.add_argument("--compiled", choices=["auto", "yes", "no"], default="auto",
+                   help="also measure each tree's build/compiled: auto = when there")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench state` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(before=args.before, matches=args.matches, repeats=args.repeats, with_rest=not args.no_rest,
+               compiled=args.compiled, tiny=args.tiny)

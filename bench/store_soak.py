@@ -24,6 +24,7 @@ Results to bench/results/store_soak.json (the samples and the verdict); progress
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sqlite3
@@ -301,4 +302,19 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run", "judge", "format_text", "save"]
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench store-soak`'s own flags."""
+    p.add_argument("--minutes", type=float, default=30.0, help="length of the soak (default 30)")
+    p.add_argument("--matches", type=int, default=32, help="matches played at once (default 32)")
+    p.add_argument("--every", type=float, default=30.0, help="seconds between two samples (default 30)")
+    p.add_argument("--rate", type=float, help="moves per second, all matches together (default: saturation)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench store-soak` with its flags (`--tiny`: a token workload for the test suite)."""
+    if args.tiny:
+        return run(**TINY, log=log)
+    return run(minutes=args.minutes, matches=args.matches, every=args.every, rate=args.rate, log=log)
+
+
+__all__ = ["add_arguments", "format_text", "judge", "run", "run_args", "save"]

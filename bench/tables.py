@@ -27,6 +27,7 @@ crossing gateways. Results to bench/results/tables.json.
 """
 from __future__ import annotations
 
+import argparse
 import http.client
 import json
 import os
@@ -440,3 +441,15 @@ def format_text(r: Json) -> str:
     return "\n".join(lines)
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`domino bench tables`'s own flags."""
+    p.add_argument("--moves", type=int, default=200, help="applies timed per setup (default 200)")
+    p.add_argument("--streams", type=int, default=1000, help="seat streams one worker holds for the memory "
+                   "figure (default 1000)")
+    p.add_argument("--clock-tables", type=int, default=40, help="tables whose turn clock runs out, per setup "
+                   "(default 40)")
+
+
+def run_args(args: argparse.Namespace, log: Any) -> Json:
+    """`domino bench tables` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(moves=args.moves, streams=args.streams, clock_tables=args.clock_tables, tiny=args.tiny, log=log)

@@ -306,3 +306,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--applies", type=int, default=300, help="hosted applies per setting and repeat (default 300)")
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (default 3)")
     p.add_argument("--pace", type=float, default=0.1, help="seconds between the latency's tables (default 0.1)")
+
+
+def run_args(args: argparse.Namespace, log: TextIO) -> Json:
+    """`domino bench webhooks` with its flags (`--tiny`: a token workload for the test suite)."""
+    return run(args.tables, args.deliveries, args.applies, args.repeats, args.tiny, args.pace, log=log)
