@@ -25,7 +25,7 @@ from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import grpc
 import jwt
@@ -34,6 +34,7 @@ from domino.v1 import engine_pb2_grpc
 from flask import Flask
 
 from api_gateway.tokens import KeyRing
+from bench.local_http import LocalServer
 from bench.redis_server import RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -299,6 +300,23 @@ def fake_engine() -> Iterator[Callable[[], FakeEngine]]:
     yield make
     for server in servers:
         server.stop(0)
+
+
+LocalServerT = TypeVar("LocalServerT", bound=LocalServer)
+
+
+@pytest.fixture
+def local_servers() -> Iterator[Callable[[LocalServerT], LocalServerT]]:
+    """`start(server)`: a `LocalServer` (a scripted gateway, a receiver) serving for this test, stopped after it."""
+    started: list[LocalServer] = []
+
+    def start(server: LocalServerT) -> LocalServerT:
+        started.append(server.start())
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
 
 
 def free_port() -> int:

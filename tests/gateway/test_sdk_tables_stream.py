@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -68,17 +68,9 @@ class Server(LocalServer):
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Script], Server]]:
-    started: list[Server] = []
-
-    def start(script: Script) -> Server:
-        server = Server(script).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
+def serve(local_servers: Callable[[Server], Server]) -> Callable[[Script], Server]:
+    """A scripted gateway serving for the test: `serve(script)`."""
+    return lambda script: local_servers(Server(script))
 
 
 def stream(server: Server, **settings: object) -> EventStream:
