@@ -77,11 +77,10 @@ wheel() {
     rm -rf "$copy"
     echo "$(ls "$dir/$dist"-*.whl) ($what; built in $(( $(date +%s) - start )) s)"
 }
-ENGINE_WHEEL=(domino_engine "mypyc-compiled rules, codec and wire" pyproject.toml setup.py README.md proto engine_service
-              api_gateway clients)
 # The compiled copy takes the wheel's engine_service alone, so its wheel is built from the engine's sources alone
 # (setup.py packages what it finds): docker/Dockerfile.engine compiles before it copies the gateway and the clients.
-ENGINE_ONLY=("${ENGINE_WHEEL[@]:0:7}")
+ENGINE_ONLY=(domino_engine "mypyc-compiled rules, codec and wire" pyproject.toml setup.py README.md proto engine_service)
+ENGINE_WHEEL=("${ENGINE_ONLY[@]}" api_gateway clients)
 
 case "$NAME" in
 build-wheel)
